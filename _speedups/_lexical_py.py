@@ -1,0 +1,96 @@
+"""Lexical overlap kernel, pure-Python twin of ``_lexical_c``.
+
+Tokens are the maximal runs of ``[a-z0-9_-]`` in the lower-cased text (the reference
+tokenizer: ASCII word characters and hyphens survive, everything else separates).
+
+``score_lexical`` computes, for every candidate, the query-normalised overlaps
+``|Q ∩ X| / |Q|`` of the query tokens ``Q`` with the text, tags, files, symbols and kind
+fields, the task-term overlap of the task tokens with the union of all six fields, and the
+weighted base score of the nine-factor scorer. Sums run in the reference order, so both
+twins return identical floats.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+_TOKEN = re.compile(r"[a-z0-9_-]+")
+
+# (text, tag, file, symbol, task-term, scope, kind, role, confidence)
+WEIGHTS: tuple[float, ...] = (0.38, 0.16, 0.12, 0.08, 0.08, 0.12, 0.06, 0.05, 0.08)
+
+
+def tokenize(text: str) -> frozenset[str]:
+    """The set of lexical tokens of ``text``."""
+    return frozenset(_TOKEN.findall(text.lower())) if text else frozenset()
+
+
+def _overlap(query: frozenset[str], field: frozenset[str]) -> float:
+    if not query or not field:
+        return 0.0
+    return sum(1 for token in query if token in field) / len(query)
+
+
+def score_lexical(
+    query: str,
+    task: str | None,
+    task_as_query: bool,
+    texts: Sequence[str],
+    tags: Sequence[str],
+    files: Sequence[str],
+    symbols: Sequence[str],
+    kinds: Sequence[str],
+    refs: Sequence[str],
+    scope_boost: Sequence[float],
+    kind_boost: Sequence[float],
+    role_boost: Sequence[float],
+    confidence: Sequence[float],
+) -> list[tuple[float, float, float, float, float, float, float]]:
+    """Per candidate: ``(text, tag, file, symbol, kind_query, task_term, base)``.
+
+    Args:
+        query: the recall query.
+        task: the task description, or ``None``.
+        task_as_query: use the task tokens as the query side (injection mode with a task).
+        texts, tags, files, symbols, kinds, refs: one string per candidate (tags, files and
+            symbols already joined with spaces; kinds with ``_`` replaced by spaces).
+        scope_boost, kind_boost, role_boost, confidence: one number per candidate.
+    """
+    n = len(texts)
+    columns = (tags, files, symbols, kinds, refs, scope_boost, kind_boost, role_boost, confidence)
+    if any(len(col) != n for col in columns):
+        raise ValueError("score_lexical: every candidate column must have the same length")
+    task_tokens = tokenize(task) if task is not None else None
+    q = task_tokens if (task_as_query and task_tokens is not None) else tokenize(query)
+    w = WEIGHTS
+    out: list[tuple[float, float, float, float, float, float, float]] = []
+    for i in range(n):
+        t_set = tokenize(texts[i])
+        g_set = tokenize(tags[i])
+        f_set = tokenize(files[i])
+        s_set = tokenize(symbols[i])
+        k_set = tokenize(kinds[i])
+        text = _overlap(q, t_set)
+        tag = _overlap(q, g_set)
+        file = _overlap(q, f_set)
+        symbol = _overlap(q, s_set)
+        kind_q = _overlap(q, k_set)
+        if task_tokens is not None:
+            search = t_set | g_set | f_set | s_set | k_set | tokenize(refs[i])
+            task_term = _overlap(task_tokens, search)
+        else:
+            task_term = 0.0
+        base = (
+            w[0] * text
+            + w[1] * tag
+            + w[2] * file
+            + w[3] * symbol
+            + w[4] * task_term
+            + w[5] * scope_boost[i]
+            + w[6] * kind_boost[i]
+            + w[7] * role_boost[i]
+            + w[8] * confidence[i]
+        )
+        out.append((text, tag, file, symbol, kind_q, task_term, base))
+    return out

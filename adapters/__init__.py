@@ -1,0 +1,1 @@
+"""Adapters: storage providers, detectors, embedders and rerankers behind the ports."""

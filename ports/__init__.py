@@ -1,0 +1,1 @@
+"""Contracts (``typing.Protocol``) between the domain and its adapters."""

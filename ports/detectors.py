@@ -1,0 +1,63 @@
+"""Secret and PII detector ports."""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import attrs
+
+
+@attrs.frozen(kw_only=True)
+class SecretFinding:
+    """One detected secret: its pattern type and the character span it covers."""
+
+    type: str
+    start: int
+    end: int
+
+
+@attrs.frozen(kw_only=True)
+class PiiFindings:
+    """A PII summary: counts per type and the maximum confidence (never the matched text)."""
+
+    score: float = 0.0
+    counts_by_type: dict[str, int] = attrs.field(factory=dict, hash=False)
+
+    @property
+    def found(self) -> bool:
+        """True when anything was detected."""
+        return bool(self.counts_by_type)
+
+
+@runtime_checkable
+class SecretDetector(Protocol):
+    """**Protocol:** find and redact likely secrets.
+
+    Obligations: pure and thread-safe; never raises on any ``str`` input (arbitrary Unicode
+    included); ``redact`` must leave no detected secret behind, whatever the pattern order.
+    """
+
+    def find(self, text: str) -> list[SecretFinding]:
+        """Every detected secret, in pattern order."""
+        ...
+
+    def contains_secret(self, text: str) -> bool:
+        """True when ``find`` would return anything."""
+        ...
+
+    def redact(self, text: str) -> str:
+        """``text`` with every detected secret replaced by ``[REDACTED:<type>]``."""
+        ...
+
+
+@runtime_checkable
+class PiiDetector(Protocol):
+    """**Protocol:** summarise personal data in a text.
+
+    Obligations: returns counts and a score only; a detector that cannot run raises
+    :class:`~swarmmem.core.errors.MemoryPiiDetectorError` (fail closed).
+    """
+
+    def detect(self, text: str) -> PiiFindings:
+        """The PII summary of ``text``."""
+        ...

@@ -1,0 +1,90 @@
+"""Build the Cython kernels and map the root folders into the single ``swarmmem`` package.
+
+Environment:
+    SWARMMEM_CYTHON_DEBUG=1  bounds checks, wraparound and line tracing back on.
+    SWARMMEM_NO_EXTENSIONS=1 skip compiling; the pure-Python twins are used.
+    CI=<anything>            a failed compile is an error instead of a loud fallback.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_ext import build_ext
+
+PACKAGE_DIR = {
+    "swarmmem": "swarmmem",
+    "swarmmem.core": "core",
+    "swarmmem.ports": "ports",
+    "swarmmem.adapters": "adapters",
+    "swarmmem._speedups": "_speedups",
+}
+PACKAGES = list(PACKAGE_DIR)
+KERNELS = ["fusion", "lexical", "jaccard"]
+
+DEBUG = os.environ.get("SWARMMEM_CYTHON_DEBUG") == "1"
+DIRECTIVES = {
+    "language_level": "3",
+    "boundscheck": DEBUG,
+    "wraparound": DEBUG,
+    "initializedcheck": DEBUG,
+    "cdivision": True,
+    "embedsignature": True,
+    "linetrace": DEBUG,
+}
+
+
+def _extensions():
+    if os.environ.get("SWARMMEM_NO_EXTENSIONS") == "1":
+        return []
+    try:
+        from Cython.Build import cythonize
+    except ImportError:
+        _fallback("Cython is not installed")
+        return []
+    from setuptools import Extension
+
+    macros = [("CYTHON_TRACE_NOGIL", "1")] if DEBUG else []
+    exts = [
+        Extension(
+            f"swarmmem._speedups._{name}_c",
+            [str(Path("_speedups") / f"_{name}_c.pyx")],
+            define_macros=macros,
+            extra_compile_args=["-O2"] if not DEBUG else ["-O0", "-g"],
+        )
+        for name in KERNELS
+    ]
+    return cythonize(exts, compiler_directives=DIRECTIVES, quiet=True)
+
+
+def _fallback(why):
+    if os.environ.get("CI"):
+        raise SystemExit(f"swarmmem: compiling the Cython kernels failed ({why}) and CI is set")
+    bar = "!" * 78
+    print(f"\n{bar}\nswarmmem: Cython kernels NOT built ({why}).\n"
+          f"The pure-Python twins will be used; recall is much slower.\n{bar}\n", file=sys.stderr)
+
+
+class OptionalBuildExt(build_ext):
+    """Fall back to the pure twins when a compiler is missing, except under CI."""
+
+    def run(self):
+        try:
+            super().run()
+        except Exception as exc:  # noqa: BLE001 - any compiler failure
+            _fallback(str(exc))
+
+    def build_extension(self, ext):
+        try:
+            super().build_extension(ext)
+        except Exception as exc:  # noqa: BLE001
+            _fallback(f"{ext.name}: {exc}")
+
+
+setup(
+    package_dir=PACKAGE_DIR,
+    packages=PACKAGES,
+    ext_modules=_extensions(),
+    cmdclass={"build_ext": OptionalBuildExt},
+)
