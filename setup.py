@@ -19,6 +19,7 @@ PACKAGE_DIR = {
     "swarmmem.ports": "ports",
     "swarmmem.adapters": "adapters",
     "swarmmem._speedups": "_speedups",
+    "swarmmem.fixtures": "fixtures",
 }
 PACKAGES = list(PACKAGE_DIR)
 KERNELS = ["fusion", "lexical", "jaccard"]

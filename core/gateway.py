@@ -1,0 +1,698 @@
+"""MemoryGateway: the only path agents and tools take into memory.
+
+It validates requests, derives and checks scopes, redacts secrets, enforces the evidence,
+PII and secret policies, builds the recall prompt block and records recall usage. Durable
+memory is only written through curator decisions.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import re
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from swarmmem.core.errors import (
+    ConflictError,
+    MemoryPiiRejectedError,
+    MemoryValidationError,
+    NotFoundError,
+)
+from swarmmem.core.ids import (
+    MEMORY_ID_RE,
+    bundle_id,
+    normalize_text,
+    proposal_id,
+    sha256_hex,
+    to_iso,
+)
+from swarmmem.core.proposals import (
+    create_record,
+    extract_file_paths,
+    extract_symbols,
+    source_from_evidence,
+)
+from swarmmem.core.prompt import build_prompt_block
+from swarmmem.core.recall import RecallResult, provider_recall
+from swarmmem.core.records import (
+    CURATOR_ACTIONS,
+    MEMORY_KINDS,
+    OUTCOMES,
+    PROPOSAL_OPERATIONS,
+    Anchor,
+    AppliedChange,
+    CuratorDecision,
+    MemoryProposal,
+    MemoryRecord,
+    MemoryScope,
+    MemorySource,
+    ProposedBy,
+    RecallBundle,
+    RecallRequest,
+)
+from swarmmem.core.roles import is_curator_role
+from swarmmem.core.scopes import MemoryContext, authorize_scopes, write_scope
+from swarmmem.core.scoring import LearningPolicy
+from swarmmem.core.validation import check_sentinels, validate_record
+from swarmmem.ports.clock import Clock
+from swarmmem.ports.detectors import PiiDetector, PiiFindings, SecretDetector
+from swarmmem.ports.storage import StorageProvider
+
+log = logging.getLogger("swarmmem")
+
+OUTCOME_QUESTION_PREFIX = "Outcome evidence for question: "
+MAX_ANCHORS = 20
+_NEEDS_RECORD = ("add", "update", "supersede")
+_NEEDS_TARGET = ("update", "delete", "supersede")
+
+RecallHook = Callable[[RecallRequest, str], RecallResult]
+
+
+@attrs.frozen(kw_only=True)
+class GatewaySettings:
+    """The configuration values the gateway enforces (see the README configuration table)."""
+
+    default_max_items: int = 8
+    default_token_budget: int = 1200
+    min_score: float = 0.05
+    reject_durable_secrets: bool = True
+    detect_pii: bool = False
+    reject_durable_pii: bool = False
+    pii_threshold: float = 0.7
+    learning: LearningPolicy = LearningPolicy()
+
+
+def _clamp_int(value: int, lo: int, hi: int, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise MemoryValidationError(f"{name} must be a number; got {value!r}")
+    return int(min(hi, max(lo, int(value))))
+
+
+def normalize_anchor_file(file: str) -> str:
+    """A repository-relative anchor path, or MemoryValidationError."""
+    value = file.strip() if isinstance(file, str) else ""
+    if not value:
+        raise MemoryValidationError("anchor file is required")
+    if any(ord(c) <= 31 or ord(c) == 127 for c in value):
+        raise MemoryValidationError(f"anchor file contains control characters: {value!r}")
+    if value.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:[\\/]", value):
+        raise MemoryValidationError(f"anchor file must be repository-relative: {value!r}")
+    parts = [p for p in value.replace("\\", "/").split("/") if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        raise MemoryValidationError(f"anchor file must not contain '..': {value!r}")
+    if not parts:
+        raise MemoryValidationError(f"anchor file is empty after normalisation: {file!r}")
+    return "/".join(parts)
+
+
+class MemoryGateway:
+    """Validated, scoped access to one project's memory for one context."""
+
+    def __init__(
+        self,
+        store: StorageProvider,
+        context: MemoryContext,
+        *,
+        allowed_scopes: Sequence[MemoryScope],
+        clock: Clock,
+        secrets: SecretDetector,
+        pii: PiiDetector | None = None,
+        settings: GatewaySettings | None = None,
+        recall_hook: RecallHook | None = None,
+    ) -> None:
+        self.store = store
+        self.context = context
+        self.allowed_scopes = list(allowed_scopes)
+        self.clock = clock
+        self.secrets = secrets
+        self.pii = pii
+        self.settings = settings or GatewaySettings()
+        self._recall_hook = recall_hook
+
+    # ------------------------------------------------------------------ recall
+    def build_request(
+        self,
+        query: str,
+        *,
+        task: str | None = None,
+        kinds: Sequence[str] | None = None,
+        max_items: int | None = None,
+        token_budget: int | None = None,
+        min_score: float | None = None,
+        mode: str = "manual",
+        scopes: Sequence[MemoryScope] | None = None,
+        include_low_q: bool = False,
+        require_query_signal: bool | None = None,
+        candidate_cap: int | None = None,
+    ) -> RecallRequest:
+        """Validate recall input and build the provider request."""
+        if not isinstance(query, str):
+            raise MemoryValidationError(f"query must be a string; got {type(query).__name__}")
+        normalized = normalize_text(query)
+        if len(normalized) < 3:
+            raise MemoryValidationError("query must be at least 3 characters")
+        if kinds is not None:
+            bad = [k for k in kinds if k not in MEMORY_KINDS]
+            if bad:
+                raise MemoryValidationError(f"unknown memory kind(s): {', '.join(map(str, bad))}")
+        s = self.settings
+        return RecallRequest(
+            query=normalized,
+            task=normalize_text(task) if task else None,
+            agent_role=self.context.agent_role,
+            mode=mode,
+            scopes=tuple(authorize_scopes(scopes, self.allowed_scopes)),
+            kinds=tuple(kinds) if kinds else None,
+            max_items=_clamp_int(max_items if max_items is not None else s.default_max_items, 1, 20, "max_items"),
+            token_budget=_clamp_int(
+                token_budget if token_budget is not None else s.default_token_budget,
+                100,
+                5000,
+                "token_budget",
+            ),
+            min_score=s.min_score if min_score is None else float(min_score),
+            require_query_signal=require_query_signal,
+            include_low_q=include_low_q,
+            candidate_cap=candidate_cap,
+        )
+
+    def recall(self, query: str, **options: Any) -> RecallBundle:
+        """Recall memories for ``query`` and build the prompt block.
+
+        Keyword options are those of :meth:`build_request`.
+
+        Raises:
+            MemoryValidationError: a too-short query or unknown kinds.
+            ScopeError: a requested scope outside the context's allowed scopes.
+        """
+        request = self.build_request(query, **options)
+        return self.recall_request(request)
+
+    def recall_request(self, request: RecallRequest) -> RecallBundle:
+        """Run a ready request: rank, budget, redact, record usage."""
+        now = to_iso(self.clock.now())
+        if self._recall_hook is not None:
+            result = self._recall_hook(request, now)
+        else:
+            result = provider_recall(self.store, request, now=now, policy=self.settings.learning)
+        generated_at = to_iso(self.clock.now())
+        bid = bundle_id(request.query, generated_at)
+        block, tokens, included = build_prompt_block(
+            bid,
+            result.items,
+            generated_at=generated_at,
+            token_budget=request.token_budget,
+            redact=self.secrets.redact,
+        )
+        diagnostics: dict[str, Any] = dict(result.diagnostics)
+        if request.mode == "injection" and not included:
+            diagnostics["injectionSkipReason"] = injection_skip_reason(diagnostics)
+        bundle = RecallBundle(
+            id=bid,
+            query=request.query,
+            generated_at=generated_at,
+            items=tuple(included),
+            token_estimate=tokens,
+            prompt_block=block,
+            diagnostics=diagnostics,
+        )
+        self.store.record_recall_usage(
+            {
+                "bundleId": bid,
+                "query": request.query,
+                "scopes": [scope.as_dict() for scope in request.scopes],
+                "kinds": list(request.kinds or ()),
+                "memoryIds": [item.record.id for item in included],
+                "scores": [item.score for item in included],
+                "tokenEstimate": tokens,
+                "agentRole": self.context.agent_role,
+                "runId": self.context.effective_run_id,
+                "sessionId": self.context.session_id,
+                "unitId": self.context.unit_id,
+                "timestamp": generated_at,
+            }
+        )
+        return bundle
+
+    # ----------------------------------------------------------------- propose
+    def _pii(self, text: str) -> PiiFindings | None:
+        if not self.settings.detect_pii or self.pii is None:
+            return None
+        return self.pii.detect(text)
+
+    def _pii_policy(self, findings: PiiFindings | None, what: str) -> None:
+        s = self.settings
+        if s.reject_durable_pii and findings is not None and findings.score > s.pii_threshold:
+            summary = ", ".join(f"{k}x{v}" for k, v in findings.counts_by_type.items())
+            message = (
+                f"{what} exceeds the PII threshold: score {findings.score:.2f} "
+                f"(types: {summary}) exceeded threshold {s.pii_threshold:.2f}"
+            )
+            try:
+                self.store.append_event(
+                    "pii_rejected",
+                    "pii_rejection",
+                    reason=message,
+                    event={"types": sorted(findings.counts_by_type), "score": findings.score},
+                )
+            except Exception:  # noqa: BLE001 - audit failure never masks the rejection
+                log.warning("could not record pii_rejected event", exc_info=True)
+            raise MemoryPiiRejectedError(message)
+
+    def propose(
+        self,
+        *,
+        operation: str,
+        rationale: str,
+        kind: str | None = None,
+        text: str | None = None,
+        evidence_refs: Sequence[str] | None = None,
+        target_memory_id: str | None = None,
+        related_memory_ids: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        confidence: float | None = None,
+    ) -> MemoryProposal:
+        """Store a pending proposal (secrets redacted; a redacted proposal is auto-rejected).
+
+        Raises:
+            MemoryValidationError: missing fields, missing evidence for durable kinds, etc.
+        """
+        if operation not in PROPOSAL_OPERATIONS:
+            raise MemoryValidationError(
+                f"operation must be one of {', '.join(PROPOSAL_OPERATIONS)}; got {operation!r}"
+            )
+        redacted_fields: list[str] = []
+
+        def clean(value: str, field: str) -> str:
+            out = self.secrets.redact(normalize_text(value))
+            if out != normalize_text(value) and field not in redacted_fields:
+                redacted_fields.append(field)
+            return out
+
+        if not isinstance(rationale, str):
+            raise MemoryValidationError("rationale is required")
+        clean_rationale = clean(rationale, "rationale")
+        if not clean_rationale:
+            raise MemoryValidationError("rationale is required")
+        refs: list[str] = []
+        for ref in evidence_refs or ():
+            if not isinstance(ref, str):
+                raise MemoryValidationError(f"evidence refs must be strings; got {ref!r}")
+            value = clean(ref, "evidenceRefs")
+            if value:
+                refs.append(value[:500])
+        refs = refs[:20]
+        target = clean(target_memory_id, "targetMemoryId") if target_memory_id else None
+        related = (
+            [clean(r, "relatedMemoryIds") for r in related_memory_ids]
+            if related_memory_ids is not None
+            else None
+        )
+        now = self.clock.now()
+        created_at = to_iso(now)
+        record: MemoryRecord | None = None
+        pii: PiiFindings | None = None
+        if operation in _NEEDS_RECORD:
+            if not kind:
+                raise MemoryValidationError("kind is required for this operation")
+            if kind not in MEMORY_KINDS:
+                raise MemoryValidationError(f"unknown memory kind {kind!r}")
+            if not text or not normalize_text(text):
+                raise MemoryValidationError("text is required for this operation")
+            clean_text = clean(text, "text")
+            metadata: dict[str, Any] = {}
+            files = extract_file_paths(refs)
+            symbols = extract_symbols(refs)
+            if files:
+                metadata["files"] = files
+            if symbols:
+                metadata["symbols"] = symbols
+            stability = "ephemeral" if kind == "scratch" else "durable"
+            record = create_record(
+                kind=kind,
+                text=clean_text,
+                scope=write_scope(stability, self.allowed_scopes),
+                now=now,
+                tags=tags,
+                confidence=confidence,
+                source=source_from_evidence(refs, self.context.agent_id or self.context.agent_role),
+                metadata=metadata,
+                producer_session_id=self.context.session_id,
+                producer_agent_role=self.context.agent_role,
+                provider_version=self.store.name,
+                source_task_id=self.context.unit_id,
+            )
+            pii = self._pii(record.text)
+            if pii is not None and record.stability == "durable":
+                self._pii_policy(pii, "durable memory")
+            validate_record(
+                record,
+                secrets=self.secrets,
+                reject_durable_secrets=self.settings.reject_durable_secrets,
+            )
+        if operation in _NEEDS_TARGET and not target:
+            raise MemoryValidationError(f"{operation} proposals require targetMemoryId")
+        if operation == "merge" and (related is None or len(related) < 2):
+            raise MemoryValidationError("merge proposals require relatedMemoryIds")
+        ctx = self.context
+        proposer = ctx.agent_id or ctx.agent_role or ctx.session_id or "unknown"
+        id_text = text if (operation in _NEEDS_RECORD and text) else f"{operation}:{target or ''}"
+        proposal = MemoryProposal(
+            id=proposal_id(created_at, proposer, id_text),
+            operation=operation,
+            proposed_record=record,
+            target_memory_id=target,
+            related_memory_ids=tuple(related) if related is not None else None,
+            proposed_by=ProposedBy(
+                agent_role=ctx.agent_role, agent_id=ctx.agent_id, run_id=ctx.effective_run_id
+            ),
+            rationale=clean_rationale,
+            evidence_refs=tuple(refs),
+            status="pending",
+            created_at=created_at,
+            metadata={"pii": {"score": pii.score, "countsByType": pii.counts_by_type}}
+            if pii is not None and pii.found
+            else {},
+        )
+        if redacted_fields:
+            proposal = attrs.evolve(
+                proposal,
+                status="rejected",
+                reviewer="auto_policy",
+                reviewed_at=created_at,
+                rejection_reason="proposal field(s) contained a likely secret and were redacted: "
+                + ", ".join(redacted_fields),
+            )
+        return self.store.create_proposal(proposal)
+
+    # ------------------------------------------------------------------ curate
+    def curate(
+        self,
+        proposal_id: str,
+        decision: str,
+        *,
+        reason: str | None = None,
+        patch: Mapping[str, Any] | None = None,
+    ) -> AppliedChange:
+        """Apply a curator decision to a pending proposal, in one transaction.
+
+        ``add``/``supersede`` promote the proposal's record; ``update`` patches the target
+        with the proposal's text (or ``patch``); ``merge`` links the related memories;
+        ``reject``/``noop`` close the proposal.
+        """
+        if decision not in CURATOR_ACTIONS:
+            raise MemoryValidationError(
+                f"decision must be one of {', '.join(CURATOR_ACTIONS)}; got {decision!r}"
+            )
+        proposal = self.store.get_proposal(proposal_id)
+        if proposal is None:
+            raise NotFoundError("memory proposal was not found")
+        if proposal.status != "pending":
+            raise ConflictError("memory proposal is not pending")
+        reason = reason or f"curator {decision}"
+        record = proposal.proposed_record
+        fields: dict[str, Any] = {"action": decision, "proposal_id": proposal_id, "reason": reason}
+        if decision == "add":
+            fields["memory"] = record
+        elif decision == "update":
+            fields["target_memory_id"] = proposal.target_memory_id
+            fields["patch"] = dict(patch) if patch else ({"text": record.text} if record else None)
+        elif decision == "supersede":
+            fields["old_memory_id"] = proposal.target_memory_id
+            fields["replacement"] = record
+        elif decision == "merge":
+            fields["related_memory_ids"] = proposal.related_memory_ids
+        return self.apply_decision(CuratorDecision(**fields))
+
+    def apply_decision(self, decision: CuratorDecision) -> AppliedChange:
+        """Apply a ready curator decision (PII policy first, then the transactional apply)."""
+        for candidate in (decision.memory, decision.replacement):
+            if candidate is not None and candidate.stability == "durable":
+                self._pii_policy(self._pii(candidate.text), "durable memory")
+        if decision.patch and isinstance(decision.patch.get("text"), str):
+            self._pii_policy(self._pii(decision.patch["text"]), "durable memory")
+        from swarmmem.core import curator
+
+        return curator.apply_decision(
+            self.store,
+            decision,
+            now=to_iso(self.clock.now()),
+            secrets=self.secrets,
+            reject_durable_secrets=self.settings.reject_durable_secrets,
+        )
+
+    # ----------------------------------------------------------------- outcome
+    def record_outcome(
+        self,
+        *,
+        outcome: str,
+        memory_id: str | None = None,
+        question: str | None = None,
+        correction: str | None = None,
+        anchors: Sequence[Mapping[str, Any] | Anchor] | None = None,
+        event_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Append an outcome event for a memory (or a question's evidence record).
+
+        Raises:
+            MemoryValidationError: the argument rules of ``swarm_memory_outcome``.
+            NotFoundError: an unknown ``memory_id``.
+        """
+        if (memory_id is None) == (question is None):
+            raise MemoryValidationError("exactly one of memory_id or question is required")
+        if outcome not in OUTCOMES:
+            raise MemoryValidationError(
+                f"outcome must be one of {', '.join(OUTCOMES)}; got {outcome!r}"
+            )
+        if correction is not None:
+            correction = correction.strip()
+            if not correction:
+                correction = None
+        if outcome == "corrected" and not correction:
+            raise MemoryValidationError("corrected outcomes require correction text")
+        if outcome != "corrected" and correction:
+            raise MemoryValidationError("correction text is only valid for corrected outcomes")
+        if correction is not None and len(correction) > 4000:
+            raise MemoryValidationError("correction must be at most 4000 characters")
+        anchor_list = self._anchors(anchors)
+        now = self.clock.now()
+        if question is not None:
+            record = self._question_record(question, now)
+        else:
+            if not isinstance(memory_id, str) or not MEMORY_ID_RE.match(memory_id):
+                raise MemoryValidationError(f"memory_id must look like mem_<16 hex>; got {memory_id!r}")
+            found = self.store.get(memory_id)
+            if found is None:
+                raise NotFoundError(f"memory {memory_id} was not found")
+            record = found
+        if correction is not None:
+            check_sentinels(correction, "outcome correction")
+            if record.stability == "durable":
+                self._pii_policy(self._pii(correction), "durable memory correction")
+                if self.settings.reject_durable_secrets and self.secrets.contains_secret(correction):
+                    raise MemoryValidationError("durable memory contains a likely secret")
+        generation = record.metadata.get("outcomeGeneration")
+        with self.store.transaction():
+            if not isinstance(generation, str):
+                generation = str(uuid.uuid4())
+                record = attrs.evolve(
+                    record, metadata={**record.metadata, "outcomeGeneration": generation}
+                )
+                self.store.upsert(record)
+            existing = [e for e in self.store.list_outcomes(record.id) if e.get("generation") == generation]
+            if len(existing) >= 1000:
+                raise MemoryValidationError("memory outcome limit exceeded")
+            payload: dict[str, Any] = {"outcome": outcome}
+            if self.context.unit_id:
+                payload["taskId"] = self.context.unit_id
+            if correction:
+                payload["correction"] = correction
+            anchors_json = [
+                {"file": a.file, **({"symbol": a.symbol} if a.symbol else {})} for a in anchor_list
+            ]
+            eid = event_id or str(uuid.uuid4())
+            prior = next((e for e in self.store.list_outcomes(record.id) if e.get("id") == eid), None)
+            if prior is not None:
+                same = {k: v for k, v in prior.get("outcome", {}).items() if k != "at"} == payload and prior.get(
+                    "anchors", []
+                ) == anchors_json
+                if not same:
+                    raise ConflictError("outcome event id already exists with a different payload")
+            else:
+                payload["at"] = to_iso(now)
+                self.store.append_outcome(
+                    {
+                        "id": eid,
+                        "memoryId": record.id,
+                        "generation": generation,
+                        "outcome": payload,
+                        "anchors": anchors_json,
+                    }
+                )
+        count = sum(1 for e in self.store.list_outcomes(record.id) if e.get("generation") == generation)
+        return {
+            "success": True,
+            "outcome_recorded": True,
+            "event_id": eid,
+            "memory_id": record.id,
+            "outcome": outcome,
+            "outcomes": count,
+        }
+
+    def _anchors(self, anchors: Sequence[Mapping[str, Any] | Anchor] | None) -> list[Anchor]:
+        out: list[Anchor] = []
+        items = list(anchors or ())
+        if len(items) > MAX_ANCHORS:
+            raise MemoryValidationError(f"at most {MAX_ANCHORS} anchors are accepted")
+        for raw in items:
+            if isinstance(raw, Anchor):
+                file, symbol = raw.file, raw.symbol
+            elif isinstance(raw, Mapping):
+                if set(raw) - {"file", "symbol"}:
+                    raise MemoryValidationError(f"anchor has unknown keys: {sorted(raw)}")
+                file, symbol = raw.get("file"), raw.get("symbol")
+            else:
+                raise MemoryValidationError(f"anchor must be an object; got {raw!r}")
+            if symbol is not None and (not isinstance(symbol, str) or not symbol.strip()):
+                raise MemoryValidationError("anchor symbol must be a non-empty string")
+            out.append(
+                Anchor(
+                    file=normalize_anchor_file(file),  # type: ignore[arg-type]
+                    symbol=symbol.strip() if isinstance(symbol, str) else None,
+                )
+            )
+        return out
+
+    def _question_record(self, question: str, now: dt.datetime) -> MemoryRecord:
+        if not isinstance(question, str) or not question.strip():
+            raise MemoryValidationError("question must be a non-empty string")
+        q = question.strip()
+        limit = 2000 - len(OUTCOME_QUESTION_PREFIX)
+        if len(q) > limit:
+            raise MemoryValidationError(f"question must be at most {limit} characters")
+        check_sentinels(q, "question")
+        record = create_record(
+            kind="evidence",
+            text=OUTCOME_QUESTION_PREFIX + q,
+            scope=write_scope("durable", self.allowed_scopes),
+            now=now,
+            tags=["outcome-result"],
+            confidence=0.5,
+            stability="durable",
+            source=MemorySource(type="tool", ref="swarm_memory_outcome"),
+            metadata={"outcomeQuestion": q},
+            producer_session_id=self.context.session_id,
+            producer_agent_role=self.context.agent_role,
+            provider_version=self.store.name,
+        )
+        existing = self.store.get(record.id)
+        if existing is not None and existing.active:
+            return existing
+        validate_record(record, secrets=self.secrets, reject_durable_secrets=self.settings.reject_durable_secrets)
+        self.store.upsert(record)
+        return record
+
+    # ------------------------------------------------------------ task output
+    def ingest_task_output(self, output: str) -> dict[str, Any]:
+        """Accept ``memoryProposals`` / ``curatorMemoryDecisions`` JSON arrays from task output.
+
+        Invalid entries are logged and dropped; curator decisions are accepted only from
+        curator roles. Never raises on malformed input.
+        """
+        result: dict[str, Any] = {"proposals": [], "decisions": [], "rejected": []}
+        for payload in _json_objects(output):
+            for entry in _as_list(payload.get("memoryProposals")):
+                try:
+                    if not isinstance(entry, Mapping):
+                        raise MemoryValidationError("proposal entry must be an object")
+                    prop = self.propose(
+                        operation=entry.get("operation", "add"),
+                        kind=entry.get("kind"),
+                        text=entry.get("text"),
+                        rationale=entry.get("rationale", ""),
+                        evidence_refs=entry.get("evidenceRefs"),
+                        target_memory_id=entry.get("targetMemoryId"),
+                        related_memory_ids=entry.get("relatedMemoryIds"),
+                    )
+                    result["proposals"].append(prop.id)
+                except Exception as exc:  # noqa: BLE001 - logged and dropped by design
+                    log.warning("memory proposal dropped: %s", exc)
+                    result["rejected"].append({"kind": "proposal", "error": str(exc)})
+            decisions = _as_list(payload.get("curatorMemoryDecisions"))
+            if decisions and not is_curator_role(self.context.agent_role):
+                result["rejected"].append(
+                    {"kind": "decision", "error": "only curator agents may emit curatorMemoryDecisions"}
+                )
+                continue
+            for entry in decisions:
+                try:
+                    if not isinstance(entry, Mapping):
+                        raise MemoryValidationError("decision entry must be an object")
+                    change = self.curate(
+                        str(entry.get("proposalId", "")),
+                        str(entry.get("action", entry.get("decision", ""))),
+                        reason=entry.get("reason"),
+                        patch=entry.get("patch"),
+                    )
+                    result["decisions"].append(change.proposal_id)
+                except Exception as exc:  # noqa: BLE001
+                    log.warning("curator decision dropped: %s", exc)
+                    result["rejected"].append({"kind": "decision", "error": str(exc)})
+        return result
+
+
+def injection_skip_reason(diagnostics: Mapping[str, Any]) -> str | None:
+    """Why an injection recall returned nothing: no_results, no_signal or below_threshold."""
+    if diagnostics.get("returnedCount", 0) > 0:
+        return None
+    candidates = diagnostics.get("candidateCount", 0)
+    if candidates == 0:
+        return "no_results"
+    eligible = candidates - diagnostics.get("preScoredFilteredCount", 0) - diagnostics.get(
+        "suppressedLowQCount", 0
+    )
+    no_signal = diagnostics.get("noSignalCount", 0)
+    if eligible > 0 and no_signal > 0 and no_signal >= eligible:
+        return "no_signal"
+    if diagnostics.get("belowThresholdCount", 0) > 0:
+        return "below_threshold"
+    return "no_results"
+
+
+def _as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list) else []
+
+
+def _json_objects(text: str) -> list[Mapping[str, Any]]:
+    """JSON objects found in free text (whole text, fenced blocks, or balanced braces)."""
+    if not isinstance(text, str):
+        return []
+    found: list[Mapping[str, Any]] = []
+    decoder = json.JSONDecoder()
+    i = 0
+    while i < len(text):
+        j = text.find("{", i)
+        if j < 0:
+            break
+        try:
+            obj, end = decoder.raw_decode(text, j)
+        except ValueError:
+            i = j + 1
+            continue
+        if isinstance(obj, Mapping) and (
+            "memoryProposals" in obj or "curatorMemoryDecisions" in obj
+        ):
+            found.append(obj)
+        i = end
+    return found
+
+
+def tool_event_id(session_id: str | None, message_id: str | None, args: Mapping[str, Any]) -> str:
+    """A deterministic outcome event id for a tool call (retries reuse it)."""
+    doc = json.dumps({"sessionID": session_id, "messageID": message_id, "args": args}, sort_keys=True)
+    return "tool-" + sha256_hex(doc)[:32]

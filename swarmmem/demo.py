@@ -1,0 +1,115 @@
+"""``swarmmem demo``: the whole loop on the embedded SQLite store in a temporary project.
+
+propose -> curate -> recall (prompt block) -> outcome -> evaluate.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+FACTS = [
+    {
+        "kind": "test_pattern",
+        "text": "Run focused tests with `pytest tests/unit -q -k <name>`; the full suite needs "
+        "the dev extra.",
+        "rationale": "Agents keep running the slow full suite.",
+        "evidence_refs": ["pyproject.toml"],
+    },
+    {
+        "kind": "repo_convention",
+        "text": "Database migrations live in src/db/migrations and are numbered; never edit an "
+        "applied migration.",
+        "rationale": "A migration was edited in place last week.",
+        "evidence_refs": ["src/db/migrations/README.md"],
+    },
+    {
+        "kind": "failure_pattern",
+        "text": "The flaky test_upload timeout comes from the S3 mock; set MOCK_S3_LATENCY=0 in "
+        "tests.",
+        "rationale": "Saves an hour of debugging.",
+        "evidence_refs": ["tests/test_upload.py"],
+    },
+]
+
+
+def _project(tmp: Path) -> Path:
+    root = tmp / "shop-api"
+    (root / ".git").mkdir(parents=True)
+    (root / ".git" / "config").write_text(
+        '[remote "origin"]\n\turl = https://example.com/acme/shop-api.git\n', encoding="utf-8"
+    )
+    (root / "pyproject.toml").write_text('[project]\nname = "shop-api"\n', encoding="utf-8")
+    (root / ".opencode").mkdir()
+    (root / ".opencode" / "opencode-swarm.json").write_text(
+        json.dumps({"memory": {"enabled": True}}, indent=2), encoding="utf-8"
+    )
+    return root
+
+
+def run_demo(*, keep: bool = False, as_json: bool = False) -> dict[str, Any]:
+    """Run the demo and print each step; returns what happened."""
+    import swarmmem
+    from swarmmem.evaluation import evaluate
+    from swarmmem.reports import evaluation_text
+
+    say = (lambda *_a, **_k: None) if as_json else click.echo
+    tmp = Path(tempfile.mkdtemp(prefix="swarmmem-demo-"))
+    summary: dict[str, Any] = {"project": None, "proposals": [], "memories": []}
+    try:
+        root = _project(tmp)
+        summary["project"] = str(root)
+        say(f"# swarmmem demo\nProject: {root}\nStore: {root / '.swarm/memory/memory.db'}\n")
+        with swarmmem.open(root, context={"session_id": "demo-session", "agent_role": "coder"}) as agent:
+            say("## 1. An agent proposes memories")
+            for fact in FACTS:
+                prop = agent.propose(operation="add", **fact)
+                summary["proposals"].append({"id": prop.id, "status": prop.status})
+                say(f"- {prop.id} [{prop.status}] {fact['kind']}: {fact['text'][:60]}...")
+            leaked = agent.propose(
+                operation="add",
+                kind="repo_convention",
+                text="Deploy with AWS key AKIAABCDEFGHIJKLMNOP and the staging bucket.",
+                rationale="deploy notes",
+                evidence_refs=["docs/deploy.md"],
+            )
+            summary["proposals"].append({"id": leaked.id, "status": leaked.status})
+            say(f"- {leaked.id} [{leaked.status}] secret redacted: {leaked.proposed_record.text}")
+            say(f"  reason: {leaked.rejection_reason}\n")
+        with swarmmem.open(root, context={"agent_role": "curator"}) as curator:
+            say("## 2. The curator decides")
+            for entry in summary["proposals"]:
+                if entry["status"] != "pending":
+                    continue
+                change = curator.curate(entry["id"], "add", reason="concise, sourced fact")
+                summary["memories"].append(change.memory_id)
+                say(f"- add {entry['id']} -> {change.memory_id}")
+            say("")
+        with swarmmem.open(root, context={"session_id": "demo-session-2", "agent_role": "coder"}) as agent:
+            say("## 3. A later agent recalls (the prompt block it would see)")
+            bundle = agent.recall("why does the upload test time out", task="fix flaky upload test")
+            summary["recalled"] = [item.record.id for item in bundle.items]
+            say(bundle.prompt_block + "\n")
+            say("## 4. It reports the outcome")
+            if bundle.items:
+                result = agent.record_outcome(memory_id=bundle.items[0].record.id, outcome="useful",
+                                              anchors=[{"file": "tests/test_upload.py"}])
+                summary["outcome"] = result
+                say(f"- useful: {result['memory_id']} ({result['outcomes']} outcome(s))\n")
+        say("## 5. Offline evaluation on the bundled golden fixtures")
+        report = evaluate(project_root=root)
+        summary["evaluation"] = report["summary"]
+        say(evaluation_text(report))
+    finally:
+        if keep:
+            say(f"\nKept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    return summary

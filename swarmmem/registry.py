@@ -1,0 +1,62 @@
+"""The adapter registry: configuration strings -> adapter classes, imported lazily.
+
+Every place that takes an adapter key also accepts a ready instance.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from swarmmem.core.errors import MissingDependencyError, UnknownAdapterError
+
+# kind -> name -> ("module:attribute", extra to install or None)
+REGISTRY: dict[str, dict[str, tuple[str, str | None]]] = {
+    "store": {
+        "sqlite": ("swarmmem.adapters.sqlite_store:SqliteStore", None),
+        "local-jsonl": ("swarmmem.adapters.jsonl_store:JsonlStore", None),
+        "memory": ("swarmmem.adapters.memory_store:InMemoryStore", None),
+    },
+    "secrets": {"regex": ("swarmmem.adapters.regex_secrets:RegexSecretDetector", None)},
+    "pii": {
+        "regex": ("swarmmem.adapters.regex_pii:RegexPiiDetector", None),
+        "ner": ("swarmmem.adapters.ner_pii:NerPiiDetector", "dense"),
+    },
+    "embedder": {
+        "onnx": ("swarmmem.adapters.onnx_embedder:OnnxMiniLmEmbedder", "dense"),
+        "hashing": ("swarmmem.adapters.hashing_embedder:HashingEmbedder", None),
+    },
+    "reranker": {
+        "cross-encoder": ("swarmmem.adapters.rerankers:CrossEncoderReranker", "dense"),
+        "maxsim": ("swarmmem.adapters.rerankers:MaxSimReranker", "dense"),
+        "identity": ("swarmmem.adapters.rerankers:IdentityReranker", None),
+    },
+}
+
+
+def choices(kind: str) -> list[str]:
+    """Registered names of an adapter kind."""
+    return sorted(REGISTRY[kind])
+
+
+def resolve(kind: str, name: str) -> Any:
+    """The adapter class registered as ``name`` for ``kind``.
+
+    Raises:
+        UnknownAdapterError: ``name`` is not registered (the message lists the choices).
+        MissingDependencyError: importing it needs an optional extra (named in the message).
+    """
+    table = REGISTRY.get(kind)
+    if table is None or name not in table:
+        valid = ", ".join(choices(kind)) if table else ""
+        raise UnknownAdapterError(f"unknown {kind} adapter {name!r}; choose from: {valid}")
+    target, extra = table[name]
+    module_name, attr = target.split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        hint = f"pip install 'swarmmem[{extra}]'" if extra else "reinstall swarmmem"
+        raise MissingDependencyError(
+            f"the {kind} adapter {name!r} needs a missing package ({exc.name}); {hint}"
+        ) from exc
+    return getattr(module, attr)
