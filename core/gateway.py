@@ -149,6 +149,7 @@ class MemoryGateway:
         include_low_q: bool = False,
         require_query_signal: bool | None = None,
         candidate_cap: int | None = None,
+        profile: str | None = None,
     ) -> RecallRequest:
         """Validate recall input and build the provider request."""
         if not isinstance(query, str):
@@ -156,6 +157,10 @@ class MemoryGateway:
         normalized = normalize_text(query)
         if len(normalized) < 3:
             raise MemoryValidationError("query must be at least 3 characters")
+        if profile not in (None, "lexical", "hybrid", "hybrid+rerank"):
+            raise MemoryValidationError(
+                f"profile must be one of lexical, hybrid, hybrid+rerank; got {profile!r}"
+            )
         if kinds is not None:
             bad = [k for k in kinds if k not in MEMORY_KINDS]
             if bad:
@@ -179,6 +184,7 @@ class MemoryGateway:
             require_query_signal=require_query_signal,
             include_low_q=include_low_q,
             candidate_cap=candidate_cap,
+            profile=profile,
         )
 
     def recall(self, query: str, **options: Any) -> RecallBundle:

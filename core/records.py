@@ -377,6 +377,7 @@ class RecallRequest:
     include_expired: bool = False
     include_low_q: bool = False
     candidate_cap: int | None = None
+    profile: str | None = None
 
 
 @attrs.frozen(kw_only=True)

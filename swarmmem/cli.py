@@ -28,14 +28,25 @@ from swarmmem.core.errors import (
     ScopeError,
     SwarmMemoryError,
 )
+from swarmmem.memory import DISABLED_MESSAGE
 
-BAD_INPUT = (ConfigError, MemoryValidationError, ScopeError, EvaluationError, NotFoundError, ConflictError)
+PROMOTION_MIN_RECALLS = 5  # a promotion candidate was recalled more than this many times
+BAD_INPUT = (
+    ConfigError,
+    MemoryValidationError,
+    ScopeError,
+    EvaluationError,
+    NotFoundError,
+    ConflictError,
+)
 
 
 class State:
     """Options shared by every command."""
 
-    def __init__(self, root: str, config: str | None, as_json: bool, context: dict[str, str]) -> None:
+    def __init__(
+        self, root: str, config: str | None, as_json: bool, context: dict[str, str]
+    ) -> None:
         self.root = Path(root)
         self.config = config
         self.as_json = as_json
@@ -104,16 +115,27 @@ def progress_bar(label: str, enabled: bool = True) -> Iterator[Callable[[int, in
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="swarmmem")
 @click.option("--root", default=".", show_default=True, help="Project root.")
-@click.option("--config", default=None, help="Config JSON (default: <root>/.opencode/opencode-swarm.json).")
+@click.option(
+    "--config", default=None, help="Config JSON (default: <root>/.opencode/opencode-swarm.json)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
 @click.option("--session", default=None, help="Session id (run scope).")
 @click.option("--run", "run_id", default=None, help="Run id (defaults to the session id).")
 @click.option("--role", default=None, help="Agent role of the caller.")
 @click.pass_context
-def main(ctx: click.Context, root: str, config: str | None, as_json: bool, session: str | None,
-         run_id: str | None, role: str | None) -> None:
+def main(
+    ctx: click.Context,
+    root: str,
+    config: str | None,
+    as_json: bool,
+    session: str | None,
+    run_id: str | None,
+    role: str | None,
+) -> None:
     """Scoped, source-backed memory for AI coding agents."""
-    context = {k: v for k, v in {"session_id": session, "run_id": run_id, "agent_role": role}.items() if v}
+    context = {
+        k: v for k, v in {"session_id": session, "run_id": run_id, "agent_role": role}.items() if v
+    }
     ctx.obj = State(root, config, as_json, context)
 
 
@@ -136,20 +158,37 @@ def status(state: State) -> None:
 @click.option("--token-budget", type=int, default=None)
 @click.option("--mode", type=click.Choice(["manual", "injection", "curator"]), default="manual")
 @command
-def recall(state: State, query: str, task: str | None, kinds: tuple[str, ...], max_items: int | None,
-           token_budget: int | None, mode: str) -> None:
+def recall(
+    state: State,
+    query: str,
+    task: str | None,
+    kinds: tuple[str, ...],
+    max_items: int | None,
+    token_budget: int | None,
+    mode: str,
+) -> None:
     """Recall memories for QUERY and print the prompt block."""
     from swarmmem.reports import bundle_json
 
     with state.open() as mem:
-        bundle = mem.recall(query, task=task, kinds=list(kinds) or None, max_items=max_items,
-                            token_budget=token_budget, mode=mode)
+        bundle = mem.recall(
+            query,
+            task=task,
+            kinds=list(kinds) or None,
+            max_items=max_items,
+            token_budget=token_budget,
+            mode=mode,
+        )
     emit(state, bundle_json(bundle), bundle.prompt_block)
 
 
 @main.command()
-@click.option("--operation", default="add", show_default=True,
-              type=click.Choice(["add", "update", "delete", "ignore", "merge", "supersede"]))
+@click.option(
+    "--operation",
+    default="add",
+    show_default=True,
+    type=click.Choice(["add", "update", "delete", "ignore", "merge", "supersede"]),
+)
 @click.option("--kind", default=None)
 @click.option("--text", default=None)
 @click.option("--rationale", required=True)
@@ -157,29 +196,53 @@ def recall(state: State, query: str, task: str | None, kinds: tuple[str, ...], m
 @click.option("--target", "target_memory_id", default=None)
 @click.option("--related", "related_memory_ids", multiple=True)
 @command
-def propose(state: State, operation: str, kind: str | None, text: str | None, rationale: str,
-            evidence_refs: tuple[str, ...], target_memory_id: str | None,
-            related_memory_ids: tuple[str, ...]) -> None:
+def propose(
+    state: State,
+    operation: str,
+    kind: str | None,
+    text: str | None,
+    rationale: str,
+    evidence_refs: tuple[str, ...],
+    target_memory_id: str | None,
+    related_memory_ids: tuple[str, ...],
+) -> None:
     """Create a pending memory proposal (never writes durable memory)."""
     from swarmmem.reports import proposal_json
 
     with state.open() as mem:
-        prop = mem.propose(operation=operation, kind=kind, text=text, rationale=rationale,
-                           evidence_refs=list(evidence_refs), target_memory_id=target_memory_id,
-                           related_memory_ids=list(related_memory_ids) or None)
+        prop = mem.propose(
+            operation=operation,
+            kind=kind,
+            text=text,
+            rationale=rationale,
+            evidence_refs=list(evidence_refs),
+            target_memory_id=target_memory_id,
+            related_memory_ids=list(related_memory_ids) or None,
+        )
     data = proposal_json(prop)
-    message = ("Memory proposal created. Durable memory was not written." if prop.status != "rejected"
-               else "Memory proposal was captured with policy rejection metadata.")
+    message = (
+        "Memory proposal created. Durable memory was not written."
+        if prop.status != "rejected"
+        else "Memory proposal was captured with policy rejection metadata."
+    )
     data["message"] = message
-    emit(state, data, lambda: f"{message}\nproposal_id: {prop.id}\nstatus: {prop.status}"
-         + (f"\nrejection_reason: {prop.rejection_reason}" if prop.rejection_reason else ""))
+    emit(
+        state,
+        data,
+        lambda: (
+            f"{message}\nproposal_id: {prop.id}\nstatus: {prop.status}"
+            + (f"\nrejection_reason: {prop.rejection_reason}" if prop.rejection_reason else "")
+        ),
+    )
     if prop.status == "rejected":
         sys.exit(1)
 
 
 @main.command()
 @click.argument("proposal_id")
-@click.argument("decision", type=click.Choice(["add", "update", "merge", "supersede", "reject", "noop"]))
+@click.argument(
+    "decision", type=click.Choice(["add", "update", "merge", "supersede", "reject", "noop"])
+)
 @click.option("--reason", default=None)
 @command
 def curate(state: State, proposal_id: str, decision: str, reason: str | None) -> None:
@@ -189,8 +252,14 @@ def curate(state: State, proposal_id: str, decision: str, reason: str | None) ->
     import attrs
 
     data = {"success": True, **attrs.asdict(change)}
-    emit(state, data, lambda: f"Applied {change.action} to {proposal_id}"
-         + (f" -> {change.memory_id}" if change.memory_id else ""))
+    emit(
+        state,
+        data,
+        lambda: (
+            f"Applied {change.action} to {proposal_id}"
+            + (f" -> {change.memory_id}" if change.memory_id else "")
+        ),
+    )
 
 
 @main.command()
@@ -200,29 +269,53 @@ def curate(state: State, proposal_id: str, decision: str, reason: str | None) ->
 @click.option("--correction", default=None)
 @click.option("--anchor", "anchors", multiple=True, help="file[#symbol] (repeatable).")
 @command
-def outcome(state: State, memory_id: str | None, question: str | None, outcome: str,
-            correction: str | None, anchors: tuple[str, ...]) -> None:
+def outcome(
+    state: State,
+    memory_id: str | None,
+    question: str | None,
+    outcome: str,
+    correction: str | None,
+    anchors: tuple[str, ...],
+) -> None:
     """Report whether a recalled memory was useful, a dead end, or corrected."""
     parsed = []
     for anchor in anchors:
         file, _, symbol = anchor.partition("#")
         parsed.append({"file": file, **({"symbol": symbol} if symbol else {})})
     with state.open() as mem:
-        result = mem.record_outcome(memory_id=memory_id, question=question, outcome=outcome,
-                                    correction=correction, anchors=parsed)
-    emit(state, result, lambda: f"Recorded {outcome} for {result['memory_id']} "
-         f"({result['outcomes']} outcome(s))")
+        result = mem.record_outcome(
+            memory_id=memory_id,
+            question=question,
+            outcome=outcome,
+            correction=correction,
+            anchors=parsed,
+        )
+    emit(
+        state,
+        result,
+        lambda: f"Recorded {outcome} for {result['memory_id']} ({result['outcomes']} outcome(s))",
+    )
 
 
 @main.command()
-@click.option("--fixtures", "fixtures_dir", default=None, help="Fixture directory (inside the project).")
-@click.option("--provider", "providers", multiple=True, type=click.Choice(["local-jsonl", "sqlite", "memory"]))
+@click.option(
+    "--fixtures", "fixtures_dir", default=None, help="Fixture directory (inside the project)."
+)
+@click.option(
+    "--provider", "providers", multiple=True, type=click.Choice(["local-jsonl", "sqlite", "memory"])
+)
 @click.option("--gate", is_flag=True, help="Run twice and compare with the pinned baseline.")
 @click.option("--baseline", default=None, help="Baseline JSON for --gate.")
 @click.option("--update", is_flag=True, help="With --gate: rewrite the baseline.")
 @command
-def evaluate(state: State, fixtures_dir: str | None, providers: tuple[str, ...], gate: bool,
-             baseline: str | None, update: bool) -> None:
+def evaluate(
+    state: State,
+    fixtures_dir: str | None,
+    providers: tuple[str, ...],
+    gate: bool,
+    baseline: str | None,
+    update: bool,
+) -> None:
     """Evaluate recall quality on golden fixtures."""
     from swarmmem import evaluation
     from swarmmem import fixtures as bundled
@@ -231,24 +324,168 @@ def evaluate(state: State, fixtures_dir: str | None, providers: tuple[str, ...],
     root = state.root.resolve()
     if gate:
         base = Path(baseline) if baseline else bundled.RECALL_BASELINE
-        result = evaluation.regression_gate(project_root=root, baseline_path=base,
-                                            fixtures_dir=fixtures_dir, update=update)
-        emit(state, result, lambda: ("Regression gate passed" if result["passed"]
-                                     else "Regression gate FAILED:\n" + "\n".join(result["problems"])))
+        result = evaluation.regression_gate(
+            project_root=root, baseline_path=base, fixtures_dir=fixtures_dir, update=update
+        )
+        emit(
+            state,
+            result,
+            lambda: (
+                "Regression gate passed"
+                if result["passed"]
+                else "Regression gate FAILED:\n" + "\n".join(result["problems"])
+            ),
+        )
         if not result["passed"]:
             sys.exit(1)
         return
     with progress_bar("evaluating", not state.as_json) as progress:
-        report = evaluation.evaluate(project_root=root, fixtures_dir=fixtures_dir,
-                                     providers=providers or ("local-jsonl", "sqlite"), progress=progress)
+        report = evaluation.evaluate(
+            project_root=root,
+            fixtures_dir=fixtures_dir,
+            providers=providers or ("local-jsonl", "sqlite"),
+            progress=progress,
+        )
     emit(state, report, lambda: evaluation_text(report))
 
 
 @main.command()
+@click.option(
+    "--limit",
+    type=click.IntRange(1, 100),
+    default=20,
+    show_default=True,
+    help="Most rejected proposals and promotion candidates to list.",
+)
+@command
+def pending(state: State, limit: int) -> None:
+    """List pending proposals, recent rejections and promotion candidates (for curators)."""
+    with state.open() as mem:
+        if not mem.enabled:
+            raise MemoryDisabledError(DISABLED_MESSAGE)
+        report = pending_report(mem, limit)
+    emit(state, report, lambda: pending_text(report))
+
+
+def _proposal_entry(prop: Any) -> dict[str, Any]:
+    record = prop.proposed_record
+    pii = prop.metadata.get("pii") if isinstance(prop.metadata, dict) else None
+    return {
+        "proposal_id": prop.id,
+        "operation": prop.operation,
+        "status": prop.status,
+        "kind": record.kind if record else None,
+        "memory_id": record.id if record else None,
+        "target_memory_id": prop.target_memory_id,
+        "related_memory_ids": list(prop.related_memory_ids or ()) or None,
+        "text": record.text if record else None,
+        "rationale": prop.rationale,
+        "evidence_refs": list(prop.evidence_refs),
+        "proposed_by": {
+            "agent_role": prop.proposed_by.agent_role,
+            "agent_id": prop.proposed_by.agent_id,
+            "run_id": prop.proposed_by.run_id,
+        },
+        "created_at": prop.created_at,
+        "reviewed_at": prop.reviewed_at,
+        "reviewer": prop.reviewer,
+        "rejection_reason": prop.rejection_reason,
+        "pii": pii if isinstance(pii, dict) else None,
+    }
+
+
+def pending_report(mem: Any, limit: int = 20) -> dict[str, Any]:
+    """Pending proposals (oldest first), the newest rejections and promotion candidates."""
+    from swarmmem.core.ids import to_iso
+    from swarmmem.ports.storage import ListFilter
+
+    store = mem.store
+    waiting = sorted(store.list_proposals("pending"), key=lambda p: (p.created_at, p.id))
+    rejected = sorted(
+        store.list_proposals("rejected"),
+        key=lambda p: (p.reviewed_at or p.created_at, p.id),
+        reverse=True,
+    )
+    threshold = mem.config["learning"]["promotionThreshold"]
+    recalls: dict[str, int] = {}
+    for usage in store.list_recall_usage():
+        for memory_id in set(usage.get("memoryIds") or ()):
+            recalls[memory_id] = recalls.get(memory_id, 0) + 1
+    candidates = [
+        {
+            "memory_id": r.id,
+            "kind": r.kind,
+            "scope": r.scope.type,
+            "q_value": r.q,
+            "recalls": recalls.get(r.id, 0),
+            "text": r.text,
+        }
+        for r in store.list(ListFilter(now=to_iso(mem.clock.now())))
+        if r.q > threshold and recalls.get(r.id, 0) > PROMOTION_MIN_RECALLS
+    ]
+    candidates.sort(key=lambda c: (-c["q_value"], -c["recalls"], c["memory_id"]))
+    return {
+        "success": True,
+        "pending_count": len(waiting),
+        "rejected_count": len(rejected),
+        "pending": [_proposal_entry(p) for p in waiting],
+        "rejected": [_proposal_entry(p) for p in rejected[:limit]],
+        "promotion_threshold": threshold,
+        "promotion_candidates": candidates[:limit],
+    }
+
+
+def pending_text(report: dict[str, Any]) -> str:
+    """Markdown rendering of :func:`pending_report`."""
+
+    def line(entry: dict[str, Any]) -> str:
+        target = entry["target_memory_id"] or entry["memory_id"] or "new"
+        text = f"- `{entry['proposal_id']}` {entry['operation']} {target} ({entry['status']})"
+        if entry["rejection_reason"]:
+            text += f" - {entry['rejection_reason']}"
+        pii = entry["pii"]
+        if pii and isinstance(pii.get("score"), (int, float)):
+            counts = ", ".join(f"{k}x{v}" for k, v in (pii.get("countsByType") or {}).items())
+            text += f" pii-score={pii['score']:.2f} ({counts})"
+        return text
+
+    lines = [
+        "## Swarm Memory Pending",
+        "",
+        f"- Pending proposals: {report['pending_count']}",
+        f"- Rejected proposals: {report['rejected_count']}",
+        f"- Promotion candidates: {len(report['promotion_candidates'])}",
+        "",
+        "### Pending proposals",
+    ]
+    for entry in report["pending"]:
+        lines.append(line(entry))
+        if entry["text"]:
+            lines.append(f"  {entry['kind']}: {entry['text'][:200]}")
+        lines.append(f"  rationale: {entry['rationale'][:200]}")
+    if not report["pending"]:
+        lines.append("- none")
+    lines += ["", "### Rejected proposal reasons"]
+    lines += [line(entry) for entry in report["rejected"]] or ["- none"]
+    lines += ["", "### Promotion candidates (high learned utility, frequently recalled)"]
+    lines += [
+        f"- `{c['memory_id']}` {c['kind']} q={c['q_value']:.3f} recalls={c['recalls']}"
+        f" - {c['text'][:80]}"
+        for c in report["promotion_candidates"]
+    ] or ["- none"]
+    lines += ["", "Decide with `swarmmem curate <proposal_id> <decision>`."]
+    return "\n".join(lines)
+
+
+@main.command()
 @click.option("--transport", default="stdio", type=click.Choice(["stdio"]))
-@click.pass_obj
+@command
 def mcp(state: State, transport: str) -> None:
-    """Serve swarm_memory_recall/propose/outcome over MCP (stdio)."""
+    """Serve swarm_memory_recall/propose/outcome over MCP (stdio).
+
+    Scopes come from --root and the context options; the session is --session or a fresh
+    UUID for this server process.
+    """
     from swarmmem.mcp_server import serve
 
     serve(state.root, state.config, state.context)
@@ -262,6 +499,17 @@ def demo(state: State, keep: bool) -> None:
     from swarmmem.demo import run_demo
 
     run_demo(keep=keep, as_json=state.as_json)
+
+
+def _register_extra_commands() -> None:
+    """Attach the command groups that live in their own modules."""
+    from swarmmem import cli_maintenance
+
+    for cmd in cli_maintenance.COMMANDS:
+        main.add_command(cmd)
+
+
+_register_extra_commands()
 
 
 if __name__ == "__main__":  # pragma: no cover

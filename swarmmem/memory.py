@@ -80,6 +80,10 @@ class Memory:
         self.clock: Clock = self._adapters.get("clock") or SystemClock()
         self.secrets = _adapter("secrets", self._adapters.get("secrets", "regex"))
         self._pii: Any = None
+        self._dense: Any = None
+        self._reranker: Any = None
+        self.dense_unavailable_reason: str | None = None
+        self.last_trace: Any = None
 
     @classmethod
     def open(
@@ -97,7 +101,7 @@ class Memory:
         unknown = set(ctx) - _CONTEXT_KEYS
         if unknown:
             raise MemoryValidationError(f"unknown context key(s): {', '.join(sorted(unknown))}")
-        bad = set(adapters) - {"store", "secrets", "pii", "embedder", "reranker", "clock"}
+        bad = set(adapters) - {"store", "secrets", "pii", "embedder", "reranker", "clock", "vector_index"}
         if bad:
             raise TypeError(f"unknown adapter argument(s): {', '.join(sorted(bad))}")
         return cls(root, cfg, MemoryContext(directory=str(root), **ctx), adapters=adapters)
@@ -189,8 +193,175 @@ class Memory:
                 secrets=self.secrets,
                 pii=self.pii,
                 settings=self.settings(),
+                recall_hook=self._recall,
             )
         return self._gateway
+
+    # ----------------------------------------------------------------- dense
+    def _recall(self, request: Any, now: str) -> Any:
+        """The gateway's recall stage: lexical unless the dense path is on and usable."""
+        from swarmmem.core.hybrid import hybrid_recall
+        from swarmmem.core.recall import provider_recall
+
+        profile = request.profile or ("hybrid" if self.config["embeddings"]["enabled"] else "lexical")
+        policy = self.settings().learning
+        if profile == "lexical":
+            return provider_recall(self.store, request, now=now, policy=policy)
+        result, trace = hybrid_recall(
+            self.store,
+            request,
+            now=now,
+            parts=self.dense_parts(rerank=profile == "hybrid+rerank" or None),
+            settings=self.hybrid_settings(rerank=profile == "hybrid+rerank" or None),
+            policy=policy,
+            min_score=request.min_score or 0.0,
+        )
+        self.last_trace = trace
+        return result
+
+    def hybrid_settings(self, rerank: bool | None = None) -> Any:
+        """``memory.retrieval`` as pipeline settings (``rerank`` overrides the config)."""
+        from swarmmem.core.hybrid import HybridSettings
+
+        r = self.config["retrieval"]
+        return HybridSettings(
+            rrf_k=r["rrfK"],
+            weight_lexical=r["weights"]["lexical"],
+            weight_dense=r["weights"]["dense"],
+            weight_metadata=r["weights"]["metadata"],
+            fusion=r["fusion"],
+            dense_rescue=r["denseRescue"],
+            rerank=r["rerank"]["enabled"] if rerank is None else rerank,
+            latency_budget_ms=r["latencyBudgetMs"],
+        )
+
+    def dense_parts(self, rerank: bool | None = None) -> Any:
+        """Embedder, vector index, cache (and reranker) when usable, else ``None``.
+
+        The reason dense retrieval is off is kept in ``dense_unavailable_reason``.
+        """
+        if self._dense is not None or self.dense_unavailable_reason is not None:
+            return self._with_reranker(self._dense, rerank)
+        from swarmmem.core.embedding_cache import EmbeddingCache
+        from swarmmem.core.errors import SwarmMemoryError
+        from swarmmem.core.hybrid import DenseParts
+
+        emb_cfg = self.config["embeddings"]
+        try:
+            name = self._adapters.get("embedder", emb_cfg["provider"])
+            kwargs = {"dimension": emb_cfg["dimension"]} if name == "hashing" else {}
+            embedder = _adapter("embedder", name, **kwargs)
+            if not embedder.available:
+                raise SwarmMemoryError("the embedder is not available (pip install 'swarmmem[dense]')")
+            index = self._adapters.get("vector_index") or self._open_index(embedder.dimension)
+            index.seed_model_version(embedder.model_version)
+            self._dense = DenseParts(
+                embedder=embedder, index=index, cache=EmbeddingCache(emb_cfg["cacheSize"])
+            )
+        except SwarmMemoryError as exc:
+            self.dense_unavailable_reason = str(exc)
+            return None
+        return self._with_reranker(self._dense, rerank)
+
+    def _open_index(self, dimension: int) -> Any:
+        from swarmmem.adapters.vector_index import NumpyVectorIndex, SqliteVecIndex
+
+        name = self._adapters.get("store") if isinstance(self._adapters.get("store"), str) else None
+        provider = name or self.config["provider"]
+        if provider == "sqlite" and not isinstance(self._adapters.get("store"), StorageProvider):
+            self.store  # make sure the database exists and is migrated
+            return SqliteVecIndex(
+                self._path(self.config["sqlite"]["path"]),
+                dimension,
+                busy_timeout_ms=self.config["sqlite"]["busyTimeoutMs"],
+            )
+        return NumpyVectorIndex(dimension)
+
+    def _with_reranker(self, parts: Any, rerank: bool | None) -> Any:
+        if parts is None:
+            return None
+        wanted = self.config["retrieval"]["rerank"]["enabled"] if rerank is None else rerank
+        if not wanted:
+            return parts
+        if self._reranker is None:
+            given = self._adapters.get("reranker")
+            if given is not None and not isinstance(given, str):
+                self._reranker = given
+            else:
+                rr = self.config["retrieval"]["rerank"]
+                name = given or rr["provider"]
+                cls = resolve("reranker", name)
+                if name == "cross-encoder":
+                    if not rr["path"]:
+                        return parts
+                    self._reranker = cls(self._path(rr["path"]))
+                elif name == "maxsim" and hasattr(parts.embedder, "hidden_states"):
+                    self._reranker = cls(parts.embedder)
+                else:
+                    self._reranker = cls()
+        return attrs.evolve(parts, reranker=self._reranker)
+
+    def embed_records(self, records: Iterable[MemoryRecord]) -> int:
+        """Write-time embedding of durable, non-ephemeral records (failures are non-fatal)."""
+        if not self.config["embeddings"]["enabled"]:
+            return 0
+        parts = self.dense_parts(rerank=False)
+        if parts is None:
+            return 0
+        from swarmmem.core.ids import normalize_text
+        from swarmmem.core.records import DURABLE_MEMORY_KINDS
+
+        chosen = [r for r in records if r.kind in DURABLE_MEMORY_KINDS and r.stability != "ephemeral"]
+        if not chosen:
+            return 0
+        try:
+            vectors = parts.embedder.embed_batch([normalize_text(r.text).lower() for r in chosen])
+            parts.index.upsert([r.id for r in chosen], vectors)
+        except Exception as exc:  # noqa: BLE001 - write-time embedding never fails a write
+            import logging
+
+            logging.getLogger("swarmmem").warning("write-time embedding failed: %s", exc)
+            return 0
+        return len(chosen)
+
+    def rebuild_embedding_index(self, progress: Any = None, batch_size: int = 64) -> dict[str, Any]:
+        """Re-embed every active durable memory; advance the stored model version only when
+        every record was embedded."""
+        from swarmmem.core.ids import normalize_text
+        from swarmmem.core.records import DURABLE_MEMORY_KINDS
+        from swarmmem.ports.storage import ListFilter
+
+        self._require_enabled()
+        self.dense_unavailable_reason = None
+        self._dense = None
+        parts = self.dense_parts(rerank=False)
+        if parts is None:
+            return {"rebuilt": 0, "failed": 0, "advanced": False, "reason": self.dense_unavailable_reason}
+        records = [
+            r
+            for r in self.store.list(ListFilter(now=to_iso(self.clock.now())))
+            if r.kind in DURABLE_MEMORY_KINDS and r.stability != "ephemeral"
+        ]
+        done = failed = 0
+        for start in range(0, len(records), batch_size):
+            batch = records[start : start + batch_size]
+            try:
+                vectors = parts.embedder.embed_batch([normalize_text(r.text).lower() for r in batch])
+                parts.index.upsert([r.id for r in batch], vectors)
+                done += len(batch)
+            except Exception:  # noqa: BLE001 - counted; the version is not advanced
+                failed += len(batch)
+            if progress is not None:
+                progress(done + failed, len(records))
+        keep = {r.id for r in records}
+        stale = [i for i in parts.index.ids() if i not in keep]
+        if stale:
+            parts.index.delete(stale)
+        advanced = failed == 0
+        if advanced:
+            parts.index.set_model_version(parts.embedder.model_version)
+        return {"rebuilt": done, "failed": failed, "advanced": advanced,
+                "model_version": parts.embedder.model_version}
 
     # ------------------------------------------------------------- operations
     def recall(
@@ -207,7 +378,7 @@ class Memory:
         """Recall memories relevant to ``query`` within this context's scopes."""
         return self.gateway.recall(
             query, task=task, kinds=kinds, max_items=max_items, token_budget=token_budget,
-            mode=mode, **options,
+            mode=mode, profile=profile, **options,
         )
 
     def propose(self, **fields: Any) -> MemoryProposal:
@@ -216,7 +387,10 @@ class Memory:
 
     def curate(self, proposal_id: str, decision: str, **options: Any) -> AppliedChange:
         """Apply a curator decision to a pending proposal."""
-        return self.gateway.curate(proposal_id, decision, **options)
+        change = self.gateway.curate(proposal_id, decision, **options)
+        written = [change.memory_id, change.replacement_memory_id]
+        self.embed_records(r for r in (self.store.get(i) for i in written if i) if r is not None)
+        return change
 
     def record_outcome(self, **fields: Any) -> dict[str, Any]:
         """Report that a memory (or question) was useful, a dead end, or corrected."""
@@ -245,6 +419,7 @@ class Memory:
             for record in ready:
                 self.store.upsert(record)
                 written += 1
+        self.embed_records(ready)
         return ImportResult(written=written, refused=tuple(refused))
 
     def _complete(self, raw: Mapping[str, Any], stamp: str, now: Any, repo_scope: Any) -> MemoryRecord:
@@ -278,9 +453,89 @@ class Memory:
             reject_durable_secrets=self.config["redaction"]["rejectDurableSecrets"],
         )
 
+    def inject(
+        self,
+        *,
+        agent_task: str | None = None,
+        user_goal: str | None = None,
+        messages: Sequence[str] = (),
+        project: str | None = None,
+        current_plan: str | None = None,
+    ) -> RecallBundle | None:
+        """Automatic recall before an agent call: the bundle to inject, or ``None`` (skipped).
+
+        Uses the stricter injection settings, never injects twice (``messages`` already holding
+        a recall block), and logs ``recall_returned``, ``prompt_injected`` or
+        ``prompt_injection_skipped`` (``disabled``, ``already_injected``, ``no_signal``,
+        ``below_threshold``, ``no_results``) to ``.swarm/runs/<run-id>/memory.jsonl``.
+        """
+        from swarmmem.core.injection import build_plan, should_skip
+        from swarmmem.runlog import append_run_event
+
+        run_id = self.context.effective_run_id
+        stamp = to_iso(self.clock.now())
+        settings = self.injection_settings()
+        if not self.enabled or not settings.enabled:
+            if self.enabled:
+                append_run_event(self.root, run_id, {"type": "prompt_injection_skipped", "reason": "disabled"}, stamp)
+            return None
+        if should_skip(messages):
+            append_run_event(
+                self.root, run_id, {"type": "prompt_injection_skipped", "reason": "already_injected"}, stamp
+            )
+            return None
+        plan = build_plan(
+            agent_role=self.context.agent_role,
+            agent_task=agent_task,
+            user_goal=user_goal,
+            settings=settings,
+            project=project,
+            current_plan=current_plan,
+        )
+        append_run_event(self.root, run_id, {"type": "recall_requested", "query": plan.query}, stamp)
+        bundle = self.gateway.recall(
+            plan.query,
+            task=plan.task or None,
+            kinds=plan.kinds,
+            max_items=plan.max_items,
+            token_budget=plan.token_budget,
+            mode="injection",
+            min_score=settings.min_score,
+            require_query_signal=settings.require_query_signal,
+        )
+        if not bundle.items:
+            reason = bundle.diagnostics.get("injectionSkipReason") or "no_results"
+            append_run_event(
+                self.root, run_id, {"type": "prompt_injection_skipped", "reason": reason, "bundleId": bundle.id}, stamp
+            )
+            return None
+        append_run_event(
+            self.root,
+            run_id,
+            {"type": "prompt_injected", "bundleId": bundle.id, "memoryIds": [i.record.id for i in bundle.items]},
+            stamp,
+        )
+        return bundle
+
+    def injection_settings(self) -> Any:
+        """``memory.recall.injection`` as settings."""
+        from swarmmem.core.injection import InjectionSettings
+
+        inj = self.config["recall"]["injection"]
+        return InjectionSettings(
+            enabled=inj["enabled"],
+            min_score=inj["minScore"],
+            require_query_signal=inj["requireQuerySignal"],
+            max_items=inj["maxItems"],
+            token_budget=inj["tokenBudget"],
+        )
+
     # -------------------------------------------------------------- lifecycle
     def close(self) -> None:
         """Release the store. Idempotent."""
+        if self._dense is not None and "vector_index" not in self._adapters:
+            self._dense.index.close()
+        self._dense = None
         if self._store is not None and not isinstance(self._adapters.get("store"), StorageProvider):
             self._store.close()
         self._store = None
