@@ -30,7 +30,6 @@ from swarmmem.core.errors import (
 )
 from swarmmem.memory import DISABLED_MESSAGE
 
-PROMOTION_MIN_RECALLS = 5  # a promotion candidate was recalled more than this many times
 BAD_INPUT = (
     ConfigError,
     MemoryValidationError,
@@ -307,6 +306,7 @@ def outcome(
 @click.option("--gate", is_flag=True, help="Run twice and compare with the pinned baseline.")
 @click.option("--baseline", default=None, help="Baseline JSON for --gate.")
 @click.option("--update", is_flag=True, help="With --gate: rewrite the baseline.")
+@click.option("--profiles", default=None, help="Comma list of lexical,hybrid,hybrid+rerank.")
 @command
 def evaluate(
     state: State,
@@ -315,6 +315,7 @@ def evaluate(
     gate: bool,
     baseline: str | None,
     update: bool,
+    profiles: str | None,
 ) -> None:
     """Evaluate recall quality on golden fixtures."""
     from swarmmem import evaluation
@@ -339,6 +340,18 @@ def evaluate(
         if not result["passed"]:
             sys.exit(1)
         return
+    if profiles:
+        wanted = [p.strip() for p in profiles.split(",") if p.strip()]
+        with progress_bar("evaluating", not state.as_json) as progress:
+            report = evaluation.evaluate_profiles(
+                project_root=root,
+                profiles=wanted,
+                fixtures_dir=fixtures_dir,
+                providers=providers or ("local-jsonl", "sqlite"),
+                progress=progress,
+            )
+        emit(state, report, lambda: profiles_text(report))
+        return
     with progress_bar("evaluating", not state.as_json) as progress:
         report = evaluation.evaluate(
             project_root=root,
@@ -352,128 +365,64 @@ def evaluate(
 @main.command()
 @click.option(
     "--limit",
-    type=click.IntRange(1, 100),
+    type=click.IntRange(1, 100, clamp=True),
     default=20,
     show_default=True,
-    help="Most rejected proposals and promotion candidates to list.",
+    help="Most proposals and candidates listed per section (clamped to 1..100).",
 )
 @command
 def pending(state: State, limit: int) -> None:
-    """List pending proposals, recent rejections and promotion candidates (for curators)."""
+    """Pending proposals, rejected reasons and promotion candidates (for curators)."""
+    from swarmmem.core.ids import to_iso
+    from swarmmem.core.learning import LearningSettings
+    from swarmmem.core.maintenance import pending_report
+
     with state.open() as mem:
         if not mem.enabled:
             raise MemoryDisabledError(DISABLED_MESSAGE)
-        report = pending_report(mem, limit)
-    emit(state, report, lambda: pending_text(report))
+        report = pending_report(
+            mem.store,
+            now=to_iso(mem.clock.now()),
+            policy=LearningSettings.from_config(mem.config["learning"]),
+            limit=limit,
+        )
+        details = [_proposal_details(mem.store.get_proposal(e["id"])) for e in report["pending"]]
+    for entry, extra in zip(report["pending"], details, strict=True):
+        entry.update(extra)
+    data = {"success": True, **report}
+    emit(state, data, lambda: _pending_text(data))
 
 
-def _proposal_entry(prop: Any) -> dict[str, Any]:
-    record = prop.proposed_record
-    pii = prop.metadata.get("pii") if isinstance(prop.metadata, dict) else None
+def _proposal_details(prop: Any) -> dict[str, Any]:
+    """What a reviewer needs to decide on a pending proposal, beyond the report line."""
+    import attrs
+
+    record = prop.proposed_record if prop is not None else None
     return {
-        "proposal_id": prop.id,
-        "operation": prop.operation,
-        "status": prop.status,
         "kind": record.kind if record else None,
         "memory_id": record.id if record else None,
-        "target_memory_id": prop.target_memory_id,
-        "related_memory_ids": list(prop.related_memory_ids or ()) or None,
         "text": record.text if record else None,
-        "rationale": prop.rationale,
-        "evidence_refs": list(prop.evidence_refs),
-        "proposed_by": {
-            "agent_role": prop.proposed_by.agent_role,
-            "agent_id": prop.proposed_by.agent_id,
-            "run_id": prop.proposed_by.run_id,
-        },
-        "created_at": prop.created_at,
-        "reviewed_at": prop.reviewed_at,
-        "reviewer": prop.reviewer,
-        "rejection_reason": prop.rejection_reason,
-        "pii": pii if isinstance(pii, dict) else None,
+        "rationale": prop.rationale if prop is not None else None,
+        "evidence_refs": list(prop.evidence_refs) if prop is not None else [],
+        "related_memory_ids": list(prop.related_memory_ids or ()) if prop is not None else [],
+        "proposed_by": attrs.asdict(prop.proposed_by) if prop is not None else None,
     }
 
 
-def pending_report(mem: Any, limit: int = 20) -> dict[str, Any]:
-    """Pending proposals (oldest first), the newest rejections and promotion candidates."""
-    from swarmmem.core.ids import to_iso
-    from swarmmem.ports.storage import ListFilter
+def _pending_text(data: dict[str, Any]) -> str:
+    from swarmmem.core.maintenance import render_pending
 
-    store = mem.store
-    waiting = sorted(store.list_proposals("pending"), key=lambda p: (p.created_at, p.id))
-    rejected = sorted(
-        store.list_proposals("rejected"),
-        key=lambda p: (p.reviewed_at or p.created_at, p.id),
-        reverse=True,
-    )
-    threshold = mem.config["learning"]["promotionThreshold"]
-    recalls: dict[str, int] = {}
-    for usage in store.list_recall_usage():
-        for memory_id in set(usage.get("memoryIds") or ()):
-            recalls[memory_id] = recalls.get(memory_id, 0) + 1
-    candidates = [
-        {
-            "memory_id": r.id,
-            "kind": r.kind,
-            "scope": r.scope.type,
-            "q_value": r.q,
-            "recalls": recalls.get(r.id, 0),
-            "text": r.text,
-        }
-        for r in store.list(ListFilter(now=to_iso(mem.clock.now())))
-        if r.q > threshold and recalls.get(r.id, 0) > PROMOTION_MIN_RECALLS
-    ]
-    candidates.sort(key=lambda c: (-c["q_value"], -c["recalls"], c["memory_id"]))
-    return {
-        "success": True,
-        "pending_count": len(waiting),
-        "rejected_count": len(rejected),
-        "pending": [_proposal_entry(p) for p in waiting],
-        "rejected": [_proposal_entry(p) for p in rejected[:limit]],
-        "promotion_threshold": threshold,
-        "promotion_candidates": candidates[:limit],
-    }
-
-
-def pending_text(report: dict[str, Any]) -> str:
-    """Markdown rendering of :func:`pending_report`."""
-
-    def line(entry: dict[str, Any]) -> str:
-        target = entry["target_memory_id"] or entry["memory_id"] or "new"
-        text = f"- `{entry['proposal_id']}` {entry['operation']} {target} ({entry['status']})"
-        if entry["rejection_reason"]:
-            text += f" - {entry['rejection_reason']}"
-        pii = entry["pii"]
-        if pii and isinstance(pii.get("score"), (int, float)):
-            counts = ", ".join(f"{k}x{v}" for k, v in (pii.get("countsByType") or {}).items())
-            text += f" pii-score={pii['score']:.2f} ({counts})"
-        return text
-
-    lines = [
-        "## Swarm Memory Pending",
-        "",
-        f"- Pending proposals: {report['pending_count']}",
-        f"- Rejected proposals: {report['rejected_count']}",
-        f"- Promotion candidates: {len(report['promotion_candidates'])}",
-        "",
-        "### Pending proposals",
-    ]
-    for entry in report["pending"]:
-        lines.append(line(entry))
-        if entry["text"]:
-            lines.append(f"  {entry['kind']}: {entry['text'][:200]}")
-        lines.append(f"  rationale: {entry['rationale'][:200]}")
-    if not report["pending"]:
-        lines.append("- none")
-    lines += ["", "### Rejected proposal reasons"]
-    lines += [line(entry) for entry in report["rejected"]] or ["- none"]
-    lines += ["", "### Promotion candidates (high learned utility, frequently recalled)"]
-    lines += [
-        f"- `{c['memory_id']}` {c['kind']} q={c['q_value']:.3f} recalls={c['recalls']}"
-        f" - {c['text'][:80]}"
-        for c in report["promotion_candidates"]
-    ] or ["- none"]
-    lines += ["", "Decide with `swarmmem curate <proposal_id> <decision>`."]
+    lines = [render_pending(data).rstrip("\n")]
+    if data["pending"]:
+        lines += ["", "### Pending proposal details", ""]
+        for entry in data["pending"]:
+            lines.append(f"- `{entry['id']}` {entry['operation']} {entry['kind'] or ''}".rstrip())
+            if entry["text"]:
+                lines.append(f"  text: {entry['text']}")
+            lines.append(f"  rationale: {entry['rationale']}")
+            if entry["evidence_refs"]:
+                lines.append(f"  evidence: {', '.join(entry['evidence_refs'])}")
+        lines += ["", "Decide with `swarmmem curate <proposal_id> <decision>`."]
     return "\n".join(lines)
 
 
@@ -501,11 +450,24 @@ def demo(state: State, keep: bool) -> None:
     run_demo(keep=keep, as_json=state.as_json)
 
 
+def profiles_text(report: dict[str, Any]) -> str:
+    """Per-profile summary lines under the legacy evaluation text."""
+    from swarmmem.reports import evaluation_text
+
+    lines = [evaluation_text(report), "", "### Profiles"]
+    for name, summary in report["profile_summaries"].items():
+        lines.append(
+            f"- {name}: passed {summary['passed_run_count']}/{summary['run_count']}, "
+            f"precision@k {summary['precision@k']:.3f}, recall@k {summary['recall@k']:.3f}"
+        )
+    return "\n".join(lines)
+
+
 def _register_extra_commands() -> None:
     """Attach the command groups that live in their own modules."""
-    from swarmmem import cli_maintenance
+    from swarmmem import cli_data, cli_maintenance
 
-    for cmd in cli_maintenance.COMMANDS:
+    for cmd in [*cli_maintenance.COMMANDS, *cli_data.COMMANDS]:
         main.add_command(cmd)
 
 

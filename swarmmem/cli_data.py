@@ -1,0 +1,69 @@
+"""Dataset benchmark and embedding-index commands (registered by ``swarmmem.cli``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from swarmmem.cli import State, command, emit, progress_bar
+
+
+@click.command("dataset")
+@click.option("--corpus", required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--queries", required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--qrels", required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--profiles", default="lexical", show_default=True, help="Comma list of lexical,hybrid,hybrid+rerank."
+)
+@click.option("-k", "k", default=10, show_default=True, type=int, help="Cut-off for Recall@k and MRR.")
+@click.option("--limit-queries", type=int, default=None)
+@command
+def dataset(
+    state: State, corpus: str, queries: str, qrels: str, profiles: str, k: int, limit_queries: int | None
+) -> None:
+    """Retrieval quality (Recall@k, nDCG@10, MRR) of each profile on a collection."""
+    from swarmmem.datasets import run_dataset
+
+    wanted = [p.strip() for p in profiles.split(",") if p.strip()]
+    with progress_bar("queries", not state.as_json) as progress:
+        report = run_dataset(
+            Path(corpus), Path(queries), Path(qrels), profiles=wanted, k=k,
+            limit_queries=limit_queries, progress=progress,
+        )
+
+    def text() -> str:
+        lines = [
+            f"documents: {report['documents']}, queries: {report['queries']}, k: {k}",
+            "",
+            "| profile | Recall@k | nDCG@10 | MRR | ms/query |",
+            "|---|---|---|---|---|",
+        ]
+        for name, row in report["profiles"].items():
+            lines.append(
+                f"| {name} | {row['recall@k']:.3f} | {row['ndcg@10']:.3f} | "
+                f"{row['mrr']:.3f} | {row['mean_latency_ms']:.2f} |"
+            )
+        return "\n".join(lines)
+
+    emit(state, report, text)
+
+
+@click.command("rebuild-embeddings")
+@command
+def rebuild_embeddings(state: State) -> None:
+    """Re-embed every durable memory; the model version advances only if all succeed."""
+    with state.open() as mem, progress_bar("embedding", not state.as_json) as progress:
+        result = mem.rebuild_embedding_index(progress=progress)
+    emit(
+        state,
+        result,
+        lambda: (
+            f"Re-embedded {result['rebuilt']} memories ({result['failed']} failed); "
+            f"model version {'advanced' if result['advanced'] else 'unchanged'}"
+            + (f" - {result['reason']}" if result.get("reason") else "")
+        ),
+    )
+
+
+COMMANDS: list[click.Command] = [dataset, rebuild_embeddings]

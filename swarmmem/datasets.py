@@ -1,0 +1,222 @@
+"""Dataset runner: retrieval quality of each profile on an external collection.
+
+Input files (nothing is downloaded; the user provides them):
+
+* corpus JSONL: one ``{"id": ..., "text": ..., "title"?: ...}`` per line;
+* queries JSONL: one ``{"id": ..., "text": ...}`` per line;
+* qrels TSV: ``query-id<TAB>corpus-id<TAB>relevance`` (a header line is skipped).
+
+The corpus is loaded as memories of one repository scope in a temporary SQLite store; each
+profile is scored with Recall@k, nDCG@10 (scikit-learn) and MRR@k, next to the bare FTS5 BM25
+query over the same index in the same run.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from swarmmem.core.errors import EvaluationError
+
+PROFILES = ("lexical", "hybrid", "hybrid+rerank")
+
+
+def _read_jsonl(path: Path, what: str) -> list[dict[str, Any]]:
+    rows = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise EvaluationError(f"cannot read {what} {path}: {exc}") from exc
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise EvaluationError(f"{path.name}:{number}: invalid JSON ({exc})") from exc
+        if not isinstance(row, dict) or "id" not in row or not isinstance(row.get("text"), str):
+            raise EvaluationError(f"{path.name}:{number}: expected an object with id and text")
+        rows.append(row)
+    return rows
+
+
+def load_qrels(path: Path) -> dict[str, dict[str, float]]:
+    """``{query_id: {doc_id: relevance}}`` from a TSV file (header optional)."""
+    out: dict[str, dict[str, float]] = {}
+    try:
+        handle = path.open(encoding="utf-8", newline="")
+    except OSError as exc:
+        raise EvaluationError(f"cannot read qrels {path}: {exc}") from exc
+    with handle:
+        for number, row in enumerate(csv.reader(handle, delimiter="\t"), 1):
+            if not row or not "".join(row).strip():
+                continue
+            if len(row) < 3:
+                raise EvaluationError(f"{path.name}:{number}: expected query-id, corpus-id, relevance")
+            try:
+                score = float(row[2])
+            except ValueError:
+                if number == 1:
+                    continue  # header
+                raise EvaluationError(f"{path.name}:{number}: relevance must be a number") from None
+            out.setdefault(row[0], {})[row[1]] = score
+    return out
+
+
+def metrics_for(ranked: Sequence[str], relevant: dict[str, float], k: int) -> dict[str, float]:
+    """Recall@k, nDCG@10 (scikit-learn's ``ndcg_score``) and MRR@k of one ranking."""
+    from sklearn.metrics import ndcg_score  # the eval extra
+
+    positives = {doc for doc, rel in relevant.items() if rel > 0}
+    top = list(ranked[:k])
+    recall = len(set(top) & positives) / len(positives) if positives else 0.0
+    mrr = next((1.0 / (i + 1) for i, doc in enumerate(top) if doc in positives), 0.0)
+    universe = list(dict.fromkeys(list(ranked[:10]) + sorted(positives)))
+    if len(universe) < 2 or not positives:
+        ndcg = 1.0 if positives and ranked[:1] and ranked[0] in positives else 0.0
+    else:
+        y_true = [[relevant.get(doc, 0.0) for doc in universe]]
+        n = len(ranked[:10])
+        y_score = [[float(n - ranked.index(doc)) if doc in ranked[:10] else 0.0 for doc in universe]]
+        ndcg = float(ndcg_score(y_true, y_score, k=10))
+    return {"recall@k": recall, "ndcg@10": ndcg, "mrr": mrr}
+
+
+def run_dataset(
+    corpus_path: Path,
+    queries_path: Path,
+    qrels_path: Path,
+    *,
+    profiles: Sequence[str] = ("lexical",),
+    k: int = 10,
+    embedder: Any = None,
+    reranker: Any = None,
+    settings: Any = None,
+    limit_queries: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Score every profile (and bare FTS5 BM25) on the collection; return a report dict."""
+    import attrs
+
+    from swarmmem.adapters.sqlite_store import SqliteStore
+    from swarmmem.adapters.sqlite_support import sqlite_module
+    from swarmmem.core.embedding_cache import EmbeddingCache
+    from swarmmem.core.fts import build_fts_query
+    from swarmmem.core.hybrid import DenseParts, HybridSettings, hybrid_recall
+    from swarmmem.core.ids import content_hash, memory_id_for_hash, normalize_text, to_iso
+    from swarmmem.core.recall import provider_recall
+    from swarmmem.core.records import MemoryRecord, MemoryScope, MemorySource, RecallRequest
+    from swarmmem.ports.clock import SystemClock
+
+    bad = [p for p in profiles if p not in PROFILES]
+    if bad:
+        raise EvaluationError(f"unknown profile(s) {bad}; choose from {', '.join(PROFILES)}")
+    if not 1 <= k <= 100:
+        raise EvaluationError(f"k must be in 1..100; got {k}")
+    corpus = _read_jsonl(corpus_path, "corpus")
+    queries = _read_jsonl(queries_path, "queries")
+    qrels = load_qrels(qrels_path)
+    queries = [q for q in queries if str(q["id"]) in qrels][: limit_queries or None]
+    if not queries:
+        raise EvaluationError("no query has relevance judgements in the qrels file")
+    scope = MemoryScope(type="repository", repo_id="dataset")
+    stamp = to_iso(SystemClock().now())
+    doc_of: dict[str, str] = {}
+    records: list[MemoryRecord] = []
+    for row in corpus:
+        text = normalize_text(" ".join(str(x) for x in (row.get("title") or "", row["text"]) if x))[:2000]
+        if not text:
+            continue
+        digest = content_hash(scope.as_dict(), "project_fact", text)
+        mid = memory_id_for_hash(digest)
+        if mid in doc_of:
+            continue
+        doc_of[mid] = str(row["id"])
+        records.append(
+            MemoryRecord(
+                id=mid, scope=scope, kind="project_fact", text=text, tags=(), confidence=0.8,
+                stability="durable", source=MemorySource(type="manual", ref=str(row["id"])[:200]),
+                created_at=stamp, updated_at=stamp, content_hash=digest,
+            )
+        )
+    settings = settings or HybridSettings(dense_rescue=None)
+    results: dict[str, list[dict[str, float]]] = {p: [] for p in ("fts5-bm25", *profiles)}
+    latency: dict[str, float] = dict.fromkeys(results, 0.0)
+    with tempfile.TemporaryDirectory(prefix="swarmmem-dataset-") as tmp:
+        db = Path(tmp) / "memory.db"
+        store = SqliteStore(db)
+        index = None
+        try:
+            with store.transaction():
+                for record in records:
+                    store.upsert(record)
+            parts = None
+            if any(p != "lexical" for p in profiles):
+                from swarmmem.adapters.vector_index import SqliteVecIndex
+
+                if embedder is None:
+                    from swarmmem.adapters.onnx_embedder import OnnxMiniLmEmbedder
+
+                    embedder = OnnxMiniLmEmbedder()
+                index = SqliteVecIndex(db, embedder.dimension)
+                index.seed_model_version(embedder.model_version)
+                for start in range(0, len(records), 256):
+                    batch = records[start : start + 256]
+                    index.upsert([r.id for r in batch],
+                                 embedder.embed_batch([r.text.lower() for r in batch]))
+                if reranker is None and "hybrid+rerank" in profiles and hasattr(embedder, "hidden_states"):
+                    from swarmmem.adapters.rerankers import MaxSimReranker
+
+                    reranker = MaxSimReranker(embedder)
+                parts = DenseParts(embedder=embedder, index=index, cache=EmbeddingCache(0),
+                                   reranker=reranker)
+            conn = sqlite_module().connect(str(db))
+            try:
+                for n, query in enumerate(queries, 1):
+                    qid = str(query["id"])
+                    relevant = qrels[qid]
+                    started = time.perf_counter()
+                    fts = build_fts_query(query["text"], None, "manual")
+                    rows = conn.execute(
+                        "SELECT id FROM memory_items_fts WHERE memory_items_fts MATCH ? "
+                        "ORDER BY bm25(memory_items_fts) LIMIT ?", (fts, k)
+                    ).fetchall() if fts else []
+                    latency["fts5-bm25"] += time.perf_counter() - started
+                    results["fts5-bm25"].append(metrics_for([doc_of[r[0]] for r in rows], relevant, k))
+                    request = RecallRequest(query=query["text"], scopes=(scope,), max_items=k,
+                                            min_score=0.0)
+                    for profile in profiles:
+                        started = time.perf_counter()
+                        if profile == "lexical":
+                            items = provider_recall(store, request, now=stamp).items
+                        else:
+                            res, _trace = hybrid_recall(
+                                store, request, now=stamp, parts=parts,
+                                settings=attrs.evolve(settings, rerank=profile == "hybrid+rerank"),
+                            )
+                            items = res.items
+                        latency[profile] += time.perf_counter() - started
+                        ranked = [doc_of[it.record.id] for it in items]
+                        results[profile].append(metrics_for(ranked, relevant, k))
+                    if progress is not None:
+                        progress(n, len(queries))
+            finally:
+                conn.close()
+        finally:
+            if index is not None:
+                index.close()
+            store.close()
+    table = {
+        name: {
+            metric: sum(r[metric] for r in rows) / len(rows)
+            for metric in ("recall@k", "ndcg@10", "mrr")
+        }
+        | {"mean_latency_ms": latency[name] * 1000.0 / len(queries)}
+        for name, rows in results.items()
+    }
+    return {"k": k, "documents": len(records), "queries": len(queries), "profiles": table}
