@@ -169,10 +169,10 @@ def run_dataset(
                     batch = records[start : start + 256]
                     index.upsert([r.id for r in batch],
                                  embedder.embed_batch([r.text.lower() for r in batch]))
-                if reranker is None and "hybrid+rerank" in profiles and hasattr(embedder, "hidden_states"):
-                    from swarmmem.adapters.rerankers import MaxSimReranker
+                if reranker is None and "hybrid+rerank" in profiles:
+                    from swarmmem.registry import maxsim_reranker
 
-                    reranker = MaxSimReranker(embedder)
+                    reranker = maxsim_reranker(embedder)
                 parts = DenseParts(embedder=embedder, index=index, cache=EmbeddingCache(0),
                                    reranker=reranker)
             conn = sqlite_module().connect(str(db))

@@ -194,9 +194,9 @@ def evaluate_profiles(
         except (SwarmMemoryError, ImportError):
             unavailable = "dense retrieval is unavailable"
         if reranker is None and unavailable is None and "hybrid+rerank" in profiles:
-            from swarmmem.adapters.rerankers import MaxSimReranker
+            from swarmmem.registry import maxsim_reranker
 
-            reranker = MaxSimReranker(embedder) if hasattr(embedder, "hidden_states") else None
+            reranker = maxsim_reranker(embedder)
     runs: list[dict[str, Any]] = []
     total = len(fixtures) * len(providers) * len(modes) * len(profiles)
     cap = 20

@@ -15,6 +15,7 @@ from swarmmem.core.codec import record_from_dict, scope_from_dict, source_from_d
 from swarmmem.core.errors import MemoryDisabledError, MemoryValidationError
 from swarmmem.core.gateway import GatewaySettings, MemoryGateway
 from swarmmem.core.ids import content_hash, memory_id_for_hash, to_iso
+from swarmmem.core.learning import LearningSettings, SessionRegistry
 from swarmmem.core.proposals import SCRATCH_TTL
 from swarmmem.core.records import AppliedChange, MemoryProposal, MemoryRecord, RecallBundle
 from swarmmem.core.scopes import MemoryContext, derive_allowed_scopes
@@ -30,6 +31,8 @@ DISABLED_MESSAGE = (
 )
 _REMOTE_RE = re.compile(r'\[remote "origin"\][\s\S]*?\n\s*url\s*=\s*(.+)')
 _CONTEXT_KEYS = {"session_id", "run_id", "agent_role", "agent_id", "unit_id"}
+#: Session ids live in this process; caller-supplied verdict session ids must be here.
+KNOWN_SESSIONS = SessionRegistry()
 
 
 def git_remote_origin(root: Path) -> str | None:
@@ -84,6 +87,8 @@ class Memory:
         self._reranker: Any = None
         self.dense_unavailable_reason: str | None = None
         self.last_trace: Any = None
+        if context.session_id:
+            KNOWN_SESSIONS.register(context.session_id)
 
     @classmethod
     def open(
@@ -295,8 +300,10 @@ class Memory:
                     if not rr["path"]:
                         return parts
                     self._reranker = cls(self._path(rr["path"]))
-                elif name == "maxsim" and hasattr(parts.embedder, "hidden_states"):
-                    self._reranker = cls(parts.embedder)
+                elif name == "maxsim":
+                    from swarmmem.registry import maxsim_reranker
+
+                    self._reranker = maxsim_reranker(parts.embedder) or cls()
                 else:
                     self._reranker = cls()
         return attrs.evolve(parts, reranker=self._reranker)
@@ -393,8 +400,13 @@ class Memory:
         return change
 
     def record_outcome(self, **fields: Any) -> dict[str, Any]:
-        """Report that a memory (or question) was useful, a dead end, or corrected."""
-        return self.gateway.record_outcome(**fields)
+        """Report that a memory (or question) was useful, a dead end, or corrected.
+
+        When reflection is enabled the lesson files are regenerated afterwards; a failed
+        regeneration makes the result ``partial`` (the outcome itself is recorded).
+        """
+        result = self.gateway.record_outcome(**fields)
+        return {**result, **self._refresh_reflection()}
 
     def import_records(self, records: Iterable[Mapping[str, Any]]) -> ImportResult:
         """Trusted bulk write of records in the reference shape (one transaction).
@@ -529,6 +541,144 @@ class Memory:
             max_items=inj["maxItems"],
             token_budget=inj["tokenBudget"],
         )
+
+    # ------------------------------------------------ learning and maintenance
+    def learning_settings(self) -> LearningSettings:
+        """``memory.learning`` as learning-loop settings."""
+        return LearningSettings.from_config(self.config["learning"])
+
+    def register_session(self, session_id: str) -> None:
+        """Mark a live session (e.g. a dispatched council member) as a known verdict target."""
+        KNOWN_SESSIONS.register(session_id)
+
+    def record_verdict(
+        self,
+        verdict: str,
+        *,
+        swarm_id: str,
+        task_or_phase: str,
+        round_number: int,
+        session_ids: Sequence[str] = (),
+        synthesis: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Apply a council verdict (APPROVE/REJECT/CONCERNS) to the memories recalled by this
+        session and by known member sessions; idempotent per swarm, task/phase and round."""
+        from swarmmem.core.learning import apply_verdict
+
+        self._require_enabled()
+        parts = self.dense_parts(rerank=False) if self.config["embeddings"]["enabled"] else None
+        result = apply_verdict(
+            self.store,
+            verdict=verdict,
+            host_session_id=self.context.session_id,
+            session_ids=session_ids,
+            known_sessions=KNOWN_SESSIONS.snapshot(),
+            swarm_id=swarm_id,
+            task_or_phase=task_or_phase,
+            round_number=round_number,
+            now=to_iso(self.clock.now()),
+            unit_id=self.context.unit_id,
+            policy=self.learning_settings(),
+            embed=parts.embedder.embed_batch if parts is not None else None,
+            synthesis=synthesis,
+        )
+        return result.as_dict()
+
+    def value_log(self, limit: int | str | None = None) -> dict[str, Any]:
+        """Per-memory Q-values, statuses and recent rewards."""
+        from swarmmem.core import maintenance
+
+        self._require_enabled()
+        return maintenance.value_log_report(
+            self.store, now=to_iso(self.clock.now()), policy=self.learning_settings(),
+            limit=maintenance.parse_limit(limit),
+        )
+
+    def pending(self, limit: int | str | None = None) -> dict[str, Any]:
+        """Pending proposals, rejected reasons and promotion candidates."""
+        from swarmmem.core import maintenance
+
+        self._require_enabled()
+        return maintenance.pending_report(
+            self.store, now=to_iso(self.clock.now()), policy=self.learning_settings(),
+            limit=maintenance.parse_limit(limit),
+        )
+
+    def recall_log(self, limit: int | str | None = None) -> dict[str, Any]:
+        """Recall usage by role and memory, most- and never-recalled memories."""
+        from swarmmem.core import maintenance
+
+        self._require_enabled()
+        return maintenance.recall_log_report(
+            self.store, now=to_iso(self.clock.now()), limit=maintenance.parse_limit(limit)
+        )
+
+    def stale(self, limit: int | str | None = None) -> dict[str, Any]:
+        """Expired scratch, tombstones, superseded chains, dead-anchor, low-utility, low-Q."""
+        from swarmmem import reflection
+        from swarmmem.core import maintenance
+
+        self._require_enabled()
+        return maintenance.stale_report(
+            self.store, now=to_iso(self.clock.now()), policy=self.learning_settings(),
+            limit=maintenance.parse_limit(limit), dead_anchor_ids=reflection.dead_anchor_ids(self.root),
+        )
+
+    def compact(self, confirm: bool = False) -> dict[str, Any]:
+        """Remove deleted tombstones, superseded records and expired scratch (dry run unless
+        ``confirm``)."""
+        from swarmmem.core import maintenance
+
+        self._require_enabled()
+        return maintenance.apply_compaction(self.store, now=to_iso(self.clock.now()), confirm=confirm)
+
+    def reflect(self) -> dict[str, Any]:
+        """Regenerate ``.swarm/reflections/lessons.{json,md}`` (only when reflection is enabled)."""
+        from swarmmem import reflection
+
+        self._require_enabled()
+        result = reflection.regenerate(
+            self.root, self.store, config=self.config, clock=self.clock, secrets=self.secrets,
+            storage_dir=self.storage_dir, extra_store_files=(self._path(self.config["sqlite"]["path"]),),
+        )
+        result.pop("digest", None)
+        return result
+
+    def reflection_block(self) -> str:
+        """The bounded reflection prompt block from ``lessons.json`` (empty when disabled)."""
+        from swarmmem import reflection
+
+        if not reflection.reflection_enabled(self.config):
+            return ""
+        return reflection.prompt_block(self.root, self.secrets)
+
+    def _refresh_reflection(self) -> dict[str, Any]:
+        from swarmmem import reflection
+
+        out: dict[str, Any] = {
+            "status": "complete",
+            "partial": False,
+            "reflection_enabled": reflection.reflection_enabled(self.config),
+            "reflection_attempted": False,
+            "reflection_updated": False,
+        }
+        if not out["reflection_enabled"]:
+            return out
+        out["reflection_attempted"] = True
+        try:
+            result = self.reflect()
+        except Exception as exc:  # noqa: BLE001 - the outcome is recorded; report partial
+            import logging
+
+            logging.getLogger("swarmmem").warning("reflection regeneration failed", exc_info=True)
+            out.update(status="partial", partial=True, reflection_error=str(exc))
+            return out
+        out["reflection_updated"] = bool(result.get("updated"))
+        if "entries" in result:
+            out["reflection_entries"] = result["entries"]
+        if not result.get("updated"):
+            out.update(status="partial", partial=True, reflection_error=result.get("reason"))
+        return out
 
     # -------------------------------------------------------------- lifecycle
     def close(self) -> None:

@@ -60,3 +60,15 @@ def resolve(kind: str, name: str) -> Any:
             f"the {kind} adapter {name!r} needs a missing package ({exc.name}); {hint}"
         ) from exc
     return getattr(module, attr)
+
+
+def maxsim_reranker(embedder: Any) -> Any:
+    """A MaxSim reranker sharing ``embedder``'s loaded MiniLM session, or ``None``."""
+    try:
+        from swarmmem.adapters.onnx_embedder import OnnxMiniLmEmbedder
+        from swarmmem.adapters.rerankers import MaxSimReranker
+    except ImportError:
+        return None
+    if isinstance(embedder, OnnxMiniLmEmbedder):
+        return MaxSimReranker(embedder)
+    return None
