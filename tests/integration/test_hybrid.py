@@ -1,0 +1,255 @@
+"""Hybrid recall: disabled-path guarantee, honest degradation, fusion and rerank rules."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import attrs
+import pytest
+
+from swarmmem.adapters.hashing_embedder import HashingEmbedder
+from swarmmem.adapters.memory_store import InMemoryStore
+from swarmmem.adapters.rerankers import IdentityReranker
+from swarmmem.adapters.sqlite_store import SqliteStore
+from swarmmem.adapters.vector_index import NumpyVectorIndex, SqliteVecIndex
+from swarmmem.core.embedding_cache import EmbeddingCache
+from swarmmem.core.evaluation import fixture_request, load_fixtures
+from swarmmem.core.hybrid import DenseParts, HybridSettings, hybrid_recall
+from swarmmem.core.ids import normalize_text
+from swarmmem.core.recall import provider_recall
+from swarmmem.evaluation import temporary_stores
+
+NOW = "2026-11-30T00:00:00.000Z"
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "spec" / "upstream-fixtures"
+OWN = Path(__file__).resolve().parents[2] / "fixtures" / "memory-recall"
+
+
+def _fixture_dirs() -> list[Path]:
+    dirs = [d for d in (SHARED / "memory-recall", OWN) if d.is_dir() and any(d.glob("*.json"))]
+    if not dirs:
+        pytest.skip("no golden fixtures available")
+    return dirs
+
+
+def _dense(records, embedder=None, index=None, reranker=None) -> DenseParts:
+    embedder = embedder or HashingEmbedder(dimension=64)
+    index = index or NumpyVectorIndex(embedder.dimension)
+    index.seed_model_version(embedder.model_version)
+    index.upsert(
+        [r.id for r in records], embedder.embed_batch([normalize_text(r.text).lower() for r in records])
+    )
+    return DenseParts(embedder=embedder, index=index, cache=EmbeddingCache(8), reranker=reranker)
+
+
+def _snapshot(result) -> str:
+    return json.dumps(
+        {
+            "items": [(it.record.id, it.score, it.reason) for it in result.items],
+            "diagnostics": result.diagnostics,
+        },
+        sort_keys=True,
+    )
+
+
+class _Broken:
+    """An embedder that is present but fails on use."""
+
+    model_version = "broken:4"
+    dimension = 4
+    available = True
+
+    def embed(self, text):
+        raise RuntimeError("model crashed")
+
+    def embed_batch(self, texts):
+        raise RuntimeError("model crashed")
+
+
+def test_disabled_path_is_byte_identical_on_every_golden_fixture() -> None:
+    """Without dense parts the hybrid entry point returns exactly the lexical result."""
+    for directory in _fixture_dirs():
+        for fixture in load_fixtures(directory):
+            with temporary_stores() as factory:
+                for provider in ("local-jsonl", "sqlite"):
+                    store = factory(provider)
+                    for record in fixture.records:
+                        store.upsert(record)
+                    for mode in ("manual", "injection", "curator"):
+                        request, _k = fixture_request(fixture, mode)
+                        lexical = provider_recall(store, request, now=NOW)
+                        hybrid, trace = hybrid_recall(
+                            store, request, now=NOW, parts=None, settings=HybridSettings()
+                        )
+                        assert _snapshot(hybrid) == _snapshot(lexical), (fixture.name, provider, mode)
+                        assert "fusionActive" not in hybrid.diagnostics
+                        assert trace.status == "degraded"
+                        assert trace.degradation_reason == "dense retrieval is unavailable"
+                    store.close()
+
+
+def test_dense_failure_falls_back_to_exact_lexical_output() -> None:
+    """An embedder that raises yields the lexical items and diagnostics unchanged."""
+    fixture = load_fixtures(_fixture_dirs()[0])[0]
+    store = InMemoryStore()
+    for record in fixture.records:
+        store.upsert(record)
+    request, _ = fixture_request(fixture, "manual")
+    parts = DenseParts(embedder=_Broken(), index=NumpyVectorIndex(4), cache=EmbeddingCache(4))
+    result, trace = hybrid_recall(store, request, now=NOW, parts=parts, settings=HybridSettings())
+    assert _snapshot(result) == _snapshot(provider_recall(store, request, now=NOW))
+    assert trace.degradation_reason == "dense retrieval failed"
+
+
+def test_version_mismatch_falls_back_to_lexical() -> None:
+    """Vectors stored under another model version are never mixed with new queries."""
+    fixture = load_fixtures(_fixture_dirs()[0])[0]
+    store = InMemoryStore()
+    for record in fixture.records:
+        store.upsert(record)
+    parts = _dense(fixture.records)
+    parts.index.set_model_version("other-model:64")
+    request, _ = fixture_request(fixture, "manual")
+    result, trace = hybrid_recall(store, request, now=NOW, parts=parts, settings=HybridSettings())
+    assert _snapshot(result) == _snapshot(provider_recall(store, request, now=NOW))
+    assert trace.degradation_reason == "dense retrieval failed"
+
+
+def test_fusion_marks_diagnostics_and_normalises_scores() -> None:
+    """When fusion runs, fusionActive is set and the top score is exactly 1.0."""
+    fixture = load_fixtures(_fixture_dirs()[0])[0]
+    store = InMemoryStore()
+    for record in fixture.records:
+        store.upsert(record)
+    request, _ = fixture_request(fixture, "manual")
+    result, trace = hybrid_recall(
+        store, request, now=NOW, parts=_dense(fixture.records), settings=HybridSettings()
+    )
+    assert result.diagnostics["fusionActive"] is True
+    assert result.items[0].score == 1.0
+    assert all(0.0 <= it.score <= 1.0 for it in result.items)
+    assert trace.used_embedding and trace.status == "complete"
+    assert trace.query_embedding_invocation_count == 1
+
+
+def test_query_embedding_cache_hit_skips_the_model() -> None:
+    """A repeated query (modulo case and spacing) reuses the cached vector."""
+    fixture = load_fixtures(_fixture_dirs()[0])[0]
+    store = InMemoryStore()
+    for record in fixture.records:
+        store.upsert(record)
+    parts = _dense(fixture.records)
+    request, _ = fixture_request(fixture, "manual")
+    hybrid_recall(store, request, now=NOW, parts=parts, settings=HybridSettings())
+    again = attrs.evolve(request, query="  " + request.query.upper() + " ")
+    _, trace = hybrid_recall(store, again, now=NOW, parts=parts, settings=HybridSettings())
+    assert trace.query_embedding_invocation_count == 0
+    assert parts.cache.hits >= 1
+
+
+def test_dense_candidates_respect_scope_kind_and_state() -> None:
+    """Dense hits outside the request's scopes, kinds or active set never surface."""
+    for directory in _fixture_dirs():
+        for fixture in load_fixtures(directory):
+            store = InMemoryStore()
+            for record in fixture.records:
+                store.upsert(record)
+            parts = _dense(fixture.records)
+            request, _ = fixture_request(fixture, "manual")
+            result, _trace = hybrid_recall(
+                store, request, now=NOW, parts=parts, settings=HybridSettings(dense_rescue=0.0)
+            )
+            keys = {s.key for s in request.scopes}
+            for item in result.items:
+                assert item.record.scope.key in keys, fixture.name
+                assert item.record.active, fixture.name
+                if request.kinds:
+                    assert item.record.kind in request.kinds, fixture.name
+
+
+def test_latency_gate_skips_rerank() -> None:
+    """A spent latency budget keeps the fused order and says why."""
+    fixture = load_fixtures(_fixture_dirs()[0])[0]
+    store = InMemoryStore()
+    for record in fixture.records:
+        store.upsert(record)
+    request, _ = fixture_request(fixture, "manual")
+    parts = _dense(fixture.records, reranker=IdentityReranker())
+    ticks = iter([0.0] + [10.0] * 100)
+    result, trace = hybrid_recall(
+        store, request, now=NOW, parts=parts,
+        settings=HybridSettings(rerank=True, latency_budget_ms=250), timer=lambda: next(ticks),
+    )
+    plain, _ = hybrid_recall(store, request, now=NOW, parts=parts, settings=HybridSettings())
+    assert trace.degradation_reason == "reranking skipped by latency budget"
+    assert [it.record.id for it in result.items] == [it.record.id for it in plain.items]
+
+
+class _Reverse:
+    """A reranker that prefers later texts (to make reordering visible)."""
+
+    name = "reverse"
+    available = True
+
+    def rerank(self, query, texts):
+        return [float(i) for i in range(len(texts))]
+
+
+def test_rerank_reorders_only_the_top_prefix() -> None:
+    """Only the top 20 are reordered; the tail keeps its fused order below them."""
+    from factories import make_memory
+
+    records = [make_memory(f"alpha memory number {i} about caching layers", kind="code_pattern") for i in range(30)]
+    store = InMemoryStore()
+    for record in records:
+        store.upsert(record)
+    parts = _dense(records, reranker=_Reverse())
+    from swarmmem.core.records import RecallRequest
+
+    request = RecallRequest(query="alpha caching", scopes=(records[0].scope,), max_items=30, min_score=0.0)
+    fused, _ = hybrid_recall(store, request, now=NOW, parts=parts, settings=HybridSettings())
+    reranked, trace = hybrid_recall(store, request, now=NOW, parts=parts, settings=HybridSettings(rerank=True))
+    before = [it.record.id for it in fused.items]
+    after = [it.record.id for it in reranked.items]
+    assert trace.used_reranker and trace.rerank_candidate_count == 20
+    assert after[:20] == list(reversed(before[:20]))
+    assert after[20:] == before[20:]
+
+
+@pytest.mark.slow
+def test_hybrid_rescues_paraphrases_with_the_real_model(tmp_path: Path) -> None:
+    """With MiniLM and sqlite-vec, hybrid finds the paraphrase memories lexical recall misses,
+    and loses none of the runs lexical recall passes."""
+    pytest.importorskip("onnxruntime")
+    from swarmmem.adapters.onnx_embedder import OnnxMiniLmEmbedder
+    from swarmmem.core.evaluation import run_metrics
+
+    embedder = OnnxMiniLmEmbedder()
+    if not embedder.available:
+        pytest.skip("MiniLM model is not installed")
+    gained = lost = 0
+    for directory in _fixture_dirs():
+        for n, fixture in enumerate(load_fixtures(directory)):
+            db = tmp_path / f"{directory.name}-{n}.db"
+            store = SqliteStore(db)
+            for record in fixture.records:
+                store.upsert(record)
+            index = SqliteVecIndex(db, embedder.dimension)
+            parts = _dense(fixture.records, embedder=embedder, index=index)
+            for mode in ("manual", "curator", "injection"):
+                request, k = fixture_request(fixture, mode)
+                lexical = provider_recall(store, request, now=NOW)
+                hybrid, _ = hybrid_recall(
+                    store, request, now=NOW, parts=parts, settings=HybridSettings(dense_rescue=0.25),
+                    min_score=request.min_score or 0.0,
+                )
+                lex_ok = run_metrics(fixture, [i.record.id for i in lexical.items], k, mode, NOW)["passed"]
+                hyb_ok = run_metrics(fixture, [i.record.id for i in hybrid.items], k, mode, NOW)["passed"]
+                lost += lex_ok and not hyb_ok
+                gained += hyb_ok and not lex_ok
+                if fixture.name.startswith("paraphrase") and mode != "injection" and directory.parent == SHARED:
+                    assert hyb_ok, (fixture.name, mode)
+            index.close()
+            store.close()
+    assert lost == 0
+    assert gained >= 1
