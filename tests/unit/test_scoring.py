@@ -1,0 +1,179 @@
+"""The nine-factor scorer, FTS query building, prompt block and recall slicing."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+from factories import OTHER_SCOPE, REPO_SCOPE, make_memory
+
+from swarmmem.adapters.memory_store import InMemoryStore
+from swarmmem.core.fts import apply_fts_bonus, build_fts_query, fts_terms
+from swarmmem.core.prompt import already_injected, build_prompt_block, header
+from swarmmem.core.recall import provider_recall, slice_items
+from swarmmem.core.records import MemorySource, RecallRequest
+from swarmmem.core.roles import normalize_role, profile_for
+from swarmmem.core.scoring import LearningPolicy, score_records
+
+NOW = "2026-01-05T00:00:00.000Z"
+NOW_MS = 1767571200000.0
+
+
+def request(**kw):
+    """A manual request in the repository scope."""
+    base = {"query": "pytest fixtures", "scopes": (REPO_SCOPE,), "min_score": 0.0}
+    base.update(kw)
+    return RecallRequest(**base)
+
+
+def test_weights_and_boosts_give_the_documented_sum() -> None:
+    """A full-overlap record scores the weighted sum of its factors exactly."""
+    record = make_memory("pytest fixtures", kind="test_pattern", tags=("pytest", "fixtures"),
+                         confidence=1.0, source=MemorySource(type="file", file_path="pytest/fixtures.py"),
+                         metadata={"symbols": ["pytest", "fixtures"]})
+    items, _ = score_records(request(task="pytest fixtures", agent_role="qa", kinds=("test_pattern",)),
+                             [record], now_ms=NOW_MS)
+    expected = .38 + .16 + .12 + .08 + .08 + .12 * 0.8 + .06 + .05 + .08
+    assert items[0].score == pytest.approx(expected, abs=1e-12)
+
+
+def test_prefilters_count_and_exclude() -> None:
+    """Expired, superseded, deleted, out-of-scope and wrong-kind records are filtered."""
+    records = [
+        make_memory("pytest a", expires_at="2026-01-02T00:00:00.000Z"),
+        attrs.evolve(make_memory("pytest b"), superseded_by="mem_0000000000000000"),
+        make_memory("pytest c", metadata={"deleted": True}),
+        make_memory("pytest d", scope=OTHER_SCOPE),
+        make_memory("pytest e", kind="code_pattern"),
+        make_memory("pytest f"),
+    ]
+    items, diag = score_records(request(kinds=("project_fact",)), records, now_ms=NOW_MS)
+    assert [it.record.text for it in items] == ["pytest f"]
+    assert diag["preScoredFilteredCount"] == 5
+
+
+def test_low_q_is_suppressed_unless_asked() -> None:
+    """Q below the suppression threshold hides a memory unless include_low_q."""
+    low = make_memory("pytest low", metadata={"qValue": 0.1})
+    items, diag = score_records(request(), [low], now_ms=NOW_MS)
+    assert items == [] and diag["suppressedLowQCount"] == 1
+    items, _ = score_records(request(include_low_q=True), [low], now_ms=NOW_MS)
+    assert len(items) == 1
+
+
+def test_q_boost_changes_score_not_threshold() -> None:
+    """The Q term moves the score but min_score applies to the base score."""
+    high = make_memory("pytest fixtures", metadata={"qValue": 1.0})
+    items, _ = score_records(request(), [high], now_ms=NOW_MS)
+    assert items[0].score == pytest.approx(items[0].base_score + 0.05)
+    assert "qvalue=1.00" in items[0].reason
+    items, diag = score_records(request(min_score=items[0].base_score + 0.01), [high], now_ms=NOW_MS)
+    assert items == [] and diag["belowThresholdCount"] == 1
+
+
+def test_injection_requires_a_query_signal() -> None:
+    """In injection mode a record with no overlap is dropped as no_signal."""
+    unrelated = make_memory("database migrations are numbered")
+    items, diag = score_records(request(mode="injection", require_query_signal=True), [unrelated],
+                                now_ms=NOW_MS)
+    assert items == [] and diag["noSignalCount"] == 1
+    items, _ = score_records(request(mode="manual"), [unrelated], now_ms=NOW_MS)
+    assert len(items) == 1
+
+
+def test_sort_is_score_then_id() -> None:
+    """Equal scores are ordered by id ascending."""
+    a, b = make_memory("alpha"), make_memory("beta")
+    items, _ = score_records(request(query="zzz"), [b, a], now_ms=NOW_MS)
+    assert [it.record.id for it in items] == sorted([a.id, b.id])
+
+
+def test_role_normalisation() -> None:
+    """Aliases and prefixes resolve; unknown roles recall like a coder."""
+    assert normalize_role("reviewer") == "qa"
+    assert normalize_role("critic_drift_verifier") == "security"
+    assert normalize_role("myswarm_curator_phase") == "curator"
+    assert normalize_role("docs") == "sme"
+    assert normalize_role("security-engineer") == "coder"
+    assert normalize_role(None) == "architect"
+    assert profile_for("curator").max_items == 20
+
+
+def test_fts_query_building() -> None:
+    """Stop words and short terms drop, digits stay, terms are quoted and capped at 40."""
+    assert fts_terms("How is the API v2 at 42?", None, "manual") == ["api", "42"]
+    assert build_fts_query("foo-bar baz", None, "manual") == '"foo" OR "bar" OR "baz"'
+    assert build_fts_query("a an the", None, "manual") is None
+    many = " ".join(f"term{i}" for i in range(60))
+    assert len(fts_terms(many, None, "manual")) == 40
+    assert fts_terms("query words", "deploy steps", "injection")[:2] == ["deploy", "steps"]
+
+
+def test_fts_bonus_and_reason() -> None:
+    """BM25 order adds up to 0.08 and notes the rank."""
+    a, b = make_memory("pytest one"), make_memory("pytest two")
+    items, _ = score_records(request(), [a, b], now_ms=NOW_MS)
+    ranked = apply_fts_bonus(items, {b.id: 0, a.id: 1})
+    assert ranked[0].record.id == b.id
+    assert ranked[0].reason.endswith("fts_rank=1")
+
+
+def test_prompt_block_budget_stops_at_first_overflow() -> None:
+    """Items are added in order and the first that does not fit ends the block (no skipping)."""
+    records = [make_memory("short fact"), make_memory("long " * 300), make_memory("tiny")]
+    items, _ = score_records(request(query="fact long tiny"), records, now_ms=NOW_MS)
+    by_text = {it.record.text.split()[0]: it for it in items}
+    block, tokens, included = build_prompt_block(
+        "bundle_20260105000000_abcdef12", [by_text["tiny"], by_text["long"], by_text["short"]],
+        generated_at=NOW, token_budget=200, redact=lambda t: t,
+    )
+    assert [it.record.text for it in included] == ["tiny"]
+    roomy, _, all_items = build_prompt_block(
+        "bundle_20260105000000_abcdef12", [by_text["tiny"], by_text["short"]],
+        generated_at=NOW, token_budget=200, redact=lambda t: t,
+    )
+    assert len(all_items) == 2
+    assert block.startswith(header("bundle_20260105000000_abcdef12"))
+    assert "- [" in block and "Source: file src/app/main.py" in block
+    assert tokens <= 150
+    assert already_injected(block)
+
+
+def test_prompt_block_redacts_secrets() -> None:
+    """Recall output passes memory text through the redactor."""
+    items, _ = score_records(request(), [make_memory("pytest fixtures")], now_ms=NOW_MS)
+    block, _, _ = build_prompt_block("bundle_20260105000000_abcdef12", items, generated_at=NOW,
+                                     token_budget=1000, redact=lambda t: t.replace("pytest", "[R]"))
+    assert "[R] fixtures" in block
+
+
+def test_slice_keeps_explored_items_additive() -> None:
+    """Exploration adds beyond max_items."""
+    items, _ = score_records(request(), [make_memory(f"pytest {i}") for i in range(5)], now_ms=NOW_MS)
+    explored = attrs.evolve(items[-1], explored=True)
+    sliced = slice_items([*items[:4], explored], 2)
+    assert len(sliced) == 3 and sliced[-1].explored
+
+
+def test_exploration_is_off_by_default_and_injectable() -> None:
+    """With rate 0 nothing is explored; with rate 1 the best suppressed item is added."""
+    low = make_memory("pytest low", metadata={"qValue": 0.05})
+    items, diag = score_records(request(), [low], now_ms=NOW_MS)
+    assert items == [] and diag["exploredCount"] == 0
+    items, diag = score_records(request(), [low], now_ms=NOW_MS,
+                                policy=LearningPolicy(exploration_rate=1.0), rng=lambda: 0.5)
+    assert diag["exploredCount"] == 1 and items[0].explored
+
+
+def test_provider_recall_related_expansion() -> None:
+    """Merged memories fill unused slots, marked with their relation."""
+    store = InMemoryStore()
+    a, b = make_memory("pytest fixtures live in conftest"), make_memory("database url comes from env")
+    store.upsert(a)
+    store.upsert(b)
+    store.related_ids = lambda mid: [b.id] if mid == a.id else []  # type: ignore[method-assign]
+    result = provider_recall(store, request(mode="injection", require_query_signal=True,
+                                            min_score=0.25, max_items=3), now=NOW)
+    ids = [it.record.id for it in result.items]
+    assert ids == [a.id, b.id]
+    assert result.items[1].related_from == a.id
+    assert "related_from=" in result.items[1].reason
