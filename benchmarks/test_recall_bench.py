@@ -1,0 +1,89 @@
+"""Recall latency: the full lexical recall next to the bare FTS5 query, on the same store.
+
+Sizes come from ``SWARMMEM_BENCH_SIZES`` (default ``1000``; the tables in README.md used
+``1000,10000,100000``). Each size builds one SQLite store with every memory in one scope.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+
+import pytest
+from conftest import make_corpus
+
+from swarmmem.adapters.sqlite_store import SqliteStore
+from swarmmem.adapters.sqlite_support import sqlite_module
+from swarmmem.core import scoring
+from swarmmem.core.fts import build_fts_query
+from swarmmem.core.ids import content_hash, memory_id_for_hash
+from swarmmem.core.recall import provider_recall
+from swarmmem.core.records import MemoryRecord, MemoryScope, MemorySource, RecallRequest
+
+SIZES = [int(s) for s in os.environ.get("SWARMMEM_BENCH_SIZES", "1000").split(",") if s.strip()]
+SCOPE = MemoryScope(type="repository", repo_id="bench")
+STAMP = "2026-01-01T00:00:00.000Z"
+NOW = "2026-06-01T00:00:00.000Z"
+QUERY = "how do we run pytest fixtures for the sqlite migration tests"
+TASK = "Fix the failing migration test in the sqlite adapter"
+
+
+def _records(n: int) -> list[MemoryRecord]:
+    out = []
+    seen = set()
+    for i, cand in enumerate(make_corpus(n, seed=7)):
+        text = f"{cand.text} ({i})"
+        digest = content_hash(SCOPE.as_dict(), cand.kind, text)
+        if digest in seen:
+            continue
+        seen.add(digest)
+        out.append(
+            MemoryRecord(
+                id=memory_id_for_hash(digest), scope=SCOPE, kind=cand.kind, text=text,
+                tags=tuple(cand.tags), confidence=0.8, stability="durable",
+                source=MemorySource(type="file", file_path=cand.files[0] if cand.files else "README.md"),
+                created_at=STAMP, updated_at=STAMP, content_hash=digest,
+                metadata={"files": cand.files, "symbols": cand.symbols},
+            )
+        )
+    return out
+
+
+@pytest.fixture(scope="module", params=SIZES, ids=lambda n: f"{n}")
+def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """A SQLite store holding ``n`` memories in one scope."""
+    path: Path = tmp_path_factory.mktemp(f"recall{request.param}") / "memory.db"
+    db = SqliteStore(path)
+    with db.transaction():
+        for record in _records(request.param):
+            db.upsert(record)
+    yield db
+    db.close()
+
+
+REQUEST = RecallRequest(query=QUERY, task=TASK, scopes=(SCOPE,), max_items=8, min_score=0.05)
+
+
+@pytest.mark.benchmark(group="recall")
+def test_bare_fts5_query(benchmark, store) -> None:
+    """The bare FTS5 BM25 candidate query over the same index (the floor)."""
+    conn = sqlite_module().connect(str(store.path))
+    match = build_fts_query(QUERY, TASK, "manual")
+    sql = ("SELECT id, bm25(memory_items_fts) FROM memory_items_fts WHERE memory_items_fts MATCH ? "
+           "ORDER BY bm25(memory_items_fts) LIMIT 160")
+    rows = benchmark(lambda: conn.execute(sql, (match,)).fetchall())
+    conn.close()
+    assert rows
+
+
+@pytest.mark.benchmark(group="recall")
+@pytest.mark.parametrize("impl", ["compiled", "py"])
+def test_lexical_recall(benchmark, store, impl, monkeypatch) -> None:
+    """Full lexical recall (candidates, nine-factor kernel, BM25 bonus, slice)."""
+    if impl == "compiled" and os.environ.get("SWARMMEM_NO_EXTENSIONS") == "1":
+        pytest.skip("compiled kernels disabled")
+    module = importlib.import_module(f"swarmmem._speedups._lexical_{'c' if impl == 'compiled' else 'py'}")
+    monkeypatch.setattr(scoring, "lexical", module)
+    result = benchmark(lambda: provider_recall(store, REQUEST, now=NOW))
+    assert 0 < len(result.items) <= 8
