@@ -471,8 +471,12 @@ def _register_extra_commands() -> None:
         main.add_command(cmd)
 
 
-_register_extra_commands()
+if __name__ == "__main__":  # pragma: no cover - ``python -m swarmmem.cli``
+    # Run the importable module's group: the command modules import ``swarmmem.cli`` and
+    # attach to *its* group; registering from this ``__main__`` copy would import them while
+    # ``swarmmem.cli`` is only half initialised (a circular import).
+    from swarmmem.cli import main as _main
 
-
-if __name__ == "__main__":  # pragma: no cover
-    main()
+    _main()
+else:
+    _register_extra_commands()
