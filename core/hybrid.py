@@ -11,10 +11,11 @@ Fusion methods:
   candidates (missing channel = 0), min-max normalised; rewards agreement of both channels.
 
 Dense rescue (``dense_rescue`` = a cosine floor, off when ``None``): the best dense candidate
-that the lexical path would not have returned in its first ``max_items`` (the paraphrase
-case: no or few shared words) takes the last slot when fusion and rerank ranked it lower and
-its cosine reaches the floor. Lexical and dense then each contribute what only they can find.
-Injection mode never rescues (it keeps its stricter no-signal rule).
+in which the lexical path found no query signal at all (no shared text, tag, file or symbol
+term: the paraphrase case) takes the last slot when fusion and rerank ranked it lower and
+its cosine reaches the floor; the top item is never displaced. Lexical and dense then each
+contribute what only they can find. Injection mode never rescues (it keeps its stricter
+no-signal rule) and takes no dense-only hit.
 """
 
 from __future__ import annotations
@@ -191,18 +192,18 @@ def fuse(
 def _rescue(
     items: list[RecallItem],
     dense: Sequence[tuple[MemoryRecord, float]],
-    lexical_top: set[str],
+    signalled: set[str],
     max_items: int,
     floor: float,
 ) -> list[RecallItem]:
-    """Give the best dense candidate the lexical path would not return the last slot."""
-    best = next((rec.id for rec, cos in dense if rec.id not in lexical_top and cos >= floor), None)
+    """Give the best dense candidate without any lexical query signal the last slot."""
+    best = next((rec.id for rec, cos in dense if rec.id not in signalled and cos >= floor), None)
     if best is None:
         return items
     position = next((i for i, it in enumerate(items) if it.record.id == best), None)
-    if position is None or position < max_items:
+    if max_items < 2 or position is None or position < max_items:
         return items
-    target = max(0, max_items - 1)
+    target = max_items - 1  # never displaces the top item
     rescued = attrs.evolve(items[position], reason=f"{items[position].reason}, dense_rescue")
     rest = items[:position] + items[position + 1 :]
     return rest[:target] + [rescued] + rest[target:]
@@ -259,7 +260,10 @@ def hybrid_recall(
     dense_records = {rec.id: rec for rec, _ in dense}
     items: list[RecallItem] = []
     for memory_id, score in fused:
-        if score < min_score:
+        # Lexical items already passed min_score on their base score; min-max normalisation
+        # would push the last of them to 0, so the floor applies to dense-only hits alone,
+        # and injection (which requires a query signal) takes no dense-only hit at all.
+        if memory_id not in by_id and (score < min_score or request.mode == "injection"):
             continue
         tag = f"rrf_fused={to_fixed(score, 4)}" if settings.fusion == "rrf" else f"fused={to_fixed(score, 4)}"
         base = by_id.get(memory_id)
@@ -289,8 +293,15 @@ def hybrid_recall(
                 reason = "reranker failed"
 
     if settings.dense_rescue is not None and request.mode != "injection":
-        lexical_top = {it.record.id for it in regular[: request.max_items]}
-        items = _rescue(items, dense, lexical_top, request.max_items, settings.dense_rescue)
+        signalled = {
+            it.record.id
+            for it in regular
+            if it.signals.text_overlap > 0
+            or it.signals.tag_overlap > 0
+            or it.signals.file_overlap > 0
+            or it.signals.symbol_overlap > 0
+        }
+        items = _rescue(items, dense, signalled, request.max_items, settings.dense_rescue)
     items = expand_related(
         store, slice_items(items + explored, request.max_items), request, now=now, policy=policy
     )
