@@ -7,12 +7,12 @@ events and merge relations for one project. Three adapters ship: in-memory, JSON
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
-
 from swarmmem.core.records import MemoryProposal, MemoryRecord
 
 
@@ -38,7 +38,7 @@ class Candidates:
     """Records a recall should score, plus the full-text order when pre-selection ran.
 
     ``fts_order`` maps memory id to its 0-based BM25 position (``None`` when no full-text
-    pre-selection happened); ``fts_used`` is True when the full-text query ran and matched.
+    pre-selection happened, including every fallback to all scoped records).
     """
 
     records: tuple[MemoryRecord, ...]
@@ -84,7 +84,7 @@ class StorageProvider(Protocol):
         """The record with ``memory_id`` (any state), or ``None``."""
         ...
 
-    def list(self, flt: ListFilter) -> list[MemoryRecord]:
+    def list(self, flt: ListFilter) -> builtins.list[MemoryRecord]:
         """Records matching ``flt``, newest first."""
         ...
 
@@ -127,7 +127,7 @@ class StorageProvider(Protocol):
         """A proposal by id, or ``None``."""
         ...
 
-    def list_proposals(self, status: str | None = None) -> list[MemoryProposal]:
+    def list_proposals(self, status: str | None = None) -> builtins.list[MemoryProposal]:
         """Proposals (optionally of one status), oldest first."""
         ...
 
@@ -146,7 +146,7 @@ class StorageProvider(Protocol):
         """Append an audit event."""
         ...
 
-    def list_events(self) -> list[StoredEvent]:
+    def list_events(self) -> builtins.list[StoredEvent]:
         """Every audit event in insertion order."""
         ...
 
@@ -156,7 +156,7 @@ class StorageProvider(Protocol):
 
     def list_recall_usage(
         self, *, run_id: str | None = None, since: str | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> builtins.list[dict[str, Any]]:
         """Recorded recall usage, oldest first, optionally for one run or after ``since``."""
         ...
 
@@ -164,7 +164,7 @@ class StorageProvider(Protocol):
         """Append an outcome event (``id``, ``memoryId``, ``generation``, ``outcome``, ...)."""
         ...
 
-    def list_outcomes(self, memory_id: str | None = None) -> list[dict[str, Any]]:
+    def list_outcomes(self, memory_id: str | None = None) -> builtins.list[dict[str, Any]]:
         """Outcome events, optionally of one memory, ordered by (``at``, ``id``)."""
         ...
 
@@ -172,11 +172,11 @@ class StorageProvider(Protocol):
         """Append a learning reward event."""
         ...
 
-    def list_reward_events(self) -> list[dict[str, Any]]:
+    def list_reward_events(self) -> builtins.list[dict[str, Any]]:
         """Every reward event, oldest first."""
         ...
 
-    def related_ids(self, memory_id: str) -> list[str]:
+    def related_ids(self, memory_id: str) -> builtins.list[str]:
         """Ids merged with ``memory_id`` (sorted, at most 32)."""
         ...
 

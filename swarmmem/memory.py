@@ -590,7 +590,9 @@ class Memory:
 
         self._require_enabled()
         return maintenance.value_log_report(
-            self.store, now=to_iso(self.clock.now()), policy=self.learning_settings(),
+            self.store,
+            now=to_iso(self.clock.now()),
+            policy=self.learning_settings(),
             limit=maintenance.parse_limit(limit),
         )
 
@@ -600,7 +602,9 @@ class Memory:
 
         self._require_enabled()
         return maintenance.pending_report(
-            self.store, now=to_iso(self.clock.now()), policy=self.learning_settings(),
+            self.store,
+            now=to_iso(self.clock.now()),
+            policy=self.learning_settings(),
             limit=maintenance.parse_limit(limit),
         )
 
@@ -620,8 +624,11 @@ class Memory:
 
         self._require_enabled()
         return maintenance.stale_report(
-            self.store, now=to_iso(self.clock.now()), policy=self.learning_settings(),
-            limit=maintenance.parse_limit(limit), dead_anchor_ids=reflection.dead_anchor_ids(self.root),
+            self.store,
+            now=to_iso(self.clock.now()),
+            policy=self.learning_settings(),
+            limit=maintenance.parse_limit(limit),
+            dead_anchor_ids=reflection.dead_anchor_ids(self.root),
         )
 
     def compact(self, confirm: bool = False) -> dict[str, Any]:
@@ -630,7 +637,13 @@ class Memory:
         from swarmmem.core import maintenance
 
         self._require_enabled()
-        return maintenance.apply_compaction(self.store, now=to_iso(self.clock.now()), confirm=confirm)
+        now = to_iso(self.clock.now())
+        report = maintenance.apply_compaction(self.store, now=now, confirm=confirm)
+        if confirm and report["removed"] and self.config["embeddings"]["enabled"]:
+            parts = self.dense_parts(rerank=False)
+            if parts is not None:  # vectors live beside the store: drop the removed ones too
+                parts.index.delete([i for n in maintenance.COMPACTION_CLASSES for i in report[n]])
+        return report
 
     def reflect(self) -> dict[str, Any]:
         """Regenerate ``.swarm/reflections/lessons.{json,md}`` (only when reflection is enabled)."""
@@ -638,8 +651,13 @@ class Memory:
 
         self._require_enabled()
         result = reflection.regenerate(
-            self.root, self.store, config=self.config, clock=self.clock, secrets=self.secrets,
-            storage_dir=self.storage_dir, extra_store_files=(self._path(self.config["sqlite"]["path"]),),
+            self.root,
+            self.store,
+            config=self.config,
+            clock=self.clock,
+            secrets=self.secrets,
+            storage_dir=self.storage_dir,
+            extra_store_files=(self._path(self.config["sqlite"]["path"]),),
         )
         result.pop("digest", None)
         return result
@@ -667,7 +685,7 @@ class Memory:
         out["reflection_attempted"] = True
         try:
             result = self.reflect()
-        except Exception as exc:  # noqa: BLE001 - the outcome is recorded; report partial
+        except Exception as exc:  # the outcome is recorded; a failure makes the result partial
             import logging
 
             logging.getLogger("swarmmem").warning("reflection regeneration failed", exc_info=True)

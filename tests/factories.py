@@ -1,0 +1,175 @@
+"""Helper constructors shared by the test suite (append new helpers; do not rewrite)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from swarmmem.core.ids import content_hash, memory_id, proposal_id, to_iso
+from swarmmem.core.records import (
+    MemoryProposal,
+    MemoryRecord,
+    MemoryScope,
+    MemorySource,
+    ProposedBy,
+)
+from swarmmem.ports.clock import FixedClock
+
+# --- storage (issue "Storage") ---------------------------------------------------------------
+
+REPO_SCOPE = MemoryScope(type="repository", repo_id="swarmmem-tests")
+OTHER_SCOPE = MemoryScope(type="repository", repo_id="another-repo")
+BASE_TIME = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+T0 = to_iso(BASE_TIME)
+STORE_KINDS = ("memory", "local-jsonl", "sqlite")
+
+
+def at(minutes: float = 0, *, days: float = 0) -> str:
+    """An ISO timestamp ``minutes`` (and ``days``) after 2026-01-01T00:00:00.000Z."""
+    return to_iso(BASE_TIME + dt.timedelta(minutes=minutes, days=days))
+
+
+def make_memory(
+    text: str = "Tests run with pytest from the repository root",
+    *,
+    kind: str = "project_fact",
+    scope: MemoryScope = REPO_SCOPE,
+    stability: str = "durable",
+    created_at: str = T0,
+    updated_at: str | None = None,
+    tags: Sequence[str] = ("testing",),
+    source: MemorySource | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    expires_at: str | None = None,
+    confidence: float = 0.8,
+    **extra: Any,
+) -> MemoryRecord:
+    """A valid record whose id and contentHash derive from scope, kind and text."""
+    scope_dict = scope.as_dict()
+    if kind == "scratch" and expires_at is None:
+        expires_at = to_iso(
+            dt.datetime.fromisoformat(created_at.replace("Z", "+00:00")) + dt.timedelta(days=7)
+        )
+    return MemoryRecord(
+        id=memory_id(scope_dict, kind, text),
+        scope=scope,
+        kind=kind,
+        text=text,
+        tags=tuple(tags),
+        confidence=confidence,
+        stability="ephemeral" if kind == "scratch" and stability == "durable" else stability,
+        source=source or MemorySource(type="file", file_path="src/app/main.py"),
+        created_at=created_at,
+        updated_at=updated_at or created_at,
+        content_hash=content_hash(scope_dict, kind, text),
+        metadata=dict(metadata or {}),
+        expires_at=expires_at,
+        **extra,
+    )
+
+
+def make_proposal(
+    *,
+    operation: str = "add",
+    record: MemoryRecord | None = None,
+    target: str | None = None,
+    related: Sequence[str] | None = None,
+    created_at: str = T0,
+    status: str = "pending",
+    proposer: str = "coder",
+    rationale: str = "observed while running the test suite",
+    **extra: Any,
+) -> MemoryProposal:
+    """A proposal whose id derives from its creation time, proposer and text."""
+    text = (
+        record.text
+        if record is not None
+        else f"{operation}:{target or ''}:{','.join(related or ())}"
+    )
+    return MemoryProposal(
+        id=proposal_id(created_at, proposer, text),
+        operation=operation,
+        rationale=rationale,
+        status=status,
+        created_at=created_at,
+        proposed_by=ProposedBy(agent_role=proposer, run_id="run-1"),
+        proposed_record=record,
+        target_memory_id=target,
+        related_memory_ids=tuple(related) if related is not None else None,
+        evidence_refs=("src/app/main.py",),
+        **extra,
+    )
+
+
+def open_store(kind: str, directory: Path, clock: FixedClock | None = None) -> Any:
+    """Open (or reopen) a storage provider of ``kind`` whose files live in ``directory``."""
+    from swarmmem.adapters.jsonl_store import JsonlStore
+    from swarmmem.adapters.memory_store import InMemoryStore
+    from swarmmem.adapters.sqlite_store import SqliteStore
+
+    clock = clock or FixedClock(BASE_TIME)
+    if kind == "memory":
+        return InMemoryStore(clock=clock)
+    if kind == "local-jsonl":
+        return JsonlStore(directory / "jsonl", clock=clock)
+    if kind == "sqlite":
+        return SqliteStore(directory / "memory.db", clock=clock)
+    raise ValueError(f"unknown store kind {kind!r}")
+
+
+# --- learning, maintenance and reflection (issue "Learning and reflection") -----------------
+
+
+def recall_row(
+    memory_ids: Sequence[str],
+    *,
+    session_id: str | None = "sess-1",
+    timestamp: str = T0,
+    bundle_id: str | None = None,
+    run_id: str | None = None,
+    unit_id: str | None = None,
+    role: str | None = "coder",
+    scores: Sequence[float] | None = None,
+) -> dict[str, Any]:
+    """A recall-usage row shaped like the ones the gateway records."""
+    from swarmmem.core.ids import bundle_id as make_bundle_id
+
+    return {
+        "bundleId": bundle_id or make_bundle_id(f"{session_id}:{memory_ids}", timestamp),
+        "query": "test query",
+        "memoryIds": list(memory_ids),
+        "scores": list(scores) if scores is not None else [0.5] * len(memory_ids),
+        "agentRole": role,
+        "runId": run_id or session_id,
+        "sessionId": session_id,
+        "unitId": unit_id,
+        "timestamp": timestamp,
+    }
+
+
+def learning_gateway(
+    store: Any,
+    clock: FixedClock,
+    *,
+    session_id: str,
+    scope: MemoryScope = REPO_SCOPE,
+    role: str = "coder",
+    unit_id: str | None = None,
+    learning: Any = None,
+) -> Any:
+    """A gateway over ``store`` for one session that reads and writes ``scope`` only."""
+    from swarmmem.adapters.regex_secrets import RegexSecretDetector
+    from swarmmem.core.gateway import GatewaySettings, MemoryGateway
+    from swarmmem.core.scopes import MemoryContext
+
+    settings = GatewaySettings() if learning is None else GatewaySettings(learning=learning)
+    return MemoryGateway(
+        store,
+        MemoryContext(directory=".", session_id=session_id, agent_role=role, unit_id=unit_id),
+        allowed_scopes=[scope],
+        clock=clock,
+        secrets=RegexSecretDetector(),
+        settings=settings,
+    )

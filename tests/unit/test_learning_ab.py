@@ -1,0 +1,251 @@
+"""Offline A/B: recall precision with the learning loop on versus off.
+
+Four topics, each with two memories that served agents well (APPROVE verdicts, useful
+outcomes) and two that misled them (REJECT verdicts, dead ends). The misleading ones are
+lexically the closest to the topic query, so a recall that ignores learned values ranks
+them first. Both arms run the same recalls and outcomes through the gateway; only the
+"on" arm applies the verdicts. Precision@k uses the evaluator's metric helper.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+from factories import learning_gateway
+from swarmmem.adapters.memory_store import InMemoryStore
+from swarmmem.core.evaluation import Fixture, parse_fixture, run_metrics
+from swarmmem.core.ids import to_iso
+from swarmmem.core.learning import LearningSettings, apply_verdict
+from swarmmem.core.records import MemoryScope
+from swarmmem.core.reflection import build_digest
+from swarmmem.ports.clock import FixedClock
+from swarmmem.ports.storage import ListFilter
+
+SCOPE = {"type": "repository", "repoId": "ab-repo"}
+START = dt.datetime(2026, 6, 1, tzinfo=dt.timezone.utc)
+K = 2
+A, R, C = "APPROVE", "REJECT", "CONCERNS"
+
+# label -> (text, probe query that pinpoints it, verdict per training round or None)
+TOPICS: dict[str, dict[str, Any]] = {
+    "tests": {
+        "query": "run the test suite locally",
+        "good": {
+            "t-pytest": (
+                "Run pytest -q from the repository root for the unit tests",
+                "pytest",
+                (A, A, A),
+            ),
+            "t-tox": (
+                "The tox environments run the test matrix before a release",
+                "tox environments",
+                (A, A, C),
+            ),
+        },
+        "bad": {
+            "t-nose": ("Run the test suite locally with nosetests", "nosetests", (R, R, R)),
+            "t-make": (
+                "Run the whole test suite locally through make check",
+                "make check",
+                (R, R, R),
+            ),
+        },
+    },
+    "format": {
+        "query": "format the python code",
+        "good": {
+            "f-ruff": ("Format Python code with ruff format before committing", "ruff", (A, A, A)),
+            "f-pre": (
+                "pre-commit hooks format the code automatically",
+                "pre-commit hooks",
+                (A, C, A),
+            ),
+        },
+        "bad": {
+            "f-black": ("Format the python code with black", "black", (R, R, R)),
+            "f-yapf": ("To format the python code use yapf", "yapf", (R, None, None)),
+        },
+    },
+    "migrations": {
+        "query": "create a database migration",
+        "good": {
+            "d-alembic": (
+                "Create a database migration with alembic revision --autogenerate",
+                "alembic",
+                (A, A, A),
+            ),
+            "d-review": (
+                "Every database migration is reviewed by the data team",
+                "reviewed data team",
+                (A, A, None),
+            ),
+        },
+        "bad": {
+            "d-manual": (
+                "Create a database migration by editing schema.sql by hand",
+                "schema.sql by hand",
+                (R, R, R),
+            ),
+            "d-old": (
+                "To create a database migration run the legacy migrate.py script",
+                "legacy migrate.py script",
+                (R, R, R),
+            ),
+        },
+    },
+    "logs": {
+        "query": "where are the application logs",
+        "good": {
+            "l-path": (
+                "Application logs are written to var/log/app.log",
+                "var/log/app.log",
+                (A, A, A),
+            ),
+            "l-json": ("The application logs are JSON lines", "JSON lines", (A, A, A)),
+        },
+        "bad": {
+            "l-stdout": (
+                "Where are the application logs? They go to stdout only",
+                "stdout only",
+                (R, R, R),
+            ),
+            "l-syslog": ("The application logs are in syslog", "syslog", (R, R, None)),
+        },
+    },
+}
+
+
+def fixtures() -> list[Fixture]:
+    """One evaluator fixture per topic; the expected labels are the memories that helped."""
+    out = []
+    for name, topic in TOPICS.items():
+        records = [
+            {"label": label, "scope": SCOPE, "kind": "repo_convention", "text": text}
+            for group in ("good", "bad")
+            for label, (text, _probe, _plan) in topic[group].items()
+        ]
+        document = {
+            "name": f"ab-{name}",
+            "query": topic["query"],
+            "scopes": [SCOPE],
+            "k": K,
+            "expectedLabels": list(topic["good"]),
+            "records": records,
+        }
+        out.append(parse_fixture(document, source=f"ab-{name}"))
+    return out
+
+
+def run_arm(
+    learning: bool, settings: LearningSettings | None = None
+) -> tuple[float, dict[str, float], InMemoryStore, str]:
+    """Train through the gateway (verdicts only when ``learning``) and measure precision@k."""
+    clock = FixedClock(START)
+    store = InMemoryStore(clock=clock)
+    scope = MemoryScope(type="repository", repo_id="ab-repo")
+    parsed = fixtures()
+    ids: dict[str, str] = {}
+    for fixture in parsed:
+        for record in fixture.records:
+            store.upsert(record)
+            ids[fixture.labels[record.id]] = record.id
+    plans = {
+        label: (probe, plan, group == "good")
+        for topic in TOPICS.values()
+        for group in ("good", "bad")
+        for label, (_text, probe, plan) in topic[group].items()
+    }
+    for round_number in range(3):
+        for label in sorted(plans):
+            probe, plan, helped = plans[label]
+            session = f"{label}-round-{round_number}"
+            clock.advance(minutes=5)
+            gateway = learning_gateway(store, clock, session_id=session, scope=scope)
+            bundle = gateway.recall(probe, max_items=1, include_low_q=True)
+            assert [i.record.id for i in bundle.items] == [ids[label]], label
+            gateway.record_outcome(memory_id=ids[label], outcome="useful" if helped else "dead_end")
+            verdict = plan[round_number]
+            if learning and verdict is not None:
+                clock.advance(minutes=1)
+                apply_verdict(
+                    store,
+                    verdict=verdict,
+                    host_session_id=session,
+                    swarm_id="ab",
+                    task_or_phase=label,
+                    round_number=round_number,
+                    now=to_iso(clock.now()),
+                    policy=settings or LearningSettings(),
+                )
+    clock.advance(minutes=5)
+    now = to_iso(clock.now())
+    evaluator = learning_gateway(store, clock, session_id="evaluation", scope=scope)
+    per_topic: dict[str, float] = {}
+    for fixture in parsed:
+        bundle = evaluator.recall(fixture.data["query"], max_items=K)
+        retrieved = [item.record.id for item in bundle.items]
+        per_topic[fixture.name] = run_metrics(fixture, retrieved, K, "manual", now)["precision@k"]
+    mean = sum(per_topic.values()) / len(per_topic)
+    return mean, per_topic, store, now
+
+
+@pytest.fixture(scope="module")
+def arms() -> dict[str, tuple[float, dict[str, float], InMemoryStore, str]]:
+    """Both arms, computed once."""
+    return {"off": run_arm(False), "on": run_arm(True)}
+
+
+def test_learning_on_beats_learning_off_on_precision_at_k(
+    arms: dict[str, tuple[float, dict[str, float], InMemoryStore, str]],
+) -> None:
+    """Mean precision@2 with learned values beats the lexical-only ranking by a wide margin."""
+    off, on = arms["off"][0], arms["on"][0]
+    assert on > off
+    assert on - off >= 0.5
+    assert all(arms["on"][1][t] >= arms["off"][1][t] for t in arms["on"][1])
+
+
+def test_learning_without_propagation_also_beats_learning_off(
+    arms: dict[str, tuple[float, dict[str, float], InMemoryStore, str]],
+) -> None:
+    """Direct rewards alone also beat learning off, at least as well as with propagation."""
+    # Propagation nudges lexically near-duplicate good and bad memories toward each other.
+    direct_only = run_arm(True, LearningSettings(propagation_factor=0))[0]
+    assert direct_only > arms["off"][0]
+    assert direct_only >= arms["on"][0]
+
+
+def test_learning_off_arm_keeps_neutral_values(
+    arms: dict[str, tuple[float, dict[str, float], InMemoryStore, str]],
+) -> None:
+    """Without verdicts every memory keeps q = 0.5 and no reward event exists."""
+    _mean, _topics, store, now = arms["off"]
+    assert store.list_reward_events() == []
+    assert {r.q for r in store.list(ListFilter(now=now))} == {0.5}
+
+
+def test_learned_values_separate_helpful_from_misleading(
+    arms: dict[str, tuple[float, dict[str, float], InMemoryStore, str]],
+) -> None:
+    """Every helpful memory ends above 0.5 and every misleading one below it."""
+    _mean, _topics, store, now = arms["on"]
+    by_label = {r.metadata["fixtureLabel"]: r.q for r in store.list(ListFilter(now=now))}
+    for topic in TOPICS.values():
+        assert all(by_label[label] > 0.5 for label in topic["good"])
+        assert all(by_label[label] < 0.5 for label in topic["bad"])
+
+
+def test_outcomes_feed_the_reflection_digest(
+    arms: dict[str, tuple[float, dict[str, float], InMemoryStore, str]],
+) -> None:
+    """Useful outcomes make helpful memories preferred; dead ends list misleading ones."""
+    _mean, _topics, store, now = arms["on"]
+    records = store.list(ListFilter(now=now))
+    labels = {r.id: r.metadata["fixtureLabel"] for r in records}
+    digest = build_digest(records, now=now, anchor_alive=lambda file: True)
+    preferred = {labels[i["memoryId"]] for i in digest["preferred"]}
+    dead = {labels[i["memoryId"]] for i in digest["deadEnds"]}
+    assert preferred == {label for t in TOPICS.values() for label in t["good"]}
+    assert dead == {label for t in TOPICS.values() for label in t["bad"]}
