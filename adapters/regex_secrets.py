@@ -1,0 +1,234 @@
+"""Regex secret detector: the reference's fourteen patterns, with span-merging redaction.
+
+The patterns are the reference ``SECRET_PATTERNS`` (JavaScript) carried over to :mod:`re`:
+
+* every pattern is compiled with :data:`re.ASCII`, because JavaScript's ``\\b``, ``\\w`` and
+  ``\\d`` only know ASCII word characters;
+* ``authorization_bearer`` and ``env_secret`` (the two ``/gi`` patterns) add :data:`re.I`;
+* JavaScript's ``\\s`` also matches Unicode spaces (NO-BREAK SPACE, the U+2000 block, U+3000,
+  BOM, line and paragraph separators), whereas ``\\s`` under ``re.ASCII`` does not. Each ``\\s``
+  is therefore spelled as the explicit JavaScript whitespace class, so ``API_KEY\\u00a0=...``
+  is caught here exactly as it is by the reference.
+
+Redaction differs from the reference on purpose. The reference substitutes pattern after
+pattern, so an earlier replacement can hide a later match (an ``AKIA...`` key id redacted first
+leaves the 40-character secret access key that follows it on the same line in clear text).
+Here every pattern is matched against the *original* text, the spans are merged, and each
+merged span is replaced once. Labelling rule for a merged span:
+
+1. the earliest pattern (in pattern order) whose single match covers the whole merged span;
+2. when no single match covers it (a chain of overlapping or touching matches), the earliest
+   pattern among all matches that make up the span.
+
+This reproduces the reference labels wherever the reference redacts completely
+(``OPENAI_API_KEY=sk-...`` becomes ``[REDACTED:env_secret]``, an OpenSSH key block becomes
+``[REDACTED:private_key_block]``). The result is scanned again; if a replacement happened to
+complete a new match, redaction repeats (a few rounds at most); should matches still remain
+after that, the whole text is replaced by one marker (or by nothing, if a custom pattern
+matches that marker too), so no detected secret ever survives.
+
+Speed: before scanning, each built-in pattern is skipped when none of its literal anchors
+(:data:`PATTERN_HINTS`) occurs in the text; a property test checks that this never changes
+what :meth:`RegexSecretDetector.find` returns.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+
+from swarmmem.ports.detectors import SecretFinding
+
+__all__ = ["PATTERN_HINTS", "SECRET_PATTERNS", "RegexSecretDetector", "redaction_marker"]
+
+# JavaScript's \s: ECMAScript WhiteSpace + LineTerminator.
+_WS = r"[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
+_NOT_WS_QUOTE = r"[^\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff\"'`]"
+
+_A = re.ASCII
+_AI = re.ASCII | re.IGNORECASE
+
+#: ``(type, compiled pattern)`` in the reference order (the order is part of the contract).
+SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("openai_api_key", re.compile(r"\bsk-[A-Za-z0-9_-]{20,}\b", _A)),
+    (
+        "github_token",
+        re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}\b", _A),
+    ),
+    ("aws_access_key_id", re.compile(r"\bAKIA[0-9A-Z]{16}\b", _A)),
+    (
+        "private_key_block",
+        re.compile(
+            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----", _A
+        ),
+    ),
+    (
+        "authorization_bearer",
+        re.compile(rf"\bAuthorization{_WS}*:{_WS}*Bearer{_WS}+[A-Za-z0-9._~+/=-]{{12,}}", _AI),
+    ),
+    (
+        "env_secret",
+        re.compile(
+            r"\b(?:[A-Z][A-Z0-9]+_)+(?:KEY|TOKEN|SECRET|PASSWORD)\b"
+            rf"{_WS}*={_WS}*[\"']?{_NOT_WS_QUOTE}{{8,}}[\"']?",
+            _AI,
+        ),
+    ),
+    ("gitlab_token", re.compile(r"\bgl(?:pat|ptt)-[A-Za-z0-9_-]{15,}\b", _A)),
+    ("slack_token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b", _A)),
+    ("jwt_token", re.compile(r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\b", _A)),
+    (
+        "aws_secret_access_key",
+        re.compile(
+            r"\b(?:aws_secret_access_key|AWS_SECRET_ACCESS_KEY|secret_access_key|SecretAccessKey)"
+            rf"\"?{_WS}*[=:]{_WS}*[\"']?[A-Za-z0-9/+=]{{40}}\b",
+            _A,
+        ),
+    ),
+    (
+        "aws_secret_access_key_context",
+        re.compile(r"\bAKIA[0-9A-Z]{16}\b[^\n]{0,200}?\b[A-Za-z0-9/+=]{40}\b", _A),
+    ),
+    ("stripe_secret_key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{24,}\b", _A)),
+    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b", _A)),
+    (
+        "openssh_private_key_block",
+        re.compile(
+            r"-----BEGIN[ ]OPENSSH[ ]PRIVATE[ ]KEY-----[\s\S]*?"
+            r"-----END[ ]OPENSSH[ ]PRIVATE[ ]KEY-----",
+            _A,
+        ),
+    ),
+)
+
+#: Literal anchors per type: ``type -> (test lower-cased text?, groups)``. A pattern can only
+#: match when, for every group, at least one of its literals occurs in the text; otherwise
+#: its scan is skipped (cheap ``in`` tests; this also avoids the quadratic lazy scan of a key
+#: block that has a BEGIN line but no END line). For the two ``re.I`` patterns the test runs
+#: on ``text.lower()``, which maps every ASCII letter to ASCII, so a hint can let through text
+#: that the pattern then rejects but never hides a match.
+PATTERN_HINTS: dict[str, tuple[bool, tuple[tuple[str, ...], ...]]] = {
+    "openai_api_key": (False, (("sk-",),)),
+    "github_token": (False, (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),)),
+    "aws_access_key_id": (False, (("AKIA",),)),
+    "private_key_block": (False, (("-----BEGIN ",), ("-----END ",))),
+    "authorization_bearer": (True, (("authorization",), ("bearer",))),
+    "env_secret": (True, (("key", "token", "secret", "password"), ("=",))),
+    "gitlab_token": (False, (("glpat-", "glptt-"),)),
+    "slack_token": (False, (("xox",),)),
+    "jwt_token": (False, (("eyJ",),)),
+    "aws_secret_access_key": (
+        False,
+        (("secret_access_key", "AWS_SECRET_ACCESS_KEY", "SecretAccessKey"),),
+    ),
+    "aws_secret_access_key_context": (False, (("AKIA",),)),
+    "stripe_secret_key": (False, (("_live_", "_test_"),)),
+    "google_api_key": (False, (("AIza",),)),
+    "openssh_private_key_block": (False, (("-----BEGIN OPENSSH",), ("-----END OPENSSH",))),
+}
+
+#: Redaction passes before the whole-text fallback (one pass is enough for every known input).
+MAX_REDACTION_ROUNDS = 4
+
+
+def redaction_marker(secret_type: str) -> str:
+    """The text that replaces a secret of ``secret_type``."""
+    return f"[REDACTED:{secret_type}]"
+
+
+class RegexSecretDetector:
+    """The default :class:`~swarmmem.ports.detectors.SecretDetector` (stateless, thread-safe).
+
+    Args:
+        patterns: ``(type, compiled pattern)`` pairs in priority order; the reference set
+            by default. Types listed in ``hints`` are skipped quickly when their literals
+            are absent (see :data:`PATTERN_HINTS`).
+        hints: prefilter literals per type.
+    """
+
+    def __init__(
+        self,
+        patterns: Sequence[tuple[str, re.Pattern[str]]] = SECRET_PATTERNS,
+        hints: Mapping[str, tuple[bool, tuple[tuple[str, ...], ...]]] | None = None,
+    ) -> None:
+        self._patterns = tuple(patterns)
+        if hints is None:
+            hints = PATTERN_HINTS if self._patterns == SECRET_PATTERNS else {}
+        self._hints = dict(hints)
+        self._order = {name: rank for rank, (name, _) in enumerate(self._patterns)}
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        """The secret types in pattern order."""
+        return tuple(name for name, _ in self._patterns)
+
+    def _candidates(self, text: str) -> Iterator[tuple[str, re.Pattern[str]]]:
+        """The patterns whose literals occur in ``text`` (all of them when unhinted)."""
+        lowered: str | None = None
+        for name, pattern in self._patterns:
+            hint = self._hints.get(name)
+            if hint is not None:
+                on_lower, groups = hint
+                if on_lower and lowered is None:
+                    lowered = text.lower()
+                haystack = lowered if on_lower and lowered is not None else text
+                if not all(any(lit in haystack for lit in group) for group in groups):
+                    continue
+            yield name, pattern
+
+    def find(self, text: str) -> list[SecretFinding]:
+        """Every non-empty match of every pattern, grouped by pattern in pattern order."""
+        return [
+            SecretFinding(type=name, start=m.start(), end=m.end())
+            for name, pattern in self._candidates(text)
+            for m in pattern.finditer(text)
+            if m.end() > m.start()
+        ]
+
+    def contains_secret(self, text: str) -> bool:
+        """True when any pattern matches (stops at the first hit)."""
+        return any(pattern.search(text) is not None for _, pattern in self._candidates(text))
+
+    def redact(self, text: str) -> str:
+        """Replace every detected secret with ``[REDACTED:<type>]`` (see the module docstring)."""
+        current = text
+        for _ in range(MAX_REDACTION_ROUNDS):
+            findings = self.find(current)
+            if not findings:
+                return current
+            current = _replace_spans(current, findings, self._order)
+        findings = self.find(current)
+        if not findings:
+            return current
+        marker = redaction_marker(min(findings, key=lambda f: self._order[f.type]).type)
+        return "" if self.find(marker) else marker
+
+
+def _merge(findings: Iterable[SecretFinding]) -> list[list[SecretFinding]]:
+    """Group findings whose spans overlap or touch, left to right."""
+    groups: list[list[SecretFinding]] = []
+    end = -1
+    for finding in sorted(findings, key=lambda f: (f.start, -f.end)):
+        if groups and finding.start <= end:
+            groups[-1].append(finding)
+            end = max(end, finding.end)
+        else:
+            groups.append([finding])
+            end = finding.end
+    return groups
+
+
+def _replace_spans(text: str, findings: Iterable[SecretFinding], order: dict[str, int]) -> str:
+    """Replace each merged span by one marker labelled as the module docstring describes."""
+    pieces: list[str] = []
+    cursor = 0
+    for group in _merge(findings):
+        start = group[0].start
+        end = max(f.end for f in group)
+        covering = [f for f in group if f.start == start and f.end == end]
+        label = min(covering or group, key=lambda f: order[f.type]).type
+        pieces.append(text[cursor:start])
+        pieces.append(redaction_marker(label))
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces)

@@ -1,0 +1,311 @@
+"""Property tests: planted secrets never survive redaction; no input crashes a detector."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from swarmmem.adapters.regex_pii import PII_CONFIDENCE, RegexPiiDetector
+from swarmmem.adapters.regex_secrets import PATTERN_HINTS, SECRET_PATTERNS, RegexSecretDetector
+
+SECRETS = RegexSecretDetector()
+UNHINTED = RegexSecretDetector(SECRET_PATTERNS, hints={})
+MARKER = re.compile(r"\[REDACTED:[a-z_]+\]")
+PII = RegexPiiDetector()
+
+UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+LOWER = "abcdefghijklmnopqrstuvwxyz"
+DIGITS = "0123456789"
+ALNUM = UPPER + LOWER + DIGITS
+
+
+def chars(alphabet: str, min_size: int, max_size: int | None = None) -> st.SearchStrategy[str]:
+    """A string over ``alphabet``."""
+    return st.text(alphabet=alphabet, min_size=min_size, max_size=max_size or min_size + 30)
+
+
+def word_tail(alphabet: str, min_size: int) -> st.SearchStrategy[str]:
+    """``min_size`` or more characters of ``alphabet`` that end on a letter or digit."""
+    return st.builds(lambda body, last: body + last, chars(alphabet, min_size - 1), chars(ALNUM, 1))
+
+
+# Each strategy yields (secret, payload): the secret as planted, and the sensitive part that
+# must not appear in the redacted text.
+def _same(s: st.SearchStrategy[str]) -> st.SearchStrategy[tuple[str, str]]:
+    return s.map(lambda x: (x, x))
+
+
+def _openai() -> st.SearchStrategy[tuple[str, str]]:
+    return _same(word_tail(ALNUM + "_-", 20).map(lambda t: "sk-" + t))
+
+
+def _github() -> st.SearchStrategy[tuple[str, str]]:
+    prefix = st.sampled_from(["ghp", "gho", "ghu", "ghs", "ghr", "github_pat"])
+    return _same(st.builds(lambda p, t: f"{p}_{t}", prefix, chars(ALNUM + "_", 20)))
+
+
+def _aws_key_id() -> st.SearchStrategy[tuple[str, str]]:
+    return _same(chars(UPPER + DIGITS, 16, 16).map(lambda t: "AKIA" + t))
+
+
+def _private_key() -> st.SearchStrategy[tuple[str, str]]:
+    label = chars(UPPER + " ", 0, 12)
+    body = chars(ALNUM + "+/=\n", 16, 80)
+    return st.builds(
+        lambda lab, b: (
+            f"-----BEGIN {lab}PRIVATE KEY-----\n{b}\n-----END {lab}PRIVATE KEY-----",
+            b,
+        ),
+        label,
+        body,
+    )
+
+
+def _bearer() -> st.SearchStrategy[tuple[str, str]]:
+    header = st.sampled_from(
+        ["Authorization: Bearer ", "authorization:bearer  ", "AUTHORIZATION :BEARER\t"]
+    )
+    token = chars(ALNUM + "._~+/=-", 12)
+    return st.builds(lambda h, t: (h + t, t), header, token)
+
+
+def _env_secret() -> st.SearchStrategy[tuple[str, str]]:
+    segment = st.builds(lambda a, b: a + b, chars(UPPER, 1, 1), chars(UPPER + DIGITS, 1, 6))
+    name = st.builds(
+        lambda segs, suffix, lower: (
+            ("_".join(segs) + "_" + suffix).swapcase() if lower else "_".join(segs) + "_" + suffix
+        ),
+        st.lists(segment, min_size=1, max_size=3),
+        st.sampled_from(["KEY", "TOKEN", "SECRET", "PASSWORD"]),
+        st.booleans(),
+    )
+    value = chars(ALNUM + "!#$%&()*+,-./:;<>?@[]^_{|}~", 8)
+    quote = st.sampled_from(["", '"', "'"])
+    sep = st.sampled_from(["=", " = ", "=\t"])
+    return st.builds(lambda n, s, q, v: (f"{n}{s}{q}{v}{q}", v), name, sep, quote, value)
+
+
+def _gitlab() -> st.SearchStrategy[tuple[str, str]]:
+    prefix = st.sampled_from(["glpat-", "glptt-"])
+    return _same(st.builds(lambda p, t: p + t, prefix, word_tail(ALNUM + "_-", 15)))
+
+
+def _slack() -> st.SearchStrategy[tuple[str, str]]:
+    prefix = st.sampled_from(["xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"])
+    return _same(st.builds(lambda p, t: p + t, prefix, word_tail(ALNUM + "-", 10)))
+
+
+def _jwt() -> st.SearchStrategy[tuple[str, str]]:
+    part = chars(ALNUM + "_", 1, 30)
+    return _same(st.builds(lambda a, b, c: f"eyJ{a}.eyJ{b}.{c}", part, part, part))
+
+
+AWS_SECRET_BODY = st.builds(
+    lambda first, body, last: first + body + last,
+    chars(ALNUM, 1, 1),
+    chars(ALNUM + "/+=", 38, 38),
+    chars(ALNUM, 1, 1),
+)
+
+
+def _aws_secret() -> st.SearchStrategy[tuple[str, str]]:
+    label = st.sampled_from(
+        ["aws_secret_access_key", "AWS_SECRET_ACCESS_KEY", "secret_access_key", "SecretAccessKey"]
+    )
+    glue = st.sampled_from(["=", ": ", '": "', " = '"])
+    return st.builds(lambda lab, g, s: (lab + g + s, s), label, glue, AWS_SECRET_BODY)
+
+
+def _aws_context() -> st.SearchStrategy[tuple[str, str]]:
+    key_id = chars(UPPER + DIGITS, 16, 16).map(lambda t: "AKIA" + t)
+    middle = st.text(
+        alphabet=st.characters(blacklist_characters="\n", blacklist_categories=("Cs",)),
+        max_size=60,
+    )
+    return st.builds(lambda k, m, s: (f"{k} {m} {s}", s), key_id, middle, AWS_SECRET_BODY)
+
+
+def _stripe() -> st.SearchStrategy[tuple[str, str]]:
+    prefix = st.sampled_from(["sk_live_", "sk_test_", "rk_live_", "rk_test_"])
+    return _same(st.builds(lambda p, t: p + t, prefix, chars(ALNUM, 24)))
+
+
+def _google() -> st.SearchStrategy[tuple[str, str]]:
+    return _same(
+        word_tail(ALNUM + "_-", 35).filter(lambda t: len(t) == 35).map(lambda t: "AIza" + t)
+    )
+
+
+def _openssh() -> st.SearchStrategy[tuple[str, str]]:
+    body = chars(ALNUM + "+/=\n", 16, 80)
+    return body.map(
+        lambda b: (
+            f"-----BEGIN OPENSSH PRIVATE KEY-----\n{b}\n-----END OPENSSH PRIVATE KEY-----",
+            b,
+        )
+    )
+
+
+PLANTERS = {
+    "openai_api_key": _openai(),
+    "github_token": _github(),
+    "aws_access_key_id": _aws_key_id(),
+    "private_key_block": _private_key(),
+    "authorization_bearer": _bearer(),
+    "env_secret": _env_secret(),
+    "gitlab_token": _gitlab(),
+    "slack_token": _slack(),
+    "jwt_token": _jwt(),
+    "aws_secret_access_key": _aws_secret(),
+    "aws_secret_access_key_context": _aws_context(),
+    "stripe_secret_key": _stripe(),
+    "google_api_key": _google(),
+    "openssh_private_key_block": _openssh(),
+}
+
+SURROUNDING = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",)),
+    max_size=120,
+)
+SEPARATOR = st.sampled_from([" ", "\n", "\t", ", ", " (", ") "])
+
+# Fragments that interact with the patterns (labels, quotes, block markers), mixed with text,
+# to hunt for inputs where one replacement completes another match.
+FRAGMENTS = st.sampled_from(
+    [
+        "MY_API_KEY=",
+        "DB_PASSWORD = '",
+        '"',
+        "'",
+        "`",
+        " ",
+        "\n",
+        "AKIAIOSFODNN7EXAMPLE",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "Authorization: Bearer ",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "-----END RSA PRIVATE KEY-----",
+        "-----BEGIN OPENSSH PRIVATE KEY-----",
+        "-----END OPENSSH PRIVATE KEY-----",
+        "sk-abcdefghijklmnopqrstuvwx",
+        "ghp_abcdefghijklmnopqrstuvwx",
+        "eyJa.eyJb.c",
+        "xoxb-0123456789",
+        "SecretAccessKey: ",
+        "[REDACTED:env_secret]",
+        "=",
+        ":",
+        "_",
+        "-",
+    ]
+)
+MIXED = st.lists(st.one_of(FRAGMENTS, SURROUNDING.map(lambda s: s[:12])), max_size=25).map("".join)
+
+
+def test_there_is_a_planter_and_a_hint_for_every_pattern() -> None:
+    """Every secret type has a generator in this module and a prefilter hint."""
+    assert set(PLANTERS) == {name for name, _ in SECRET_PATTERNS}
+    assert set(PATTERN_HINTS) == set(PLANTERS)
+
+
+def _planted(kind: str) -> st.SearchStrategy[tuple[str, str, str]]:
+    return st.builds(
+        lambda before, sep1, secret, sep2, after: (
+            before + sep1 + secret[0] + sep2 + after,
+            secret[0],
+            secret[1],
+        ),
+        SURROUNDING,
+        SEPARATOR,
+        PLANTERS[kind],
+        SEPARATOR,
+        SURROUNDING,
+    )
+
+
+def _check_planted(kind: str, planted: tuple[str, str, str]) -> None:
+    text, secret, payload = planted
+    assume(payload not in text.replace(secret, "", 1))
+    pattern = dict(SECRET_PATTERNS)[kind]
+    assert pattern.fullmatch(secret), f"generator for {kind} made a non-matching secret"
+    assert SECRETS.contains_secret(text)
+    assert SECRETS.find(text) == UNHINTED.find(text)
+    redacted = SECRETS.redact(text)
+    assert SECRETS.find(redacted) == []
+    outside_markers = MARKER.sub("\x00", redacted)
+    assert payload not in outside_markers
+    assert secret not in outside_markers
+
+
+@pytest.mark.parametrize("kind", list(PLANTERS))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_planted_secret_never_survives(kind: str, data: st.DataObject) -> None:
+    """A generated secret of each type, planted in arbitrary text, never survives redaction."""
+    _check_planted(kind, data.draw(_planted(kind), label="planted"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text())
+def test_arbitrary_text_never_crashes_and_redaction_is_clean(text: str) -> None:
+    """Any Unicode text: find/redact/contains agree and the redacted text has no finding."""
+    findings = SECRETS.find(text)
+    assert findings == UNHINTED.find(text)
+    assert SECRETS.contains_secret(text) == bool(findings)
+    redacted = SECRETS.redact(text)
+    assert SECRETS.find(redacted) == []
+    if not findings:
+        assert redacted == text
+    for finding in findings:
+        assert 0 <= finding.start < finding.end <= len(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=MIXED)
+def test_pattern_laden_text_redacts_clean_and_idempotently(text: str) -> None:
+    """Texts built from labels, markers and secrets redact to something with no finding."""
+    assert SECRETS.find(text) == UNHINTED.find(text)
+    redacted = SECRETS.redact(text)
+    assert SECRETS.find(redacted) == []
+    assert SECRETS.redact(redacted) == redacted
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text())
+def test_pii_detect_never_crashes(text: str) -> None:
+    """Any Unicode text yields a well-formed summary."""
+    findings = PII.detect(text)
+    assert set(findings.counts_by_type) <= set(PII_CONFIDENCE)
+    assert all(count > 0 for count in findings.counts_by_type.values())
+    expected = max((PII_CONFIDENCE[k] for k in findings.counts_by_type), default=0.0)
+    assert findings.score == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.text(
+        alphabet=st.sampled_from(list("0123456789 -.()+@abc\u200b\uff10\uff11\u00ad")),
+        max_size=80,
+    )
+)
+def test_pii_detect_handles_digit_heavy_text(text: str) -> None:
+    """Digit, separator and evasion-character soup never crashes and counts stay sane."""
+    findings = PII.detect(text)
+    assert findings.score in {0.0, *PII_CONFIDENCE.values()}
+    assert sum(findings.counts_by_type.values()) <= len(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    local=st.from_regex(re.compile(r"[a-z][a-z0-9._]{0,10}[a-z0-9]", re.ASCII), fullmatch=True),
+    domain=st.from_regex(re.compile(r"[a-z][a-z0-9-]{0,10}[a-z0-9]", re.ASCII), fullmatch=True),
+    invisible=st.sampled_from(["", "\u200b", "\u00ad", "\u2060", "\ufeff"]),
+)
+def test_emails_split_by_invisible_characters_are_found(
+    local: str, domain: str, invisible: str
+) -> None:
+    """An email with an invisible character inserted is still counted."""
+    email = f"{local}@{invisible}{domain}.com"
+    assert PII.detect(f"contact {email} now").counts_by_type.get("email") == 1
