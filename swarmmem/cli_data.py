@@ -66,4 +66,51 @@ def rebuild_embeddings(state: State) -> None:
     )
 
 
-COMMANDS: list[click.Command] = [dataset, rebuild_embeddings]
+@click.command("audit-verify")
+@command
+def audit_verify(state: State) -> None:
+    """Verify the tamper-evident hash chain of the audit log (SQLite provider)."""
+    import sys
+
+    with state.open() as mem:
+        store = mem.store
+        verify = getattr(store, "verify_audit_chain", None)
+        if verify is None:
+            report = {
+                "supported": False,
+                "verified": None,
+                "provider": store.name,
+                "message": f"the {store.name} provider keeps no hash-chained audit log; "
+                "only the sqlite provider supports audit-verify",
+            }
+        else:
+            report = {"provider": store.name, **verify()}
+    emit(state, report, lambda: audit_text(report))
+    if report.get("supported") and not report.get("verified"):
+        sys.exit(1)
+
+
+def audit_text(report: dict) -> str:
+    """Markdown rendering of an audit verification report."""
+    lines = ["## Swarm Memory Audit Verification", ""]
+    if not report.get("supported"):
+        return "\n".join([*lines, f"- Verified: `n/a` ({report['message']})"])
+    head = report.get("headMatch")
+    lines += [
+        f"- Verified: `{str(bool(report.get('verified'))).lower()}`",
+        f"- Event rows: {report['totalRows']} (chained: {report['chainedRows']}, "
+        f"pre-chain legacy: {report['legacyRows']})",
+        f"- Chain head: `{'n/a' if head is None else str(head).lower()}`",
+    ]
+    if report.get("divergence"):
+        div = report["divergence"]
+        lines += ["", f"First divergence at row `{div['rowId']}` — {div['detail']}",
+                  "The audit log was edited, reordered or had rows deleted after they were written."]
+    elif head is False:
+        lines += ["", "The chain head does not match the last row: the newest rows were changed or removed."]
+    else:
+        lines += ["", "The audit log hash chain is intact."]
+    return "\n".join(lines)
+
+
+COMMANDS: list[click.Command] = [dataset, rebuild_embeddings, audit_verify]
