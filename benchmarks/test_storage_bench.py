@@ -1,0 +1,140 @@
+"""Storage benchmarks: bulk import in one transaction, single upserts and candidate selection.
+
+Sizes: 10k records; set ``SWARMMEM_BENCH_LARGE=1`` to add 100k. Run with
+``pytest benchmarks/test_storage_bench.py`` (``--benchmark-disable`` runs each body once).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from swarmmem.adapters.jsonl_store import JsonlStore
+from swarmmem.adapters.memory_store import InMemoryStore
+from swarmmem.adapters.sqlite_store import SqliteStore
+from swarmmem.core.ids import content_hash, memory_id
+from swarmmem.core.records import MemoryRecord, MemoryScope, MemorySource
+
+SIZES = [10_000] + ([100_000] if os.environ.get("SWARMMEM_BENCH_LARGE") == "1" else [])
+PROVIDERS = ["memory", "local-jsonl", "sqlite"]
+SCOPE = MemoryScope(type="repository", repo_id="bench")
+WORDS = [
+    "pytest",
+    "ruff",
+    "numpy",
+    "sqlite",
+    "cache",
+    "retry",
+    "deploy",
+    "parser",
+    "schema",
+    "token",
+    "index",
+    "vector",
+]
+T0 = "2026-01-01T00:00:00.000Z"
+
+
+def record(i: int, prefix: str = "fact") -> MemoryRecord:
+    """A valid record with a few words that vary with ``i`` (so FTS has something to rank)."""
+    text = f"{prefix} {i}: {WORDS[i % 12]} {WORDS[(i * 7) % 12]} keeps {WORDS[(i * 5) % 12]} fast"
+    scope = SCOPE.as_dict()
+    return MemoryRecord(
+        id=memory_id(scope, "project_fact", text),
+        scope=SCOPE,
+        kind="project_fact",
+        text=text,
+        tags=(WORDS[i % 12],),
+        confidence=0.8,
+        stability="durable",
+        source=MemorySource(type="file", file_path=f"src/mod{i % 50}.py"),
+        created_at=T0,
+        updated_at=T0,
+        content_hash=content_hash(scope, "project_fact", text),
+    )
+
+
+def open_store(kind: str, directory: Path) -> Any:
+    if kind == "memory":
+        return InMemoryStore()
+    if kind == "local-jsonl":
+        return JsonlStore(directory / "jsonl")
+    return SqliteStore(directory / "memory.db")
+
+
+def bulk(store: Any, records: list[MemoryRecord]) -> None:
+    with store.transaction():
+        for item in records:
+            store.upsert(item)
+
+
+@pytest.fixture(scope="module")
+def records_by_size() -> dict[int, list[MemoryRecord]]:
+    return {size: [record(i) for i in range(size)] for size in SIZES}
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_bulk_import_one_transaction(
+    benchmark: Any, kind: str, size: int, records_by_size: dict[int, list[MemoryRecord]]
+) -> None:
+    """Import ``size`` records into an empty store inside one transaction."""
+    records = records_by_size[size]
+    opened: list[tuple[Any, tempfile.TemporaryDirectory[str]]] = []
+
+    def setup() -> tuple[tuple[Any, list[MemoryRecord]], dict[str, Any]]:
+        tmp = tempfile.TemporaryDirectory(prefix="swarmmem-bench-")
+        store = open_store(kind, Path(tmp.name))
+        opened.append((store, tmp))
+        return (store, records), {}
+
+    try:
+        benchmark.pedantic(bulk, setup=setup, rounds=3, iterations=1)
+        store = opened[-1][0]
+        assert store.count() == size
+    finally:
+        for store, tmp in opened:
+            store.close()
+            tmp.cleanup()
+
+
+@pytest.fixture(scope="module", params=[(k, s) for k in PROVIDERS for s in SIZES], ids=str)
+def filled(
+    request: pytest.FixtureRequest, records_by_size: dict[int, list[MemoryRecord]]
+) -> Iterator[Any]:
+    """A store of each provider holding ``size`` records."""
+    kind, size = request.param
+    with tempfile.TemporaryDirectory(prefix="swarmmem-bench-") as tmp:
+        store = open_store(kind, Path(tmp))
+        bulk(store, records_by_size[size])
+        yield store
+        store.close()
+
+
+def test_single_upsert(benchmark: Any, filled: Any) -> None:
+    """One upsert (its own transaction, audit event and FTS rewrite) into a filled store."""
+    before = filled.count()
+    fresh = (record(i, "new") for i in itertools.count())
+    benchmark(lambda: filled.upsert(next(fresh)))
+    assert filled.count() > before
+
+
+def test_select_candidates(benchmark: Any, filled: Any) -> None:
+    """Candidate selection for one recall (capped at 1000; FTS5 pre-selection on SQLite)."""
+    result = benchmark(
+        filled.select_candidates,
+        scope_keys=[SCOPE.key],
+        kinds=None,
+        fts_query='"pytest" OR "retry"',
+        mode="manual",
+        max_items=8,
+        now="2026-02-01T00:00:00.000Z",
+        include_expired=False,
+        candidate_cap=1000,
+    )
+    assert 0 < len(result.records) <= 1000
