@@ -238,6 +238,35 @@ _FTS_INSERT_SQL = (
     "INSERT INTO memory_items_fts (rowid, id, text, tags, kind, source_file_path, source_ref, "
     "metadata_symbols, metadata_files) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+RECALL_INDEX = "idx_memory_items_recall_order"
+
+
+def _list_query(flt: ListFilter, columns: str) -> tuple[str, list[Any]] | None:
+    """The reference list query for ``flt`` selecting ``columns`` (None: nothing can match)."""
+    where: list[str] = []
+    params: list[Any] = []
+    for column, values in (("scope_key", flt.scope_keys), ("kind", flt.kinds)):
+        if values is None:
+            continue
+        if not values:
+            return None
+        where.append(f"{column} IN ({', '.join('?' for _ in values)})")
+        params.extend(values)
+    if not flt.include_inactive:
+        where.append("superseded_by IS NULL AND deleted = 0")
+    if not flt.include_expired:
+        where.append("(expires_at IS NULL OR expires_at > ?)")
+        params.append(flt.now)
+    sql = f"SELECT {columns} FROM memory_items"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY updated_at DESC, id ASC"
+    if flt.limit is not None:
+        sql += " LIMIT ?"
+        params.append(max(flt.limit, 0))
+    return sql, params
+
+
 _FTS_SELECT_SQL = (
     "SELECT id, bm25(memory_items_fts) AS rank FROM memory_items_fts WHERE memory_items_fts "
     "MATCH ? AND id IN (SELECT value FROM json_each(?)) ORDER BY rank ASC LIMIT ?"
@@ -443,9 +472,27 @@ class SqliteStore:
         conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # reads the schema
         self._migrate()
         self._run_backfills()
+        self._ensure_recall_index()
         self._init_fts()
         self._legacy_import()
         self._replay_relations()
+
+    def _ensure_recall_index(self) -> None:
+        """A covering index for the recall candidate query (runtime-only, like the vec table).
+
+        It lets recall find the newest active ids of a scope from the index alone, without
+        reading record rows; databases of the reference implementation simply gain it.
+        """
+        if self._conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?", (RECALL_INDEX,)
+        ).fetchone():
+            return
+        self._retry_locked(
+            lambda: self._conn.execute(
+                f"CREATE INDEX IF NOT EXISTS {RECALL_INDEX} ON memory_items(scope_key, "
+                "superseded_by, deleted, updated_at DESC, id, kind, expires_at)"
+            )
+        )
 
     def _retry_locked(self, action: Callable[[], Any]) -> Any:
         """Run ``action``, retrying "database is locked" until the busy timeout has passed."""
@@ -917,33 +964,37 @@ class SqliteStore:
     @_guarded
     def list(self, flt: ListFilter) -> builtins.list[MemoryRecord]:
         """Records matching ``flt``, newest first (the reference list query)."""
-        conn = self._live_conn()
-        where: builtins.list[str] = []
-        params: builtins.list[Any] = []
-        for column, values in (("scope_key", flt.scope_keys), ("kind", flt.kinds)):
-            if values is None:
-                continue
-            if not values:
-                return []
-            where.append(f"{column} IN ({', '.join('?' for _ in values)})")
-            params.extend(values)
-        if not flt.include_inactive:
-            where.append("superseded_by IS NULL AND deleted = 0")
-        if not flt.include_expired:
-            where.append("(expires_at IS NULL OR expires_at > ?)")
-            params.append(flt.now)
-        sql = f"SELECT {_ITEM_COLUMNS} FROM memory_items"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY updated_at DESC, id ASC"
-        if flt.limit is not None:
-            sql += " LIMIT ?"
-            params.append(max(flt.limit, 0))
-        records = [r for r in map(self._row_to_record, conn.execute(sql, params)) if r is not None]
+        query = _list_query(flt, _ITEM_COLUMNS)
+        if query is None:
+            return []
+        sql, params = query
+        rows = self._live_conn().execute(sql, params)
+        records = [r for r in map(self._row_to_record, rows) if r is not None]
         if not flt.include_expired:
             now_ms = iso_to_ms(flt.now)
             records = [r for r in records if passes_parsed_expiry(r.expires_at, now_ms)]
         return self._views(records)
+
+    def _scoped_ids(self, flt: ListFilter) -> builtins.list[str]:
+        """The ids ``list(flt)`` would return, without reading or parsing any record."""
+        query = _list_query(flt, "id, expires_at")
+        if query is None:
+            return []
+        sql, params = query
+        rows = self._live_conn().execute(sql, params).fetchall()
+        if flt.include_expired:
+            return [row[0] for row in rows]
+        now_ms = iso_to_ms(flt.now)
+        return [row[0] for row in rows if passes_parsed_expiry(row[1], now_ms)]
+
+    def _records_by_id(self, ids: builtins.list[str]) -> builtins.list[MemoryRecord]:
+        """Records for ``ids`` in the order given (unknown or unreadable ids skipped)."""
+        rows = self._live_conn().execute(
+            f"SELECT {_ITEM_COLUMNS} FROM memory_items WHERE id IN (SELECT value FROM json_each(?))",
+            (dumps(ids),),
+        )
+        found = {r.id: r for r in map(self._row_to_record, rows) if r is not None}
+        return self._views([found[i] for i in ids if i in found])
 
     @_guarded
     def count(self) -> int:
@@ -1005,33 +1056,38 @@ class SqliteStore:
         include_expired: bool,
         candidate_cap: int,
     ) -> Candidates:
-        """Scoped active records, pre-selected by FTS5/BM25 when a query is given."""
-        scoped = self.list(
-            ListFilter(
-                now=now,
-                scope_keys=tuple(scope_keys),
-                kinds=None if kinds is None else tuple(kinds),
-                include_expired=include_expired,
-                limit=candidate_cap,
-            )
+        """Scoped active records, pre-selected by FTS5/BM25 when a query is given.
+
+        Only ids are read until full-text search has chosen the candidates, so a recall
+        parses at most ``max(100, 20 * max_items)`` records instead of the whole scope.
+        """
+        flt = ListFilter(
+            now=now,
+            scope_keys=tuple(scope_keys),
+            kinds=None if kinds is None else tuple(kinds),
+            include_expired=include_expired,
+            limit=candidate_cap,
         )
-        if not scoped or not fts_query or not self._fts_enabled:
-            return Candidates(records=tuple(scoped), fts_order=None)
+        if not fts_query or not self._fts_enabled:
+            return Candidates(records=tuple(self.list(flt)), fts_order=None)
+        scoped = self._scoped_ids(flt)
+        if not scoped:
+            return Candidates(records=(), fts_order=None)
         try:
             hits = self._conn.execute(
-                _FTS_SELECT_SQL,
-                (fts_query, dumps([r.id for r in scoped]), max(100, max_items * 20)),
+                _FTS_SELECT_SQL, (fts_query, dumps(scoped), max(100, max_items * 20))
             ).fetchall()
         except self._sqlite.Error as exc:
             self._fts_enabled = False
             self.fts_disabled_reason = f"full-text search failed and is off for this store: {exc}"
-            return Candidates(records=tuple(scoped), fts_order=None)
+            return Candidates(records=tuple(self.list(flt)), fts_order=None)
         if not hits:
             if mode == "manual":
-                return Candidates(records=tuple(scoped), fts_order=None)
+                return Candidates(records=tuple(self.list(flt)), fts_order=None)
             return Candidates(records=(), fts_order=None)
         order = {row[0]: position for position, row in enumerate(hits)}
-        return Candidates(records=tuple(r for r in scoped if r.id in order), fts_order=order)
+        chosen = [i for i in scoped if i in order]
+        return Candidates(records=tuple(self._records_by_id(chosen)), fts_order=order)
 
     def iter_all_records(self) -> Iterator[MemoryRecord]:
         """Every record in any state, oldest update first, with provenance and derived views."""
