@@ -307,6 +307,11 @@ def outcome(
 @click.option("--baseline", default=None, help="Baseline JSON for --gate.")
 @click.option("--update", is_flag=True, help="With --gate: rewrite the baseline.")
 @click.option("--profiles", default=None, help="Comma list of lexical,hybrid,hybrid+rerank.")
+@click.option(
+    "--manifest",
+    default=None,
+    help="Held-out manifest.json (inside the project) to evaluate instead of fixtures.",
+)
 @command
 def evaluate(
     state: State,
@@ -316,13 +321,19 @@ def evaluate(
     baseline: str | None,
     update: bool,
     profiles: str | None,
+    manifest: str | None,
 ) -> None:
-    """Evaluate recall quality on golden fixtures."""
+    """Evaluate recall quality on golden fixtures (or a held-out corpus with --manifest)."""
     from swarmmem import evaluation
     from swarmmem import fixtures as bundled
     from swarmmem.reports import evaluation_text
 
     root = state.root.resolve()
+    if manifest is not None:
+        _evaluate_heldout(
+            state, root, manifest, fixtures_dir, providers, gate, baseline, update, profiles
+        )
+        return
     if gate:
         base = Path(baseline) if baseline else bundled.RECALL_BASELINE
         result = evaluation.regression_gate(
@@ -448,6 +459,54 @@ def demo(state: State, keep: bool) -> None:
     from swarmmem.demo import run_demo
 
     run_demo(keep=keep, as_json=state.as_json)
+
+
+def _evaluate_heldout(
+    state: State,
+    root: Path,
+    manifest: str,
+    fixtures_dir: str | None,
+    providers: tuple[str, ...],
+    gate: bool,
+    baseline: str | None,
+    update: bool,
+    profiles: str | None,
+) -> None:
+    """The ``evaluate --manifest`` branch: held-out corpus run or its regression gate."""
+    from swarmmem import evaluation
+
+    if fixtures_dir is not None:
+        raise click.UsageError("--manifest and --fixtures cannot be combined")
+    wanted = [p.strip() for p in profiles.split(",") if p.strip()] if profiles else None
+    if gate:
+        result = evaluation.heldout_gate(
+            project_root=root,
+            manifest_path=manifest,
+            baseline_path=Path(baseline) if baseline else None,
+            profiles=wanted,
+            update=update,
+        )
+        emit(
+            state,
+            result,
+            lambda: (
+                "Held-out gate passed"
+                if result["passed"]
+                else "Held-out gate FAILED:\n" + "\n".join(result["problems"])
+            ),
+        )
+        if not result["passed"]:
+            sys.exit(1)
+        return
+    with progress_bar("evaluating", not state.as_json) as progress:
+        report = evaluation.evaluate_heldout(
+            root,
+            manifest,
+            wanted or evaluation.HELDOUT_PROFILES,
+            providers=providers or evaluation.HELDOUT_PROVIDERS,
+            progress=progress,
+        )
+    emit(state, report, lambda: profiles_text(report))
 
 
 def profiles_text(report: dict[str, Any]) -> str:

@@ -15,6 +15,7 @@ from swarmmem.core.errors import EvaluationError
 from swarmmem.core.evaluation import (
     MODES,
     PROVIDERS,
+    Fixture,
     baseline_document,
     check_regression,
     evaluate_fixtures,
@@ -82,7 +83,9 @@ def temporary_stores(clock: Clock | None = None) -> Iterator[Callable[[str], Sto
         yield make
 
 
-def lexical_recall_fn(store: StorageProvider, request: RecallRequest, now: str) -> Sequence[RecallItem]:
+def lexical_recall_fn(
+    store: StorageProvider, request: RecallRequest, now: str
+) -> Sequence[RecallItem]:
     """Provider-level lexical recall used by the evaluator."""
     return provider_recall(store, request, now=now).items
 
@@ -140,6 +143,14 @@ def regression_gate(
 PROFILES = ("lexical", "hybrid", "hybrid+rerank")
 
 
+def _check_profiles(profiles: Sequence[str]) -> None:
+    bad = [p for p in profiles if p not in PROFILES]
+    if bad or not profiles:
+        raise EvaluationError(
+            f"--profiles must list some of {', '.join(PROFILES)}; got {list(profiles)}"
+        )
+
+
 def _default_embedder() -> Any:
     from swarmmem.adapters.onnx_embedder import OnnxMiniLmEmbedder
 
@@ -165,11 +176,43 @@ def evaluate_profiles(
     working embedder (else ``degraded`` to lexical with the reason). Each non-lexical run is
     compared with the lexical run of the same fixture, provider and mode.
     """
+    from swarmmem.adapters.regex_secrets import RegexSecretDetector
+
+    _check_profiles(profiles)
+    directory = resolve_fixture_dir(fixtures_dir, project_root)
+    fixtures = load_fixtures(directory, secrets=RegexSecretDetector())
+    return run_profiles(
+        fixtures,
+        profiles=profiles,
+        providers=providers,
+        modes=modes,
+        embedder=embedder,
+        reranker=reranker,
+        settings=settings,
+        clock=clock,
+        progress=progress,
+        fixture_directory=str(fixtures_dir) if fixtures_dir else "bundled:memory-recall",
+    )
+
+
+def run_profiles(
+    fixtures: Sequence[Fixture],
+    *,
+    profiles: Sequence[str],
+    providers: Sequence[str] = PROVIDERS,
+    modes: Sequence[str] = MODES,
+    embedder: Any = None,
+    reranker: Any = None,
+    settings: Any = None,
+    clock: Clock | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    fixture_directory: str = "",
+) -> dict[str, Any]:
+    """Run parsed fixtures under every profile (the body of :func:`evaluate_profiles`)."""
     import time
 
     import attrs
 
-    from swarmmem.adapters.regex_secrets import RegexSecretDetector
     from swarmmem.adapters.vector_index import SqliteVecIndex
     from swarmmem.core.embedding_cache import EmbeddingCache
     from swarmmem.core.errors import SwarmMemoryError
@@ -177,11 +220,7 @@ def evaluate_profiles(
     from swarmmem.core.hybrid import DenseParts, HybridSettings, hybrid_recall
     from swarmmem.core.ids import normalize_text
 
-    bad = [p for p in profiles if p not in PROFILES]
-    if bad or not profiles:
-        raise EvaluationError(f"--profiles must list some of {', '.join(PROFILES)}; got {list(profiles)}")
-    directory = resolve_fixture_dir(fixtures_dir, project_root)
-    fixtures = load_fixtures(directory, secrets=RegexSecretDetector())
+    _check_profiles(profiles)
     clock = clock or SystemClock()
     now = to_iso(clock.now())
     settings = settings or HybridSettings(dense_rescue=0.25)
@@ -198,6 +237,7 @@ def evaluate_profiles(
 
             reranker = maxsim_reranker(embedder)
     runs: list[dict[str, Any]] = []
+    doc_vectors: dict[str, Any] = {}  # text -> vector, shared by fixtures with equal records
     total = len(fixtures) * len(providers) * len(modes) * len(profiles)
     cap = 20
     with temporary_stores(clock) as factory:
@@ -216,7 +256,11 @@ def evaluate_profiles(
                             status, reason, trace = "complete", None, None
                             started = time.perf_counter()
                             if profile != "lexical" and provider != "sqlite":
-                                status, reason, items = "skipped", "profile requires sqlite provider", []
+                                status, reason, items = (
+                                    "skipped",
+                                    "profile requires sqlite provider",
+                                    [],
+                                )
                             elif profile == "lexical" or unavailable:
                                 items = list(provider_recall(store, request, now=now).items)
                                 if profile != "lexical":
@@ -224,19 +268,37 @@ def evaluate_profiles(
                             else:
                                 if index is None:
                                     db = getattr(store, "path", None)
+                                    if db is None:
+                                        raise EvaluationError(
+                                            f"store {provider!r} has no database for vectors"
+                                        )
                                     index = SqliteVecIndex(db, embedder.dimension)
                                     index.seed_model_version(embedder.model_version)
                                     index.upsert(
                                         [r.id for r in fixture.records],
-                                        embedder.embed_batch([normalize_text(r.text).lower() for r in fixture.records]),
+                                        _document_vectors(
+                                            embedder,
+                                            [
+                                                normalize_text(r.text).lower()
+                                                for r in fixture.records
+                                            ],
+                                            doc_vectors,
+                                        ),
                                     )
                                 parts = DenseParts(
-                                    embedder=embedder, index=index, cache=EmbeddingCache(64),
+                                    embedder=embedder,
+                                    index=index,
+                                    cache=EmbeddingCache(64),
                                     reranker=reranker if profile == "hybrid+rerank" else None,
                                 )
                                 result, trace = hybrid_recall(
-                                    store, request, now=now, parts=parts,
-                                    settings=attrs.evolve(settings, rerank=profile == "hybrid+rerank"),
+                                    store,
+                                    request,
+                                    now=now,
+                                    parts=parts,
+                                    settings=attrs.evolve(
+                                        settings, rerank=profile == "hybrid+rerank"
+                                    ),
                                     min_score=request.min_score or 0.0,
                                 )
                                 items = list(result.items)
@@ -245,58 +307,77 @@ def evaluate_profiles(
                             ids = [it.record.id for it in items]
                             metrics = run_metrics(fixture, ids, k, mode, now)
                             passed = metrics.pop("passed")
-                            runs.append({
-                                "fixture": fixture.name, "provider": provider, "mode": mode,
-                                "profile": profile, "status": status, "degradation_reason": reason,
-                                "k": k, "query": request.query,
-                                "expected_labels": list(fixture.data["expectedLabels"]),
-                                "retrieved_labels": [fixture.labels.get(i, i) for i in ids],
-                                "retrieved_ids": ids, "metrics": metrics, "passed": passed,
-                                "resource_cap": {"candidate_count": cap, "token_budget": request.token_budget},
-                                "latency_ms": round(latency, 3),
-                                "provenance": "lexical" if profile == "lexical" or status != "complete"
-                                else "sqlite-vec",
-                                "resource_usage": {
-                                    "returned_count": len(ids),
-                                    "returned_token_estimate": sum(
-                                        _tokens(it.record.text) for it in items
-                                    ),
-                                    **({} if trace is None else {
-                                        "lexical_candidate_count": trace.lexical_candidate_count,
-                                        "dense_candidate_count": trace.dense_candidate_count,
-                                        "rerank_candidate_count": trace.rerank_candidate_count,
-                                        "query_embedding_invocation_count": trace.query_embedding_invocation_count,
-                                    }),
-                                },
-                            })
+                            runs.append(
+                                {
+                                    "fixture": fixture.name,
+                                    "provider": provider,
+                                    "mode": mode,
+                                    "profile": profile,
+                                    "status": status,
+                                    "degradation_reason": reason,
+                                    "k": k,
+                                    "query": request.query,
+                                    "expected_labels": list(fixture.data["expectedLabels"]),
+                                    "retrieved_labels": [fixture.labels.get(i, i) for i in ids],
+                                    "retrieved_ids": ids,
+                                    "metrics": metrics,
+                                    "passed": passed,
+                                    "resource_cap": {
+                                        "candidate_count": cap,
+                                        "token_budget": request.token_budget,
+                                    },
+                                    "latency_ms": round(latency, 3),
+                                    "provenance": "lexical"
+                                    if profile == "lexical" or status != "complete"
+                                    else "sqlite-vec",
+                                    "resource_usage": {
+                                        "returned_count": len(ids),
+                                        "returned_token_estimate": sum(
+                                            _tokens(it.record.text) for it in items
+                                        ),
+                                        **_trace_usage(trace),
+                                    },
+                                }
+                            )
                             if progress is not None:
                                 progress(len(runs), total)
                 finally:
                     if index is not None:
                         index.close()
                     store.close()
-    lexical = {(r["fixture"], r["provider"], r["mode"]): r for r in runs if r["profile"] == "lexical"}
+    lexical = {
+        (r["fixture"], r["provider"], r["mode"]): r for r in runs if r["profile"] == "lexical"
+    }
     comparisons = []
     for run in runs:
         base = lexical.get((run["fixture"], run["provider"], run["mode"]))
         if run["profile"] == "lexical" or base is None:
             continue
-        comparisons.append({
-            "fixture": run["fixture"], "provider": run["provider"], "mode": run["mode"],
-            "profile": run["profile"], "status": run["status"],
-            "precision_at_k_delta": run["metrics"]["precision@k"] - base["metrics"]["precision@k"],
-            "recall_at_k_delta": run["metrics"]["recall@k"] - base["metrics"]["recall@k"],
-            "latency_ms_delta": round(run["latency_ms"] - base["latency_ms"], 3),
-            "cost_delta": None, "cost_comparison": "unavailable",
-        })
+        comparisons.append(
+            {
+                "fixture": run["fixture"],
+                "provider": run["provider"],
+                "mode": run["mode"],
+                "profile": run["profile"],
+                "status": run["status"],
+                "precision_at_k_delta": run["metrics"]["precision@k"]
+                - base["metrics"]["precision@k"],
+                "recall_at_k_delta": run["metrics"]["recall@k"] - base["metrics"]["recall@k"],
+                "latency_ms_delta": round(run["latency_ms"] - base["latency_ms"], 3),
+                "cost_delta": None,
+                "cost_comparison": "unavailable",
+            }
+        )
     by_profile = {
-        p: summarize([r for r in runs if r["profile"] == p and r["status"] != "skipped"], len(fixtures))
+        p: summarize(
+            [r for r in runs if r["profile"] == p and r["status"] != "skipped"], len(fixtures)
+        )
         for p in profiles
     }
     return {
         "schema_version": 2,
         "generated_at": now,
-        "fixture_directory": str(fixtures_dir) if fixtures_dir else "bundled:memory-recall",
+        "fixture_directory": fixture_directory,
         "providers": list(providers),
         "modes": list(modes),
         "profiles": list(profiles),
@@ -304,7 +385,31 @@ def evaluate_profiles(
         "profile_summaries": by_profile,
         "runs": runs,
         "comparisons": comparisons,
-        "embedding_model_version": None if unavailable or embedder is None else embedder.model_version,
+        "embedding_model_version": None
+        if unavailable or embedder is None
+        else embedder.model_version,
+    }
+
+
+def _document_vectors(embedder: Any, texts: list[str], memo: dict[str, Any]) -> Any:
+    """Embed ``texts`` (one batch of the texts not seen before) and stack their vectors."""
+    import numpy as np
+
+    missing = [t for t in dict.fromkeys(texts) if t not in memo]
+    if missing:
+        memo.update(zip(missing, embedder.embed_batch(missing), strict=True))
+    return np.stack([memo[t] for t in texts]) if texts else embedder.embed_batch([])
+
+
+def _trace_usage(trace: Any) -> dict[str, int]:
+    """The candidate counts of a hybrid trace (empty for lexical runs)."""
+    if trace is None:
+        return {}
+    return {
+        "lexical_candidate_count": trace.lexical_candidate_count,
+        "dense_candidate_count": trace.dense_candidate_count,
+        "rerank_candidate_count": trace.rerank_candidate_count,
+        "query_embedding_invocation_count": trace.query_embedding_invocation_count,
     }
 
 
@@ -312,3 +417,233 @@ def _tokens(text: str) -> int:
     from swarmmem.core.ids import estimate_tokens
 
     return estimate_tokens(text)
+
+
+# --------------------------------------------------------------------------- held-out corpus
+
+HELDOUT_PROFILES: tuple[str, ...] = ("lexical", "hybrid")
+HELDOUT_PROVIDERS: tuple[str, ...] = ("sqlite",)
+
+
+def resolve_manifest_path(path: str | os.PathLike[str] | None, project_root: Path) -> Path:
+    """The held-out ``manifest.json`` to read, refusing paths that escape the allowed roots.
+
+    ``None`` means the bundled manifest. Otherwise the file must be named ``manifest.json``
+    and lie inside the project root or the bundled fixtures directory, both lexically and
+    after resolving symlinks (realpath).
+
+    Raises:
+        EvaluationError: wrong name, the path escapes, or it is not a regular file.
+    """
+    from swarmmem.core.heldout import MANIFEST_NAME
+
+    if path is None:
+        return bundled.HELDOUT_MANIFEST
+    raw = Path(path)
+    lexical = Path(os.path.normpath(raw if raw.is_absolute() else project_root / raw))
+    real = Path(os.path.realpath(lexical))
+    if lexical.name != MANIFEST_NAME or real.name != MANIFEST_NAME:
+        raise EvaluationError(f"--manifest {path} must name a file called {MANIFEST_NAME}")
+    roots = [Path(os.path.realpath(project_root)), Path(os.path.realpath(bundled.ROOT))]
+    lexical_roots = [Path(os.path.normpath(project_root.absolute())), bundled.ROOT]
+    if not any(_within(lexical, r) for r in lexical_roots) or not any(
+        _within(real, r) for r in roots
+    ):
+        raise EvaluationError(
+            f"--manifest {path} escapes the project root and the bundled fixtures directory"
+        )
+    if not real.is_file():
+        raise EvaluationError(f"--manifest {path} is not a file")
+    return real
+
+
+def _read_capped(path: Path, limit: int, what: str) -> bytes:
+    """Read at most ``limit`` bytes, refusing a larger file before and while reading."""
+    try:
+        size = path.stat().st_size
+        if size > limit:
+            raise EvaluationError(f"{what} is {size} bytes, above the {limit} byte limit")
+        with path.open("rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise EvaluationError(f"cannot read {what}: {exc}") from exc
+    if len(data) > limit:
+        raise EvaluationError(f"{what} grew above the {limit} byte limit while being read")
+    return data
+
+
+def read_heldout_corpus(manifest_path: Path) -> tuple[Any, dict[str, str]]:
+    """Read and validate a held-out manifest and every source it names.
+
+    Each source must resolve (realpath) inside the manifest's directory, respect the per-file
+    and total byte caps and match its ``content_hash``. Returns the parsed
+    :class:`~swarmmem.core.heldout.HeldoutManifest` and the LF-normalised texts by
+    ``source_path``.
+
+    Raises:
+        EvaluationError: naming the manifest and the offending case or limit.
+    """
+    from swarmmem.core.heldout import (
+        MAX_MANIFEST_BYTES,
+        MAX_SOURCE_BYTES,
+        SourceBudget,
+        decode_source,
+        parse_manifest_bytes,
+    )
+
+    label = f"{manifest_path.parent.name}/{manifest_path.name}"
+    manifest = parse_manifest_bytes(
+        _read_capped(manifest_path, MAX_MANIFEST_BYTES, label), source=label
+    )
+    root = Path(os.path.realpath(manifest_path.parent))
+    budget = SourceBudget()
+    texts: dict[str, str] = {}
+    for case in manifest.cases:
+        real = Path(os.path.realpath(root / case.source_path))
+        if not _within(real, root):
+            raise EvaluationError(
+                f"{label}: source_path {case.source_path!r} of case {case.id!r} resolves "
+                "outside the corpus root"
+            )
+        if not real.is_file():
+            raise EvaluationError(
+                f"{label}: source_path {case.source_path!r} of case {case.id!r} is not a file"
+            )
+        try:
+            size = real.stat().st_size
+        except OSError as exc:
+            raise EvaluationError(f"{label}: cannot read {case.source_path}: {exc}") from exc
+        budget.admit(case, size, source=label)
+        raw = _read_capped(real, MAX_SOURCE_BYTES, f"{label}: {case.source_path}")
+        texts[case.source_path] = decode_source(case, raw, source=label)
+    return manifest, texts
+
+
+def _shared_embedder(profiles: Sequence[str], embedder: Any) -> Any:
+    """Load the default embedder once for several runs (``None`` when it cannot load)."""
+    from swarmmem.core.errors import SwarmMemoryError
+
+    if embedder is not None or all(p == "lexical" for p in profiles):
+        return embedder
+    try:
+        return _default_embedder()
+    except (SwarmMemoryError, ImportError):
+        return None
+
+
+def evaluate_heldout(
+    project_root: Path,
+    manifest_path: str | os.PathLike[str] | None = None,
+    profiles: Sequence[str] = HELDOUT_PROFILES,
+    *,
+    providers: Sequence[str] = HELDOUT_PROVIDERS,
+    embedder: Any = None,
+    reranker: Any = None,
+    settings: Any = None,
+    clock: Clock | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Evaluate the held-out corpus: one manual-mode run per case, provider and profile.
+
+    Each case asks for its paraphrase (query = task) among all corpus sources in the
+    ``heldout-retrieval-corpus`` repository scope, kinds ``[code_pattern]``,
+    ``k = maxItems = 1``, token budget 512, and expects its own source. The report is the
+    profile report (schema 2) plus a ``heldout`` section and a ``manifest`` section whose
+    ``source_id`` is ``heldout:<corpus_id>``.
+    """
+    from swarmmem.adapters.regex_secrets import RegexSecretDetector
+    from swarmmem.core.heldout import corpus_hash, heldout_fixtures, summarize_cases
+
+    _check_profiles(profiles)
+    path = resolve_manifest_path(manifest_path, project_root)
+    manifest, texts = read_heldout_corpus(path)
+    fixtures = heldout_fixtures(
+        manifest, texts, secrets=RegexSecretDetector(), source=f"{path.parent.name}/{path.name}"
+    )
+    report = run_profiles(
+        fixtures,
+        profiles=profiles,
+        providers=providers,
+        modes=("manual",),
+        embedder=embedder,
+        reranker=reranker,
+        settings=settings,
+        clock=clock,
+        progress=progress,
+        fixture_directory=str(manifest_path) if manifest_path else "bundled:memory-recall-heldout",
+    )
+    digest = corpus_hash(manifest)
+    report["heldout"] = {
+        "corpus_id": manifest.corpus_id,
+        "split": manifest.split,
+        "version": manifest.version,
+        "corpus_hash": digest,
+        "thresholds": dict(manifest.thresholds),
+        "counts": summarize_cases(manifest.cases),
+    }
+    report["manifest"] = {
+        "version": "1.0.0",
+        "source_id": f"heldout:{manifest.corpus_id}",
+        "provider_id": "providers:" + ",".join(providers),
+        "corpus_hash": digest,
+        "profile_thresholds": {
+            p: manifest.thresholds.get("precision_at_k", 0.01) for p in profiles
+        },
+        "sample_counts": {"total": len(report["runs"])},
+        "metric_definitions": {"precision": "precision@k", "recall": "recall@k"},
+        "uncertainty": {
+            "method": "deterministic-fixture",
+            "confidence": 0.95,
+            "sample_count": len(report["runs"]),
+        },
+    }
+    return report
+
+
+def heldout_gate(
+    *,
+    project_root: Path,
+    manifest_path: str | os.PathLike[str] | None = None,
+    baseline_path: Path | None = None,
+    profiles: Sequence[str] | None = None,
+    update: bool = False,
+    embedder: Any = None,
+) -> dict[str, Any]:
+    """Evaluate the held-out corpus twice and compare it with its pinned baseline.
+
+    The baseline defaults to ``baseline.json`` next to the manifest; the profiles default to
+    those of the baseline (else lexical and hybrid). See
+    :func:`swarmmem.core.heldout.check_heldout_regression` for the checks.
+    """
+    from swarmmem.core.heldout import check_heldout_regression, heldout_baseline_document
+
+    path = resolve_manifest_path(manifest_path, project_root)
+    base_path = baseline_path or path.parent / "baseline.json"
+    if profiles is None:
+        try:
+            pinned = json.loads(base_path.read_text(encoding="utf-8")).get("profiles")
+        except (OSError, ValueError, AttributeError):
+            pinned = None
+        profiles = tuple(pinned) if isinstance(pinned, dict) and pinned else HELDOUT_PROFILES
+    embedder = _shared_embedder(profiles, embedder)
+    first = evaluate_heldout(project_root, path, profiles, embedder=embedder)
+    second = evaluate_heldout(project_root, path, profiles, embedder=embedder)
+    manifest, _ = read_heldout_corpus(path)
+    if update:
+        base_path.write_text(
+            heldout_baseline_document(first, manifest, to_iso(SystemClock().now())),
+            encoding="utf-8",
+        )
+    try:
+        baseline = json.loads(base_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise EvaluationError(f"cannot read baseline {base_path}: {exc}") from exc
+    if not isinstance(baseline, dict):
+        raise EvaluationError(f"baseline {base_path} must be a JSON object")
+    problems = check_heldout_regression(first, second, baseline, manifest)
+    return {
+        "passed": not problems,
+        "problems": problems,
+        "corpus_id": manifest.corpus_id,
+        "profile_summaries": first["profile_summaries"],
+    }
