@@ -63,8 +63,11 @@ def _fallback(why):
     if os.environ.get("CI"):
         raise SystemExit(f"swarmmem: compiling the Cython kernels failed ({why}) and CI is set")
     bar = "!" * 78
-    print(f"\n{bar}\nswarmmem: Cython kernels NOT built ({why}).\n"
-          f"The pure-Python twins will be used; recall is much slower.\n{bar}\n", file=sys.stderr)
+    print(
+        f"\n{bar}\nswarmmem: Cython kernels NOT built ({why}).\n"
+        f"The pure-Python twins will be used; recall is much slower.\n{bar}\n",
+        file=sys.stderr,
+    )
 
 
 class OptionalBuildExt(build_ext):
@@ -73,13 +76,13 @@ class OptionalBuildExt(build_ext):
     def run(self):
         try:
             super().run()
-        except Exception as exc:  # noqa: BLE001 - any compiler failure
+        except Exception as exc:
             _fallback(str(exc))
 
     def build_extension(self, ext):
         try:
             super().build_extension(ext)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             _fallback(f"{ext.name}: {exc}")
 
 

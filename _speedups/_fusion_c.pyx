@@ -9,6 +9,8 @@ def rrf_fuse(rankings, weights, double k):
         raise ValueError(
             f"rrf_fuse: got {n_channels} rankings but {len(weights)} weights"
         )
+    if not k >= 0:
+        raise ValueError(f"rrf_fuse: k must be >= 0, got {k!r}")
     cdef dict scores = {}
     cdef set seen
     cdef Py_ssize_t c, rank

@@ -1,22 +1,60 @@
 # cython: language_level=3
+# distutils: extra_compile_args = -ffp-contract=off
 """Lexical overlap kernel, compiled twin of ``_lexical_py`` (same contract, same floats).
 
-Candidate fields are scanned once, character by character, without building token objects:
-each token's FNV-1a hash is looked up in a small open-addressing table of the query (and task)
-tokens, and a byte comparison confirms the match, so results are exact.
+Candidate fields are scanned once, straight from the string's code units (1, 2 or 4 bytes
+wide), without building token objects: ASCII token characters are folded through a 256-entry
+table into a scratch buffer while the token's last eight bytes build up in a register. At each
+token end that register and the length are hashed; a 1024-bit Bloom filter rejects most tokens
+at once, the rest are looked up in a small open-addressing table of the query and task tokens,
+and a byte comparison confirms a match, so results are exact. The only non-ASCII characters
+that lower-case into token characters are the KELVIN SIGN (``k``) and ``İ`` (``i`` followed by
+a combining dot, which separates).
+
+``-ffp-contract=off`` keeps the compiler from fusing the weighted sum into multiply-adds, so
+``base`` rounds exactly as the twin's left-to-right Python sum does.
 """
 
 import re
 
-from libc.stdint cimport uint64_t
+cimport cython
+from cpython.unicode cimport (
+    PyUnicode_1BYTE_KIND,
+    PyUnicode_2BYTE_KIND,
+    PyUnicode_DATA,
+    PyUnicode_GET_LENGTH,
+    PyUnicode_KIND,
+)
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp
 
 cdef object _TOKEN = re.compile(r"[a-z0-9_-]+")
 WEIGHTS = (0.38, 0.16, 0.12, 0.08, 0.08, 0.12, 0.06, 0.05, 0.08)
 
-cdef uint64_t FNV_OFFSET = 14695981039346656037ULL
-cdef uint64_t FNV_PRIME = 1099511628211ULL
+ctypedef fused unit_t:  # the code unit of a 1-, 2- or 4-byte kind str
+    uint8_t
+    uint16_t
+    uint32_t
+
+# _FOLD[c] is the lower-cased token byte for an ASCII token character c, else 0.
+cdef unsigned char _FOLD[256]
+
+
+cdef void _init_fold() noexcept:
+    cdef int c
+    for c in range(256):
+        _FOLD[c] = 0
+    for c in range(ord("a"), ord("z") + 1):
+        _FOLD[c] = c
+        _FOLD[c - 32] = c
+    for c in range(ord("0"), ord("9") + 1):
+        _FOLD[c] = c
+    _FOLD[ord("_")] = ord("_")
+    _FOLD[ord("-")] = ord("-")
+
+
+_init_fold()
 
 
 def tokenize(text):
@@ -24,48 +62,80 @@ def tokenize(text):
     return frozenset(_TOKEN.findall(text.lower())) if text else frozenset()
 
 
-cdef class _Table:
-    """Distinct tokens with a hash index and per-token 'seen' generations."""
-    cdef Py_ssize_t n, cap
+cdef inline uint64_t _hash(uint64_t tail, Py_ssize_t length) noexcept nogil:
+    """Mix a token's last eight bytes and its length into a table hash.
+
+    Tokens that share both collide harmlessly: a match is always confirmed byte by byte.
+    """
+    cdef uint64_t h = tail * 0x9E3779B97F4A7C15ULL
+    h ^= <uint64_t>length * 0x165667B19E3779F9ULL
+    h ^= h >> 29
+    h *= 0xBF58476D1CE4E5B9ULL
+    return h ^ (h >> 32)
+
+
+cdef enum:
+    BLOOM_WORDS = 16  # a 1024-bit prefilter: most field tokens are rejected by one bit test
+
+
+@cython.final
+cdef class _Vocab:
+    """The distinct query and task tokens: a hash index, a Bloom prefilter, membership flags
+    and per-token 'seen' generations (so each token counts once per field or candidate)."""
+    cdef Py_ssize_t n, mask
+    cdef uint64_t bloom[BLOOM_WORDS]
     cdef uint64_t* hashes
     cdef Py_ssize_t* slots
     cdef Py_ssize_t* offs
     cdef Py_ssize_t* lens
-    cdef long* seen
-    cdef char* buf
-    cdef object _keep
+    cdef unsigned char* in_query
+    cdef unsigned char* in_task
+    cdef long* seen_q
+    cdef long* seen_t
+    cdef const char* buf
+    cdef bytes _keep
 
-    def __cinit__(self, tokens):
-        cdef list toks = sorted(tokens)
-        cdef bytes joined = "".join(toks).encode("ascii")
-        cdef Py_ssize_t i, j, pos = 0, slot
-        cdef uint64_t h
-        self.n = len(toks)
-        self.cap = 8
-        while self.cap < 2 * self.n + 2:
-            self.cap *= 2
-        self.hashes = <uint64_t*>malloc(self.cap * sizeof(uint64_t))
-        self.slots = <Py_ssize_t*>malloc(self.cap * sizeof(Py_ssize_t))
-        self.offs = <Py_ssize_t*>malloc((self.n + 1) * sizeof(Py_ssize_t))
-        self.lens = <Py_ssize_t*>malloc((self.n + 1) * sizeof(Py_ssize_t))
-        self.seen = <long*>malloc((self.n + 1) * sizeof(long))
-        if not self.hashes or not self.slots or not self.offs or not self.lens or not self.seen:
+    def __cinit__(self, frozenset query_tokens, frozenset task_tokens):
+        cdef list toks = sorted(query_tokens | task_tokens)
+        cdef Py_ssize_t i, j, pos = 0, slot, cap = 8, n = len(toks)
+        cdef uint64_t tail, h
+        self.n = n
+        while cap < 2 * n + 2:
+            cap *= 2
+        self.mask = cap - 1
+        self.hashes = <uint64_t*>malloc(cap * sizeof(uint64_t))
+        self.slots = <Py_ssize_t*>malloc(cap * sizeof(Py_ssize_t))
+        self.offs = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+        self.lens = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+        self.in_query = <unsigned char*>malloc(n + 1)
+        self.in_task = <unsigned char*>malloc(n + 1)
+        self.seen_q = <long*>malloc((n + 1) * sizeof(long))
+        self.seen_t = <long*>malloc((n + 1) * sizeof(long))
+        if not (self.hashes and self.slots and self.offs and self.lens and self.in_query
+                and self.in_task and self.seen_q and self.seen_t):
             raise MemoryError()
-        self._keep = joined
-        self.buf = joined
-        for i in range(self.cap):
+        self._keep = "".join(toks).encode("ascii")
+        self.buf = self._keep
+        for i in range(BLOOM_WORDS):
+            self.bloom[i] = 0
+        for i in range(cap):
             self.slots[i] = -1
-        for i in range(self.n):
+        for i in range(n):
             self.offs[i] = pos
             self.lens[i] = len(toks[i])
-            self.seen[i] = -1
-            h = FNV_OFFSET
-            for j in range(pos, pos + self.lens[i]):
-                h = (h ^ <unsigned char>self.buf[j]) * FNV_PRIME
+            self.in_query[i] = toks[i] in query_tokens
+            self.in_task[i] = toks[i] in task_tokens
+            self.seen_q[i] = -1
+            self.seen_t[i] = -1
+            tail = 0
+            for j in range(self.lens[i]):  # the same accumulation as in _scan_units
+                tail = (tail << 8) | <unsigned char>self.buf[pos + j]
             pos += self.lens[i]
-            slot = <Py_ssize_t>(h & <uint64_t>(self.cap - 1))
+            h = _hash(tail, self.lens[i])
+            self.bloom[(h >> 60) & (BLOOM_WORDS - 1)] |= (<uint64_t>1) << ((h >> 54) & 63)
+            slot = <Py_ssize_t>(h & <uint64_t>self.mask)
             while self.slots[slot] != -1:
-                slot = (slot + 1) & (self.cap - 1)
+                slot = (slot + 1) & self.mask
             self.slots[slot] = i
             self.hashes[slot] = h
 
@@ -74,10 +144,18 @@ cdef class _Table:
         free(self.slots)
         free(self.offs)
         free(self.lens)
-        free(self.seen)
+        free(self.in_query)
+        free(self.in_task)
+        free(self.seen_q)
+        free(self.seen_t)
 
-    cdef inline Py_ssize_t find(self, uint64_t h, const char* tok, Py_ssize_t length) noexcept:
-        cdef Py_ssize_t slot = <Py_ssize_t>(h & <uint64_t>(self.cap - 1))
+    cdef inline bint maybe(self, uint64_t h) noexcept:
+        """False when the token is certainly not in the vocabulary."""
+        return (self.bloom[(h >> 60) & (BLOOM_WORDS - 1)] >> ((h >> 54) & 63)) & 1
+
+    cdef Py_ssize_t find(self, uint64_t h, const char* tok, Py_ssize_t length) noexcept:
+        """The index of the token, or -1."""
+        cdef Py_ssize_t slot = <Py_ssize_t>(h & <uint64_t>self.mask)
         cdef Py_ssize_t idx
         while True:
             idx = self.slots[slot]
@@ -86,77 +164,101 @@ cdef class _Table:
             if self.hashes[slot] == h and self.lens[idx] == length and \
                     memcmp(self.buf + self.offs[idx], tok, length) == 0:
                 return idx
-            slot = (slot + 1) & (self.cap - 1)
+            slot = (slot + 1) & self.mask
 
 
-cdef struct _Scratch:
-    char* buf
+cdef struct _Scan:
+    long gen_q  # generation of the current field (query-side counts are per field)
+    long gen_t  # generation of the current candidate (the task term spans all its fields)
+    bint count_q  # False for the ref field, which feeds only the task term
+    Py_ssize_t hit_q  # distinct query tokens found in the current field
+    Py_ssize_t hit_t  # distinct task tokens found in the current candidate
+    char* buf  # the folded token being scanned (capacity >= field length)
     Py_ssize_t cap
 
 
-cdef int _grow(_Scratch* sc, Py_ssize_t need) except -1:
-    cdef char* nb
+cdef int _reserve(_Scan* sc, Py_ssize_t need) except -1:
+    cdef char* grown
     if need <= sc.cap:
         return 0
-    nb = <char*>realloc(sc.buf, need)
-    if nb == NULL:
+    grown = <char*>realloc(sc.buf, need)
+    if grown == NULL:
         raise MemoryError()
-    sc.buf = nb
+    sc.buf = grown
     sc.cap = need
     return 0
 
 
-cdef inline void _finish(_Table q, _Table t, long gen_q, long gen_t, const char* tok,
-                         Py_ssize_t length, uint64_t h, Py_ssize_t* hit_q,
-                         Py_ssize_t* hit_t) noexcept:
-    cdef Py_ssize_t idx
-    if q is not None:
-        idx = q.find(h, tok, length)
-        if idx >= 0 and q.seen[idx] != gen_q:
-            q.seen[idx] = gen_q
-            hit_q[0] += 1
-    if t is not None:
-        idx = t.find(h, tok, length)
-        if idx >= 0 and t.seen[idx] != gen_t:
-            t.seen[idx] = gen_t
-            hit_t[0] += 1
+cdef inline void _token(_Vocab v, _Scan* sc, Py_ssize_t length, uint64_t tail) noexcept:
+    cdef uint64_t h = _hash(tail, length)
+    if v.maybe(h):
+        _count(v, sc, h, length)
 
 
-cdef int _scan(str s, _Table q, _Table t, long gen_q, long gen_t, _Scratch* sc,
-               Py_ssize_t* hit_q, Py_ssize_t* hit_t, bint* any_tok) except -1:
-    """Scan ``s``; count distinct query/task tokens found (generation-marked)."""
+cdef void _count(_Vocab v, _Scan* sc, uint64_t h, Py_ssize_t length) noexcept:
+    """Count the token in ``sc.buf`` if it is a query or task token not yet seen."""
+    cdef Py_ssize_t idx = v.find(h, sc.buf, length)
+    if idx < 0:
+        return
+    if sc.count_q and v.in_query[idx] and v.seen_q[idx] != sc.gen_q:
+        v.seen_q[idx] = sc.gen_q
+        sc.hit_q += 1
+    if v.in_task[idx] and v.seen_t[idx] != sc.gen_t:
+        v.seen_t[idx] = sc.gen_t
+        sc.hit_t += 1
+
+
+cdef void _scan_units(const unit_t* units, Py_ssize_t n, _Vocab v, _Scan* sc) noexcept:
+    cdef Py_ssize_t i, length = 0
+    cdef uint64_t tail = 0
     cdef Py_UCS4 ch
-    cdef Py_ssize_t length = 0
-    cdef uint64_t h = FNV_OFFSET
     cdef unsigned char c
-    _grow(sc, len(s) + 2)
-    for ch in s:
-        if ch < 128:
-            c = <unsigned char>ch
-            if 65 <= c <= 90:
-                c += 32
-            if (97 <= c <= 122) or (48 <= c <= 57) or c == 95 or c == 45:
-                sc.buf[length] = <char>c
-                length += 1
-                h = (h ^ c) * FNV_PRIME
-                continue
+    cdef bint ends
+    cdef char* buf = sc.buf
+    for i in range(n):
+        ch = units[i]
+        ends = False
+        if ch < 256:
+            c = _FOLD[ch]
         elif ch == 0x212A:  # KELVIN SIGN lower-cases to 'k'
-            sc.buf[length] = b'k'
+            c = b"k"
+        elif ch == 0x130:  # 'İ' lower-cases to 'i' + COMBINING DOT ABOVE (a separator)
+            c = b"i"
+            ends = True
+        else:
+            c = 0
+        if c:
+            tail = (tail << 8) | c  # the token's last eight bytes, kept in a register
+            buf[length] = <char>c
             length += 1
-            h = (h ^ 107) * FNV_PRIME
-            continue
-        elif ch == 0x130:  # 'İ' lower-cases to 'i' + COMBINING DOT (a separator)
-            sc.buf[length] = b'i'
-            length += 1
-            h = (h ^ 105) * FNV_PRIME
+            if not ends:
+                continue
         if length:
-            any_tok[0] = True
-            _finish(q, t, gen_q, gen_t, sc.buf, length, h, hit_q, hit_t)
+            _token(v, sc, length, tail)
             length = 0
-            h = FNV_OFFSET
+            tail = 0
     if length:
-        any_tok[0] = True
-        _finish(q, t, gen_q, gen_t, sc.buf, length, h, hit_q, hit_t)
+        _token(v, sc, length, tail)
+
+
+cdef int _scan(object field, _Vocab v, _Scan* sc) except -1:
+    """Count the distinct query/task tokens of ``field`` not yet seen in this generation."""
+    if field is None:
+        return 0
+    if not isinstance(field, str):
+        raise TypeError(f"score_lexical: fields must be str, got {type(field).__name__}")
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(field)
+    if n == 0:
+        return 0
+    _reserve(sc, n)
+    cdef int kind = PyUnicode_KIND(field)
+    cdef void* data = PyUnicode_DATA(field)
+    if kind == PyUnicode_1BYTE_KIND:
+        _scan_units(<const uint8_t*>data, n, v, sc)
+    elif kind == PyUnicode_2BYTE_KIND:
+        _scan_units(<const uint16_t*>data, n, v, sc)
+    else:
+        _scan_units(<const uint32_t*>data, n, v, sc)
     return 0
 
 
@@ -168,43 +270,42 @@ def score_lexical(str query, task, bint task_as_query, list texts, list tags, li
     if not (len(tags) == len(files) == len(symbols) == len(kinds) == len(refs) == n
             and len(scope_boost) == len(kind_boost) == len(role_boost) == len(confidence) == n):
         raise ValueError("score_lexical: every candidate column must have the same length")
-    task_tokens = tokenize(task) if task is not None else None
-    q_tokens = task_tokens if (task_as_query and task_tokens is not None) else tokenize(query)
-    cdef _Table qt = _Table(q_tokens)
-    cdef _Table tt = _Table(task_tokens) if task_tokens is not None else None
-    cdef double nq = qt.n, nt = tt.n if tt is not None else 0
-    cdef long gen_q = 0, gen_t = 0
-    cdef Py_ssize_t hit_q, hit_t
-    cdef bint any_tok
-    cdef double sig[6]
-    cdef double base
-    cdef _Scratch sc
+    cdef frozenset task_tokens = tokenize(task) if task is not None else None
+    cdef frozenset q_tokens = (
+        task_tokens if (task_as_query and task_tokens is not None) else tokenize(query)
+    )
+    cdef _Vocab vocab = _Vocab(q_tokens, task_tokens if task_tokens is not None else frozenset())
+    cdef double nq = len(q_tokens), nt = len(task_tokens) if task_tokens is not None else 0
+    cdef double sig[5]
+    cdef double task_term, base
+    cdef list columns = [texts, tags, files, symbols, kinds]
     cdef list out = []
-    cdef str field
-    cdef tuple fields
+    cdef _Scan sc
     sc.buf = NULL
     sc.cap = 0
+    sc.gen_q = 0
+    sc.gen_t = 0
     cdef double w0 = 0.38, w1 = 0.16, w2 = 0.12, w3 = 0.08, w4 = 0.08
     cdef double w5 = 0.12, w6 = 0.06, w7 = 0.05, w8 = 0.08
     try:
         for i in range(n):
-            hit_t = 0
-            gen_t += 1
-            fields = (texts[i], tags[i], files[i], symbols[i], kinds[i], refs[i])
-            for f in range(6):
-                field = fields[f]
-                hit_q = 0
-                gen_q += 1
-                any_tok = False
-                _scan(field, qt if f < 5 else None, tt, gen_q, gen_t, &sc, &hit_q, &hit_t,
-                      &any_tok)
-                if f < 5:
-                    sig[f] = (hit_q / nq) if (nq > 0 and any_tok) else 0.0
-            sig[5] = (hit_t / nt) if nt > 0 else 0.0
-            base = (w0 * sig[0] + w1 * sig[1] + w2 * sig[2] + w3 * sig[3] + w4 * sig[5]
+            sc.gen_t += 1
+            sc.hit_t = 0
+            sc.count_q = True
+            for f in range(5):
+                sc.gen_q += 1
+                sc.hit_q = 0
+                if vocab.n:
+                    _scan((<list>columns[f])[i], vocab, &sc)
+                sig[f] = sc.hit_q / nq if sc.hit_q else 0.0
+            if nt:
+                sc.count_q = False
+                _scan(refs[i], vocab, &sc)
+            task_term = sc.hit_t / nt if sc.hit_t else 0.0
+            base = (w0 * sig[0] + w1 * sig[1] + w2 * sig[2] + w3 * sig[3] + w4 * task_term
                     + w5 * <double>scope_boost[i] + w6 * <double>kind_boost[i]
                     + w7 * <double>role_boost[i] + w8 * <double>confidence[i])
-            out.append((sig[0], sig[1], sig[2], sig[3], sig[4], sig[5], base))
+            out.append((sig[0], sig[1], sig[2], sig[3], sig[4], task_term, base))
     finally:
         free(sc.buf)
     return out

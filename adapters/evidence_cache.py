@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+
 from swarmmem.core.errors import ConfigError, MemoryValidationError, StorageError
 from swarmmem.core.ids import normalize_text, sha256_hex, to_iso
 from swarmmem.ports.clock import Clock, SystemClock

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+
 from swarmmem.core.ids import normalize_text
 from swarmmem.ports.embedder import FloatArray
 

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
+
 from swarmmem.core.codec import (
     anchor_from_dict,
     anchor_to_dict,

@@ -38,6 +38,7 @@ from typing import Any
 
 import attrs
 import numpy as np
+
 from swarmmem.adapters.regex_pii import normalize_for_detection
 from swarmmem.core.errors import MemoryPiiDetectorError
 from swarmmem.ports.detectors import PiiFindings

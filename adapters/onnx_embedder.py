@@ -35,6 +35,7 @@ from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
 from typing import Any
 
 import numpy as np
+
 from swarmmem.core.errors import EmbeddingUnavailableError
 from swarmmem.ports.embedder import FloatArray
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from swarmmem.adapters.onnx_embedder import (
     DENSE_INSTALL_HINT,
     OnnxMiniLmEmbedder,

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import attrs
+
 from swarmmem.adapters.memory_store import (
     MAX_RELATIONS_PER_MEMORY,
     dumps,
@@ -990,7 +991,8 @@ class SqliteStore:
     def _records_by_id(self, ids: builtins.list[str]) -> builtins.list[MemoryRecord]:
         """Records for ``ids`` in the order given (unknown or unreadable ids skipped)."""
         rows = self._live_conn().execute(
-            f"SELECT {_ITEM_COLUMNS} FROM memory_items WHERE id IN (SELECT value FROM json_each(?))",
+            f"SELECT {_ITEM_COLUMNS} FROM memory_items "
+            "WHERE id IN (SELECT value FROM json_each(?))",
             (dumps(ids),),
         )
         found = {r.id: r for r in map(self._row_to_record, rows) if r is not None}

@@ -10,10 +10,10 @@ from typing import Any
 def sqlite_module() -> ModuleType:
     """``pysqlite3`` when installed (it can load extensions), else the standard ``sqlite3``."""
     try:
-        import pysqlite3 as module  # type: ignore[import-not-found]
+        import pysqlite3 as module
     except ImportError:
         import sqlite3 as module
-    return module
+    return module  # type: ignore[no-any-return]
 
 
 @functools.lru_cache(maxsize=1)
@@ -44,13 +44,13 @@ def load_vec(conn: Any) -> tuple[bool, str | None]:
     if not hasattr(conn, "enable_load_extension"):
         return False, "this Python's sqlite3 cannot load extensions (install pysqlite3-binary)"
     try:
-        import sqlite_vec  # type: ignore[import-not-found]
+        import sqlite_vec
     except ImportError:
         return False, "sqlite-vec is not installed"
     try:
         conn.enable_load_extension(True)
         sqlite_vec.load(conn)
         conn.enable_load_extension(False)
-    except Exception as exc:  # noqa: BLE001 - any loader failure means dense is off
+    except Exception as exc:
         return False, f"sqlite-vec failed to load: {exc}"
     return True, None

@@ -7,6 +7,7 @@ table is the durable copy the matrix is loaded from, reloaded when another conne
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -226,7 +227,5 @@ class SqliteVecIndex:
         return sorted(((str(r[0]), 1.0 - float(r[1])) for r in rows), key=lambda t: (-t[1], t[0]))
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self._conn.close()
-        except Exception:  # noqa: BLE001
-            pass

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from swarmmem.adapters.regex_pii import RegexPiiDetector
 from swarmmem.adapters.regex_secrets import RegexSecretDetector
 

@@ -14,6 +14,7 @@ import random
 
 import numpy as np
 import pytest
+
 from swarmmem.adapters import onnx_embedder as oe
 from swarmmem.adapters.hashing_embedder import HashingEmbedder
 from swarmmem.core.embedding_cache import EmbeddingCache

@@ -40,10 +40,19 @@ def _records(n: int) -> list[MemoryRecord]:
         seen.add(digest)
         out.append(
             MemoryRecord(
-                id=memory_id_for_hash(digest), scope=SCOPE, kind=cand.kind, text=text,
-                tags=tuple(cand.tags), confidence=0.8, stability="durable",
-                source=MemorySource(type="file", file_path=cand.files[0] if cand.files else "README.md"),
-                created_at=STAMP, updated_at=STAMP, content_hash=digest,
+                id=memory_id_for_hash(digest),
+                scope=SCOPE,
+                kind=cand.kind,
+                text=text,
+                tags=tuple(cand.tags),
+                confidence=0.8,
+                stability="durable",
+                source=MemorySource(
+                    type="file", file_path=cand.files[0] if cand.files else "README.md"
+                ),
+                created_at=STAMP,
+                updated_at=STAMP,
+                content_hash=digest,
                 metadata={"files": cand.files, "symbols": cand.symbols},
             )
         )
@@ -70,8 +79,10 @@ def test_bare_fts5_query(benchmark, store) -> None:
     """The bare FTS5 BM25 candidate query over the same index (the floor)."""
     conn = sqlite_module().connect(str(store.path))
     match = build_fts_query(QUERY, TASK, "manual")
-    sql = ("SELECT id, bm25(memory_items_fts) FROM memory_items_fts WHERE memory_items_fts MATCH ? "
-           "ORDER BY bm25(memory_items_fts) LIMIT 160")
+    sql = (
+        "SELECT id, bm25(memory_items_fts) FROM memory_items_fts WHERE memory_items_fts MATCH ? "
+        "ORDER BY bm25(memory_items_fts) LIMIT 160"
+    )
     rows = benchmark(lambda: conn.execute(sql, (match,)).fetchall())
     conn.close()
     assert rows
@@ -83,7 +94,9 @@ def test_lexical_recall(benchmark, store, impl, monkeypatch) -> None:
     """Full lexical recall (candidates, nine-factor kernel, BM25 bonus, slice)."""
     if impl == "compiled" and os.environ.get("SWARMMEM_NO_EXTENSIONS") == "1":
         pytest.skip("compiled kernels disabled")
-    module = importlib.import_module(f"swarmmem._speedups._lexical_{'c' if impl == 'compiled' else 'py'}")
+    module = importlib.import_module(
+        f"swarmmem._speedups._lexical_{'c' if impl == 'compiled' else 'py'}"
+    )
     monkeypatch.setattr(scoring, "lexical", module)
     result = benchmark(lambda: provider_recall(store, REQUEST, now=NOW))
     assert 0 < len(result.items) <= 8

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from swarmmem.adapters.jsonl_store import JsonlStore
 from swarmmem.adapters.memory_store import InMemoryStore
 from swarmmem.adapters.sqlite_store import SqliteStore

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
+
 from swarmmem.core.codec import record_from_dict, record_to_dict
 from swarmmem.core.errors import ConflictError, MemoryValidationError, NotFoundError
 from swarmmem.core.ids import (

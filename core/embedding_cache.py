@@ -13,6 +13,7 @@ from collections import OrderedDict
 
 import numpy as np
 import numpy.typing as npt
+
 from swarmmem.core.errors import ConfigError
 from swarmmem.core.ids import normalize_text
 

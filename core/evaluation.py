@@ -16,7 +16,13 @@ import attrs
 
 from swarmmem.core.codec import scope_from_dict, source_from_dict
 from swarmmem.core.errors import EvaluationError, MemoryValidationError
-from swarmmem.core.ids import canonical_json, content_hash, iso_to_ms, memory_id_for_hash, sha256_hex
+from swarmmem.core.ids import (
+    canonical_json,
+    content_hash,
+    iso_to_ms,
+    memory_id_for_hash,
+    sha256_hex,
+)
 from swarmmem.core.records import MemoryRecord, RecallItem, RecallRequest
 from swarmmem.core.validation import validate_record
 from swarmmem.ports.detectors import SecretDetector
@@ -26,11 +32,29 @@ FIXTURE_TIMESTAMP = "2026-05-26T12:00:00.000Z"
 MODES: tuple[str, ...] = ("manual", "injection", "curator")
 PROVIDERS: tuple[str, ...] = ("local-jsonl", "sqlite")
 _FIXTURE_KEYS = {
-    "name", "query", "task", "agentRole", "scopes", "kinds", "maxItems", "tokenBudget", "k",
-    "expectedLabels", "records", "description",
+    "name",
+    "query",
+    "task",
+    "agentRole",
+    "scopes",
+    "kinds",
+    "maxItems",
+    "tokenBudget",
+    "k",
+    "expectedLabels",
+    "records",
+    "description",
 }
 _RECORD_KEYS = {
-    "label", "scope", "kind", "text", "tags", "confidence", "stability", "source", "metadata",
+    "label",
+    "scope",
+    "kind",
+    "text",
+    "tags",
+    "confidence",
+    "stability",
+    "source",
+    "metadata",
     "state",
 }
 
@@ -78,15 +102,19 @@ def parse_fixture(data: Any, *, source: str, secrets: SecretDetector | None = No
     except MemoryValidationError as exc:
         raise _err(source, f"invalid scope: {exc}") from exc
     expected = data.get("expectedLabels")
-    if not isinstance(expected, list) or not expected or not all(
-        isinstance(x, str) and x for x in expected
+    if (
+        not isinstance(expected, list)
+        or not expected
+        or not all(isinstance(x, str) and x for x in expected)
     ):
         raise _err(source, "expectedLabels must be a non-empty array of strings")
     raw_records = data.get("records")
     if not isinstance(raw_records, list):
         raise _err(source, "records must be an array")
     for key in ("maxItems", "tokenBudget", "k"):
-        if key in data and (not isinstance(data[key], int) or isinstance(data[key], bool) or data[key] < 1):
+        if key in data and (
+            not isinstance(data[key], int) or isinstance(data[key], bool) or data[key] < 1
+        ):
             raise _err(source, f"{key} must be a positive integer")
     ids_by_label: dict[str, str] = {}
     for i, raw in enumerate(raw_records):
@@ -183,7 +211,9 @@ def load_fixtures(directory: Path, *, secrets: SecretDetector | None = None) -> 
     return out
 
 
-def fixture_request(fixture: Fixture, mode: str, *, candidate_cap: int | None = None) -> tuple[RecallRequest, int]:
+def fixture_request(
+    fixture: Fixture, mode: str, *, candidate_cap: int | None = None
+) -> tuple[RecallRequest, int]:
     """The provider-level request of a fixture run and its ``k``."""
     data = fixture.data
     max_items = min(candidate_cap or 5, data.get("maxItems", data.get("k", 5)))
@@ -219,7 +249,8 @@ def run_metrics(
             cross.add(record.id)
     expected = set(fixture.expected_ids)
     noise = {
-        r.id for r in fixture.records
+        r.id
+        for r in fixture.records
         if r.scope.key in scope_keys and r.id not in expected and r.id not in stale
     }
     got = list(retrieved)

@@ -10,8 +10,37 @@ import attrs
 from swarmmem.core.records import RecallItem
 
 FTS_STOP_WORDS: frozenset[str] = frozenset(
-    "a an and are as at be by for from goal how in into is it of on or role task that the "
-    "this to user what when with".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "goal",
+        "how",
+        "in",
+        "into",
+        "is",
+        "it",
+        "of",
+        "on",
+        "or",
+        "role",
+        "task",
+        "that",
+        "the",
+        "this",
+        "to",
+        "user",
+        "what",
+        "when",
+        "with",
+    ]
 )
 MAX_FTS_TERMS = 40
 FTS_BONUS = 0.08

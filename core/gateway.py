@@ -31,13 +31,13 @@ from swarmmem.core.ids import (
     sha256_hex,
     to_iso,
 )
+from swarmmem.core.prompt import build_prompt_block
 from swarmmem.core.proposals import (
     create_record,
     extract_file_paths,
     extract_symbols,
     source_from_evidence,
 )
-from swarmmem.core.prompt import build_prompt_block
 from swarmmem.core.recall import RecallResult, provider_recall
 from swarmmem.core.records import (
     CURATOR_ACTIONS,
@@ -84,7 +84,7 @@ class GatewaySettings:
     detect_pii: bool = False
     reject_durable_pii: bool = False
     pii_threshold: float = 0.7
-    learning: LearningPolicy = LearningPolicy()
+    learning: LearningPolicy = attrs.field(factory=LearningPolicy)
 
 
 def _clamp_int(value: int, lo: int, hi: int, name: str) -> int:
@@ -173,7 +173,9 @@ class MemoryGateway:
             mode=mode,
             scopes=tuple(authorize_scopes(scopes, self.allowed_scopes)),
             kinds=tuple(kinds) if kinds else None,
-            max_items=_clamp_int(max_items if max_items is not None else s.default_max_items, 1, 20, "max_items"),
+            max_items=_clamp_int(
+                max_items if max_items is not None else s.default_max_items, 1, 20, "max_items"
+            ),
             token_budget=_clamp_int(
                 token_budget if token_budget is not None else s.default_token_budget,
                 100,
@@ -266,7 +268,7 @@ class MemoryGateway:
                     reason=message,
                     event={"types": sorted(findings.counts_by_type), "score": findings.score},
                 )
-            except Exception:  # noqa: BLE001 - audit failure never masks the rejection
+            except Exception:
                 log.warning("could not record pii_rejected event", exc_info=True)
             raise MemoryPiiRejectedError(message)
 
@@ -491,7 +493,9 @@ class MemoryGateway:
             record = self._question_record(question, now)
         else:
             if not isinstance(memory_id, str) or not MEMORY_ID_RE.match(memory_id):
-                raise MemoryValidationError(f"memory_id must look like mem_<16 hex>; got {memory_id!r}")
+                raise MemoryValidationError(
+                    f"memory_id must look like mem_<16 hex>; got {memory_id!r}"
+                )
             found = self.store.get(memory_id)
             if found is None:
                 raise NotFoundError(f"memory {memory_id} was not found")
@@ -500,7 +504,9 @@ class MemoryGateway:
             check_sentinels(correction, "outcome correction")
             if record.stability == "durable":
                 self._pii_policy(self._pii(correction), "durable memory correction")
-                if self.settings.reject_durable_secrets and self.secrets.contains_secret(correction):
+                if self.settings.reject_durable_secrets and self.secrets.contains_secret(
+                    correction
+                ):
                     raise MemoryValidationError("durable memory contains a likely secret")
         generation = record.metadata.get("outcomeGeneration")
         with self.store.transaction():
@@ -510,7 +516,9 @@ class MemoryGateway:
                     record, metadata={**record.metadata, "outcomeGeneration": generation}
                 )
                 self.store.upsert(record)
-            existing = [e for e in self.store.list_outcomes(record.id) if e.get("generation") == generation]
+            existing = [
+                e for e in self.store.list_outcomes(record.id) if e.get("generation") == generation
+            ]
             if len(existing) >= 1000:
                 raise MemoryValidationError("memory outcome limit exceeded")
             payload: dict[str, Any] = {"outcome": outcome}
@@ -522,11 +530,13 @@ class MemoryGateway:
                 {"file": a.file, **({"symbol": a.symbol} if a.symbol else {})} for a in anchor_list
             ]
             eid = event_id or str(uuid.uuid4())
-            prior = next((e for e in self.store.list_outcomes(record.id) if e.get("id") == eid), None)
+            prior = next(
+                (e for e in self.store.list_outcomes(record.id) if e.get("id") == eid), None
+            )
             if prior is not None:
-                same = {k: v for k, v in prior.get("outcome", {}).items() if k != "at"} == payload and prior.get(
-                    "anchors", []
-                ) == anchors_json
+                same = {
+                    k: v for k, v in prior.get("outcome", {}).items() if k != "at"
+                } == payload and prior.get("anchors", []) == anchors_json
                 if not same:
                     raise ConflictError("outcome event id already exists with a different payload")
             else:
@@ -540,7 +550,9 @@ class MemoryGateway:
                         "anchors": anchors_json,
                     }
                 )
-        count = sum(1 for e in self.store.list_outcomes(record.id) if e.get("generation") == generation)
+        count = sum(
+            1 for e in self.store.list_outcomes(record.id) if e.get("generation") == generation
+        )
         return {
             "success": True,
             "outcome_recorded": True,
@@ -556,6 +568,8 @@ class MemoryGateway:
         if len(items) > MAX_ANCHORS:
             raise MemoryValidationError(f"at most {MAX_ANCHORS} anchors are accepted")
         for raw in items:
+            file: Any
+            symbol: Any
             if isinstance(raw, Anchor):
                 file, symbol = raw.file, raw.symbol
             elif isinstance(raw, Mapping):
@@ -568,7 +582,7 @@ class MemoryGateway:
                 raise MemoryValidationError("anchor symbol must be a non-empty string")
             out.append(
                 Anchor(
-                    file=normalize_anchor_file(file),  # type: ignore[arg-type]
+                    file=normalize_anchor_file(file),
                     symbol=symbol.strip() if isinstance(symbol, str) else None,
                 )
             )
@@ -599,7 +613,11 @@ class MemoryGateway:
         existing = self.store.get(record.id)
         if existing is not None and existing.active:
             return existing
-        validate_record(record, secrets=self.secrets, reject_durable_secrets=self.settings.reject_durable_secrets)
+        validate_record(
+            record,
+            secrets=self.secrets,
+            reject_durable_secrets=self.settings.reject_durable_secrets,
+        )
         self.store.upsert(record)
         return record
 
@@ -626,13 +644,16 @@ class MemoryGateway:
                         related_memory_ids=entry.get("relatedMemoryIds"),
                     )
                     result["proposals"].append(prop.id)
-                except Exception as exc:  # noqa: BLE001 - logged and dropped by design
+                except Exception as exc:
                     log.warning("memory proposal dropped: %s", exc)
                     result["rejected"].append({"kind": "proposal", "error": str(exc)})
             decisions = _as_list(payload.get("curatorMemoryDecisions"))
             if decisions and not is_curator_role(self.context.agent_role):
                 result["rejected"].append(
-                    {"kind": "decision", "error": "only curator agents may emit curatorMemoryDecisions"}
+                    {
+                        "kind": "decision",
+                        "error": "only curator agents may emit curatorMemoryDecisions",
+                    }
                 )
                 continue
             for entry in decisions:
@@ -646,7 +667,7 @@ class MemoryGateway:
                         patch=entry.get("patch"),
                     )
                     result["decisions"].append(change.proposal_id)
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:
                     log.warning("curator decision dropped: %s", exc)
                     result["rejected"].append({"kind": "decision", "error": str(exc)})
         return result
@@ -659,8 +680,10 @@ def injection_skip_reason(diagnostics: Mapping[str, Any]) -> str | None:
     candidates = diagnostics.get("candidateCount", 0)
     if candidates == 0:
         return "no_results"
-    eligible = candidates - diagnostics.get("preScoredFilteredCount", 0) - diagnostics.get(
-        "suppressedLowQCount", 0
+    eligible = (
+        candidates
+        - diagnostics.get("preScoredFilteredCount", 0)
+        - diagnostics.get("suppressedLowQCount", 0)
     )
     no_signal = diagnostics.get("noSignalCount", 0)
     if eligible > 0 and no_signal > 0 and no_signal >= eligible:
@@ -700,5 +723,7 @@ def _json_objects(text: str) -> list[Mapping[str, Any]]:
 
 def tool_event_id(session_id: str | None, message_id: str | None, args: Mapping[str, Any]) -> str:
     """A deterministic outcome event id for a tool call (retries reuse it)."""
-    doc = json.dumps({"sessionID": session_id, "messageID": message_id, "args": args}, sort_keys=True)
+    doc = json.dumps(
+        {"sessionID": session_id, "messageID": message_id, "args": args}, sort_keys=True
+    )
     return "tool-" + sha256_hex(doc)[:32]

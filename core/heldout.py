@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
+
 from swarmmem.core.errors import EvaluationError
 from swarmmem.core.evaluation import Fixture, parse_fixture
 from swarmmem.core.ids import canonical_json, sha256_hex

@@ -42,7 +42,11 @@ from swarmmem.ports.vectors import VectorIndex
 
 RERANK_TOP_N = 20
 _ZERO_SIGNALS = RecallSignals(
-    text_overlap=0.0, tag_overlap=0.0, file_overlap=0.0, symbol_overlap=0.0, kind_match=False,
+    text_overlap=0.0,
+    tag_overlap=0.0,
+    file_overlap=0.0,
+    symbol_overlap=0.0,
+    kind_match=False,
     scope_match=True,
 )
 
@@ -171,7 +175,8 @@ def fuse(
         lex = _minmax({it.record.id: it.score for it in lexical})
         den = _minmax({rec.id: cos for rec, cos in dense})
         raw = {
-            key: settings.weight_lexical * lex.get(key, 0.0) + settings.weight_dense * den.get(key, 0.0)
+            key: settings.weight_lexical * lex.get(key, 0.0)
+            + settings.weight_dense * den.get(key, 0.0)
             for key in list(lex) + [k for k in den if k not in lex]
         }
     else:
@@ -184,7 +189,7 @@ def fuse(
             [settings.weight_lexical, settings.weight_dense, settings.weight_metadata],
             settings.rrf_k,
         )
-        raw = dict(zip(ids, scores))
+        raw = dict(zip(ids, scores, strict=True))
     normalized = _minmax(raw)
     return sorted(normalized.items(), key=lambda kv: (-kv[1], kv[0]))
 
@@ -206,7 +211,7 @@ def _rescue(
     target = max_items - 1  # never displaces the top item
     rescued = attrs.evolve(items[position], reason=f"{items[position].reason}, dense_rescue")
     rest = items[:position] + items[position + 1 :]
-    return rest[:target] + [rescued] + rest[target:]
+    return [*rest[:target], rescued, *rest[target:]]
 
 
 def hybrid_recall(
@@ -233,7 +238,9 @@ def hybrid_recall(
         diagnostics["returnedCount"] = len(items)
         diagnostics["exploredCount"] = sum(1 for it in items if it.explored)
         return (
-            RecallResult(items=tuple(items), diagnostics=diagnostics, lexical_order=lexical.lexical_order),
+            RecallResult(
+                items=tuple(items), diagnostics=diagnostics, lexical_order=lexical.lexical_order
+            ),
             HybridTrace(
                 status="degraded" if reason else "complete",
                 degradation_reason=reason,
@@ -252,7 +259,7 @@ def hybrid_recall(
         dense = dense_candidates(store, parts, request, vector, now_ms=now_ms, k=k)
     except SwarmMemoryError:
         return lexical_only("dense retrieval failed")
-    except Exception:  # noqa: BLE001 - any provider error degrades to the lexical path
+    except Exception:
         return lexical_only("dense retrieval failed")
 
     fused = fuse(regular, dense, request, settings)
@@ -265,7 +272,11 @@ def hybrid_recall(
         # and injection (which requires a query signal) takes no dense-only hit at all.
         if memory_id not in by_id and (score < min_score or request.mode == "injection"):
             continue
-        tag = f"rrf_fused={to_fixed(score, 4)}" if settings.fusion == "rrf" else f"fused={to_fixed(score, 4)}"
+        tag = (
+            f"rrf_fused={to_fixed(score, 4)}"
+            if settings.fusion == "rrf"
+            else f"fused={to_fixed(score, 4)}"
+        )
         base = by_id.get(memory_id)
         if base is not None:
             items.append(attrs.evolve(base, score=score, reason=f"{base.reason}, {tag}"))
@@ -289,7 +300,7 @@ def hybrid_recall(
                 items = [top[i] for i in order] + items[RERANK_TOP_N:]
                 used_reranker = True
                 rerank_count = len(top)
-            except Exception:  # noqa: BLE001 - rerank failure keeps the fused order
+            except Exception:
                 reason = "reranker failed"
 
     if settings.dense_rescue is not None and request.mode != "injection":
@@ -310,7 +321,9 @@ def hybrid_recall(
     diagnostics["exploredCount"] = sum(1 for it in items if it.explored)
     diagnostics["fusionActive"] = True
     return (
-        RecallResult(items=tuple(items), diagnostics=diagnostics, lexical_order=lexical.lexical_order),
+        RecallResult(
+            items=tuple(items), diagnostics=diagnostics, lexical_order=lexical.lexical_order
+        ),
         HybridTrace(
             status="degraded" if reason else "complete",
             degradation_reason=reason,

@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-import math
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
 _WS = re.compile(r"\s+")
-_ISO_RE = re.compile(
-    r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$"
-)
+_ISO_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$")
 MEMORY_ID_RE = re.compile(r"^mem_[a-f0-9]{16}$")
 PROPOSAL_ID_RE = re.compile(r"^prop_[a-f0-9]{16}$")
 CONTENT_HASH_RE = re.compile(r"^[a-f0-9]{64}$")
@@ -35,13 +33,16 @@ _SCOPE_GENERIC_KEYS = (
     "agentId",
 )
 
+
 def sha256_hex(text: str) -> str:
     """Return the lowercase hex SHA-256 of ``text`` encoded as UTF-8."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
+
 def normalize_text(text: str) -> str:
     """Collapse every run of whitespace to one space and trim the ends."""
     return _WS.sub(" ", text).strip()
+
 
 def scope_key_fields(scope: Mapping[str, Any]) -> dict[str, Any]:
     """Return the ordered fields that identify ``scope`` (the reference's stable scope key)."""
@@ -59,6 +60,7 @@ def scope_key_fields(scope: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = value
     return out
 
+
 def stable_scope_key(scope: Mapping[str, Any]) -> str:
     """Compact JSON of the identifying scope fields in insertion order.
 
@@ -67,30 +69,37 @@ def stable_scope_key(scope: Mapping[str, Any]) -> str:
     """
     return json.dumps(scope_key_fields(scope), separators=(",", ":"), ensure_ascii=False)
 
+
 def content_hash(scope: Mapping[str, Any], kind: str, text: str) -> str:
     """SHA-256 over the scope key, the kind and the normalised lower-cased text."""
     return sha256_hex(f"{stable_scope_key(scope)}\n{kind}\n{normalize_text(text).lower()}")
+
 
 def memory_id_for_hash(digest: str) -> str:
     """The memory id derived from a content hash."""
     return "mem_" + digest[:16]
 
+
 def memory_id(scope: Mapping[str, Any], kind: str, text: str) -> str:
     """The content-derived memory id of a fact."""
     return memory_id_for_hash(content_hash(scope, kind, text))
 
+
 def proposal_id(created_at: str, proposer: str, text: str) -> str:
     """The proposal id: a hash of its creation time, proposer and normalised text."""
     return "prop_" + sha256_hex(f"{created_at}\n{proposer}\n{normalize_text(text)}")[:16]
+
 
 def bundle_id(query: str, generated_at: str) -> str:
     """The recall bundle id, ``bundle_<14 digits of the timestamp>_<8 hex>``."""
     digits = re.sub(r"[-:.TZ]", "", generated_at)[:14]
     return f"bundle_{digits}_{sha256_hex(generated_at + chr(10) + query)[:8]}"
 
+
 def stable_id(value: str) -> str:
     """16 hex digits identifying a workspace or repository name, case-insensitively."""
     return sha256_hex(value.lower())[:16]
+
 
 def to_iso(moment: _dt.datetime) -> str:
     """Format a datetime like JavaScript's ``Date.toISOString`` (UTC, milliseconds, ``Z``)."""
@@ -99,9 +108,13 @@ def to_iso(moment: _dt.datetime) -> str:
     utc = moment.astimezone(_dt.timezone.utc)
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
+
 def is_iso_datetime(value: object) -> bool:
     """True when ``value`` is an ISO-8601 datetime string with a timezone."""
-    return isinstance(value, str) and _ISO_RE.match(value) is not None and parse_iso(value) is not None
+    return (
+        isinstance(value, str) and _ISO_RE.match(value) is not None and parse_iso(value) is not None
+    )
+
 
 def parse_iso(value: str | None) -> _dt.datetime | None:
     """Parse an ISO-8601 timestamp; ``None`` when absent or unparsable."""
@@ -121,14 +134,17 @@ def parse_iso(value: str | None) -> _dt.datetime | None:
         parsed = parsed.replace(tzinfo=_dt.timezone.utc)
     return parsed
 
+
 def iso_to_ms(value: str | None) -> float | None:
     """Milliseconds since the epoch for an ISO timestamp, or ``None``."""
     parsed = parse_iso(value)
     return None if parsed is None else parsed.timestamp() * 1000.0
 
+
 def canonical_json(value: Any) -> str:
     """Key-sorted compact JSON (the audit chain's canonical form)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
 
 def estimate_tokens(text: str) -> int:
     """The reference token estimate: ``ceil(len_utf16(text) * 0.33)``."""

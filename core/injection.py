@@ -14,7 +14,9 @@ import attrs
 from swarmmem.core.prompt import already_injected
 from swarmmem.core.roles import canonical_role, profile_for
 
-TOUCHED_FILE_RE = re.compile(r"\b(?:src|tests|test|docs|scripts|packages)/[A-Za-z0-9._/@+-]+", re.ASCII)
+TOUCHED_FILE_RE = re.compile(
+    r"\b(?:src|tests|test|docs|scripts|packages)/[A-Za-z0-9._/@+-]+", re.ASCII
+)
 MAX_COMPACT = 2000
 
 

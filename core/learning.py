@@ -28,6 +28,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
+
 from swarmmem._speedups import jaccard
 from swarmmem.core.errors import MemoryValidationError
 from swarmmem.core.ids import iso_to_ms, parse_iso, to_iso

@@ -48,7 +48,11 @@ def format_item(item: RecallItem, generated_at: str, redact: Callable[[str], str
         f"  {redact(record.text)}",
     ]
     locator = record.source.locator
-    lines.append(f"  Source: {record.source.type} {locator}" if locator else f"  Source: {record.source.type}")
+    lines.append(
+        f"  Source: {record.source.type} {locator}"
+        if locator
+        else f"  Source: {record.source.type}"
+    )
     if item.relation is not None and item.related_from:
         lines.append(f"  Related via {item.relation.type} from {item.related_from}")
     return "\n".join(lines) + "\n"

@@ -30,10 +30,53 @@ FILE_PATH_RE = re.compile(
 )
 _SYMBOL_RE = re.compile(r"\b[a-zA-Z_][a-zA-Z0-9_]*(?:\.[a-zA-Z_][a-zA-Z0-9_]*)*\b", re.ASCII)
 _RESERVED = frozenset(
-    "const let var function class interface type async await return if else for while do "
-    "switch case break continue new this super extends implements import export from default "
-    "try catch finally throw typeof instanceof in of as yield static get set readonly public "
-    "private protected".split()
+    [
+        "const",
+        "let",
+        "var",
+        "function",
+        "class",
+        "interface",
+        "type",
+        "async",
+        "await",
+        "return",
+        "if",
+        "else",
+        "for",
+        "while",
+        "do",
+        "switch",
+        "case",
+        "break",
+        "continue",
+        "new",
+        "this",
+        "super",
+        "extends",
+        "implements",
+        "import",
+        "export",
+        "from",
+        "default",
+        "try",
+        "catch",
+        "finally",
+        "throw",
+        "typeof",
+        "instanceof",
+        "in",
+        "of",
+        "as",
+        "yield",
+        "static",
+        "get",
+        "set",
+        "readonly",
+        "public",
+        "private",
+        "protected",
+    ]
 )
 _URL_RE = re.compile(r"^https?://", re.I)
 _SHA_RE = re.compile(r"^[a-f0-9]{40}$", re.I)

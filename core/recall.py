@@ -57,9 +57,7 @@ def lexical_recall(
         include_expired=request.include_expired,
         candidate_cap=candidate_cap(request),
     )
-    items, diag = score_records(
-        request, candidates.records, now_ms=now_ms, policy=policy, rng=rng
-    )
+    items, diag = score_records(request, candidates.records, now_ms=now_ms, policy=policy, rng=rng)
     if candidates.fts_order is not None:
         explored = [it for it in items if it.explored]
         items = apply_fts_bonus([it for it in items if not it.explored], candidates.fts_order)
@@ -71,7 +69,9 @@ def lexical_recall(
     )
 
 
-def slice_items(items: tuple[RecallItem, ...] | list[RecallItem], max_items: int) -> list[RecallItem]:
+def slice_items(
+    items: tuple[RecallItem, ...] | list[RecallItem], max_items: int
+) -> list[RecallItem]:
     """The first ``max_items`` regular items, then any explored item (exploration is additive)."""
     normal = [it for it in items if not it.explored][:max_items]
     return normal + [it for it in items if it.explored]
@@ -155,4 +155,6 @@ def provider_recall(
     diagnostics = dict(result.diagnostics)
     diagnostics["returnedCount"] = len(items)
     diagnostics["exploredCount"] = sum(1 for it in items if it.explored)
-    return RecallResult(items=tuple(items), diagnostics=diagnostics, lexical_order=result.lexical_order)
+    return RecallResult(
+        items=tuple(items), diagnostics=diagnostics, lexical_order=result.lexical_order
+    )

@@ -10,7 +10,7 @@ produced by :mod:`swarmmem.core.codec`.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 import attrs
@@ -140,9 +140,15 @@ def _str_tuple(max_items: int, lo: int, hi: int) -> Any:
             raise _fail(attr.name, f"must hold at most {max_items} strings")
         for item in value:
             if not isinstance(item, str) or not lo <= len(item) <= hi:
-                raise _fail(attr.name, f"items must be strings of {lo}..{hi} characters; got {item!r:.80}")
+                raise _fail(
+                    attr.name, f"items must be strings of {lo}..{hi} characters; got {item!r:.80}"
+                )
 
     return check
+
+
+def _tuple(value: Iterable[Any]) -> tuple[Any, ...]:
+    return tuple(value)
 
 
 def _opt_tuple(value: Any) -> tuple[Any, ...] | None:
@@ -200,7 +206,7 @@ _SCOPE_JSON_KEYS: tuple[tuple[str, str], ...] = (
 
 @attrs.frozen(kw_only=True)
 class MemorySource:
-    """Where a fact came from; ``url``, ``file_path``, ``commit_sha`` or ``ref`` count as evidence."""
+    """Where a fact came from; ``url``, ``file_path``, ``commit_sha`` or ``ref`` are evidence."""
 
     type: str = attrs.field(validator=_one_of(SOURCE_TYPES))
     ref: str | None = attrs.field(default=None, validator=_opt_str(0))
@@ -258,7 +264,7 @@ class MemoryRecord:
     scope: MemoryScope
     kind: str = attrs.field(validator=_one_of(MEMORY_KINDS))
     text: str = attrs.field(validator=_req_str(1, MAX_MEMORY_TEXT_LENGTH))
-    tags: tuple[str, ...] = attrs.field(converter=tuple, validator=_str_tuple(MAX_TAGS, 1, 64))
+    tags: tuple[str, ...] = attrs.field(converter=_tuple, validator=_str_tuple(MAX_TAGS, 1, 64))
     confidence: float = attrs.field(validator=_unit_float)
     stability: str = attrs.field(validator=_one_of(STABILITIES))
     source: MemorySource
@@ -271,7 +277,7 @@ class MemoryRecord:
     q_value: float | None = attrs.field(default=None, validator=_unit_float)
     supersedes: tuple[str, ...] | None = attrs.field(default=None, converter=_opt_tuple)
     superseded_by: str | None = attrs.field(default=None, validator=_opt_str())
-    relations: tuple[Relation, ...] = attrs.field(default=(), converter=tuple)
+    relations: tuple[Relation, ...] = attrs.field(default=(), converter=_tuple)
     anchors: tuple[Anchor, ...] | None = attrs.field(default=None, converter=_opt_tuple)
     outcomes: tuple[OutcomeEntry, ...] | None = attrs.field(default=None, converter=_opt_tuple)
     cohort_id: str | None = None
@@ -347,7 +353,7 @@ class MemoryProposal:
     target_memory_id: str | None = None
     related_memory_ids: tuple[str, ...] | None = attrs.field(default=None, converter=_opt_tuple)
     evidence_refs: tuple[str, ...] = attrs.field(
-        default=(), converter=tuple, validator=_str_tuple(20, 1, 500)
+        default=(), converter=_tuple, validator=_str_tuple(20, 1, 500)
     )
     reviewer: str | None = attrs.field(default=None)
     reviewed_at: str | None = attrs.field(default=None, validator=_opt_iso)
@@ -365,7 +371,7 @@ class RecallRequest:
     """A scoped recall query as the provider sees it (scopes already checked)."""
 
     query: str
-    scopes: tuple[MemoryScope, ...] = attrs.field(converter=tuple)
+    scopes: tuple[MemoryScope, ...] = attrs.field(converter=_tuple)
     task: str | None = None
     agent_role: str | None = None
     mode: str = attrs.field(default="manual", validator=_one_of(RECALL_MODES))
@@ -413,7 +419,7 @@ class RecallBundle:
     id: str
     query: str
     generated_at: str
-    items: tuple[RecallItem, ...] = attrs.field(converter=tuple)
+    items: tuple[RecallItem, ...] = attrs.field(converter=_tuple)
     token_estimate: int
     prompt_block: str
     diagnostics: dict[str, Any] = attrs.field(factory=dict, hash=False)
@@ -427,7 +433,7 @@ class OutcomeReport:
     memory_id: str | None = None
     question: str | None = None
     correction: str | None = None
-    anchors: tuple[Anchor, ...] = attrs.field(default=(), converter=tuple)
+    anchors: tuple[Anchor, ...] = attrs.field(default=(), converter=_tuple)
 
 
 @attrs.frozen(kw_only=True)

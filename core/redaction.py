@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import TypeAlias
 
 import attrs
+
 from swarmmem.ports.detectors import SecretDetector
 
 __all__ = [

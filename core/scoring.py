@@ -86,7 +86,7 @@ class _Scored:
 
 def _reason(record: MemoryRecord, sig: Sequence[float], role: bool, q: float) -> str:
     names = ("text_overlap", "tag_overlap", "file_overlap", "symbol_overlap")
-    parts = [f"{name}={to_fixed(v, 2)}" for name, v in zip(names, sig[:4]) if v > 0]
+    parts = [f"{name}={to_fixed(v, 2)}" for name, v in zip(names, sig[:4], strict=True) if v > 0]
     if sig[5] > 0:
         parts.append(f"task_terms={to_fixed(sig[5], 2)}")
     if sig[4] > 0:
@@ -182,7 +182,7 @@ def score_records(
                 base=row[6],
                 score=row[6] + (q_value_of(r.metadata) - 0.5) * policy.q_boost_weight,
             )
-            for r, row in zip(batch, rows)
+            for r, row in zip(batch, rows, strict=True)
         ]
 
     kept: list[_Scored] = []

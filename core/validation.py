@@ -10,7 +10,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from swarmmem.core.errors import MemoryPiiRejectedError, MemoryValidationError
-from swarmmem.core.ids import CONTENT_HASH_RE, MEMORY_ID_RE, content_hash, iso_to_ms, memory_id_for_hash
+from swarmmem.core.ids import (
+    CONTENT_HASH_RE,
+    MEMORY_ID_RE,
+    content_hash,
+    iso_to_ms,
+    memory_id_for_hash,
+)
 from swarmmem.core.records import DURABLE_MEMORY_KINDS, EVIDENCE_REQUIRED_KINDS, MemoryRecord
 from swarmmem.ports.detectors import PiiFindings, SecretDetector
 
@@ -93,9 +99,7 @@ def validate_record(
 def _check_outcome_metadata(metadata: Mapping[str, Any], record: MemoryRecord) -> None:
     if "outcomeEventIds" in metadata:
         ids = metadata["outcomeEventIds"]
-        ok = isinstance(ids, list) and all(
-            isinstance(i, str) and 1 <= len(i) <= 256 for i in ids
-        )
+        ok = isinstance(ids, list) and all(isinstance(i, str) and 1 <= len(i) <= 256 for i in ids)
         if not ok or len(ids) != len(record.outcomes or ()):
             raise MemoryValidationError("metadata.outcomeEventIds must align with outcomes")
     if "outcomeGeneration" in metadata:

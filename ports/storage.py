@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
+
 from swarmmem.core.records import MemoryProposal, MemoryRecord
 
 

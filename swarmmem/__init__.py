@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from swarmmem._version import __version__
-from swarmmem.api import Memory, diagnostics, open
+from swarmmem.api import diagnostics, open
+from swarmmem.memory import Memory
 
 __all__ = ["Memory", "__version__", "diagnostics", "open"]

@@ -25,9 +25,9 @@ _OPTIONAL = {
 }
 
 
-def open(  # noqa: A001 - mirrors builtins.open on purpose: swarmmem.open(root)
+def open(
     root: str | os.PathLike[str] = ".",
-    config: None | Mapping[str, Any] | str | os.PathLike[str] = None,
+    config: Mapping[str, Any] | str | os.PathLike[str] | None = None,
     *,
     context: Mapping[str, Any] | None = None,
     **adapters: Any,
@@ -58,7 +58,9 @@ def diagnostics() -> dict[str, Any]:
         present = importlib.util.find_spec(module) is not None
         optional[module] = {
             "available": present,
-            "reason": None if present else f"not installed (pip install 'swarmmem[{extra}]')"
+            "reason": None
+            if present
+            else f"not installed (pip install 'swarmmem[{extra}]')"
             if not extra.startswith("(")
             else f"not installed {extra}",
         }

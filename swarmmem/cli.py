@@ -68,10 +68,7 @@ def emit(state: State, data: Any, text: str | Callable[[], str]) -> None:
 def command(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Add ``--json`` and uniform error handling to a command."""
 
-    @click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
-    @click.pass_obj
-    @functools.wraps(fn)
-    def wrapper(state: State, *args: Any, as_json: bool = False, **kwargs: Any) -> Any:
+    def wrapper(state: State, /, *args: Any, as_json: bool = False, **kwargs: Any) -> Any:
         if as_json:
             state.as_json = True
         try:
@@ -83,7 +80,11 @@ def command(fn: Callable[..., Any]) -> Callable[..., Any]:
         except SwarmMemoryError as exc:
             _fail(state, {"success": False, "error": exc.code, "message": str(exc)}, 1)
 
-    return wrapper
+    functools.update_wrapper(wrapper, fn)
+    json_option = click.option(
+        "--json", "as_json", is_flag=True, help="Machine-readable JSON output."
+    )
+    return json_option(click.pass_obj(wrapper))
 
 
 def _fail(state: State, payload: dict[str, Any], code: int) -> None:

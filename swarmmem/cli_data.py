@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -14,13 +15,24 @@ from swarmmem.cli import State, command, emit, progress_bar
 @click.option("--queries", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--qrels", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option(
-    "--profiles", default="lexical", show_default=True, help="Comma list of lexical,hybrid,hybrid+rerank."
+    "--profiles",
+    default="lexical",
+    show_default=True,
+    help="Comma list of lexical,hybrid,hybrid+rerank.",
 )
-@click.option("-k", "k", default=10, show_default=True, type=int, help="Cut-off for Recall@k and MRR.")
+@click.option(
+    "-k", "k", default=10, show_default=True, type=int, help="Cut-off for Recall@k and MRR."
+)
 @click.option("--limit-queries", type=int, default=None)
 @command
 def dataset(
-    state: State, corpus: str, queries: str, qrels: str, profiles: str, k: int, limit_queries: int | None
+    state: State,
+    corpus: str,
+    queries: str,
+    qrels: str,
+    profiles: str,
+    k: int,
+    limit_queries: int | None,
 ) -> None:
     """Retrieval quality (Recall@k, nDCG@10, MRR) of each profile on a collection."""
     from swarmmem.datasets import run_dataset
@@ -28,8 +40,13 @@ def dataset(
     wanted = [p.strip() for p in profiles.split(",") if p.strip()]
     with progress_bar("queries", not state.as_json) as progress:
         report = run_dataset(
-            Path(corpus), Path(queries), Path(qrels), profiles=wanted, k=k,
-            limit_queries=limit_queries, progress=progress,
+            Path(corpus),
+            Path(queries),
+            Path(qrels),
+            profiles=wanted,
+            k=k,
+            limit_queries=limit_queries,
+            progress=progress,
         )
 
     def text() -> str:
@@ -90,7 +107,7 @@ def audit_verify(state: State) -> None:
         sys.exit(1)
 
 
-def audit_text(report: dict) -> str:
+def audit_text(report: dict[str, Any]) -> str:
     """Markdown rendering of an audit verification report."""
     lines = ["## Swarm Memory Audit Verification", ""]
     if not report.get("supported"):
@@ -104,10 +121,16 @@ def audit_text(report: dict) -> str:
     ]
     if report.get("divergence"):
         div = report["divergence"]
-        lines += ["", f"First divergence at row `{div['rowId']}` — {div['detail']}",
-                  "The audit log was edited, reordered or had rows deleted after they were written."]
+        lines += [
+            "",
+            f"First divergence at row `{div['rowId']}` — {div['detail']}",
+            "The audit log was edited, reordered or had rows deleted after they were written.",
+        ]
     elif head is False:
-        lines += ["", "The chain head does not match the last row: the newest rows were changed or removed."]
+        lines += [
+            "",
+            "The chain head does not match the last row: the newest rows were changed or removed.",
+        ]
     else:
         lines += ["", "The audit log hash chain is intact."]
     return "\n".join(lines)

@@ -27,8 +27,9 @@ def _bool(key: str, value: Any) -> None:
         raise ConfigError(f"memory.{key} must be true or false; got {value!r}")
 
 
-def _num(lo: float, hi: float, *, integer: bool = False, lo_open: bool = False,
-         hi_open: bool = False) -> Check:
+def _num(
+    lo: float, hi: float, *, integer: bool = False, lo_open: bool = False, hi_open: bool = False
+) -> Check:
     def check(key: str, value: Any) -> None:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         if ok and integer and not float(value).is_integer():
@@ -36,7 +37,9 @@ def _num(lo: float, hi: float, *, integer: bool = False, lo_open: bool = False,
         if ok and not math.isfinite(value):
             ok = False
         if ok:
-            ok = (value > lo if lo_open else value >= lo) and (value < hi if hi_open else value <= hi)
+            ok = (value > lo if lo_open else value >= lo) and (
+                value < hi if hi_open else value <= hi
+            )
         if not ok:
             kind = "an integer" if integer else "a number"
             lo_s = f"({lo}" if lo_open else f"[{lo}"
@@ -62,6 +65,14 @@ def _choice(*choices: str) -> Check:
             raise ConfigError(f"memory.{key} must be one of {', '.join(choices)}; got {value!r}")
 
     return check
+
+
+def _optional(check: Check) -> Check:
+    def inner(key: str, value: Any) -> None:
+        if value is not None:
+            check(key, value)
+
+    return inner
 
 
 INF = float("inf")
@@ -99,7 +110,7 @@ SCHEMA: dict[str, tuple[Any, Check]] = {
     "retrieval.weights.dense": (0.4, _num(0, 100)),
     "retrieval.weights.metadata": (0.1, _num(0, 100)),
     "retrieval.fusion": ("rrf", _choice("rrf", "convex")),
-    "retrieval.denseRescue": (0.25, lambda k, v: v is None or _num(-1, 1)(k, v)),
+    "retrieval.denseRescue": (0.25, _optional(_num(-1, 1))),
     "retrieval.rerank.enabled": (False, _bool),
     "retrieval.rerank.provider": ("maxsim", _choice("maxsim", "cross-encoder", "identity")),
     "retrieval.rerank.model": ("Xenova/ms-marco-MiniLM-L-6-v2", _str),
@@ -116,11 +127,8 @@ SCHEMA: dict[str, tuple[Any, Check]] = {
     "learning.propagationLookbackDays": (30, _num(0, 3650)),
     "learning.explorationRate": (0.0, _num(0, 1)),
     "maintenance.autoCompactEveryNRecalls": (0, _num(0, 1_000_000, integer=True)),
-    "evidence.cache_max_bytes": (None, lambda k, v: v is None or _num(1, INF, integer=True)(k, v)),
-    "evidence.cache_max_records": (
-        None,
-        lambda k, v: v is None or _num(1, INF, integer=True)(k, v),
-    ),
+    "evidence.cache_max_bytes": (None, _optional(_num(1, INF, integer=True))),
+    "evidence.cache_max_records": (None, _optional(_num(1, INF, integer=True))),
 }
 
 
@@ -175,7 +183,7 @@ def validate(section: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def load(root: Path, config: None | Mapping[str, Any] | str | os.PathLike[str]) -> dict[str, Any]:
+def load(root: Path, config: Mapping[str, Any] | str | os.PathLike[str] | None) -> dict[str, Any]:
     """Resolve the effective memory configuration.
 
     Args:
@@ -190,7 +198,9 @@ def load(root: Path, config: None | Mapping[str, Any] | str | os.PathLike[str]) 
             return defaults()
         return validate(_read_section(path))
     if isinstance(config, Mapping):
-        section = config.get("memory", config) if "memory" in config and len(config) == 1 else config
+        section = (
+            config.get("memory", config) if "memory" in config and len(config) == 1 else config
+        )
         return validate(section)
     return validate(_read_section(Path(config)))
 

@@ -57,7 +57,9 @@ def load_qrels(path: Path) -> dict[str, dict[str, float]]:
             if not row or not "".join(row).strip():
                 continue
             if len(row) < 3:
-                raise EvaluationError(f"{path.name}:{number}: expected query-id, corpus-id, relevance")
+                raise EvaluationError(
+                    f"{path.name}:{number}: expected query-id, corpus-id, relevance"
+                )
             try:
                 score = float(row[2])
             except ValueError:
@@ -82,7 +84,9 @@ def metrics_for(ranked: Sequence[str], relevant: dict[str, float], k: int) -> di
     else:
         y_true = [[relevant.get(doc, 0.0) for doc in universe]]
         n = len(ranked[:10])
-        y_score = [[float(n - ranked.index(doc)) if doc in ranked[:10] else 0.0 for doc in universe]]
+        y_score = [
+            [float(n - ranked.index(doc)) if doc in ranked[:10] else 0.0 for doc in universe]
+        ]
         ndcg = float(ndcg_score(y_true, y_score, k=10))
     return {"recall@k": recall, "ndcg@10": ndcg, "mrr": mrr}
 
@@ -129,7 +133,9 @@ def run_dataset(
     doc_of: dict[str, str] = {}
     records: list[MemoryRecord] = []
     for row in corpus:
-        text = normalize_text(" ".join(str(x) for x in (row.get("title") or "", row["text"]) if x))[:2000]
+        text = normalize_text(" ".join(str(x) for x in (row.get("title") or "", row["text"]) if x))[
+            :2000
+        ]
         if not text:
             continue
         digest = content_hash(scope.as_dict(), "project_fact", text)
@@ -139,9 +145,17 @@ def run_dataset(
         doc_of[mid] = str(row["id"])
         records.append(
             MemoryRecord(
-                id=mid, scope=scope, kind="project_fact", text=text, tags=(), confidence=0.8,
-                stability="durable", source=MemorySource(type="manual", ref=str(row["id"])[:200]),
-                created_at=stamp, updated_at=stamp, content_hash=digest,
+                id=mid,
+                scope=scope,
+                kind="project_fact",
+                text=text,
+                tags=(),
+                confidence=0.8,
+                stability="durable",
+                source=MemorySource(type="manual", ref=str(row["id"])[:200]),
+                created_at=stamp,
+                updated_at=stamp,
+                content_hash=digest,
             )
         )
     settings = settings or HybridSettings(dense_rescue=None)
@@ -167,14 +181,16 @@ def run_dataset(
                 index.seed_model_version(embedder.model_version)
                 for start in range(0, len(records), 256):
                     batch = records[start : start + 256]
-                    index.upsert([r.id for r in batch],
-                                 embedder.embed_batch([r.text.lower() for r in batch]))
+                    index.upsert(
+                        [r.id for r in batch], embedder.embed_batch([r.text.lower() for r in batch])
+                    )
                 if reranker is None and "hybrid+rerank" in profiles:
                     from swarmmem.registry import maxsim_reranker
 
                     reranker = maxsim_reranker(embedder)
-                parts = DenseParts(embedder=embedder, index=index, cache=EmbeddingCache(0),
-                                   reranker=reranker)
+                parts = DenseParts(
+                    embedder=embedder, index=index, cache=EmbeddingCache(0), reranker=reranker
+                )
             conn = sqlite_module().connect(str(db))
             try:
                 for n, query in enumerate(queries, 1):
@@ -182,21 +198,32 @@ def run_dataset(
                     relevant = qrels[qid]
                     started = time.perf_counter()
                     fts = build_fts_query(query["text"], None, "manual")
-                    rows = conn.execute(
-                        "SELECT id FROM memory_items_fts WHERE memory_items_fts MATCH ? "
-                        "ORDER BY bm25(memory_items_fts) LIMIT ?", (fts, k)
-                    ).fetchall() if fts else []
+                    rows = (
+                        conn.execute(
+                            "SELECT id FROM memory_items_fts WHERE memory_items_fts MATCH ? "
+                            "ORDER BY bm25(memory_items_fts) LIMIT ?",
+                            (fts, k),
+                        ).fetchall()
+                        if fts
+                        else []
+                    )
                     latency["fts5-bm25"] += time.perf_counter() - started
-                    results["fts5-bm25"].append(metrics_for([doc_of[r[0]] for r in rows], relevant, k))
-                    request = RecallRequest(query=query["text"], scopes=(scope,), max_items=k,
-                                            min_score=0.0)
+                    results["fts5-bm25"].append(
+                        metrics_for([doc_of[r[0]] for r in rows], relevant, k)
+                    )
+                    request = RecallRequest(
+                        query=query["text"], scopes=(scope,), max_items=k, min_score=0.0
+                    )
                     for profile in profiles:
                         started = time.perf_counter()
                         if profile == "lexical":
                             items = provider_recall(store, request, now=stamp).items
                         else:
                             res, _trace = hybrid_recall(
-                                store, request, now=stamp, parts=parts,
+                                store,
+                                request,
+                                now=stamp,
+                                parts=parts,
                                 settings=attrs.evolve(settings, rerank=profile == "hybrid+rerank"),
                             )
                             items = res.items

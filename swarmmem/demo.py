@@ -65,7 +65,9 @@ def run_demo(*, keep: bool = False, as_json: bool = False) -> dict[str, Any]:
         root = _project(tmp)
         summary["project"] = str(root)
         say(f"# swarmmem demo\nProject: {root}\nStore: {root / '.swarm/memory/memory.db'}\n")
-        with swarmmem.open(root, context={"session_id": "demo-session", "agent_role": "coder"}) as agent:
+        with swarmmem.open(
+            root, context={"session_id": "demo-session", "agent_role": "coder"}
+        ) as agent:
             say("## 1. An agent proposes memories")
             for fact in FACTS:
                 prop = agent.propose(operation="add", **fact)
@@ -79,7 +81,8 @@ def run_demo(*, keep: bool = False, as_json: bool = False) -> dict[str, Any]:
                 evidence_refs=["docs/deploy.md"],
             )
             summary["proposals"].append({"id": leaked.id, "status": leaked.status})
-            say(f"- {leaked.id} [{leaked.status}] secret redacted: {leaked.proposed_record.text}")
+            redacted = leaked.proposed_record.text if leaked.proposed_record else ""
+            say(f"- {leaked.id} [{leaked.status}] secret redacted: {redacted}")
             say(f"  reason: {leaked.rejection_reason}\n")
         with swarmmem.open(root, context={"agent_role": "curator"}) as curator:
             say("## 2. The curator decides")
@@ -90,15 +93,20 @@ def run_demo(*, keep: bool = False, as_json: bool = False) -> dict[str, Any]:
                 summary["memories"].append(change.memory_id)
                 say(f"- add {entry['id']} -> {change.memory_id}")
             say("")
-        with swarmmem.open(root, context={"session_id": "demo-session-2", "agent_role": "coder"}) as agent:
+        with swarmmem.open(
+            root, context={"session_id": "demo-session-2", "agent_role": "coder"}
+        ) as agent:
             say("## 3. A later agent recalls (the prompt block it would see)")
             bundle = agent.recall("why does the upload test time out", task="fix flaky upload test")
             summary["recalled"] = [item.record.id for item in bundle.items]
             say(bundle.prompt_block + "\n")
             say("## 4. It reports the outcome")
             if bundle.items:
-                result = agent.record_outcome(memory_id=bundle.items[0].record.id, outcome="useful",
-                                              anchors=[{"file": "tests/test_upload.py"}])
+                result = agent.record_outcome(
+                    memory_id=bundle.items[0].record.id,
+                    outcome="useful",
+                    anchors=[{"file": "tests/test_upload.py"}],
+                )
                 summary["outcome"] = result
                 say(f"- useful: {result['memory_id']} ({result['outcomes']} outcome(s))\n")
         say("## 5. Offline evaluation on the bundled golden fixtures")

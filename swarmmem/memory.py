@@ -94,7 +94,7 @@ class Memory:
     def open(
         cls,
         root: Path,
-        config: None | Mapping[str, Any] | str | os.PathLike[str],
+        config: Mapping[str, Any] | str | os.PathLike[str] | None,
         *,
         context: Mapping[str, Any] | None = None,
         **adapters: Any,
@@ -106,7 +106,15 @@ class Memory:
         unknown = set(ctx) - _CONTEXT_KEYS
         if unknown:
             raise MemoryValidationError(f"unknown context key(s): {', '.join(sorted(unknown))}")
-        bad = set(adapters) - {"store", "secrets", "pii", "embedder", "reranker", "clock", "vector_index"}
+        bad = set(adapters) - {
+            "store",
+            "secrets",
+            "pii",
+            "embedder",
+            "reranker",
+            "clock",
+            "vector_index",
+        }
         if bad:
             raise TypeError(f"unknown adapter argument(s): {', '.join(sorted(bad))}")
         return cls(root, cfg, MemoryContext(directory=str(root), **ctx), adapters=adapters)
@@ -158,7 +166,9 @@ class Memory:
     def pii(self) -> Any:
         """The PII detector named by ``redaction.piiDetector`` (only built when enabled)."""
         if self._pii is None and self.config["redaction"]["detectPii"]:
-            self._pii = _adapter("pii", self._adapters.get("pii", self.config["redaction"]["piiDetector"]))
+            self._pii = _adapter(
+                "pii", self._adapters.get("pii", self.config["redaction"]["piiDetector"])
+            )
         return self._pii
 
     def settings(self) -> GatewaySettings:
@@ -208,7 +218,9 @@ class Memory:
         from swarmmem.core.hybrid import hybrid_recall
         from swarmmem.core.recall import provider_recall
 
-        profile = request.profile or ("hybrid" if self.config["embeddings"]["enabled"] else "lexical")
+        profile = request.profile or (
+            "hybrid" if self.config["embeddings"]["enabled"] else "lexical"
+        )
         policy = self.settings().learning
         if profile == "lexical":
             return provider_recall(self.store, request, now=now, policy=policy)
@@ -257,7 +269,9 @@ class Memory:
             kwargs = {"dimension": emb_cfg["dimension"]} if name == "hashing" else {}
             embedder = _adapter("embedder", name, **kwargs)
             if not embedder.available:
-                raise SwarmMemoryError("the embedder is not available (pip install 'swarmmem[dense]')")
+                raise SwarmMemoryError(
+                    "the embedder is not available (pip install 'swarmmem[dense]')"
+                )
             index = self._adapters.get("vector_index") or self._open_index(embedder.dimension)
             index.seed_model_version(embedder.model_version)
             self._dense = DenseParts(
@@ -274,7 +288,7 @@ class Memory:
         name = self._adapters.get("store") if isinstance(self._adapters.get("store"), str) else None
         provider = name or self.config["provider"]
         if provider == "sqlite" and not isinstance(self._adapters.get("store"), StorageProvider):
-            self.store  # make sure the database exists and is migrated
+            _ = self.store  # make sure the database exists and is migrated
             return SqliteVecIndex(
                 self._path(self.config["sqlite"]["path"]),
                 dimension,
@@ -318,13 +332,15 @@ class Memory:
         from swarmmem.core.ids import normalize_text
         from swarmmem.core.records import DURABLE_MEMORY_KINDS
 
-        chosen = [r for r in records if r.kind in DURABLE_MEMORY_KINDS and r.stability != "ephemeral"]
+        chosen = [
+            r for r in records if r.kind in DURABLE_MEMORY_KINDS and r.stability != "ephemeral"
+        ]
         if not chosen:
             return 0
         try:
             vectors = parts.embedder.embed_batch([normalize_text(r.text).lower() for r in chosen])
             parts.index.upsert([r.id for r in chosen], vectors)
-        except Exception as exc:  # noqa: BLE001 - write-time embedding never fails a write
+        except Exception as exc:
             import logging
 
             logging.getLogger("swarmmem").warning("write-time embedding failed: %s", exc)
@@ -343,7 +359,12 @@ class Memory:
         self._dense = None
         parts = self.dense_parts(rerank=False)
         if parts is None:
-            return {"rebuilt": 0, "failed": 0, "advanced": False, "reason": self.dense_unavailable_reason}
+            return {
+                "rebuilt": 0,
+                "failed": 0,
+                "advanced": False,
+                "reason": self.dense_unavailable_reason,
+            }
         records = [
             r
             for r in self.store.list(ListFilter(now=to_iso(self.clock.now())))
@@ -353,10 +374,12 @@ class Memory:
         for start in range(0, len(records), batch_size):
             batch = records[start : start + batch_size]
             try:
-                vectors = parts.embedder.embed_batch([normalize_text(r.text).lower() for r in batch])
+                vectors = parts.embedder.embed_batch(
+                    [normalize_text(r.text).lower() for r in batch]
+                )
                 parts.index.upsert([r.id for r in batch], vectors)
                 done += len(batch)
-            except Exception:  # noqa: BLE001 - counted; the version is not advanced
+            except Exception:
                 failed += len(batch)
             if progress is not None:
                 progress(done + failed, len(records))
@@ -367,8 +390,12 @@ class Memory:
         advanced = failed == 0
         if advanced:
             parts.index.set_model_version(parts.embedder.model_version)
-        return {"rebuilt": done, "failed": failed, "advanced": advanced,
-                "model_version": parts.embedder.model_version}
+        return {
+            "rebuilt": done,
+            "failed": failed,
+            "advanced": advanced,
+            "model_version": parts.embedder.model_version,
+        }
 
     # ------------------------------------------------------------- operations
     def recall(
@@ -384,8 +411,14 @@ class Memory:
     ) -> RecallBundle:
         """Recall memories relevant to ``query`` within this context's scopes."""
         return self.gateway.recall(
-            query, task=task, kinds=kinds, max_items=max_items, token_budget=token_budget,
-            mode=mode, profile=profile, **options,
+            query,
+            task=task,
+            kinds=kinds,
+            max_items=max_items,
+            token_budget=token_budget,
+            mode=mode,
+            profile=profile,
+            **options,
         )
 
     def propose(self, **fields: Any) -> MemoryProposal:
@@ -434,7 +467,9 @@ class Memory:
         self.embed_records(ready)
         return ImportResult(written=written, refused=tuple(refused))
 
-    def _complete(self, raw: Mapping[str, Any], stamp: str, now: Any, repo_scope: Any) -> MemoryRecord:
+    def _complete(
+        self, raw: Mapping[str, Any], stamp: str, now: Any, repo_scope: Any
+    ) -> MemoryRecord:
         if not isinstance(raw, Mapping):
             raise MemoryValidationError(f"record must be an object; got {type(raw).__name__}")
         data = dict(raw)
@@ -489,11 +524,19 @@ class Memory:
         settings = self.injection_settings()
         if not self.enabled or not settings.enabled:
             if self.enabled:
-                append_run_event(self.root, run_id, {"type": "prompt_injection_skipped", "reason": "disabled"}, stamp)
+                append_run_event(
+                    self.root,
+                    run_id,
+                    {"type": "prompt_injection_skipped", "reason": "disabled"},
+                    stamp,
+                )
             return None
         if should_skip(messages):
             append_run_event(
-                self.root, run_id, {"type": "prompt_injection_skipped", "reason": "already_injected"}, stamp
+                self.root,
+                run_id,
+                {"type": "prompt_injection_skipped", "reason": "already_injected"},
+                stamp,
             )
             return None
         plan = build_plan(
@@ -504,7 +547,9 @@ class Memory:
             project=project,
             current_plan=current_plan,
         )
-        append_run_event(self.root, run_id, {"type": "recall_requested", "query": plan.query}, stamp)
+        append_run_event(
+            self.root, run_id, {"type": "recall_requested", "query": plan.query}, stamp
+        )
         bundle = self.gateway.recall(
             plan.query,
             task=plan.task or None,
@@ -518,13 +563,20 @@ class Memory:
         if not bundle.items:
             reason = bundle.diagnostics.get("injectionSkipReason") or "no_results"
             append_run_event(
-                self.root, run_id, {"type": "prompt_injection_skipped", "reason": reason, "bundleId": bundle.id}, stamp
+                self.root,
+                run_id,
+                {"type": "prompt_injection_skipped", "reason": reason, "bundleId": bundle.id},
+                stamp,
             )
             return None
         append_run_event(
             self.root,
             run_id,
-            {"type": "prompt_injected", "bundleId": bundle.id, "memoryIds": [i.record.id for i in bundle.items]},
+            {
+                "type": "prompt_injected",
+                "bundleId": bundle.id,
+                "memoryIds": [i.record.id for i in bundle.items],
+            },
             stamp,
         )
         return bundle

@@ -25,7 +25,12 @@ def bundle_json(bundle: RecallBundle) -> dict[str, Any]:
                 "reason": item.reason,
                 "text": item.record.text,
                 **(
-                    {"relation": {"type": item.relation.type, "source_memory_id": item.related_from}}
+                    {
+                        "relation": {
+                            "type": item.relation.type,
+                            "source_memory_id": item.related_from,
+                        }
+                    }
                     if item.relation is not None
                     else {}
                 ),
@@ -70,7 +75,10 @@ def status_report(mem: Any) -> dict[str, Any]:
     legacy = {}
     for name in ("memories.jsonl", "proposals.jsonl", "outcome-events.jsonl"):
         path = storage / name
-        legacy[name] = {"present": path.exists(), "bytes": path.stat().st_size if path.exists() else 0}
+        legacy[name] = {
+            "present": path.exists(),
+            "bytes": path.stat().st_size if path.exists() else 0,
+        }
     report_path = storage / "migration-report.json"
     report: dict[str, Any] = {
         "enabled": mem.enabled,

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from factories import BASE_TIME, STORE_KINDS, open_store
+
 from swarmmem.ports.clock import FixedClock
 
 

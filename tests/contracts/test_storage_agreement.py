@@ -21,6 +21,7 @@ from factories import (
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
 from swarmmem.core.codec import proposal_to_dict, record_to_dict
 from swarmmem.core.errors import SwarmMemoryError
 from swarmmem.ports.storage import ListFilter

@@ -9,6 +9,7 @@ from typing import Any
 import attrs
 import pytest
 from factories import OTHER_SCOPE, REPO_SCOPE, T0, at, make_memory, make_proposal, open_store
+
 from swarmmem.adapters.export_import import export_store, import_jsonl
 from swarmmem.core.codec import record_to_dict
 from swarmmem.core.errors import ConflictError, MemoryValidationError, NotFoundError, StorageError

@@ -12,13 +12,28 @@ from swarmmem.cli import main
 
 
 def _project(tmp_path: Path, provider: str = "sqlite") -> list[str]:
-    (tmp_path / "cfg.json").write_text(json.dumps({"memory": {"enabled": True, "provider": provider}}))
+    (tmp_path / "cfg.json").write_text(
+        json.dumps({"memory": {"enabled": True, "provider": provider}})
+    )
     return ["--root", str(tmp_path), "--config", str(tmp_path / "cfg.json")]
 
 
 def _propose(runner: CliRunner, base: list[str]) -> None:
-    result = runner.invoke(main, [*base, "propose", "--kind", "repo_convention", "--text",
-                                  "Use ruff for lint.", "--rationale", "style", "--evidence", "pyproject.toml"])
+    result = runner.invoke(
+        main,
+        [
+            *base,
+            "propose",
+            "--kind",
+            "repo_convention",
+            "--text",
+            "Use ruff for lint.",
+            "--rationale",
+            "style",
+            "--evidence",
+            "pyproject.toml",
+        ],
+    )
     assert result.exit_code == 0, result.output
 
 

@@ -83,6 +83,8 @@ def test_baseline_file_agrees(report: dict) -> None:
     """The reference baseline's metrics equal ours."""
     import json
 
-    baseline = json.loads((SHARED / "upstream-fixtures" / "memory-recall-baseline.json").read_text())
+    baseline = json.loads(
+        (SHARED / "upstream-fixtures" / "memory-recall-baseline.json").read_text()
+    )
     for key, value in baseline["metrics"].items():
         assert report["summary"][key] == value, key

@@ -37,7 +37,8 @@ def _dense(records, embedder=None, index=None, reranker=None) -> DenseParts:
     index = index or NumpyVectorIndex(embedder.dimension)
     index.seed_model_version(embedder.model_version)
     index.upsert(
-        [r.id for r in records], embedder.embed_batch([normalize_text(r.text).lower() for r in records])
+        [r.id for r in records],
+        embedder.embed_batch([normalize_text(r.text).lower() for r in records]),
     )
     return DenseParts(embedder=embedder, index=index, cache=EmbeddingCache(8), reranker=reranker)
 
@@ -81,7 +82,11 @@ def test_disabled_path_is_byte_identical_on_every_golden_fixture() -> None:
                         hybrid, trace = hybrid_recall(
                             store, request, now=NOW, parts=None, settings=HybridSettings()
                         )
-                        assert _snapshot(hybrid) == _snapshot(lexical), (fixture.name, provider, mode)
+                        assert _snapshot(hybrid) == _snapshot(lexical), (
+                            fixture.name,
+                            provider,
+                            mode,
+                        )
                         assert "fusionActive" not in hybrid.diagnostics
                         assert trace.status == "degraded"
                         assert trace.degradation_reason == "dense retrieval is unavailable"
@@ -177,8 +182,12 @@ def test_latency_gate_skips_rerank() -> None:
     parts = _dense(fixture.records, reranker=IdentityReranker())
     ticks = iter([0.0] + [10.0] * 100)
     result, trace = hybrid_recall(
-        store, request, now=NOW, parts=parts,
-        settings=HybridSettings(rerank=True, latency_budget_ms=250), timer=lambda: next(ticks),
+        store,
+        request,
+        now=NOW,
+        parts=parts,
+        settings=HybridSettings(rerank=True, latency_budget_ms=250),
+        timer=lambda: next(ticks),
     )
     plain, _ = hybrid_recall(store, request, now=NOW, parts=parts, settings=HybridSettings())
     assert trace.degradation_reason == "reranking skipped by latency budget"
@@ -199,16 +208,23 @@ def test_rerank_reorders_only_the_top_prefix() -> None:
     """Only the top 20 are reordered; the tail keeps its fused order below them."""
     from factories import make_memory
 
-    records = [make_memory(f"alpha memory number {i} about caching layers", kind="code_pattern") for i in range(30)]
+    records = [
+        make_memory(f"alpha memory number {i} about caching layers", kind="code_pattern")
+        for i in range(30)
+    ]
     store = InMemoryStore()
     for record in records:
         store.upsert(record)
     parts = _dense(records, reranker=_Reverse())
     from swarmmem.core.records import RecallRequest
 
-    request = RecallRequest(query="alpha caching", scopes=(records[0].scope,), max_items=30, min_score=0.0)
+    request = RecallRequest(
+        query="alpha caching", scopes=(records[0].scope,), max_items=30, min_score=0.0
+    )
     fused, _ = hybrid_recall(store, request, now=NOW, parts=parts, settings=HybridSettings())
-    reranked, trace = hybrid_recall(store, request, now=NOW, parts=parts, settings=HybridSettings(rerank=True))
+    reranked, trace = hybrid_recall(
+        store, request, now=NOW, parts=parts, settings=HybridSettings(rerank=True)
+    )
     before = [it.record.id for it in fused.items]
     after = [it.record.id for it in reranked.items]
     assert trace.used_reranker and trace.rerank_candidate_count == 20
@@ -240,14 +256,26 @@ def test_hybrid_rescues_paraphrases_with_the_real_model(tmp_path: Path) -> None:
                 request, k = fixture_request(fixture, mode)
                 lexical = provider_recall(store, request, now=NOW)
                 hybrid, _ = hybrid_recall(
-                    store, request, now=NOW, parts=parts, settings=HybridSettings(dense_rescue=0.25),
+                    store,
+                    request,
+                    now=NOW,
+                    parts=parts,
+                    settings=HybridSettings(dense_rescue=0.25),
                     min_score=request.min_score or 0.0,
                 )
-                lex_ok = run_metrics(fixture, [i.record.id for i in lexical.items], k, mode, NOW)["passed"]
-                hyb_ok = run_metrics(fixture, [i.record.id for i in hybrid.items], k, mode, NOW)["passed"]
+                lex_ok = run_metrics(fixture, [i.record.id for i in lexical.items], k, mode, NOW)[
+                    "passed"
+                ]
+                hyb_ok = run_metrics(fixture, [i.record.id for i in hybrid.items], k, mode, NOW)[
+                    "passed"
+                ]
                 lost += lex_ok and not hyb_ok
                 gained += hyb_ok and not lex_ok
-                if fixture.name.startswith("paraphrase") and mode != "injection" and directory.parent == SHARED:
+                if (
+                    fixture.name.startswith("paraphrase")
+                    and mode != "injection"
+                    and directory.parent == SHARED
+                ):
                     assert hyb_ok, (fixture.name, mode)
             index.close()
             store.close()

@@ -8,6 +8,7 @@ from pathlib import Path
 import attrs
 import pytest
 from factories import at, make_memory, make_proposal
+
 from swarmmem.adapters.jsonl_store import FILES, JsonlStore
 from swarmmem.core.codec import record_to_dict
 

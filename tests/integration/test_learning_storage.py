@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 from factories import BASE_TIME, STORE_KINDS, at, make_memory, open_store, recall_row
+
+import swarmmem
+from swarmmem.cli import main
 from swarmmem.core import maintenance as mt
 from swarmmem.core.learning import STATUS_ALREADY_APPLIED, STATUS_APPLIED, apply_verdict
 from swarmmem.core.records import Anchor, OutcomeEntry
 from swarmmem.core.reflection import build_digest, render_json, select_entries
 from swarmmem.ports.clock import FixedClock
-
-import swarmmem
-from swarmmem.cli import main
 
 NOW = at(days=30)
 FACT = "Run the unit tests with pytest from the repository root directory"

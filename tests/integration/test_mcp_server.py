@@ -20,9 +20,9 @@ pytest.importorskip("mcp")
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
-from swarmmem.core.errors import MemoryValidationError
 
 import swarmmem
+from swarmmem.core.errors import MemoryValidationError
 from swarmmem.mcp_server import (
     OUTCOME,
     PROPOSE,

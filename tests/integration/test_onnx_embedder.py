@@ -10,6 +10,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import numpy as np
 import pytest
+
 from swarmmem.adapters import onnx_embedder as oe
 from swarmmem.adapters.onnx_embedder import (
     DENSE_INSTALL_HINT,

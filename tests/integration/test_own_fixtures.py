@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from swarmmem import fixtures as bundled
 from swarmmem._speedups.lexical import tokenize
 from swarmmem.adapters.regex_secrets import RegexSecretDetector
 from swarmmem.core.evaluation import Fixture, load_fixtures
 from swarmmem.core.heldout import heldout_fixtures
-
-from swarmmem import fixtures as bundled
 from swarmmem.evaluation import evaluate, heldout_gate, read_heldout_corpus, regression_gate
 
 ROOT = Path(__file__).resolve().parents[2]

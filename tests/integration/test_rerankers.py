@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from swarmmem.adapters import onnx_embedder as oe
 from swarmmem.adapters.rerankers import CrossEncoderReranker, IdentityReranker, MaxSimReranker
 from swarmmem.core.errors import RerankError

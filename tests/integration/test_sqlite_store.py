@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 import pytest
 from factories import REPO_SCOPE, T0, at, make_memory, make_proposal
+
 from swarmmem.adapters.export_import import import_jsonl
 from swarmmem.adapters.sqlite_store import GENESIS, MIGRATIONS, SqliteStore, event_row_hash
 from swarmmem.adapters.sqlite_support import sqlite_module

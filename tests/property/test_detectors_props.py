@@ -7,6 +7,7 @@ import re
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+
 from swarmmem.adapters.regex_pii import PII_CONFIDENCE, RegexPiiDetector
 from swarmmem.adapters.regex_secrets import PATTERN_HINTS, SECRET_PATTERNS, RegexSecretDetector
 

@@ -79,7 +79,7 @@ def test_malformed_file_is_a_config_error(tmp_path: Path) -> None:
     """Broken JSON raises ConfigError naming the file."""
     path = tmp_path / "cfg.json"
     path.write_text("{not json")
-    with pytest.raises(ConfigError, match="cfg.json"):
+    with pytest.raises(ConfigError, match=r"cfg\.json"):
         config.load(tmp_path, path)
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from swarmmem.core.embedding_cache import DEFAULT_CAPACITY, EmbeddingCache, normalize_query
 from swarmmem.core.errors import ConfigError
 

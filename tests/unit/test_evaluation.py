@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+
 from swarmmem.adapters.hashing_embedder import HashingEmbedder
+from swarmmem.cli import main
 from swarmmem.core.errors import EvaluationError
 from swarmmem.core.evaluation import (
     fixture_request,
@@ -30,8 +32,6 @@ from swarmmem.core.heldout import (
     parse_manifest_bytes,
     source_content_hash,
 )
-
-from swarmmem.cli import main
 from swarmmem.evaluation import (
     evaluate,
     evaluate_heldout,

@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
+
 from swarmmem.adapters.evidence_cache import (
     DEFAULT_RELATIVE_PATH,
     EvidenceCache,

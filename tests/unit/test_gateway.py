@@ -38,15 +38,21 @@ def mem(tmp_path: Path):
 
 def add_fact(mem, text="Run tests with pytest -q from the repo root.", kind="test_pattern"):
     """Propose and curate one fact; return its memory id."""
-    prop = mem.propose(operation="add", kind=kind, text=text, rationale="useful",
-                       evidence_refs=["pyproject.toml"])
+    prop = mem.propose(
+        operation="add", kind=kind, text=text, rationale="useful", evidence_refs=["pyproject.toml"]
+    )
     return mem.curate(prop.id, "add").memory_id
 
 
 def test_propose_creates_pending_proposal_only(mem) -> None:
     """Proposals never write durable memory."""
-    prop = mem.propose(operation="add", kind="repo_convention", text="Use ruff.",
-                       rationale="style", evidence_refs=["pyproject.toml"])
+    prop = mem.propose(
+        operation="add",
+        kind="repo_convention",
+        text="Use ruff.",
+        rationale="style",
+        evidence_refs=["pyproject.toml"],
+    )
     assert prop.status == "pending"
     assert prop.proposed_record.scope.type == "repository"
     assert mem.store.count() == 0
@@ -54,10 +60,13 @@ def test_propose_creates_pending_proposal_only(mem) -> None:
 
 def test_secret_in_proposal_is_redacted_and_auto_rejected(mem) -> None:
     """A likely secret is redacted and the proposal rejected by auto_policy."""
-    prop = mem.propose(operation="add", kind="repo_convention",
-                       text="Deploy key AKIAABCDEFGHIJKLMNOP for staging",
-                       rationale="token ghp_abcdefghijklmnopqrstuvwxyz0123456789",
-                       evidence_refs=["docs/deploy.md"])
+    prop = mem.propose(
+        operation="add",
+        kind="repo_convention",
+        text="Deploy key AKIAABCDEFGHIJKLMNOP for staging",
+        rationale="token ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        evidence_refs=["docs/deploy.md"],
+    )
     assert prop.status == "rejected" and prop.reviewer == "auto_policy"
     assert "AKIA" not in prop.proposed_record.text and "ghp_" not in prop.rationale
     assert prop.rejection_reason.endswith("redacted: rationale, text")
@@ -75,8 +84,9 @@ def test_proposal_field_rules(mem) -> None:
     with pytest.raises(MemoryValidationError, match="kind is required"):
         mem.propose(operation="add", text="x", rationale="r")
     with pytest.raises(MemoryValidationError, match="update proposals require targetMemoryId"):
-        mem.propose(operation="update", kind="project_fact", text="x", rationale="r",
-                    evidence_refs=["a.md"])
+        mem.propose(
+            operation="update", kind="project_fact", text="x", rationale="r", evidence_refs=["a.md"]
+        )
     with pytest.raises(MemoryValidationError, match="merge proposals require relatedMemoryIds"):
         mem.propose(operation="merge", rationale="r", related_memory_ids=["mem_1"])
     with pytest.raises(MemoryValidationError, match="rationale is required"):
@@ -97,8 +107,13 @@ def test_curate_add_then_recall(mem) -> None:
 
 def test_curate_twice_is_a_conflict(mem) -> None:
     """A decided proposal cannot be decided again; an unknown one is not found."""
-    prop = mem.propose(operation="add", kind="test_pattern", text="Use tox.", rationale="r",
-                       evidence_refs=["tox.ini"])
+    prop = mem.propose(
+        operation="add",
+        kind="test_pattern",
+        text="Use tox.",
+        rationale="r",
+        evidence_refs=["tox.ini"],
+    )
     mem.curate(prop.id, "reject", reason="duplicate")
     with pytest.raises(ConflictError, match="not pending"):
         mem.curate(prop.id, "add")
@@ -152,9 +167,12 @@ def test_outcome_rules(mem) -> None:
         mem.record_outcome(memory_id=memory_id, outcome="useful", anchors=[{"file": "a/../../b"}])
     with pytest.raises(NotFoundError):
         mem.record_outcome(memory_id="mem_0000000000000000", outcome="useful")
-    result = mem.record_outcome(memory_id=memory_id, outcome="corrected",
-                                correction="Use pytest -q -x instead.",
-                                anchors=[{"file": "./tests\\unit/test_a.py", "symbol": "test_x"}])
+    result = mem.record_outcome(
+        memory_id=memory_id,
+        outcome="corrected",
+        correction="Use pytest -q -x instead.",
+        anchors=[{"file": "./tests\\unit/test_a.py", "symbol": "test_x"}],
+    )
     assert result["outcome_recorded"] and result["outcomes"] == 1
     event = mem.store.list_outcomes(memory_id)[-1]
     assert event["anchors"] == [{"file": "tests/unit/test_a.py", "symbol": "test_x"}]
@@ -181,24 +199,39 @@ def test_question_outcome_creates_evidence_record(mem) -> None:
 def test_task_output_ingestion(tmp_path: Path) -> None:
     """memoryProposals are accepted from anyone; curator decisions only from curators."""
     store = InMemoryStore()
-    output = "done.\n" + json.dumps({"memoryProposals": [
-        {"operation": "add", "kind": "repo_convention", "text": "Use black.", "rationale": "style",
-         "evidenceRefs": ["pyproject.toml"]},
-        {"operation": "add", "kind": "nonsense", "text": "x", "rationale": "r"},
-    ]})
-    with swarmmem.open(tmp_path, config={"enabled": True}, store=store,
-                       context={"agent_role": "coder"}) as coder:
+    output = "done.\n" + json.dumps(
+        {
+            "memoryProposals": [
+                {
+                    "operation": "add",
+                    "kind": "repo_convention",
+                    "text": "Use black.",
+                    "rationale": "style",
+                    "evidenceRefs": ["pyproject.toml"],
+                },
+                {"operation": "add", "kind": "nonsense", "text": "x", "rationale": "r"},
+            ]
+        }
+    )
+    with swarmmem.open(
+        tmp_path, config={"enabled": True}, store=store, context={"agent_role": "coder"}
+    ) as coder:
         result = coder.gateway.ingest_task_output(output)
         assert len(result["proposals"]) == 1 and len(result["rejected"]) == 1
-        decisions = json.dumps({"curatorMemoryDecisions": [
-            {"proposalId": result["proposals"][0], "action": "add"}]})
+        decisions = json.dumps(
+            {"curatorMemoryDecisions": [{"proposalId": result["proposals"][0], "action": "add"}]}
+        )
         refused = coder.gateway.ingest_task_output(decisions)
         assert refused["decisions"] == []
         assert "only curator agents" in refused["rejected"][0]["error"]
         assert coder.gateway.ingest_task_output("not json {at all") == {
-            "proposals": [], "decisions": [], "rejected": []}
-    with swarmmem.open(tmp_path, config={"enabled": True}, store=store,
-                       context={"agent_role": "curator_phase"}) as curator:
+            "proposals": [],
+            "decisions": [],
+            "rejected": [],
+        }
+    with swarmmem.open(
+        tmp_path, config={"enabled": True}, store=store, context={"agent_role": "curator_phase"}
+    ) as curator:
         applied = curator.gateway.ingest_task_output(decisions)
         assert applied["decisions"] == [result["proposals"][0]]
         assert store.count() == 1
@@ -225,22 +258,30 @@ def test_injection_logs_skip_reasons_and_guards_double_injection(mem) -> None:
     assert bundle is not None and bundle.items
     assert mem.inject(agent_task="run the pytest tests", messages=[bundle.prompt_block]) is None
     assert mem.inject(agent_task="paint bikeshed", user_goal="colours") is None
-    reasons = [e.get("reason") for e in read_run_events(mem.root, "s1")
-               if e["type"] == "prompt_injection_skipped"]
+    reasons = [
+        e.get("reason")
+        for e in read_run_events(mem.root, "s1")
+        if e["type"] == "prompt_injection_skipped"
+    ]
     assert reasons[0] == "already_injected"
     assert reasons[1] in ("no_signal", "no_results", "below_threshold")
 
 
 def test_import_records_fills_and_refuses(mem) -> None:
     """Trusted bulk import derives missing fields and reports refused rows."""
-    result = mem.import_records([
-        {"kind": "repo_convention", "text": "Branches are named feat/<topic>.",
-         "source": {"type": "file", "filePath": "CONTRIBUTING.md"}},
-        {"kind": "repo_convention", "text": "Unknown key here.", "surprise": True},
-        {"kind": "scratch", "text": "temporary note"},
-        "not a record",
-    ])
+    result = mem.import_records(
+        [
+            {
+                "kind": "repo_convention",
+                "text": "Branches are named feat/<topic>.",
+                "source": {"type": "file", "filePath": "CONTRIBUTING.md"},
+            },
+            {"kind": "repo_convention", "text": "Unknown key here.", "surprise": True},
+            {"kind": "scratch", "text": "temporary note"},
+            "not a record",
+        ]
+    )
     assert result.written == 2
     assert [index for index, _ in result.refused] == [1, 3]
-    scratch = [r for r in mem.store.iter_all_records() if r.kind == "scratch"][0]
+    scratch = next(r for r in mem.store.iter_all_records() if r.kind == "scratch")
     assert scratch.expires_at == "2026-03-08T12:00:00.000Z"

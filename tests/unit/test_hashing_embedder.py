@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pytest
+
 from swarmmem.adapters.hashing_embedder import HashingEmbedder, fnv1a_32
 from swarmmem.ports.embedder import Embedder
 

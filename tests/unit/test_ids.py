@@ -60,7 +60,9 @@ def test_same_fact_is_same_memory() -> None:
 def test_proposal_id_definition() -> None:
     """prop_ + 16 hex of sha256(createdAt, proposer, normalised text)."""
     digest = hashlib.sha256(b"2026-05-26T12:00:00.000Z\ncoder\nsome text").hexdigest()
-    assert proposal_id("2026-05-26T12:00:00.000Z", "coder", " some   text ") == "prop_" + digest[:16]
+    assert (
+        proposal_id("2026-05-26T12:00:00.000Z", "coder", " some   text ") == "prop_" + digest[:16]
+    )
 
 
 def test_bundle_id_shape() -> None:

@@ -9,6 +9,8 @@ from typing import Any
 import attrs
 import pytest
 from factories import BASE_TIME, REPO_SCOPE, at, learning_gateway, make_memory, recall_row
+
+from swarmmem import config as config_mod
 from swarmmem.adapters.memory_store import InMemoryStore
 from swarmmem.core.errors import MemoryValidationError
 from swarmmem.core.gateway import GatewaySettings
@@ -32,8 +34,6 @@ from swarmmem.core.learning import (
 from swarmmem.core.records import MemoryRecord, MemoryScope
 from swarmmem.core.scoring import LearningPolicy
 from swarmmem.ports.clock import FixedClock
-
-from swarmmem import config as config_mod
 
 NOW = at(days=1)
 TESTS_FACT = "Run the unit tests with pytest from the repository root directory"

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from factories import learning_gateway
+
 from swarmmem.adapters.memory_store import InMemoryStore
 from swarmmem.core.evaluation import Fixture, parse_fixture, run_metrics
 from swarmmem.core.ids import to_iso

@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 import pytest
 from factories import BASE_TIME, at, make_memory, make_proposal, recall_row
+
 from swarmmem.adapters.memory_store import InMemoryStore
 from swarmmem.core import maintenance as mt
 from swarmmem.core.errors import MemoryValidationError

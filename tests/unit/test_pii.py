@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from swarmmem.adapters import ner_pii
 from swarmmem.adapters.ner_pii import NerPiiDetector
 from swarmmem.adapters.regex_pii import (

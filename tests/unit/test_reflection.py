@@ -10,6 +10,9 @@ from typing import Any
 
 import pytest
 from factories import BASE_TIME, at, make_memory
+
+import swarmmem
+from swarmmem import reflection as files
 from swarmmem.adapters.memory_store import InMemoryStore
 from swarmmem.adapters.regex_secrets import RegexSecretDetector
 from swarmmem.core import reflection as rf
@@ -17,9 +20,6 @@ from swarmmem.core.ids import estimate_tokens
 from swarmmem.core.records import Anchor, MemoryRecord, OutcomeEntry
 from swarmmem.ports.clock import FixedClock
 from swarmmem.ports.storage import ListFilter
-
-import swarmmem
-from swarmmem import reflection as files
 
 NOW = at(days=60)
 SECRET = "ghp_" + "a1B2" * 9

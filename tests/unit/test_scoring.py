@@ -27,12 +27,20 @@ def request(**kw):
 
 def test_weights_and_boosts_give_the_documented_sum() -> None:
     """A full-overlap record scores the weighted sum of its factors exactly."""
-    record = make_memory("pytest fixtures", kind="test_pattern", tags=("pytest", "fixtures"),
-                         confidence=1.0, source=MemorySource(type="file", file_path="pytest/fixtures.py"),
-                         metadata={"symbols": ["pytest", "fixtures"]})
-    items, _ = score_records(request(task="pytest fixtures", agent_role="qa", kinds=("test_pattern",)),
-                             [record], now_ms=NOW_MS)
-    expected = .38 + .16 + .12 + .08 + .08 + .12 * 0.8 + .06 + .05 + .08
+    record = make_memory(
+        "pytest fixtures",
+        kind="test_pattern",
+        tags=("pytest", "fixtures"),
+        confidence=1.0,
+        source=MemorySource(type="file", file_path="pytest/fixtures.py"),
+        metadata={"symbols": ["pytest", "fixtures"]},
+    )
+    items, _ = score_records(
+        request(task="pytest fixtures", agent_role="qa", kinds=("test_pattern",)),
+        [record],
+        now_ms=NOW_MS,
+    )
+    expected = 0.38 + 0.16 + 0.12 + 0.08 + 0.08 + 0.12 * 0.8 + 0.06 + 0.05 + 0.08
     assert items[0].score == pytest.approx(expected, abs=1e-12)
 
 
@@ -66,15 +74,18 @@ def test_q_boost_changes_score_not_threshold() -> None:
     items, _ = score_records(request(), [high], now_ms=NOW_MS)
     assert items[0].score == pytest.approx(items[0].base_score + 0.05)
     assert "qvalue=1.00" in items[0].reason
-    items, diag = score_records(request(min_score=items[0].base_score + 0.01), [high], now_ms=NOW_MS)
+    items, diag = score_records(
+        request(min_score=items[0].base_score + 0.01), [high], now_ms=NOW_MS
+    )
     assert items == [] and diag["belowThresholdCount"] == 1
 
 
 def test_injection_requires_a_query_signal() -> None:
     """In injection mode a record with no overlap is dropped as no_signal."""
     unrelated = make_memory("database migrations are numbered")
-    items, diag = score_records(request(mode="injection", require_query_signal=True), [unrelated],
-                                now_ms=NOW_MS)
+    items, diag = score_records(
+        request(mode="injection", require_query_signal=True), [unrelated], now_ms=NOW_MS
+    )
     assert items == [] and diag["noSignalCount"] == 1
     items, _ = score_records(request(mode="manual"), [unrelated], now_ms=NOW_MS)
     assert len(items) == 1
@@ -123,13 +134,19 @@ def test_prompt_block_budget_stops_at_first_overflow() -> None:
     items, _ = score_records(request(query="fact long tiny"), records, now_ms=NOW_MS)
     by_text = {it.record.text.split()[0]: it for it in items}
     block, tokens, included = build_prompt_block(
-        "bundle_20260105000000_abcdef12", [by_text["tiny"], by_text["long"], by_text["short"]],
-        generated_at=NOW, token_budget=200, redact=lambda t: t,
+        "bundle_20260105000000_abcdef12",
+        [by_text["tiny"], by_text["long"], by_text["short"]],
+        generated_at=NOW,
+        token_budget=200,
+        redact=lambda t: t,
     )
     assert [it.record.text for it in included] == ["tiny"]
-    roomy, _, all_items = build_prompt_block(
-        "bundle_20260105000000_abcdef12", [by_text["tiny"], by_text["short"]],
-        generated_at=NOW, token_budget=200, redact=lambda t: t,
+    _, _, all_items = build_prompt_block(
+        "bundle_20260105000000_abcdef12",
+        [by_text["tiny"], by_text["short"]],
+        generated_at=NOW,
+        token_budget=200,
+        redact=lambda t: t,
     )
     assert len(all_items) == 2
     assert block.startswith(header("bundle_20260105000000_abcdef12"))
@@ -141,14 +158,21 @@ def test_prompt_block_budget_stops_at_first_overflow() -> None:
 def test_prompt_block_redacts_secrets() -> None:
     """Recall output passes memory text through the redactor."""
     items, _ = score_records(request(), [make_memory("pytest fixtures")], now_ms=NOW_MS)
-    block, _, _ = build_prompt_block("bundle_20260105000000_abcdef12", items, generated_at=NOW,
-                                     token_budget=1000, redact=lambda t: t.replace("pytest", "[R]"))
+    block, _, _ = build_prompt_block(
+        "bundle_20260105000000_abcdef12",
+        items,
+        generated_at=NOW,
+        token_budget=1000,
+        redact=lambda t: t.replace("pytest", "[R]"),
+    )
     assert "[R] fixtures" in block
 
 
 def test_slice_keeps_explored_items_additive() -> None:
     """Exploration adds beyond max_items."""
-    items, _ = score_records(request(), [make_memory(f"pytest {i}") for i in range(5)], now_ms=NOW_MS)
+    items, _ = score_records(
+        request(), [make_memory(f"pytest {i}") for i in range(5)], now_ms=NOW_MS
+    )
     explored = attrs.evolve(items[-1], explored=True)
     sliced = slice_items([*items[:4], explored], 2)
     assert len(sliced) == 3 and sliced[-1].explored
@@ -159,20 +183,31 @@ def test_exploration_is_off_by_default_and_injectable() -> None:
     low = make_memory("pytest low", metadata={"qValue": 0.05})
     items, diag = score_records(request(), [low], now_ms=NOW_MS)
     assert items == [] and diag["exploredCount"] == 0
-    items, diag = score_records(request(), [low], now_ms=NOW_MS,
-                                policy=LearningPolicy(exploration_rate=1.0), rng=lambda: 0.5)
+    items, diag = score_records(
+        request(),
+        [low],
+        now_ms=NOW_MS,
+        policy=LearningPolicy(exploration_rate=1.0),
+        rng=lambda: 0.5,
+    )
     assert diag["exploredCount"] == 1 and items[0].explored
 
 
 def test_provider_recall_related_expansion() -> None:
     """Merged memories fill unused slots, marked with their relation."""
     store = InMemoryStore()
-    a, b = make_memory("pytest fixtures live in conftest"), make_memory("database url comes from env")
+    a, b = (
+        make_memory("pytest fixtures live in conftest"),
+        make_memory("database url comes from env"),
+    )
     store.upsert(a)
     store.upsert(b)
     store.related_ids = lambda mid: [b.id] if mid == a.id else []  # type: ignore[method-assign]
-    result = provider_recall(store, request(mode="injection", require_query_signal=True,
-                                            min_score=0.25, max_items=3), now=NOW)
+    result = provider_recall(
+        store,
+        request(mode="injection", require_query_signal=True, min_score=0.25, max_items=3),
+        now=NOW,
+    )
     ids = [it.record.id for it in result.items]
     assert ids == [a.id, b.id]
     assert result.items[1].related_from == a.id

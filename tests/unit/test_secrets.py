@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+
 from swarmmem.adapters.regex_secrets import (
     MAX_REDACTION_ROUNDS,
     SECRET_PATTERNS,

@@ -39,10 +39,19 @@ def test_valid_record_passes() -> None:
     [
         ({"text": "see ## Retrieved Swarm Memory above"}, "recall sentinel header"),
         ({"text": "marker bundle_20260101000000_abcdef12"}, "bundle marker prefix"),
-        ({"scope": MemoryScope(type="run", run_id="r1")}, "durable memories cannot use run or agent scope"),
-        ({"scope": MemoryScope(type="agent", agent_id="a")}, "durable memories cannot use run or agent scope"),
+        (
+            {"scope": MemoryScope(type="run", run_id="r1")},
+            "durable memories cannot use run or agent scope",
+        ),
+        (
+            {"scope": MemoryScope(type="agent", agent_id="a")},
+            "durable memories cannot use run or agent scope",
+        ),
         ({"source": MemorySource(type="agent")}, "require source evidence"),
-        ({"text": "token sk-abcdefghijklmnopqrstuvwxyz123456 leaked"}, "durable memory contains a likely secret"),
+        (
+            {"text": "token sk-abcdefghijklmnopqrstuvwxyz123456 leaked"},
+            "durable memory contains a likely secret",
+        ),
     ],
 )
 def test_rule_messages(changes: dict, message: str) -> None:
@@ -53,7 +62,9 @@ def test_rule_messages(changes: dict, message: str) -> None:
 
 def test_evidence_kinds_need_source_at_any_stability() -> None:
     """api_finding/evidence/security_note need evidence even when not durable."""
-    record = rebuilt(make_memory(kind="api_finding"), stability="session", source=MemorySource(type="agent"))
+    record = rebuilt(
+        make_memory(kind="api_finding"), stability="session", source=MemorySource(type="agent")
+    )
     with pytest.raises(MemoryValidationError, match="api_finding memories require source evidence"):
         validate_record(record, secrets=SECRETS)
 
@@ -81,8 +92,13 @@ def test_secret_in_correction_is_refused() -> None:
     """Outcome corrections of durable memories are checked for secrets too."""
     record = attrs.evolve(
         make_memory(),
-        outcomes=(OutcomeEntry(outcome="corrected", at="2026-01-02T00:00:00.000Z",
-                               correction="use ghp_abcdefghijklmnopqrstuvwxyz0123456789"),),
+        outcomes=(
+            OutcomeEntry(
+                outcome="corrected",
+                at="2026-01-02T00:00:00.000Z",
+                correction="use ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            ),
+        ),
         metadata={"outcomeEventIds": ["e1"]},
     )
     with pytest.raises(MemoryValidationError, match="likely secret"):
@@ -101,7 +117,9 @@ def test_pii_threshold_is_strict() -> None:
     at_threshold = PiiFindings(score=0.7, counts_by_type={"phone": 1})
     above = PiiFindings(score=0.9, counts_by_type={"email": 1})
     assert validate_record(record, pii=at_threshold, reject_durable_pii=True)
-    with pytest.raises(MemoryPiiRejectedError, match=r"score 0\.90 \(types: emailx1\) exceeded threshold 0\.70"):
+    with pytest.raises(
+        MemoryPiiRejectedError, match=r"score 0\.90 \(types: emailx1\) exceeded threshold 0\.70"
+    ):
         validate_record(record, pii=above, reject_durable_pii=True)
 
 
