@@ -1,0 +1,65 @@
+"""Kernel timings, compiled against pure twin (one group per kernel, both implementations)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+QUERY = "how are the unit tests run with pytest fixtures and the sqlite cache"
+TASK = "fix the flaky recall test in ci when the fts5 index migration runs"
+RRF_K = 60.0
+
+
+@pytest.fixture(scope="module")
+def lexical_columns(memory_corpus):
+    """The ten ``score_lexical`` columns for the corpus, shaped as the recall path builds them."""
+    rng = random.Random(7)
+    corpus = memory_corpus
+    n = len(corpus)
+    return [
+        [c.text for c in corpus],
+        [" ".join(c.tags) for c in corpus],
+        [" ".join(c.files) for c in corpus],
+        [" ".join(c.symbols) for c in corpus],
+        [c.kind.replace("_", " ") for c in corpus],
+        [c.ref for c in corpus],
+        [rng.choice([1.0, 0.9, 0.8, 0.65, 0.45, 0.3]) for _ in range(n)],
+        [0.5] * n,
+        [rng.choice([0.0, 1.0]) for _ in range(n)],
+        [round(rng.uniform(0.5, 1.0), 2) for _ in range(n)],
+    ]
+
+
+@pytest.fixture(scope="module")
+def rrf_channels():
+    """Three best-first channels of 1,000 ids each (lexical, dense, metadata), overlapping."""
+    rng = random.Random(11)
+    pool = [f"{rng.getrandbits(64):016x}" for _ in range(2500)]
+    return [rng.sample(pool, 1000) for _ in range(3)], [0.5, 0.4, 0.1]
+
+
+@pytest.mark.benchmark(group="lexical: 1k candidates")
+def test_score_lexical(benchmark, kernels, lexical_columns):
+    """Time the nine-factor lexical scorer over 1,000 candidates."""
+    rows = benchmark(kernels.lexical.score_lexical, QUERY, TASK, False, *lexical_columns)
+    assert len(rows) == len(lexical_columns[0])
+    assert any(row[0] > 0 for row in rows)
+
+
+@pytest.mark.benchmark(group="rrf: 3 x 1k ids")
+def test_rrf_fuse(benchmark, kernels, rrf_channels):
+    """Time reciprocal rank fusion of three channels of 1,000 ids."""
+    rankings, weights = rrf_channels
+    ids, scores = benchmark(kernels.fusion.rrf_fuse, rankings, weights, RRF_K)
+    assert len(ids) == len(set().union(*rankings))
+    assert scores == sorted(scores, reverse=True)
+
+
+@pytest.mark.benchmark(group="jaccard: 1k texts")
+def test_jaccard_many(benchmark, kernels, memory_corpus):
+    """Time Jaccard similarity of one memory text against 1,000 texts."""
+    texts = [c.text for c in memory_corpus]
+    result = benchmark(kernels.jaccard.jaccard_many, texts[0], texts)
+    assert len(result) == len(texts)
+    assert result[0] == 1.0

@@ -1,0 +1,314 @@
+"""Hypothesis parity of the ``_speedups`` kernels.
+
+Each compiled kernel must return exactly what its pure twin returns (ids, order and floats:
+the twins sum in the same order, so no tolerance is needed), and the tokenizer of both twins
+must equal a naive transcription of the reference definition
+``text.toLowerCase().replace(/[^\\w\\s-]/g, ' ').split(/\\s+/)`` (ASCII ``\\w``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import string
+
+import pytest
+
+pytest.importorskip("hypothesis")
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from swarmmem._speedups import _fusion_py, _jaccard_py, _lexical_py
+
+NO_EXTENSIONS = os.environ.get("SWARMMEM_NO_EXTENSIONS") == "1"
+compiled = pytest.mark.compiled
+needs_compiled = pytest.mark.skipif(NO_EXTENSIONS, reason="SWARMMEM_NO_EXTENSIONS=1")
+
+
+def _compiled(kernel: str):
+    """Import the compiled module of ``kernel`` (an ImportError here is a failure)."""
+    return importlib.import_module(f"swarmmem._speedups._{kernel}_c")
+
+
+# --- naive reference tokenizer ---------------------------------------------------------------
+
+# JavaScript \s: WhiteSpace (TAB, VT, FF, ZWNBSP, every Zs space) and LineTerminator.
+JS_SPACE = frozenset(
+    "\t\n\v\f\r \u00a0\u1680\u202f\u205f\u3000\ufeff\u2028\u2029"
+    + "".join(chr(cp) for cp in range(0x2000, 0x200B))
+)
+JS_WORD = frozenset(string.ascii_letters + string.digits + "_")
+
+
+def reference_tokenize(text: str) -> frozenset[str]:
+    """Transcribe the reference tokenizer step by step (Python's ``lower`` is JS's mapping)."""
+    lowered = text.lower()
+    replaced = "".join(
+        ch if ch in JS_WORD or ch in JS_SPACE or ch == "-" else " " for ch in lowered
+    )
+    pieces = [""]
+    for ch in replaced:
+        if ch in JS_SPACE:
+            pieces.append("")
+        else:
+            pieces[-1] += ch
+    return frozenset(piece for piece in pieces if piece)
+
+
+def reference_overlap(query: frozenset[str], field: frozenset[str]) -> float:
+    """Reference overlap: share of query tokens found in the field, 0 if either is empty."""
+    if not query or not field:
+        return 0.0
+    return len([token for token in query if token in field]) / max(len(query), 1)
+
+
+def reference_score(query, task, task_as_query, candidate):
+    """Score one candidate with the reference formulas and the naive tokenizer."""
+    text, tags, files, symbols, kinds, refs, scope, kind_boost, role, confidence = candidate
+    task_tokens = reference_tokenize(task) if task is not None else None
+    q = task_tokens if task_as_query and task_tokens is not None else reference_tokenize(query)
+    sets = [reference_tokenize(field) for field in (text, tags, files, symbols, kinds, refs)]
+    t, g, f, s, k = (reference_overlap(q, field) for field in sets[:5])
+    if task_tokens is not None:
+        task_term = reference_overlap(task_tokens, frozenset().union(*sets))
+    else:
+        task_term = 0.0
+    base = (
+        0.38 * t
+        + 0.16 * g
+        + 0.12 * f
+        + 0.08 * s
+        + 0.08 * task_term
+        + 0.12 * scope
+        + 0.06 * kind_boost
+        + 0.05 * role
+        + 0.08 * confidence
+    )
+    return (t, g, f, s, k, task_term, base)
+
+
+# --- strategies ------------------------------------------------------------------------------
+
+ALPHABET = "aAbBkKiIzZ09_- \t\n.,/:;()!?'\"`éİ\u212aß\u01c5\u0307日\u00a0\u3000\u2028\ufeff\x00\x85"
+WORDS = [
+    "run",
+    "Run",
+    "RUN",
+    "tests",
+    "test-suite",
+    "_x",
+    "x_",
+    "-",
+    "--",
+    "a",
+    "b",
+    "i",
+    "k",
+    "café",
+    "İstanbul",
+    "\u212aelvin",
+    "kelvin",
+    "src/app.py",
+    "ts",
+    "ÉTÉ",
+    "日本",
+    "CI",
+    "ci",
+]
+SEPARATORS = [" ", "  ", "/", ".", ", ", "\u00a0", "-", "_", "é", "\n"]
+
+texts = st.one_of(
+    st.lists(st.tuples(st.sampled_from(WORDS), st.sampled_from(SEPARATORS)), max_size=8).map(
+        lambda parts: "".join(word + sep for word, sep in parts)
+    ),
+    st.text(alphabet=ALPHABET, max_size=30),
+    st.text(max_size=20),
+)
+boosts = st.one_of(
+    st.sampled_from([0, 1, 0.0, 0.3, 0.45, 0.5, 0.65, 0.8, 0.9, 1.0]),
+    st.floats(min_value=0.0, max_value=1.0),
+    st.floats(allow_nan=False, allow_infinity=False),
+)
+candidates = st.lists(
+    st.tuples(texts, texts, texts, texts, texts, texts, boosts, boosts, boosts, boosts),
+    max_size=5,
+)
+ids = st.one_of(st.sampled_from(["a", "b", "c", "B", "é", "id9", "id10", ""]), st.text(max_size=3))
+weights = st.one_of(
+    st.sampled_from([0, 1, 0.5, 0.4, 0.1]),
+    st.floats(min_value=-2.0, max_value=2.0),
+)
+fusion_inputs = st.lists(st.lists(ids, max_size=8), max_size=4).flatmap(
+    lambda rankings: st.tuples(
+        st.just(rankings),
+        st.lists(weights, min_size=len(rankings), max_size=len(rankings)),
+        st.one_of(st.sampled_from([0, 0.0, 1.0, 60, 60.0]), st.floats(0.0, 1e6)),
+    )
+)
+
+
+def _columns(cands):
+    """Turn candidate tuples into the ten column lists that ``score_lexical`` takes."""
+    return (
+        [list(column) for column in zip(*cands, strict=True)] if cands else [[] for _ in range(10)]
+    )
+
+
+# --- tokenizer and lexical scorer against the reference ----------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=texts)
+@example(text="")
+@example(text="run")
+@example(text="run Run RUN run")
+@example(text="İstanbul \u212aelvin")
+@example(text="query-signal _internals a.b/c:d")
+@example(text="café\u00a0naïve\u3000日本語")
+def test_tokenize_equals_reference(kernels, text):
+    """Both twins' ``tokenize`` equal the naive transcription of the reference tokenizer."""
+    assert kernels.lexical.tokenize(text) == reference_tokenize(text)
+
+
+@settings(deadline=None)
+@given(query=texts, task=st.none() | texts, task_as_query=st.booleans(), cands=candidates)
+@example(query="", task=None, task_as_query=False, cands=[])
+@example(query="", task="", task_as_query=True, cands=[("",) * 6 + (0,) * 4])
+@example(query="run", task=None, task_as_query=False, cands=[("run",) * 6 + (1,) * 4])
+@example(
+    query="run run run", task="run", task_as_query=False, cands=[("run run",) * 6 + (0.5,) * 4]
+)
+@example(
+    query="İ \u212a café",
+    task="i k caf",
+    task_as_query=True,
+    cands=[("İstanbul", "\u212a", "caf-é", "i_k", "k i", "café", 0.8, 0.5, 1, 0.9)],
+)
+def test_score_lexical_equals_reference(kernels, query, task, task_as_query, cands):
+    """Both twins' lexical rows equal the reference formulas applied with the naive tokenizer."""
+    rows = kernels.lexical.score_lexical(query, task, task_as_query, *_columns(cands))
+    assert rows == [reference_score(query, task, task_as_query, cand) for cand in cands]
+
+
+# --- compiled == twin --------------------------------------------------------------------------
+
+
+@compiled
+@needs_compiled
+@settings(deadline=None)
+@given(query=texts, task=st.none() | texts, task_as_query=st.booleans(), cands=candidates)
+@example(query="", task=None, task_as_query=False, cands=[])
+@example(query="run", task=None, task_as_query=False, cands=[("run",) * 6 + (1,) * 4])
+@example(query="a a a", task="a a", task_as_query=False, cands=[("a a a a",) * 6 + (0,) * 4])
+@example(
+    query="İ \u212a",
+    task="İ",
+    task_as_query=True,
+    cands=[("i̇ k", "\u212a\u212a", "İİ", "ı", "K", "i", 0.3, 0.0, 0, 1.0)],
+)
+def test_score_lexical_compiled_equals_twin(query, task, task_as_query, cands):
+    """The compiled scorer returns exactly the twin's signals and base for every candidate."""
+    columns = _columns(cands)
+    assert _compiled("lexical").score_lexical(query, task, task_as_query, *columns) == (
+        _lexical_py.score_lexical(query, task, task_as_query, *columns)
+    )
+
+
+@compiled
+@needs_compiled
+@settings(deadline=None)
+@given(text=texts, other=texts)
+@example(text="", other="")
+@example(text="İstanbul", other="istanbul i")
+@example(text="\u212aelvin", other="k elvin")
+def test_compiled_scan_finds_the_tokenizer_tokens(text, other):
+    """With a query made of a field's own tokens plus decoys, the compiled scan agrees exactly."""
+    query = " ".join(sorted(reference_tokenize(text) | reference_tokenize(other)))
+    columns = _columns([(text, text, text, text, text, text, 0, 0, 0, 0)])
+    row = _compiled("lexical").score_lexical(query, query, False, *columns)[0]
+    assert row == _lexical_py.score_lexical(query, query, False, *columns)[0]
+    q = reference_tokenize(query)
+    share = len(q & reference_tokenize(text)) / len(q) if q and text else 0.0
+    assert row[:6] == (share,) * 6
+
+
+@compiled
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(text=texts)
+@example(text="")
+@example(text="İ\u212a")
+def test_tokenize_compiled_equals_twin(text):
+    """The compiled ``tokenize`` returns the twin's token set."""
+    assert _compiled("lexical").tokenize(text) == _lexical_py.tokenize(text)
+
+
+@compiled
+@needs_compiled
+def test_lexical_weights_equal():
+    """Both twins export the same weights."""
+    assert _compiled("lexical").WEIGHTS == _lexical_py.WEIGHTS
+
+
+@compiled
+@needs_compiled
+@settings(deadline=None)
+@given(inputs=fusion_inputs)
+@example(inputs=([], [], 60.0))
+@example(inputs=([[]], [1.0], 60.0))
+@example(inputs=([["a"]], [1.0], 0.0))
+@example(inputs=([["a", "a", "a"]], [1.0], 60.0))
+@example(inputs=([["a", "b"], ["b", "a"]], [1.0, 1.0], 60.0))
+@example(inputs=([["b"], ["a"], ["c"]], [0.5, 0.5, 0.5], 60))
+@example(inputs=([["é", "e", "É", "E"], ["E"]], [0.5, 0.4], 60.0))
+def test_rrf_fuse_compiled_equals_twin(inputs):
+    """The compiled fusion returns exactly the twin's ids, order and scores."""
+    rankings, ws, k = inputs
+    assert _compiled("fusion").rrf_fuse(rankings, ws, k) == _fusion_py.rrf_fuse(rankings, ws, k)
+
+
+@compiled
+@needs_compiled
+@settings(deadline=None)
+@given(n_rankings=st.integers(0, 4), n_weights=st.integers(0, 4), k=st.floats(max_value=1e6))
+@example(n_rankings=1, n_weights=2, k=60.0)
+@example(n_rankings=1, n_weights=1, k=-1.0)
+@example(n_rankings=1, n_weights=1, k=float("nan"))
+def test_rrf_fuse_errors_equal(n_rankings, n_weights, k):
+    """Both fusion twins accept or reject the same inputs, with the same message."""
+    outcomes = []
+    for module in (_compiled("fusion"), _fusion_py):
+        try:
+            outcomes.append(module.rrf_fuse([["a"]] * n_rankings, [1.0] * n_weights, k))
+        except ValueError as exc:
+            outcomes.append(str(exc))
+    assert outcomes[0] == outcomes[1]
+
+
+@compiled
+@needs_compiled
+@settings(deadline=None)
+@given(source=texts, others=st.lists(texts, max_size=6))
+@example(source="", others=[])
+@example(source="", others=[""])
+@example(source="a", others=["a", "b", ""])
+@example(source="a a a", others=["a"])
+@example(source="İ \u212a", others=["i k", "İ", "caf é"])
+def test_jaccard_compiled_equals_twin(source, others):
+    """The compiled Jaccard kernel returns exactly the twin's similarities."""
+    assert _compiled("jaccard").jaccard_many(source, others) == _jaccard_py.jaccard_many(
+        source, others
+    )
+
+
+@settings(deadline=None)
+@given(source=texts, others=st.lists(texts, max_size=6))
+def test_jaccard_equals_reference(kernels, source, others):
+    """Both twins compute |A ∩ B| / |A ∪ B| over the reference token sets."""
+    a = reference_tokenize(source)
+    expected = []
+    for other in others:
+        b = reference_tokenize(other)
+        expected.append(len(a & b) / len(a | b) if a | b else 0.0)
+    assert kernels.jaccard.jaccard_many(source, others) == expected

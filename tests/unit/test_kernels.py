@@ -1,0 +1,325 @@
+"""Behaviour of the ``_speedups`` kernels, run once per implementation (``py``, ``compiled``)."""
+
+from __future__ import annotations
+
+import pytest
+
+K = 60.0
+
+# One stored memory, with every field and boost set.
+CANDIDATE = {
+    "text": "Run tests with pytest -q",
+    "tags": "testing ci",
+    "files": "pyproject.toml tests/conftest.py",
+    "symbols": "run_tests",
+    "kinds": "repo convention",
+    "refs": "docs/run.md",
+    "scope": 0.8,
+    "kind_boost": 0.5,
+    "role": 1.0,
+    "confidence": 0.9,
+}
+
+
+def _score_one(kernels, query, *, task=None, task_as_query=False, **fields):
+    """Score a single candidate whose fields default to empty strings and zero boosts."""
+    texts = [fields.get("text", "")]
+    tags = [fields.get("tags", "")]
+    files = [fields.get("files", "")]
+    symbols = [fields.get("symbols", "")]
+    kinds = [fields.get("kinds", "")]
+    refs = [fields.get("refs", "")]
+    boosts = [[fields.get(name, 0.0)] for name in ("scope", "kind_boost", "role", "confidence")]
+    rows = kernels.lexical.score_lexical(
+        query, task, task_as_query, texts, tags, files, symbols, kinds, refs, *boosts
+    )
+    assert len(rows) == 1
+    return rows[0]
+
+
+class TestReciprocalRankFusion:
+    def test_scores_follow_the_weighted_formula(self, kernels):
+        """Each id scores the sum over channels of weight / (k + 1-based rank)."""
+        ids, scores = kernels.fusion.rrf_fuse([["a", "b", "c"], ["b", "a"]], [0.5, 0.4], K)
+        expected = {
+            "a": 0.5 / (K + 1) + 0.4 / (K + 2),
+            "b": 0.5 / (K + 2) + 0.4 / (K + 1),
+            "c": 0.5 / (K + 3),
+        }
+        assert ids == ["a", "b", "c"]
+        assert scores == pytest.approx([expected[i] for i in ids], rel=1e-15)
+
+    def test_weights_decide_between_channels(self, kernels):
+        """A heavier channel's first id outranks a lighter channel's first id."""
+        ids, scores = kernels.fusion.rrf_fuse([["x"], ["y"]], [0.1, 0.9], K)
+        assert ids == ["y", "x"]
+        assert scores == pytest.approx([0.9 / (K + 1), 0.1 / (K + 1)], rel=1e-15)
+
+    def test_k_shifts_the_rank_denominator(self, kernels):
+        """With k = 0 an id at rank r contributes weight / r."""
+        ids, scores = kernels.fusion.rrf_fuse([["a", "b", "c", "d"]], [1.0], 0.0)
+        assert ids == ["a", "b", "c", "d"]
+        assert scores == pytest.approx([1.0, 1 / 2, 1 / 3, 1 / 4], rel=1e-15)
+
+    def test_duplicate_in_a_channel_counts_once_at_its_first_rank(self, kernels):
+        """A repeated id keeps its first rank and does not push later ids down."""
+        ids, scores = kernels.fusion.rrf_fuse([["a", "a", "b", "a"]], [1.0], K)
+        assert ids == ["a", "b"]
+        assert scores == pytest.approx([1 / (K + 1), 1 / (K + 2)], rel=1e-15)
+
+    def test_empty_channels_contribute_nothing(self, kernels):
+        """An empty channel adds no ids and leaves the other channels' scores unchanged."""
+        ids, scores = kernels.fusion.rrf_fuse([[], ["a"], []], [0.5, 0.4, 0.1], K)
+        assert ids == ["a"]
+        assert scores == pytest.approx([0.4 / (K + 1)], rel=1e-15)
+
+    @pytest.mark.parametrize("rankings", [[], [[]], [[], []]], ids=["none", "one", "two"])
+    def test_no_ids_fuse_to_empty_lists(self, kernels, rankings):
+        """Fusing channels that hold no ids returns two empty lists."""
+        assert kernels.fusion.rrf_fuse(rankings, [1.0] * len(rankings), K) == ([], [])
+
+    def test_ties_break_by_id_ascending(self, kernels):
+        """Equal scores are ordered by id in code-point order."""
+        ids, scores = kernels.fusion.rrf_fuse(
+            [["b", "a"], ["a", "b"], ["B"], ["c"]], [1, 1, 2, 2], K
+        )
+        assert ids == ["B", "c", "a", "b"]
+        assert scores[0] == scores[1]
+        assert scores[2] == scores[3]
+
+    def test_score_outranks_id_order(self, kernels):
+        """A higher score comes first even when its id sorts later."""
+        ids, _ = kernels.fusion.rrf_fuse([["z", "a"]], [1.0], K)
+        assert ids == ["z", "a"]
+
+    def test_accepts_tuples_and_integer_weights(self, kernels):
+        """Any sequences work as channels and weights; integer weights act as floats."""
+        ids, scores = kernels.fusion.rrf_fuse((("a", "b"),), (2,), 60)
+        assert ids == ["a", "b"]
+        assert scores == pytest.approx([2 / 61, 2 / 62], rel=1e-15)
+
+    @pytest.mark.parametrize(
+        ("n_rankings", "n_weights"), [(1, 2), (2, 1), (0, 1)], ids=["fewer", "more", "none"]
+    )
+    def test_length_mismatch_is_rejected(self, kernels, n_rankings, n_weights):
+        """Rankings and weights of different lengths raise the same message in both twins."""
+        message = f"rrf_fuse: got {n_rankings} rankings but {n_weights} weights"
+        with pytest.raises(ValueError, match=f"^{message}$"):
+            kernels.fusion.rrf_fuse([["a"]] * n_rankings, [1.0] * n_weights, K)
+
+    @pytest.mark.parametrize(
+        "k", [-1.0, -0.5, float("nan")], ids=["minus-one", "minus-half", "nan"]
+    )
+    def test_negative_or_nan_k_is_rejected(self, kernels, k):
+        """A k that is not a non-negative number raises the same message in both twins."""
+        with pytest.raises(ValueError, match=r"^rrf_fuse: k must be >= 0, got "):
+            kernels.fusion.rrf_fuse([["a"]], [1.0], k)
+
+
+class TestTokenize:
+    @pytest.mark.parametrize(
+        ("text", "tokens"),
+        [
+            ("", set()),
+            ("   \t\n", set()),
+            ("Hello WORLD hello", {"hello", "world"}),
+            ("query-signal -x- - --", {"query-signal", "-x-", "-", "--"}),
+            ("_internals snake_case __", {"_internals", "snake_case", "__"}),
+            (
+                "src/memory/scoring.ts: run(); a,b!c?d",
+                {"src", "memory", "scoring", "ts", "run"} | {"a", "b", "c", "d"},
+            ),
+            ("v2 3.14 x86_64", {"v2", "3", "14", "x86_64"}),
+            ("café naïve über", {"caf", "na", "ve", "ber"}),
+            ("日本語 テスト", set()),
+            ("a\u00a0b\u3000c\u2028d", {"a", "b", "c", "d"}),
+            ("İstanbul", {"i", "stanbul"}),
+            ("\u212aelvin 5\u212a", {"kelvin", "5k"}),
+            ("straße ǅemal", {"stra", "e", "emal"}),
+        ],
+        ids=[
+            "empty",
+            "whitespace",
+            "case",
+            "hyphens",
+            "underscores",
+            "punctuation",
+            "digits",
+            "accented",
+            "cjk",
+            "unicode-spaces",
+            "dotted-capital-i",
+            "kelvin-sign",
+            "other-letters",
+        ],
+    )
+    def test_tokens_are_ascii_word_and_hyphen_runs(self, kernels, text, tokens):
+        """Lower-cased runs of ASCII letters, digits, '_' and '-' are the tokens."""
+        result = kernels.lexical.tokenize(text)
+        assert isinstance(result, frozenset)
+        assert result == tokens
+
+    @pytest.mark.parametrize(
+        ("text", "found", "decoys"),
+        [
+            ("query-signal", ["query-signal"], ["query", "signal"]),
+            ("src/memory/scoring.ts", ["src", "memory", "scoring", "ts"], ["scoring-ts"]),
+            ("café", ["caf"], ["cafe"]),
+            ("İstanbul", ["i", "stanbul"], ["istanbul"]),
+            ("\u212aelvin", ["kelvin"], ["elvin", "k"]),
+            ("RUN_Tests!", ["run_tests"], ["run", "tests"]),
+        ],
+        ids=["hyphen", "path", "accent", "dotted-capital-i", "kelvin-sign", "case"],
+    )
+    def test_scorer_sees_the_tokenizer_tokens(self, kernels, text, found, decoys):
+        """The scorer's field scan finds exactly the tokens that ``tokenize`` yields."""
+        query = " ".join(found + decoys)
+        assert kernels.lexical.tokenize(text) == frozenset(found)
+        row = _score_one(kernels, query, text=text, tags=text, files=text, symbols=text)
+        share = len(found) / (len(found) + len(decoys))
+        assert row[:4] == (share, share, share, share)
+
+
+class TestScoreLexical:
+    def test_weights_are_the_reference_weights(self, kernels):
+        """The nine weights are the reference ones, summing to 1.13."""
+        assert kernels.lexical.WEIGHTS == (0.38, 0.16, 0.12, 0.08, 0.08, 0.12, 0.06, 0.05, 0.08)
+        assert sum(kernels.lexical.WEIGHTS) == pytest.approx(1.13)
+
+    def test_overlaps_and_base_by_hand(self, kernels):
+        """Signals are query-normalised overlaps and base is the nine-factor weighted sum."""
+        # Q = {run, the, tests}; task tokens = {fix, the, flaky, tests, in, ci}.
+        row = _score_one(kernels, "Run the tests", task="fix the flaky tests in CI", **CANDIDATE)
+        text, tag, file, symbol, kind_q, task_term, base = row
+        assert (text, tag, file, symbol, kind_q) == (2 / 3, 0.0, 1 / 3, 0.0, 0.0)
+        assert task_term == 2 / 6  # tests (text, files) and ci (tags) out of six task tokens
+        expected = (
+            0.38 * (2 / 3)
+            + 0.12 * (1 / 3)
+            + 0.08 * (1 / 3)
+            + 0.12 * 0.8
+            + 0.06 * 0.5
+            + 0.05 * 1.0
+            + 0.08 * 0.9
+        )
+        assert base == pytest.approx(expected, rel=1e-12)
+        assert base == pytest.approx(0.568, rel=1e-12)
+
+    def test_task_as_query_puts_task_tokens_on_the_query_side(self, kernels):
+        """In task-as-query mode the task tokens replace the query tokens."""
+        row = _score_one(
+            kernels,
+            "Run the tests",
+            task="fix the flaky tests in CI",
+            task_as_query=True,
+            **CANDIDATE,
+        )
+        assert row[:6] == (1 / 6, 1 / 6, 1 / 6, 0.0, 0.0, 2 / 6)
+
+    def test_task_as_query_without_task_keeps_the_query(self, kernels):
+        """Task-as-query with no task scores the query and leaves the task term at zero."""
+        row = _score_one(kernels, "Run the tests", task_as_query=True, **CANDIDATE)
+        assert row[:6] == (2 / 3, 0.0, 1 / 3, 0.0, 0.0, 0.0)
+
+    def test_without_task_the_task_term_is_zero(self, kernels):
+        """No task means a zero task-term signal and no task weight in base."""
+        row = _score_one(kernels, "tests", text="tests", confidence=0.5)
+        assert row == (1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.38 + 0.08 * 0.5)
+
+    def test_duplicate_tokens_count_once(self, kernels):
+        """Overlap counts distinct query tokens found, whatever the repetitions."""
+        row = _score_one(kernels, "tests tests run", text="tests Tests TESTS tests")
+        assert row[0] == 1 / 2
+
+    def test_kind_signal_is_reported_but_not_weighted(self, kernels):
+        """A query matching only the kind gives a kind signal and no base contribution."""
+        row = _score_one(kernels, "convention", kinds="repo convention")
+        assert row == (0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+
+    def test_refs_count_only_for_the_task_term(self, kernels):
+        """The source ref feeds the task term but none of the query signals."""
+        row = _score_one(kernels, "docs", task="docs", refs="docs/run.md")
+        assert row == (0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.08)
+
+    def test_empty_query_scores_only_the_boosts(self, kernels):
+        """An empty query yields zero overlaps and a base made of the boosts alone."""
+        row = _score_one(
+            kernels, "", text="anything", scope=1.0, kind_boost=1.0, role=1.0, confidence=1.0
+        )
+        assert row[:6] == (0.0,) * 6
+        assert row[6] == pytest.approx(0.12 + 0.06 + 0.05 + 0.08, rel=1e-15)
+
+    def test_empty_task_gives_zero_task_term(self, kernels):
+        """A task without tokens gives a zero task term, also in task-as-query mode."""
+        assert _score_one(kernels, "run", task="", text="run")[:6] == (1.0, 0, 0, 0, 0, 0)
+        assert (
+            _score_one(kernels, "run", task="?!", task_as_query=True, text="run")[:6] == (0.0,) * 6
+        )
+
+    def test_one_row_per_candidate_in_input_order(self, kernels):
+        """Rows come back one per candidate, in the order given."""
+        texts = ["alpha", "beta gamma", "", "gamma"]
+        n = len(texts)
+        rows = kernels.lexical.score_lexical(
+            "gamma alpha", None, False, texts, *([""] * n,) * 5, *([0.0] * n,) * 4
+        )
+        assert [row[0] for row in rows] == [0.5, 0.5, 0.0, 0.5]
+        assert [row[6] for row in rows] == [0.38 * 0.5, 0.38 * 0.5, 0.0, 0.38 * 0.5]
+
+    def test_no_candidates_gives_no_rows(self, kernels):
+        """Scoring zero candidates returns an empty list."""
+        assert kernels.lexical.score_lexical("q", "t", False, *([],) * 10) == []
+
+    @pytest.mark.parametrize("short", range(10), ids=lambda i: f"column{i}")
+    def test_column_length_mismatch_is_rejected(self, kernels, short):
+        """Any candidate column of the wrong length raises the same message in both twins."""
+        columns = [["x", "y"]] * 6 + [[0.0, 0.0]] * 4
+        columns[short] = columns[short][:1]
+        message = "score_lexical: every candidate column must have the same length"
+        with pytest.raises(ValueError, match=f"^{message}$"):
+            kernels.lexical.score_lexical("x", None, False, *columns)
+
+
+class TestJaccard:
+    @pytest.mark.parametrize(
+        ("source", "candidate", "expected"),
+        [
+            ("a b c", "b c d", 2 / 4),
+            ("run the tests", "Run THE tests!", 1.0),
+            ("alpha beta", "gamma delta", 0.0),
+            ("", "", 0.0),
+            ("", "alpha", 0.0),
+            ("alpha alpha beta", "beta alpha", 1.0),
+            ("query-signal", "query signal", 0.0),
+            ("café", "caf", 1.0),
+            ("one two three", "three", 1 / 3),
+        ],
+        ids=[
+            "partial",
+            "case-and-punctuation",
+            "disjoint",
+            "both-empty",
+            "one-empty",
+            "duplicates",
+            "hyphen-joins",
+            "non-ascii-separates",
+            "subset",
+        ],
+    )
+    def test_jaccard_of_token_sets(self, kernels, source, candidate, expected):
+        """Similarity is |A ∩ B| / |A ∪ B| over token sets, 0 when both are empty."""
+        assert kernels.jaccard.jaccard_many(source, [candidate]) == [expected]
+
+    def test_one_value_per_candidate_in_order(self, kernels):
+        """Each candidate gets its own similarity, in the order given."""
+        result = kernels.jaccard.jaccard_many("a b", ["a", "b c", "a b", "z", ""])
+        assert result == [1 / 2, 1 / 3, 1.0, 0.0, 0.0]
+
+    def test_no_candidates_give_no_values(self, kernels):
+        """An empty candidate list returns an empty list."""
+        assert kernels.jaccard.jaccard_many("a b", []) == []
+
+    def test_symmetric(self, kernels):
+        """Swapping source and candidate leaves the similarity unchanged."""
+        a, b = "src/memory/scoring.ts tests", "tests scoring lint"
+        assert kernels.jaccard.jaccard_many(a, [b]) == kernels.jaccard.jaccard_many(b, [a])
