@@ -136,4 +136,64 @@ def audit_text(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-COMMANDS: list[click.Command] = [dataset, rebuild_embeddings, audit_verify]
+@click.command("export")
+@click.option("--dir", "directory", default=None, help="Parent of the export/ folder (default: storageDir).")
+@command
+def export_command(state: State, directory: str | None) -> None:
+    """Write every memory, proposal and outcome to export/*.jsonl (atomic)."""
+    from swarmmem.adapters.export_import import export_store
+
+    with state.open() as mem:
+        mem.require_enabled()
+        parent = Path(directory) if directory else mem.storage_dir
+        counts = export_store(mem.store, parent)
+    target = parent / "export"
+    data = {"success": True, "directory": str(target), **counts}
+    emit(
+        state,
+        data,
+        lambda: "\n".join(
+            [
+                "## Swarm Memory Export",
+                "",
+                f"- Memories: {counts['memories']} -> `{target / 'memories.jsonl'}`",
+                f"- Proposals: {counts['proposals']} -> `{target / 'proposals.jsonl'}`",
+                f"- Outcomes: {counts['outcomes']} -> `{target / 'outcome-events.jsonl'}`",
+            ]
+        ),
+    )
+
+
+@click.command("import")
+@click.option("--dir", "directory", default=None, help="Folder holding memories.jsonl etc.")
+@command
+def import_command(state: State, directory: str | None) -> None:
+    """Import memories.jsonl / proposals.jsonl / outcome-events.jsonl (last row wins per id)."""
+    from swarmmem.adapters.export_import import import_jsonl
+
+    with state.open() as mem:
+        mem.require_enabled()
+        source = Path(directory) if directory else mem.storage_dir
+        with progress_bar("importing", not state.as_json):
+            report = import_jsonl(mem.store, source)
+    emit(state, {"success": True, "directory": str(source), **report}, lambda: _import_text(report))
+
+
+def _import_text(report: dict[str, Any]) -> str:
+    lines = ["## Swarm Memory Import", ""]
+    for key, value in report.items():
+        if isinstance(value, list):
+            lines.append(f"- {key.replace('_', ' ').capitalize()}: {len(value)}")
+            lines.extend(f"  - {row}" for row in value[:20])
+        else:
+            lines.append(f"- {key.replace('_', ' ').capitalize()}: {value}")
+    return "\n".join(lines)
+
+
+COMMANDS: list[click.Command] = [
+    dataset,
+    rebuild_embeddings,
+    audit_verify,
+    export_command,
+    import_command,
+]

@@ -125,9 +125,12 @@ class Memory:
         """True when memory is enabled in the configuration."""
         return bool(self.config["enabled"])
 
-    def _require_enabled(self) -> None:
+    def require_enabled(self) -> None:
+        """Raise :class:`MemoryDisabledError` unless memory is enabled."""
         if not self.enabled:
             raise MemoryDisabledError(DISABLED_MESSAGE)
+
+    _require_enabled = require_enabled
 
     def _path(self, value: str) -> Path:
         path = Path(value)
