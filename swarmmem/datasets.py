@@ -78,16 +78,16 @@ def metrics_for(ranked: Sequence[str], relevant: dict[str, float], k: int) -> di
     top = list(ranked[:k])
     recall = len(set(top) & positives) / len(positives) if positives else 0.0
     mrr = next((1.0 / (i + 1) for i, doc in enumerate(top) if doc in positives), 0.0)
-    universe = list(dict.fromkeys(list(ranked[:10]) + sorted(positives)))
-    if len(universe) < 2 or not positives:
-        ndcg = 1.0 if positives and ranked[:1] and ranked[0] in positives else 0.0
-    else:
-        y_true = [[relevant.get(doc, 0.0) for doc in universe]]
-        n = len(ranked[:10])
-        y_score = [
-            [float(n - ranked.index(doc)) if doc in ranked[:10] else 0.0 for doc in universe]
-        ]
-        ndcg = float(ndcg_score(y_true, y_score, k=10))
+    if not positives:
+        return {"recall@k": recall, "ndcg@10": 0.0, "mrr": mrr}
+    # The ten ranked slots (padded with placeholders) score above every unretrieved document,
+    # so relevant documents the ranking missed sit below the cut-off and add nothing.
+    top10 = list(dict.fromkeys(ranked[:10]))
+    slots = top10 + [f"\0pad{i}" for i in range(10 - len(top10))]
+    universe = slots + sorted(doc for doc in relevant if doc not in top10)
+    y_true = [[float(relevant.get(doc, 0.0)) for doc in universe]]
+    y_score = [[float(len(slots) - i) if i < len(slots) else 0.0 for i in range(len(universe))]]
+    ndcg = float(ndcg_score(y_true, y_score, k=10))
     return {"recall@k": recall, "ndcg@10": ndcg, "mrr": mrr}
 
 
