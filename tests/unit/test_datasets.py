@@ -15,7 +15,9 @@ from swarmmem.datasets import load_qrels, metrics_for, run_dataset
 pytest.importorskip("sklearn")
 
 
-def _write(tmp_path: Path, docs: list[dict], queries: list[dict], qrels: str) -> tuple[Path, Path, Path]:
+def _write(
+    tmp_path: Path, docs: list[dict], queries: list[dict], qrels: str
+) -> tuple[Path, Path, Path]:
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("\n".join(json.dumps(d) for d in docs) + "\n")
     qfile = tmp_path / "queries.jsonl"
@@ -55,7 +57,9 @@ def test_qrels_header_and_errors(tmp_path: Path) -> None:
 
 def test_malformed_corpus_line_is_reported(tmp_path: Path) -> None:
     """Invalid JSON in the corpus stops the run with the file and line."""
-    corpus, queries, qrels = _write(tmp_path, [{"id": "d1", "text": "x"}], [{"id": "q1", "text": "x"}], "q1\td1\t1\n")
+    corpus, queries, qrels = _write(
+        tmp_path, [{"id": "d1", "text": "x"}], [{"id": "q1", "text": "x"}], "q1\td1\t1\n"
+    )
     corpus.write_text('{"id": "d1", "text": "ok"}\n{oops\n')
     with pytest.raises(EvaluationError, match=r"corpus\.jsonl:2"):
         run_dataset(corpus, queries, qrels)
@@ -76,7 +80,12 @@ def test_run_on_tiny_collection(tmp_path: Path) -> None:
     ]
     corpus, qfile, rfile = _write(tmp_path, docs, queries, "q1\tauth\t1\nq2\tdb\t1\n")
     report = run_dataset(
-        corpus, qfile, rfile, profiles=("lexical", "hybrid"), k=3, embedder=HashingEmbedder(dimension=64)
+        corpus,
+        qfile,
+        rfile,
+        profiles=("lexical", "hybrid"),
+        k=3,
+        embedder=HashingEmbedder(dimension=64),
     )
     assert report["documents"] == 3  # the duplicate text is one memory
     assert report["queries"] == 2
@@ -89,6 +98,8 @@ def test_run_on_tiny_collection(tmp_path: Path) -> None:
 
 def test_unknown_profile_is_refused(tmp_path: Path) -> None:
     """Profiles are validated before any work."""
-    corpus, queries, qrels = _write(tmp_path, [{"id": "d", "text": "x y"}], [{"id": "q", "text": "x"}], "q\td\t1\n")
+    corpus, queries, qrels = _write(
+        tmp_path, [{"id": "d", "text": "x y"}], [{"id": "q", "text": "x"}], "q\td\t1\n"
+    )
     with pytest.raises(EvaluationError, match="unknown profile"):
         run_dataset(corpus, queries, qrels, profiles=("magic",))

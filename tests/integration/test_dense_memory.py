@@ -1,0 +1,93 @@
+"""Dense retrieval through the public facade: write-time embedding, hybrid recall, fallback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import swarmmem
+from swarmmem.adapters.hashing_embedder import HashingEmbedder
+
+DENSE = {"enabled": True, "embeddings": {"enabled": True, "provider": "hashing", "dimension": 64}}
+
+
+def _add(mem, text: str, kind: str = "repo_convention") -> str:
+    prop = mem.propose(
+        operation="add", kind=kind, text=text, rationale="r", evidence_refs=["README.md"]
+    )
+    return mem.curate(prop.id, "add").memory_id
+
+
+def test_curated_memories_are_embedded_and_recalled(tmp_path: Path) -> None:
+    """Curating writes a vector in sqlite-vec; recall then runs the fused path."""
+    with swarmmem.open(tmp_path, config=DENSE, context={"agent_role": "coder"}) as mem:
+        first = _add(mem, "Feature flags are read from the flags.yaml file at startup.")
+        parts = mem.dense_parts()
+        assert parts is not None, mem.dense_unavailable_reason
+        assert first in parts.index.ids()
+        bundle = mem.recall("where do feature flags come from")
+        assert bundle.items[0].record.id == first
+        assert bundle.diagnostics.get("fusionActive") is True
+
+
+def test_embeddings_off_is_the_lexical_path(tmp_path: Path) -> None:
+    """With embeddings disabled the bundle has no fusion marker and scores are raw sums."""
+    with swarmmem.open(tmp_path, config={"enabled": True}) as mem:
+        _add(mem, "Feature flags are read from the flags.yaml file at startup.")
+        bundle = mem.recall("where do feature flags come from")
+        assert "fusionActive" not in bundle.diagnostics
+        assert "rrf_fused" not in bundle.items[0].reason
+
+
+def test_rebuild_advances_the_model_version(tmp_path: Path) -> None:
+    """A store embedded with another model refuses dense recall until rebuilt."""
+    with swarmmem.open(tmp_path, config=DENSE) as mem:
+        memory_id = _add(mem, "Release tags are signed with the team key.")
+        mem.dense_parts().index.set_model_version("older-model:64")
+        before = mem.recall("how are release tags signed")
+        assert "fusionActive" not in before.diagnostics  # version mismatch -> lexical
+        result = mem.rebuild_embedding_index()
+        assert result == {
+            "rebuilt": 1,
+            "failed": 0,
+            "advanced": True,
+            "model_version": "hashing-ngram-v1:64",
+        }
+        after = mem.recall("how are release tags signed")
+        assert after.diagnostics.get("fusionActive") is True
+        assert after.items[0].record.id == memory_id
+
+
+class _Unavailable(HashingEmbedder):
+    """An embedder whose model is missing."""
+
+    @property
+    def available(self) -> bool:
+        return False
+
+
+def test_missing_model_degrades_with_a_reason(tmp_path: Path) -> None:
+    """When the embedder is unavailable recall stays lexical and says why."""
+    with swarmmem.open(tmp_path, config=DENSE, embedder=_Unavailable(dimension=64)) as mem:
+        memory_id = _add(mem, "Logs are shipped to the central collector.")
+        bundle = mem.recall("where are logs shipped")
+        assert [it.record.id for it in bundle.items] == [memory_id]
+        assert "fusionActive" not in bundle.diagnostics
+        assert "not available" in mem.dense_unavailable_reason
+
+
+@pytest.mark.slow
+def test_real_model_end_to_end(tmp_path: Path) -> None:
+    """With the MiniLM extra installed, a paraphrase with no shared word is still recalled."""
+    pytest.importorskip("onnxruntime")
+    config = {"enabled": True, "embeddings": {"enabled": True}}
+    with swarmmem.open(tmp_path, config=config) as mem:
+        if mem.dense_parts() is None:
+            pytest.skip(mem.dense_unavailable_reason or "dense retrieval unavailable")
+        target = _add(
+            mem, "Rotate credentials quarterly and revoke unused keys.", kind="security_note"
+        )
+        _add(mem, "The changelog lists every public API change.")
+        bundle = mem.recall("how often should secrets be replaced", max_items=2)
+        assert target in [it.record.id for it in bundle.items]
