@@ -29,13 +29,13 @@ import importlib.util
 import os
 import sys
 import tempfile
-import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
 from typing import Any
 
 import numpy as np
 
+from swarmmem.adapters._lazy import LazyRuntime
 from swarmmem.core.errors import EmbeddingUnavailableError
 from swarmmem.ports.embedder import FloatArray
 
@@ -225,9 +225,9 @@ class OnnxMiniLmEmbedder:
         self._batch_size = _check_positive("batch_size", batch_size)
         self._threads = _check_positive("intra_op_threads", intra_op_threads)
         self._model_version = version if version is not None else f"{model_name}:{dimension}"
-        self._lock = threading.Lock()
-        self._runtime: _MiniLmRuntime | None = None
-        self._failure: str | None = None
+        self._lazy: LazyRuntime[_MiniLmRuntime] = LazyRuntime(
+            self._load, self._missing, _unavailable
+        )
 
     def __repr__(self) -> str:
         return f"OnnxMiniLmEmbedder(model_version={self._model_version!r}, loaded={self.loaded})"
@@ -247,23 +247,17 @@ class OnnxMiniLmEmbedder:
     @property
     def available(self) -> bool:
         """False when a dependency or file is missing or a load failed; never loads."""
-        if self._runtime is not None:
-            return True
-        if self._failure is not None:
-            return False
-        return self._missing() is None
+        return self._lazy.available
 
     @property
     def loaded(self) -> bool:
         """True once the session and tokenizer are loaded."""
-        return self._runtime is not None
+        return self._lazy.loaded
 
     @property
     def unavailable_reason(self) -> str | None:
         """Why the embedder cannot run, when known without loading (for diagnostics)."""
-        if self._runtime is not None:
-            return None
-        return self._failure if self._failure is not None else self._missing()
+        return self._lazy.unavailable_reason
 
     def embed(self, text: str) -> FloatArray:
         """The unit-length vector of ``text``, shape ``(dimension,)``."""
@@ -355,27 +349,9 @@ class OnnxMiniLmEmbedder:
         return None
 
     def _ensure_loaded(self) -> _MiniLmRuntime:
-        runtime = self._runtime
-        if runtime is not None:
-            return runtime
-        with self._lock:
-            if self._runtime is None:
-                if self._failure is not None:
-                    raise _unavailable(self._failure)
-                try:
-                    self._runtime = self._load()
-                except EmbeddingUnavailableError:
-                    raise
-                except Exception as exc:  # a broken file or runtime: remember, never retry
-                    self._failure = f"loading failed ({type(exc).__name__}: {exc})"
-                    raise _unavailable(self._failure) from exc
-            return self._runtime
+        return self._lazy.get()
 
     def _load(self) -> _MiniLmRuntime:
-        missing = self._missing()
-        if missing is not None:
-            self._failure = missing
-            raise _unavailable(missing)
         model, tokenizer_path = self._resolve_paths()
         assert model is not None and tokenizer_path is not None  # checked by _missing
         session = build_session(model, self._threads)

@@ -15,13 +15,13 @@ Every model loads lazily on the first ``rerank``; every failure surfaces as
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from swarmmem.adapters._lazy import LazyRuntime
 from swarmmem.adapters.onnx_embedder import (
     DENSE_INSTALL_HINT,
     OnnxMiniLmEmbedder,
@@ -109,9 +109,9 @@ class CrossEncoderReranker:
         self._max_length = max_length
         self._batch_size = batch_size
         self._threads = intra_op_threads
-        self._lock = threading.Lock()
-        self._runtime: _CrossEncoderRuntime | None = None
-        self._failure: str | None = None
+        self._lazy: LazyRuntime[_CrossEncoderRuntime] = LazyRuntime(
+            self._load, self._missing, lambda why: RerankError(f"cross-encoder unavailable: {why}")
+        )
 
     def __repr__(self) -> str:
         return f"CrossEncoderReranker({str(self._model_dir)!r}, loaded={self.loaded})"
@@ -129,23 +129,17 @@ class CrossEncoderReranker:
     @property
     def available(self) -> bool:
         """False when a dependency or file is missing or a load failed; never loads."""
-        if self._runtime is not None:
-            return True
-        if self._failure is not None:
-            return False
-        return self._missing() is None
+        return self._lazy.available
 
     @property
     def loaded(self) -> bool:
         """True once the session and tokenizer are loaded."""
-        return self._runtime is not None
+        return self._lazy.loaded
 
     @property
     def unavailable_reason(self) -> str | None:
         """Why the reranker cannot run, when known without loading (for diagnostics)."""
-        if self._runtime is not None:
-            return None
-        return self._failure if self._failure is not None else self._missing()
+        return self._lazy.unavailable_reason
 
     def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
         """The cross-encoder logit of every ``(query, text)`` pair, aligned with ``texts``."""
@@ -211,21 +205,7 @@ class CrossEncoderReranker:
         return None
 
     def _ensure_loaded(self) -> _CrossEncoderRuntime:
-        runtime = self._runtime
-        if runtime is not None:
-            return runtime
-        with self._lock:
-            if self._runtime is None:
-                if self._failure is None:
-                    self._failure = self._missing()
-                if self._failure is None:
-                    try:
-                        self._runtime = self._load()
-                    except Exception as exc:  # a broken file or runtime: remember, never retry
-                        self._failure = f"loading failed ({type(exc).__name__}: {exc})"
-                if self._runtime is None:
-                    raise RerankError(f"cross-encoder unavailable: {self._failure}")
-            return self._runtime
+        return self._lazy.get()
 
     def _load(self) -> _CrossEncoderRuntime:
         model, tokenizer = self._paths()

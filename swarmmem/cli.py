@@ -340,17 +340,7 @@ def evaluate(
         result = evaluation.regression_gate(
             project_root=root, baseline_path=base, fixtures_dir=fixtures_dir, update=update
         )
-        emit(
-            state,
-            result,
-            lambda: (
-                "Regression gate passed"
-                if result["passed"]
-                else "Regression gate FAILED:\n" + "\n".join(result["problems"])
-            ),
-        )
-        if not result["passed"]:
-            sys.exit(1)
+        _emit_gate(state, result, "Regression")
         return
     if profiles:
         wanted = [p.strip() for p in profiles.split(",") if p.strip()]
@@ -487,17 +477,7 @@ def _evaluate_heldout(
             profiles=wanted,
             update=update,
         )
-        emit(
-            state,
-            result,
-            lambda: (
-                "Held-out gate passed"
-                if result["passed"]
-                else "Held-out gate FAILED:\n" + "\n".join(result["problems"])
-            ),
-        )
-        if not result["passed"]:
-            sys.exit(1)
+        _emit_gate(state, result, "Held-out")
         return
     with progress_bar("evaluating", not state.as_json) as progress:
         report = evaluation.evaluate_heldout(
@@ -508,6 +488,21 @@ def _evaluate_heldout(
             progress=progress,
         )
     emit(state, report, lambda: profiles_text(report))
+
+
+def _emit_gate(state: State, result: dict[str, Any], label: str) -> None:
+    """Print a gate result; exit 1 when it failed."""
+    emit(
+        state,
+        result,
+        lambda: (
+            f"{label} gate passed"
+            if result["passed"]
+            else f"{label} gate FAILED:\n" + "\n".join(result["problems"])
+        ),
+    )
+    if not result["passed"]:
+        sys.exit(1)
 
 
 def profiles_text(report: dict[str, Any]) -> str:

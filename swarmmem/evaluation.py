@@ -37,6 +37,29 @@ def _within(path: Path, root: Path) -> bool:
     return True
 
 
+def contained_path(option: str, path: str | os.PathLike[str], project_root: Path) -> Path:
+    """``path`` resolved (realpath) after checking it stays inside the allowed roots.
+
+    The check runs on the lexical path and again after symlinks are resolved; the allowed
+    roots are the project root and the bundled fixtures directory.
+
+    Raises:
+        EvaluationError: the path escapes both roots.
+    """
+    raw = Path(path)
+    lexical = Path(os.path.normpath(raw if raw.is_absolute() else project_root / raw))
+    real = Path(os.path.realpath(lexical))
+    roots = [Path(os.path.realpath(project_root)), Path(os.path.realpath(bundled.ROOT))]
+    lexical_roots = [Path(os.path.normpath(project_root.absolute())), bundled.ROOT]
+    if not any(_within(lexical, r) for r in lexical_roots) or not any(
+        _within(real, r) for r in roots
+    ):
+        raise EvaluationError(
+            f"{option} {path} escapes the project root and the bundled fixtures directory"
+        )
+    return real
+
+
 def resolve_fixture_dir(path: str | os.PathLike[str] | None, project_root: Path) -> Path:
     """The fixture directory to evaluate, refusing paths that escape the allowed roots.
 
@@ -48,17 +71,7 @@ def resolve_fixture_dir(path: str | os.PathLike[str] | None, project_root: Path)
     """
     if path is None:
         return bundled.RECALL_FIXTURES
-    raw = Path(path)
-    lexical = Path(os.path.normpath(raw if raw.is_absolute() else project_root / raw))
-    real = Path(os.path.realpath(lexical))
-    roots = [Path(os.path.realpath(project_root)), Path(os.path.realpath(bundled.ROOT))]
-    lexical_roots = [Path(os.path.normpath(project_root.absolute())), bundled.ROOT]
-    if not any(_within(lexical, r) for r in lexical_roots) or not any(
-        _within(real, r) for r in roots
-    ):
-        raise EvaluationError(
-            f"--fixtures {path} escapes the project root and the bundled fixtures directory"
-        )
+    real = contained_path("--fixtures", path, project_root)
     if not real.is_dir():
         raise EvaluationError(f"--fixtures {path} is not a directory")
     return real
@@ -439,19 +452,10 @@ def resolve_manifest_path(path: str | os.PathLike[str] | None, project_root: Pat
 
     if path is None:
         return bundled.HELDOUT_MANIFEST
-    raw = Path(path)
-    lexical = Path(os.path.normpath(raw if raw.is_absolute() else project_root / raw))
-    real = Path(os.path.realpath(lexical))
-    if lexical.name != MANIFEST_NAME or real.name != MANIFEST_NAME:
+    lexical_name = Path(os.path.normpath(path)).name
+    real = contained_path("--manifest", path, project_root)
+    if lexical_name != MANIFEST_NAME or real.name != MANIFEST_NAME:
         raise EvaluationError(f"--manifest {path} must name a file called {MANIFEST_NAME}")
-    roots = [Path(os.path.realpath(project_root)), Path(os.path.realpath(bundled.ROOT))]
-    lexical_roots = [Path(os.path.normpath(project_root.absolute())), bundled.ROOT]
-    if not any(_within(lexical, r) for r in lexical_roots) or not any(
-        _within(real, r) for r in roots
-    ):
-        raise EvaluationError(
-            f"--manifest {path} escapes the project root and the bundled fixtures directory"
-        )
     if not real.is_file():
         raise EvaluationError(f"--manifest {path} is not a file")
     return real

@@ -1,0 +1,69 @@
+"""A thread-safe, load-once holder for model runtimes (ONNX sessions and tokenizers)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class LazyRuntime(Generic[T]):
+    """Loads a runtime on first use, once, and remembers a failure for good.
+
+    ``missing()`` names a missing dependency or file without loading anything (``None`` when
+    all is present); ``load()`` builds the runtime; ``error(reason)`` makes the exception to
+    raise. Concurrent first calls share one load.
+    """
+
+    def __init__(
+        self,
+        load: Callable[[], T],
+        missing: Callable[[], str | None],
+        error: Callable[[str], Exception],
+    ) -> None:
+        self._load = load
+        self._missing = missing
+        self._error = error
+        self._lock = threading.Lock()
+        self._runtime: T | None = None
+        self._failure: str | None = None
+
+    @property
+    def available(self) -> bool:
+        """False when a dependency or file is missing or a load failed; never loads."""
+        if self._runtime is not None:
+            return True
+        return self._failure is None and self._missing() is None
+
+    @property
+    def loaded(self) -> bool:
+        """True once the runtime is loaded."""
+        return self._runtime is not None
+
+    @property
+    def unavailable_reason(self) -> str | None:
+        """Why the runtime cannot load, when known without loading."""
+        if self._runtime is not None:
+            return None
+        return self._failure if self._failure is not None else self._missing()
+
+    def get(self) -> T:
+        """The runtime, loading it on the first call."""
+        runtime = self._runtime
+        if runtime is not None:
+            return runtime
+        with self._lock:
+            if self._runtime is None:
+                if self._failure is None:
+                    self._failure = self._missing()
+                if self._failure is None:
+                    try:
+                        self._runtime = self._load()
+                    except Exception as exc:  # a broken file or runtime: remember, never retry
+                        self._failure = f"loading failed ({type(exc).__name__}: {exc})"
+                        raise self._error(self._failure) from exc
+                if self._runtime is None:
+                    raise self._error(self._failure or "unknown failure")
+            return self._runtime
