@@ -100,3 +100,38 @@ def test_lexical_recall(benchmark, store, impl, monkeypatch) -> None:
     monkeypatch.setattr(scoring, "lexical", module)
     result = benchmark(lambda: provider_recall(store, REQUEST, now=NOW))
     assert 0 < len(result.items) <= 8
+
+
+@pytest.fixture(scope="module")
+def dense_parts(store):
+    """Vectors for every memory of ``store`` (hashing embedder, 384-d) and a warm query cache."""
+    from swarmmem.adapters.hashing_embedder import HashingEmbedder
+    from swarmmem.adapters.vector_index import SqliteVecIndex
+    from swarmmem.core.embedding_cache import EmbeddingCache
+    from swarmmem.core.hybrid import DenseParts, query_vector
+    from swarmmem.ports.storage import ListFilter
+
+    embedder = HashingEmbedder(dimension=384)
+    index = SqliteVecIndex(store.path, 384)
+    index.seed_model_version(embedder.model_version)
+    records = store.list(ListFilter(now=NOW))
+    for start in range(0, len(records), 5000):
+        batch = records[start : start + 5000]
+        index.upsert([r.id for r in batch], embedder.embed_batch([r.text.lower() for r in batch]))
+    parts = DenseParts(embedder=embedder, index=index, cache=EmbeddingCache(8))
+    query_vector(parts, QUERY)  # the benchmark measures recall with a cached query embedding
+    yield parts
+    index.close()
+
+
+@pytest.mark.benchmark(group="recall")
+def test_hybrid_recall_cached_query(benchmark, store, dense_parts) -> None:
+    """Hybrid recall (lexical + dense kNN + RRF) with the query embedding already cached."""
+    from swarmmem.core.hybrid import HybridSettings, hybrid_recall
+
+    settings = HybridSettings()
+    result, trace = benchmark(
+        lambda: hybrid_recall(store, REQUEST, now=NOW, parts=dense_parts, settings=settings)
+    )
+    assert trace.used_embedding and trace.query_embedding_invocation_count == 0
+    assert result.items
