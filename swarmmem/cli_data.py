@@ -137,7 +137,7 @@ def audit_text(report: dict[str, Any]) -> str:
 
 
 @click.command("export")
-@click.option("--dir", "directory", default=None, help="Parent of the export/ folder (default: storageDir).")
+@click.option("--dir", "directory", default=None, help="Parent of the export/ folder.")
 @command
 def export_command(state: State, directory: str | None) -> None:
     """Write every memory, proposal and outcome to export/*.jsonl (atomic)."""

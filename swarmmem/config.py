@@ -98,6 +98,7 @@ SCHEMA: dict[str, tuple[Any, Check]] = {
     "redaction.rejectDurableSecrets": (True, _bool),
     "redaction.detectPii": (False, _bool),
     "redaction.piiDetector": ("regex", _choice("regex", "ner")),
+    "redaction.nerModelPath": (None, _opt_str),
     "redaction.rejectDurablePii": (False, _bool),
     "redaction.piiThreshold": (0.7, _num(0, 1, hi_open=True)),
     "embeddings.enabled": (False, _bool),

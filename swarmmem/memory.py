@@ -169,9 +169,12 @@ class Memory:
     def pii(self) -> Any:
         """The PII detector named by ``redaction.piiDetector`` (only built when enabled)."""
         if self._pii is None and self.config["redaction"]["detectPii"]:
-            self._pii = _adapter(
-                "pii", self._adapters.get("pii", self.config["redaction"]["piiDetector"])
-            )
+            redaction = self.config["redaction"]
+            name = self._adapters.get("pii", redaction["piiDetector"])
+            kwargs = {}
+            if name == "ner" and redaction["nerModelPath"]:
+                kwargs["model_dir"] = self._path(redaction["nerModelPath"])
+            self._pii = _adapter("pii", name, **kwargs)
         return self._pii
 
     def settings(self) -> GatewaySettings:

@@ -285,3 +285,73 @@ def test_import_records_fills_and_refuses(mem) -> None:
     assert [index for index, _ in result.refused] == [1, 3]
     scratch = next(r for r in mem.store.iter_all_records() if r.kind == "scratch")
     assert scratch.expires_at == "2026-03-08T12:00:00.000Z"
+
+
+def _pii_memory(tmp_path: Path, **redaction):
+    """An enabled in-memory Memory with PII detection configured."""
+    config = {"enabled": True, "redaction": {"detectPii": True, **redaction}}
+    return swarmmem.open(
+        tmp_path, config=config, store=InMemoryStore(), context={"agent_role": "coder"}
+    )
+
+
+def test_pii_summary_is_stored_without_the_matched_text(tmp_path: Path) -> None:
+    """detectPii attaches types, counts and score to the proposal, never the text itself."""
+    with _pii_memory(tmp_path) as mem:
+        prop = mem.propose(
+            operation="add",
+            kind="project_fact",
+            text="Escalate to ops@example.com.",
+            rationale="r",
+            evidence_refs=["docs/oncall.md"],
+        )
+        assert prop.metadata["pii"] == {"score": 0.9, "countsByType": {"email": 1}}
+        assert "ops@example.com" not in json.dumps(prop.metadata)
+
+
+def test_durable_pii_is_rejected_and_audited(tmp_path: Path) -> None:
+    """rejectDurablePii refuses text above the threshold and logs a pii_rejected event."""
+    from swarmmem.core.errors import MemoryPiiRejectedError
+
+    with _pii_memory(tmp_path, rejectDurablePii=True) as mem:
+        with pytest.raises(MemoryPiiRejectedError, match=r"score 0\.90 \(types: emailx1\)"):
+            mem.propose(
+                operation="add",
+                kind="project_fact",
+                text="Escalate to ops@example.com.",
+                rationale="r",
+                evidence_refs=["docs/oncall.md"],
+            )
+        events = [e for e in mem.store.list_events() if e.operation == "pii_rejected"]
+        assert len(events) == 1 and "ops@example.com" not in (events[0].event_json or "")
+        assert mem.store.list_proposals() == []
+        phone_only = mem.propose(
+            operation="add",
+            kind="project_fact",
+            text="Desk line 555 123 4567.",
+            rationale="r",
+            evidence_refs=["docs/oncall.md"],
+        )
+        assert phone_only.status == "pending"  # a phone alone scores 0.7, not above 0.7
+        memory_id = mem.curate(phone_only.id, "add").memory_id
+        with pytest.raises(MemoryPiiRejectedError, match="correction"):
+            mem.record_outcome(
+                memory_id=memory_id, outcome="corrected", correction="Call 123-45-6789 instead."
+            )
+
+
+def test_ner_detector_fails_closed_without_a_model(tmp_path: Path) -> None:
+    """Choosing the NER detector without a local model is an error naming what to install."""
+    from swarmmem.core.errors import MemoryPiiDetectorError
+
+    with (
+        _pii_memory(tmp_path, piiDetector="ner") as mem,
+        pytest.raises(MemoryPiiDetectorError, match="regex"),
+    ):
+        mem.propose(
+            operation="add",
+            kind="project_fact",
+            text="Alice owns the billing service.",
+            rationale="r",
+            evidence_refs=["docs/owners.md"],
+        )
