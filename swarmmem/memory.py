@@ -216,7 +216,15 @@ class Memory:
                 settings=self.settings(),
                 recall_hook=self._recall,
             )
+            self._startup_reflection()
         return self._gateway
+
+    def _startup_reflection(self) -> None:
+        """Deferred startup task: regenerate lessons once, on the first gateway use."""
+        from swarmmem import reflection
+
+        if reflection.reflection_enabled(self.config):
+            self._refresh_reflection()  # failures are logged; they never block the caller
 
     # ----------------------------------------------------------------- dense
     def _recall(self, request: Any, now: str) -> Any:

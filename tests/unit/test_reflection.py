@@ -479,3 +479,20 @@ def test_oversized_store_is_refused(project: Path) -> None:
     )
     assert result["updated"] is False
     assert "too large" in result["reason"]
+
+
+def test_lessons_are_generated_at_startup_when_enabled(tmp_path: Path) -> None:
+    """The first use of an enabled memory with reflection on writes lessons.json (deferred
+    startup task); with reflection off nothing is written."""
+    import swarmmem
+    from swarmmem.adapters.memory_store import InMemoryStore
+
+    on = {"enabled": True, "reflection": {"enabled": True}}
+    with swarmmem.open(tmp_path, config=on, store=InMemoryStore()) as mem:
+        mem.recall("anything at all")
+    assert (tmp_path / ".swarm" / "reflections" / "lessons.json").is_file()
+    other = tmp_path / "off"
+    other.mkdir()
+    with swarmmem.open(other, config={"enabled": True}, store=InMemoryStore()) as mem:
+        mem.recall("anything at all")
+    assert not (other / ".swarm" / "reflections").exists()
