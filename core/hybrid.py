@@ -10,6 +10,9 @@ Fusion methods:
 * ``convex``: ``w_lex * minmax(lexical score) + w_dense * minmax(cosine)`` over the union of
   candidates (missing channel = 0), min-max normalised; rewards agreement of both channels.
 
+Rerank (optional) rescores the top 20 with ``w * minmax(reranker) + (1 - w) * minmax(fused)``
+(``rerank_weight`` w; 1 reproduces the reference, which takes the reranker order alone).
+
 Dense rescue (``dense_rescue`` = a cosine floor, off when ``None``): the best dense candidate
 in which the lexical path found no query signal at all (no shared text, tag, file or symbol
 term: the paraphrase case) takes the last slot when fusion and rerank ranked it lower and
@@ -62,6 +65,7 @@ class HybridSettings:
     fusion: str = "rrf"
     dense_rescue: float | None = None
     rerank: bool = False
+    rerank_weight: float = 0.5
     latency_budget_ms: float = 250.0
 
 
@@ -296,6 +300,14 @@ def hybrid_recall(
             top = items[:RERANK_TOP_N]
             try:
                 scores = parts.reranker.rerank(request.query, [it.record.text for it in top])
+                if settings.rerank_weight < 1.0:
+                    fused_part = _minmax({str(i): it.score for i, it in enumerate(top)})
+                    rerank_part = _minmax({str(i): float(v) for i, v in enumerate(scores)})
+                    w = settings.rerank_weight
+                    scores = [
+                        w * rerank_part[str(i)] + (1.0 - w) * fused_part[str(i)]
+                        for i in range(len(top))
+                    ]
                 order = sorted(range(len(top)), key=lambda i: (-scores[i], i))
                 items = [top[i] for i in order] + items[RERANK_TOP_N:]
                 used_reranker = True

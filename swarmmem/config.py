@@ -11,6 +11,7 @@ import copy
 import json
 import math
 import os
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,11 @@ def _opt_str(key: str, value: Any) -> None:
         _str(key, value)
 
 
+def _identifier(key: str, value: Any) -> None:
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,62}", value):
+        raise ConfigError(f"memory.{key} must be a plain SQL identifier; got {value!r}")
+
+
 def _choice(*choices: str) -> Check:
     def check(key: str, value: Any) -> None:
         if value not in choices:
@@ -80,10 +86,13 @@ INF = float("inf")
 # dotted key -> (default, check). Order is the documentation order.
 SCHEMA: dict[str, tuple[Any, Check]] = {
     "enabled": (False, _bool),
-    "provider": ("sqlite", _choice("sqlite", "local-jsonl", "memory")),
+    "provider": ("sqlite", _choice("sqlite", "local-jsonl", "memory", "postgres")),
     "storageDir": (".swarm/memory", _str),
     "sqlite.path": (".swarm/memory/memory.db", _str),
     "sqlite.busyTimeoutMs": (5000, _num(0, 60000, integer=True)),
+    "postgres.dsn": (None, _opt_str),
+    "postgres.poolSize": (4, _num(1, 100, integer=True)),
+    "postgres.schema": (None, _optional(_identifier)),
     "recall.defaultMaxItems": (8, _num(1, 20, integer=True)),
     "recall.defaultTokenBudget": (1200, _num(100, 5000, integer=True)),
     "recall.minScore": (0.05, _num(0, 2)),
@@ -113,6 +122,7 @@ SCHEMA: dict[str, tuple[Any, Check]] = {
     "retrieval.fusion": ("rrf", _choice("rrf", "convex")),
     "retrieval.denseRescue": (0.25, _optional(_num(-1, 1))),
     "retrieval.rerank.enabled": (False, _bool),
+    "retrieval.rerank.weight": (0.5, _num(0, 1)),
     "retrieval.rerank.provider": ("maxsim", _choice("maxsim", "cross-encoder", "identity")),
     "retrieval.rerank.model": ("Xenova/ms-marco-MiniLM-L-6-v2", _str),
     "retrieval.rerank.path": (None, _opt_str),

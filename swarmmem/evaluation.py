@@ -316,6 +316,7 @@ def run_profiles(
                                 )
                                 items = list(result.items)
                                 status, reason = trace.status, trace.degradation_reason
+                            items = cap_by_token_budget(items, request.token_budget)
                             latency = (time.perf_counter() - started) * 1000.0
                             ids = [it.record.id for it in items]
                             metrics = run_metrics(fixture, ids, k, mode, now)
@@ -424,6 +425,19 @@ def _trace_usage(trace: Any) -> dict[str, int]:
         "rerank_candidate_count": trace.rerank_candidate_count,
         "query_embedding_invocation_count": trace.query_embedding_invocation_count,
     }
+
+
+def cap_by_token_budget(items: Sequence[Any], budget: int) -> list[Any]:
+    """Quality profiles share one token cap: keep items in rank order, skipping any whose
+    text would exceed what is left of ``budget`` (text-only estimate)."""
+    kept: list[Any] = []
+    used = 0
+    for item in items:
+        cost = _tokens(item.record.text)
+        if used + cost <= budget:
+            kept.append(item)
+            used += cost
+    return kept
 
 
 def _tokens(text: str) -> int:

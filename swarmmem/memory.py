@@ -163,7 +163,27 @@ class Memory:
             )
         if name == "local-jsonl":
             return cls(self.storage_dir, clock=self.clock)  # type: ignore[no-any-return]
+        if name == "postgres":
+            pg = self.config["postgres"]
+            return cls(  # type: ignore[no-any-return]
+                self.postgres_dsn(),
+                clock=self.clock,
+                pool_size=pg["poolSize"],
+                schema=pg["schema"],
+            )
         return cls(clock=self.clock)  # type: ignore[no-any-return]
+
+    def postgres_dsn(self) -> str:
+        """``postgres.dsn``, else the ``SWARMMEM_PG_DSN`` environment variable."""
+        from swarmmem.core.errors import ConfigError
+
+        dsn = self.config["postgres"]["dsn"] or os.environ.get("SWARMMEM_PG_DSN")
+        if not dsn:
+            raise ConfigError(
+                "memory.postgres.dsn is required for provider postgres "
+                "(or set the SWARMMEM_PG_DSN environment variable)"
+            )
+        return str(dsn)
 
     @property
     def pii(self) -> Any:
@@ -263,6 +283,7 @@ class Memory:
             fusion=r["fusion"],
             dense_rescue=r["denseRescue"],
             rerank=r["rerank"]["enabled"] if rerank is None else rerank,
+            rerank_weight=r["rerank"]["weight"],
             latency_budget_ms=r["latencyBudgetMs"],
         )
 
@@ -307,6 +328,13 @@ class Memory:
                 self._path(self.config["sqlite"]["path"]),
                 dimension,
                 busy_timeout_ms=self.config["sqlite"]["busyTimeoutMs"],
+            )
+        if provider == "postgres" and not isinstance(self._adapters.get("store"), StorageProvider):
+            from swarmmem.adapters.pg_vector_index import PgVectorIndex
+
+            _ = self.store  # the schema exists and is migrated
+            return PgVectorIndex(
+                self.postgres_dsn(), dimension, schema=self.config["postgres"]["schema"]
             )
         return NumpyVectorIndex(dimension)
 

@@ -223,7 +223,11 @@ def test_rerank_reorders_only_the_top_prefix() -> None:
     )
     fused, _ = hybrid_recall(store, request, now=NOW, parts=parts, settings=HybridSettings())
     reranked, trace = hybrid_recall(
-        store, request, now=NOW, parts=parts, settings=HybridSettings(rerank=True)
+        store,
+        request,
+        now=NOW,
+        parts=parts,
+        settings=HybridSettings(rerank=True, rerank_weight=1.0),
     )
     before = [it.record.id for it in fused.items]
     after = [it.record.id for it in reranked.items]
@@ -281,3 +285,40 @@ def test_hybrid_rescues_paraphrases_with_the_real_model(tmp_path: Path) -> None:
             store.close()
     assert lost == 0
     assert gained >= 1
+
+
+def test_rerank_blend_weighs_both_orders() -> None:
+    """With weight 0.5 the blend of a reversing reranker and the fused order ties the ends,
+    and weight 0 keeps the fused order exactly."""
+    from factories import make_memory
+
+    from swarmmem.core.records import RecallRequest
+
+    records = [
+        make_memory(f"beta note {i} on retry budgets", kind="code_pattern") for i in range(5)
+    ]
+    store = InMemoryStore()
+    for record in records:
+        store.upsert(record)
+    parts = _dense(records, reranker=_Reverse())
+    request = RecallRequest(
+        query="beta retry", scopes=(records[0].scope,), max_items=5, min_score=0.0
+    )
+    fused, _ = hybrid_recall(store, request, now=NOW, parts=parts, settings=HybridSettings())
+    kept, trace = hybrid_recall(
+        store,
+        request,
+        now=NOW,
+        parts=parts,
+        settings=HybridSettings(rerank=True, rerank_weight=0.0),
+    )
+    assert trace.used_reranker
+    assert [it.record.id for it in kept.items] == [it.record.id for it in fused.items]
+    flipped, _ = hybrid_recall(
+        store,
+        request,
+        now=NOW,
+        parts=parts,
+        settings=HybridSettings(rerank=True, rerank_weight=1.0),
+    )
+    assert [it.record.id for it in flipped.items] == [it.record.id for it in reversed(fused.items)]
