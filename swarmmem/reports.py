@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from swarmmem.core.codec import proposal_to_dict, record_to_dict
@@ -80,6 +81,13 @@ def status_report(mem: Any) -> dict[str, Any]:
             "bytes": path.stat().st_size if path.exists() else 0,
         }
     report_path = storage / "migration-report.json"
+    migration: dict[str, Any] | None = None
+    if report_path.exists():
+        try:
+            loaded = json.loads(report_path.read_text(encoding="utf-8"))
+            migration = loaded if isinstance(loaded, dict) else None
+        except (OSError, ValueError):
+            migration = {"error": "migration-report.json is unreadable"}
     report: dict[str, Any] = {
         "enabled": mem.enabled,
         "provider": mem.config["provider"],
@@ -89,6 +97,7 @@ def status_report(mem: Any) -> dict[str, Any]:
         "automatic_destructive_cleanup": "disabled",
         "legacy_jsonl": legacy,
         "migration_report": str(report_path) if report_path.exists() else None,
+        "migration": migration,
     }
     if mem.enabled and (mem.config["provider"] != "sqlite" or db.exists()):
         report["memory_count"] = mem.store.count()
@@ -115,7 +124,25 @@ def status_text(report: dict[str, Any]) -> str:
     for name, info in report["legacy_jsonl"].items():
         state = "present" if info["present"] else "missing"
         lines.append(f"- {name}: `{state}` ({info['bytes']} bytes)")
-    lines += ["", "### Migration", f"- Last report: `{report['migration_report'] or 'none'}`"]
+    lines += ["", "### Migration"]
+    migration = report.get("migration")
+    if not migration:
+        lines.append("- Last report: `none`")
+        return "\n".join(lines)
+    lines += [
+        f"- Last report: `{report['migration_report']}`",
+        f"- Completed at: `{migration.get('completedAt', 'unknown')}`",
+        f"- Imported memories: {migration.get('importedMemories', 0)}",
+        f"- Imported proposals: {migration.get('importedProposals', 0)}",
+        f"- Invalid rows: {migration.get('invalidCount', 0)}",
+    ]
+    for backup in migration.get("backups", []):
+        lines.append(f"- Backup: `{backup.get('path')}`")
+    invalid = migration.get("invalidRows", [])
+    for row in invalid[:20]:
+        lines.append(f"- {row.get('file')}:{row.get('line')} - {row.get('error')}")
+    if len(invalid) > 20:
+        lines.append(f"- ... {len(invalid) - 20} more")
     return "\n".join(lines)
 
 
