@@ -140,7 +140,8 @@ def status_text(report: dict[str, Any]) -> str:
         lines.append(f"- Backup: `{backup.get('path')}`")
     invalid = migration.get("invalidRows", [])
     for row in invalid[:20]:
-        lines.append(f"- {row.get('file')}:{row.get('line')} - {row.get('error')}")
+        reason = row.get("reason") or row.get("error")
+        lines.append(f"- {row.get('file')}:{row.get('line')} - {reason}")
     if len(invalid) > 20:
         lines.append(f"- ... {len(invalid) - 20} more")
     return "\n".join(lines)
