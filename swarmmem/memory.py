@@ -623,6 +623,40 @@ class Memory:
         )
         return bundle
 
+    def inject_blocks(
+        self,
+        *,
+        agent_task: str | None = None,
+        user_goal: str | None = None,
+        messages: Sequence[str] = (),
+        project: str | None = None,
+        current_plan: str | None = None,
+    ) -> list[str]:
+        """Every block to place before the agent's task message, in order.
+
+        The recall block of :meth:`inject` (when it is not skipped), then the bounded
+        reflection block when reflection is enabled, lessons exist and it fits in what the
+        injection token budget leaves.
+        """
+        from swarmmem.core.ids import estimate_tokens
+
+        bundle = self.inject(
+            agent_task=agent_task,
+            user_goal=user_goal,
+            messages=messages,
+            project=project,
+            current_plan=current_plan,
+        )
+        blocks = [bundle.prompt_block] if bundle is not None else []
+        if not self.enabled or any("[SWARM MEMORY REFLECTION" in m for m in messages):
+            return blocks
+        lessons = self.reflection_block()
+        used = bundle.token_estimate if bundle is not None else 0
+        budget = self.injection_settings().token_budget
+        if lessons and used + estimate_tokens(lessons) <= budget:
+            blocks.append(lessons)
+        return blocks
+
     def injection_settings(self) -> Any:
         """``memory.recall.injection`` as settings."""
         from swarmmem.core.injection import InjectionSettings

@@ -496,3 +496,38 @@ def test_lessons_are_generated_at_startup_when_enabled(tmp_path: Path) -> None:
     with swarmmem.open(other, config={"enabled": True}, store=InMemoryStore()) as mem:
         mem.recall("anything at all")
     assert not (other / ".swarm" / "reflections").exists()
+
+
+def test_inject_blocks_adds_lessons_when_they_fit(tmp_path: Path) -> None:
+    """With reflection on and a useful outcome recorded, injection carries the recall block and
+    then the reflection block; a message that already holds lessons gets no second copy."""
+    import swarmmem
+    from swarmmem.adapters.memory_store import InMemoryStore
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "db.py").write_text("def connect(): ...\n", encoding="utf-8")
+    config = {"enabled": True, "reflection": {"enabled": True}}
+    with swarmmem.open(
+        tmp_path,
+        config=config,
+        store=InMemoryStore(),
+        context={"agent_role": "coder", "session_id": "s"},
+    ) as mem:
+        prop = mem.propose(
+            operation="add",
+            kind="code_pattern",
+            text="Open database connections with connect() from src/db.py.",
+            rationale="r",
+            evidence_refs=["src/db.py"],
+        )
+        memory_id = mem.curate(prop.id, "add").memory_id
+        for _ in range(2):
+            mem.record_outcome(
+                memory_id=memory_id, outcome="useful", anchors=[{"file": "src/db.py"}]
+            )
+        blocks = mem.inject_blocks(agent_task="open a database connection", user_goal="fix db code")
+        assert len(blocks) == 2
+        assert blocks[0].startswith("## Retrieved Swarm Memory")
+        assert blocks[1].startswith("[SWARM MEMORY REFLECTION")
+        again = mem.inject_blocks(agent_task="open a database connection", messages=blocks)
+        assert again == []
