@@ -520,9 +520,9 @@ def profiles_text(report: dict[str, Any]) -> str:
 
 def _register_extra_commands() -> None:
     """Attach the command groups that live in their own modules."""
-    from swarmmem import cli_data, cli_maintenance
+    from swarmmem import cli_data, cli_maintenance, cli_migrate
 
-    for cmd in [*cli_maintenance.COMMANDS, *cli_data.COMMANDS]:
+    for cmd in [*cli_maintenance.COMMANDS, *cli_data.COMMANDS, *cli_migrate.COMMANDS]:
         main.add_command(cmd)
 
 

@@ -16,6 +16,7 @@ REGISTRY: dict[str, dict[str, tuple[str, str | None]]] = {
         "sqlite": ("swarmmem.adapters.sqlite_store:SqliteStore", None),
         "local-jsonl": ("swarmmem.adapters.jsonl_store:JsonlStore", None),
         "memory": ("swarmmem.adapters.memory_store:InMemoryStore", None),
+        "postgres": ("swarmmem.adapters.postgres_store:PostgresStore", "postgres"),
     },
     "secrets": {"regex": ("swarmmem.adapters.regex_secrets:RegexSecretDetector", None)},
     "pii": {

@@ -23,7 +23,7 @@ REPO_SCOPE = MemoryScope(type="repository", repo_id="swarmmem-tests")
 OTHER_SCOPE = MemoryScope(type="repository", repo_id="another-repo")
 BASE_TIME = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 T0 = to_iso(BASE_TIME)
-STORE_KINDS = ("memory", "local-jsonl", "sqlite")
+STORE_KINDS = ("memory", "local-jsonl", "sqlite", "postgres")
 
 
 def at(minutes: float = 0, *, days: float = 0) -> str:
@@ -116,7 +116,18 @@ def open_store(kind: str, directory: Path, clock: FixedClock | None = None) -> A
         return JsonlStore(directory / "jsonl", clock=clock)
     if kind == "sqlite":
         return SqliteStore(directory / "memory.db", clock=clock)
+    if kind == "postgres":
+        from pg_support import open_pg_store
+
+        return open_pg_store(directory, clock)  # one schema per directory; skips without a server
     raise ValueError(f"unknown store kind {kind!r}")
+
+
+def available_store_kinds() -> tuple[str, ...]:
+    """``STORE_KINDS`` without ``postgres`` when no PostgreSQL server is available."""
+    from pg_support import postgres_available
+
+    return tuple(k for k in STORE_KINDS if k != "postgres" or postgres_available())
 
 
 # --- learning, maintenance and reflection (issue "Learning and reflection") -----------------

@@ -20,7 +20,7 @@ def clock() -> FixedClock:
 
 @pytest.fixture(params=STORE_KINDS)
 def store_kind(request: pytest.FixtureRequest) -> str:
-    """The provider under test: ``memory``, ``local-jsonl`` or ``sqlite``."""
+    """The provider under test: ``memory``, ``local-jsonl``, ``sqlite`` or ``postgres``."""
     return str(request.param)
 
 

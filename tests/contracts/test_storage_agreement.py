@@ -1,4 +1,4 @@
-"""The three storage providers agree on random sequences of writes, deletes and reads."""
+"""The storage providers agree on random sequences of writes, deletes and reads."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import attrs
 from factories import (
     OTHER_SCOPE,
     REPO_SCOPE,
-    STORE_KINDS,
     at,
+    available_store_kinds,
     make_memory,
     make_proposal,
     open_store,
@@ -59,7 +59,7 @@ class StoresAgree(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.tmp = Path(tempfile.mkdtemp(prefix="swarmmem-agree-"))
-        self.stores = [open_store(kind, self.tmp / kind) for kind in STORE_KINDS]
+        self.stores = [open_store(kind, self.tmp / kind) for kind in available_store_kinds()]
         self.ids: list[str] = []
 
     def teardown(self) -> None:

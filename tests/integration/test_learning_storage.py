@@ -8,7 +8,15 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from factories import BASE_TIME, STORE_KINDS, at, make_memory, open_store, recall_row
+from factories import (
+    BASE_TIME,
+    STORE_KINDS,
+    at,
+    available_store_kinds,
+    make_memory,
+    open_store,
+    recall_row,
+)
 
 import swarmmem
 from swarmmem.cli import main
@@ -105,7 +113,7 @@ def test_compaction_removes_only_the_three_classes_on_every_provider(
 def test_reflection_digest_is_identical_on_every_provider(tmp_path: Path) -> None:
     """The same history gives byte-identical lessons.json text on all providers."""
     texts = []
-    for kind in STORE_KINDS:
+    for kind in available_store_kinds():
         store = open_store(kind, tmp_path / kind, FixedClock(BASE_TIME))
         record = make_memory(FACT, anchors=(Anchor(file="src/app.py"),))
         generation = "gen-1"

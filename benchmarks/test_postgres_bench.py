@@ -1,0 +1,160 @@
+"""SQLite vs PostgreSQL on the same data: recall latency, writes/s, concurrent recall throughput.
+
+The PostgreSQL server comes from ``tests/pg_support.py`` (``SWARMMEM_PG_DSN`` or a throw-away
+pgserver cluster); the benchmarks skip without one. Sizes via environment:
+
+* ``SWARMMEM_PG_BENCH_SIZE`` records per store (default 2000),
+* ``SWARMMEM_PG_BENCH_CLIENTS`` recall client processes (default 3),
+* ``SWARMMEM_PG_BENCH_ROUNDS`` recalls per client (default 40).
+
+``pytest benchmarks/test_postgres_bench.py`` measures (recall p50 is the ``Median`` column);
+``--benchmark-disable`` runs every body once as a smoke test. Throughput numbers are in each
+benchmark's ``extra_info`` and printed (``-s`` shows them).
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pg_support import require_dsn, schema_for, timed_client
+
+from swarmmem.core.ids import content_hash, memory_id
+from swarmmem.core.recall import provider_recall
+from swarmmem.core.records import MemoryRecord, MemoryScope, MemorySource, RecallRequest
+
+SIZE = int(os.environ.get("SWARMMEM_PG_BENCH_SIZE", "2000"))
+CLIENTS = int(os.environ.get("SWARMMEM_PG_BENCH_CLIENTS", "3"))
+ROUNDS = int(os.environ.get("SWARMMEM_PG_BENCH_ROUNDS", "40"))
+PROVIDERS = ["sqlite", "postgres"]
+SCOPE = MemoryScope(type="repository", repo_id="bench")
+NOW = "2026-02-01T00:00:00.000Z"
+T0 = "2026-01-01T00:00:00.000Z"
+WORDS = [
+    "pytest", "ruff", "numpy", "sqlite", "cache", "retry",
+    "deploy", "parser", "schema", "token", "index", "vector",
+]  # fmt: skip
+QUERIES = [
+    "how do we run pytest with the cache",
+    "retry the deploy when the schema changes",
+    "where does the parser keep its token index",
+    "numpy vector speed",
+]
+
+
+def record(i: int, prefix: str = "fact") -> MemoryRecord:
+    """A valid record whose words vary with ``i`` (so full text has something to rank)."""
+    text = f"{prefix} {i}: {WORDS[i % 12]} {WORDS[(i * 7) % 12]} keeps {WORDS[(i * 5) % 12]} fast"
+    scope = SCOPE.as_dict()
+    return MemoryRecord(
+        id=memory_id(scope, "project_fact", text),
+        scope=SCOPE,
+        kind="project_fact",
+        text=text,
+        tags=(WORDS[i % 12],),
+        confidence=0.8,
+        stability="durable",
+        source=MemorySource(type="file", file_path=f"src/mod{i % 50}.py"),
+        created_at=T0,
+        updated_at=T0,
+        content_hash=content_hash(scope, "project_fact", text),
+    )
+
+
+def bulk(store: Any, records: list[MemoryRecord]) -> None:
+    with store.transaction():
+        for item in records:
+            store.upsert(item)
+
+
+@pytest.fixture(scope="module")
+def places() -> Iterator[dict[str, Any]]:
+    """The same SIZE records in a SQLite file and a PostgreSQL schema."""
+    from swarmmem.adapters.postgres_store import PostgresStore
+    from swarmmem.adapters.sqlite_store import SqliteStore
+
+    dsn = require_dsn()
+    records = [record(i) for i in range(SIZE)]
+    with tempfile.TemporaryDirectory(prefix="swarmmem-pgbench-") as tmp:
+        db = Path(tmp) / "memory.db"
+        schema = schema_for(Path(tmp) / "pg")
+        stores = {
+            "sqlite": SqliteStore(db),
+            "postgres": PostgresStore(dsn, schema=schema),
+        }
+        try:
+            for store in stores.values():
+                bulk(store, records)
+            yield {
+                "stores": stores,
+                "location": {"sqlite": str(db), "postgres": dsn},
+                "schema": {"sqlite": None, "postgres": schema},
+            }
+        finally:
+            for store in stores.values():
+                store.close()
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_recall_latency(benchmark: Any, places: dict[str, Any], kind: str) -> None:
+    """One lexical recall (candidates, scoring, related expansion); p50 = the Median column."""
+    store = places["stores"][kind]
+    requests = itertools.cycle(
+        [RecallRequest(query=q, scopes=(SCOPE,), max_items=8) for q in QUERIES]
+    )
+    result = benchmark(lambda: provider_recall(store, next(requests), now=NOW))
+    assert result.items
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_single_write(benchmark: Any, places: dict[str, Any], kind: str) -> None:
+    """One upsert in its own transaction (audit event, chain head, full-text row);
+    writes/s = 1 / Mean."""
+    store = places["stores"][kind]
+    before = store.count()
+    fresh = (record(i, f"new-{kind}") for i in itertools.count())
+    benchmark(lambda: store.upsert(next(fresh)))
+    assert store.count() > before
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_concurrent_recall_throughput(benchmark: Any, places: dict[str, Any], kind: str) -> None:
+    """CLIENTS processes, ROUNDS recalls each, started together: recalls per second."""
+    ctx = multiprocessing.get_context("spawn")
+    location, schema = places["location"][kind], places["schema"][kind]
+
+    def run() -> float:
+        barrier = ctx.Barrier(CLIENTS + 1)
+        results = ctx.Queue()
+        workers = [
+            ctx.Process(
+                target=timed_client,
+                args=(results, kind, location, schema, QUERIES, ROUNDS, barrier),
+            )
+            for _ in range(CLIENTS)
+        ]
+        for worker in workers:
+            worker.start()
+        try:
+            barrier.wait(120)
+            started = time.perf_counter()
+            times = [results.get(timeout=300) for _ in workers]
+            wall = max(time.perf_counter() - started, *times)
+        finally:
+            for worker in workers:
+                worker.join(60)
+        assert [w.exitcode for w in workers] == [0] * CLIENTS
+        return CLIENTS * ROUNDS / wall
+
+    throughput = benchmark.pedantic(run, rounds=1, iterations=1)
+    benchmark.extra_info["recalls_per_second"] = throughput
+    benchmark.extra_info["clients"] = CLIENTS
+    print(f"\n{kind}: {CLIENTS} clients x {ROUNDS} recalls: {throughput:.1f} recalls/s")
+    assert throughput > 0
