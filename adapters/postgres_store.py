@@ -93,13 +93,9 @@ from swarmmem.adapters.memory_store import (
     relation_created_at,
     stored_form,
 )
-from swarmmem.adapters.sqlite_store import (
-    CHAIN_HEAD_KEY,
-    GENESIS,
-    event_row_hash,
-    fts_values,
-)
 from swarmmem.adapters.sqlite_store import MIGRATIONS as SQLITE_MIGRATIONS
+from swarmmem.adapters.sqlite_store import fts_values
+from swarmmem.core.audit import CHAIN_HEAD_KEY, GENESIS, event_row_hash, verify_event_chain
 from swarmmem.core.codec import (
     proposal_from_dict,
     proposal_to_dict,
@@ -1732,45 +1728,7 @@ class PostgresStore:
                 stored_head = state.head
             else:
                 stored_head = self._get_meta(conn, CHAIN_HEAD_KEY)
-        legacy = 0
-        while legacy < len(rows) and rows[legacy][6] is None:
-            legacy += 1
-        last_hash: str | None = None
-        divergence: dict[str, str] | None = None
-        for row in rows[legacy:]:
-            event_id, operation, target_id, reason, timestamp, event_json, prev_hash = row
-            if last_hash is None and prev_hash != GENESIS:
-                divergence = {
-                    "rowId": event_id,
-                    "detail": "chain anchor mismatch: first chained row has prev_hash "
-                    f"{prev_hash}, expected {GENESIS}",
-                }
-            elif last_hash is not None and prev_hash != last_hash:
-                found = "NULL" if prev_hash is None else prev_hash
-                divergence = {
-                    "rowId": event_id,
-                    "detail": f"prev_hash mismatch: expected {last_hash}, found {found}",
-                }
-            if divergence is not None:
-                break
-            last_hash = event_row_hash(
-                event_id, operation, target_id, reason, timestamp, event_json, prev_hash
-            )
-        report: dict[str, Any] = {
-            "supported": True,
-            "totalRows": len(rows),
-            "chainedRows": len(rows) - legacy,
-            "legacyRows": legacy,
-        }
-        if divergence is not None:
-            report.update(verified=False, divergence=divergence, headMatch=None)
-        else:
-            head_match = stored_head is None if last_hash is None else stored_head == last_hash
-            report.update(verified=head_match, headMatch=head_match)
-            if last_hash is not None:
-                report["headExpected"] = last_hash
-        report["headStored"] = stored_head
-        return report
+        return verify_event_chain(rows, stored_head)
 
     @_guarded
     def record_recall_usage(self, usage: dict[str, Any]) -> None:

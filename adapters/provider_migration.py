@@ -24,7 +24,7 @@ from typing import Any
 
 import attrs
 
-from swarmmem.adapters.sqlite_store import CHAIN_HEAD_KEY
+from swarmmem.core.audit import CHAIN_HEAD_KEY
 from swarmmem.core.errors import ConfigError, ConflictError, StorageError
 
 BATCH = 500

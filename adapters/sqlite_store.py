@@ -22,7 +22,6 @@ from __future__ import annotations
 import builtins
 import contextlib
 import functools
-import hashlib
 import json
 import math
 import os
@@ -49,6 +48,7 @@ from swarmmem.adapters.memory_store import (
     stored_form,
 )
 from swarmmem.adapters.sqlite_support import sqlite_module
+from swarmmem.core.audit import CHAIN_HEAD_KEY, GENESIS, event_row_hash, verify_event_chain
 from swarmmem.core.codec import (
     proposal_from_dict,
     proposal_to_dict,
@@ -62,14 +62,12 @@ from swarmmem.core.errors import (
     NotFoundError,
     StorageError,
 )
-from swarmmem.core.ids import canonical_json, iso_to_ms, stable_scope_key, to_iso
+from swarmmem.core.ids import iso_to_ms, stable_scope_key, to_iso
 from swarmmem.core.records import MemoryProposal, MemoryRecord
 from swarmmem.ports.clock import Clock, SystemClock
 from swarmmem.ports.storage import Candidates, ListFilter, StoredEvent
 
 DEFAULT_PATH = Path(".swarm") / "memory" / "memory.db"
-GENESIS = "GENESIS"
-CHAIN_HEAD_KEY = "memory_events_chain_head"
 LEGACY_JSONL_MIGRATION_VERSION = 2
 LEGACY_JSONL_MIGRATION_NAME = "legacy_jsonl_import_complete"
 LEGACY_FILES = ("memories.jsonl", "proposals.jsonl")
@@ -281,28 +279,6 @@ def clamp_busy_timeout(value: float) -> int:
     if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
         return 5000
     return max(0, min(MAX_BUSY_TIMEOUT_MS, math.trunc(value)))
-
-
-def event_row_hash(
-    event_id: str,
-    operation: str,
-    target_id: str,
-    reason: str | None,
-    timestamp: str,
-    event_json: str | None,
-    prev_hash: str | None,
-) -> str:
-    """SHA-256 of the key-sorted canonical JSON of one ``memory_events`` row."""
-    row = {
-        "id": event_id,
-        "operation": operation,
-        "target_id": target_id,
-        "reason": reason,
-        "timestamp": timestamp,
-        "event_json": event_json,
-        "prev_hash": prev_hash,
-    }
-    return hashlib.sha256(canonical_json(row).encode("utf-8")).hexdigest()
 
 
 def _strings(value: Any) -> list[str]:
@@ -1241,45 +1217,7 @@ class SqliteStore:
             "FROM memory_events ORDER BY rowid ASC"
         ).fetchall()
         stored_head = self._get_meta(CHAIN_HEAD_KEY)
-        legacy = 0
-        while legacy < len(rows) and rows[legacy][6] is None:
-            legacy += 1
-        last_hash: str | None = None
-        divergence: dict[str, str] | None = None
-        for row in rows[legacy:]:
-            event_id, operation, target_id, reason, timestamp, event_json, prev_hash = row
-            if last_hash is None and prev_hash != GENESIS:
-                divergence = {
-                    "rowId": event_id,
-                    "detail": "chain anchor mismatch: first chained row has prev_hash "
-                    f"{prev_hash}, expected {GENESIS}",
-                }
-            elif last_hash is not None and prev_hash != last_hash:
-                found = "NULL" if prev_hash is None else prev_hash
-                divergence = {
-                    "rowId": event_id,
-                    "detail": f"prev_hash mismatch: expected {last_hash}, found {found}",
-                }
-            if divergence is not None:
-                break
-            last_hash = event_row_hash(
-                event_id, operation, target_id, reason, timestamp, event_json, prev_hash
-            )
-        report: dict[str, Any] = {
-            "supported": True,
-            "totalRows": len(rows),
-            "chainedRows": len(rows) - legacy,
-            "legacyRows": legacy,
-        }
-        if divergence is not None:
-            report.update(verified=False, divergence=divergence, headMatch=None)
-        else:
-            head_match = stored_head is None if last_hash is None else stored_head == last_hash
-            report.update(verified=head_match, headMatch=head_match)
-            if last_hash is not None:
-                report["headExpected"] = last_hash
-        report["headStored"] = stored_head
-        return report
+        return verify_event_chain(rows, stored_head)
 
     @_guarded
     def record_recall_usage(self, usage: dict[str, Any]) -> None:
