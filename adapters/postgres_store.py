@@ -94,12 +94,11 @@ from swarmmem.adapters.memory_store import (
     stored_form,
 )
 from swarmmem.adapters.sqlite_store import MIGRATIONS as SQLITE_MIGRATIONS
-from swarmmem.adapters.sqlite_store import fts_values
+from swarmmem.adapters.sqlite_store import fts_values, record_from_columns
 from swarmmem.core.audit import CHAIN_HEAD_KEY, GENESIS, event_row_hash, verify_event_chain
 from swarmmem.core.codec import (
     proposal_from_dict,
     proposal_to_dict,
-    record_from_dict,
     record_to_dict,
 )
 from swarmmem.core.errors import (
@@ -1098,22 +1097,9 @@ class PostgresStore:
             return cached[1]
         _id, _v, record_json, source_task_id, _role, model_version, valid_from, reason = row
         try:
-            data = json.loads(record_json)
-            if not isinstance(data, dict):
-                raise MemoryValidationError("record_json is not a JSON object")
-            data.pop("relations", None)
-            data.pop("outcomes", None)
-            if isinstance(data.get("metadata"), dict):
-                data["metadata"].pop("outcomeEventIds", None)
-            if source_task_id:
-                data["sourceTaskId"] = source_task_id
-            if model_version:
-                data["embeddingModelVersion"] = model_version
-            if valid_from is not None:
-                data["validFrom"] = valid_from
-            if reason is not None:
-                data["supersedesReason"] = reason
-            record = record_from_dict(data)
+            record = record_from_columns(
+                record_json, source_task_id, model_version, valid_from, reason
+            )
         except (ValueError, TypeError, MemoryValidationError) as exc:
             if memory_id not in self._reported_ids:
                 self._reported_ids.add(memory_id)

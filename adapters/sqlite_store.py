@@ -240,6 +240,36 @@ _FTS_INSERT_SQL = (
 RECALL_INDEX = "idx_memory_items_recall_order"
 
 
+def record_from_columns(
+    record_json: str,
+    source_task_id: str | None,
+    model_version: str | None,
+    valid_from: str | None,
+    supersedes_reason: str | None,
+) -> MemoryRecord:
+    """A record from its stored ``record_json`` and the provenance columns beside it.
+
+    Derived views (relations, outcomes, outcome event ids) are dropped: they are rebuilt
+    from their own tables. Raises ValueError, TypeError or MemoryValidationError.
+    """
+    data = json.loads(record_json)
+    if not isinstance(data, dict):
+        raise MemoryValidationError("record_json is not a JSON object")
+    data.pop("relations", None)
+    data.pop("outcomes", None)
+    if isinstance(data.get("metadata"), dict):
+        data["metadata"].pop("outcomeEventIds", None)
+    if source_task_id:
+        data["sourceTaskId"] = source_task_id
+    if model_version:
+        data["embeddingModelVersion"] = model_version
+    if valid_from is not None:
+        data["validFrom"] = valid_from
+    if supersedes_reason is not None:
+        data["supersedesReason"] = supersedes_reason
+    return record_from_dict(data)
+
+
 def _list_query(flt: ListFilter, columns: str) -> tuple[str, list[Any]] | None:
     """The reference list query for ``flt`` selecting ``columns`` (None: nothing can match)."""
     where: list[str] = []
@@ -835,22 +865,9 @@ class SqliteStore:
             return cached[1]
         _id, record_json, source_task_id, _role, model_version, valid_from, supersedes_reason = row
         try:
-            data = json.loads(record_json)
-            if not isinstance(data, dict):
-                raise MemoryValidationError("record_json is not a JSON object")
-            data.pop("relations", None)
-            data.pop("outcomes", None)
-            if isinstance(data.get("metadata"), dict):
-                data["metadata"].pop("outcomeEventIds", None)
-            if source_task_id:
-                data["sourceTaskId"] = source_task_id
-            if model_version:
-                data["embeddingModelVersion"] = model_version
-            if valid_from is not None:
-                data["validFrom"] = valid_from
-            if supersedes_reason is not None:
-                data["supersedesReason"] = supersedes_reason
-            record = record_from_dict(data)
+            record = record_from_columns(
+                record_json, source_task_id, model_version, valid_from, supersedes_reason
+            )
         except (ValueError, TypeError, MemoryValidationError) as exc:
             if memory_id not in self._reported_ids:
                 self._reported_ids.add(memory_id)
