@@ -55,6 +55,7 @@ from swarmmem.core.records import (
     RecallBundle,
     RecallRequest,
 )
+from swarmmem.core.redaction import redact_fields, redaction_rejection_reason
 from swarmmem.core.roles import is_curator_role
 from swarmmem.core.scopes import MemoryContext, authorize_scopes, write_scope
 from swarmmem.core.scoring import LearningPolicy
@@ -294,32 +295,34 @@ class MemoryGateway:
             raise MemoryValidationError(
                 f"operation must be one of {', '.join(PROPOSAL_OPERATIONS)}; got {operation!r}"
             )
-        redacted_fields: list[str] = []
-
-        def clean(value: str, field: str) -> str:
-            out = self.secrets.redact(normalize_text(value))
-            if out != normalize_text(value) and field not in redacted_fields:
-                redacted_fields.append(field)
-            return out
-
         if not isinstance(rationale, str):
             raise MemoryValidationError("rationale is required")
-        clean_rationale = clean(rationale, "rationale")
+        for ref in [*(evidence_refs or ()), *(related_memory_ids or ())]:
+            if not isinstance(ref, str):
+                raise MemoryValidationError(
+                    f"evidence refs and memory ids must be strings; got {ref!r}"
+                )
+        needs_record = operation in _NEEDS_RECORD
+        redacted = redact_fields(
+            self.secrets,
+            {
+                "rationale": normalize_text(rationale),
+                "evidenceRefs": [v for v in map(normalize_text, evidence_refs or ()) if v],
+                "targetMemoryId": normalize_text(target_memory_id) if target_memory_id else None,
+                "relatedMemoryIds": None
+                if related_memory_ids is None
+                else [normalize_text(r) for r in related_memory_ids],
+                "text": normalize_text(text) if needs_record and isinstance(text, str) else None,
+            },
+        )
+        values = redacted.values
+        clean_rationale = str(values["rationale"])
         if not clean_rationale:
             raise MemoryValidationError("rationale is required")
-        refs: list[str] = []
-        for ref in evidence_refs or ():
-            if not isinstance(ref, str):
-                raise MemoryValidationError(f"evidence refs must be strings; got {ref!r}")
-            value = clean(ref, "evidenceRefs")
-            if value:
-                refs.append(value[:500])
-        refs = refs[:20]
-        target = clean(target_memory_id, "targetMemoryId") if target_memory_id else None
+        refs = [ref[:500] for ref in values["evidenceRefs"] or ()][:20]
+        target = values["targetMemoryId"] if isinstance(values["targetMemoryId"], str) else None
         related = (
-            [clean(r, "relatedMemoryIds") for r in related_memory_ids]
-            if related_memory_ids is not None
-            else None
+            values["relatedMemoryIds"] if isinstance(values["relatedMemoryIds"], list) else None
         )
         now = self.clock.now()
         created_at = to_iso(now)
@@ -332,7 +335,7 @@ class MemoryGateway:
                 raise MemoryValidationError(f"unknown memory kind {kind!r}")
             if not text or not normalize_text(text):
                 raise MemoryValidationError("text is required for this operation")
-            clean_text = clean(text, "text")
+            clean_text = str(values["text"])
             metadata: dict[str, Any] = {}
             files = extract_file_paths(refs)
             symbols = extract_symbols(refs)
@@ -387,14 +390,13 @@ class MemoryGateway:
             if pii is not None and pii.found
             else {},
         )
-        if redacted_fields:
+        if redacted.any_changed:
             proposal = attrs.evolve(
                 proposal,
                 status="rejected",
                 reviewer="auto_policy",
                 reviewed_at=created_at,
-                rejection_reason="proposal field(s) contained a likely secret and were redacted: "
-                + ", ".join(redacted_fields),
+                rejection_reason=redaction_rejection_reason(redacted.changed),
             )
         return self.store.create_proposal(proposal)
 
