@@ -111,10 +111,15 @@ def dense_candidates(
     request: RecallRequest,
     vector: np.ndarray,
     *,
-    now_ms: float,
+    now: str,
     k: int,
 ) -> list[tuple[MemoryRecord, float]]:
-    """Nearest stored memories, filtered exactly like the lexical candidates."""
+    """Nearest stored memories, filtered exactly like the lexical candidates.
+
+    An index that offers ``search_scoped`` (see :mod:`swarmmem.ports.vectors`) filters by
+    scope, kind, state and expiry itself; every hit is still checked here.
+    """
+    now_ms = iso_to_ms(now) or 0.0
     stored = parts.index.stored_model_version()
     if stored is not None and stored != parts.embedder.model_version:
         raise EmbeddingVersionMismatchError(
@@ -124,9 +129,20 @@ def dense_candidates(
     scope_keys = {scope.key for scope in request.scopes}
     kinds = set(request.kinds) if request.kinds else None
     out: list[tuple[MemoryRecord, float]] = []
-    fetch = max(k * 4, k + 16)
+    scoped_search = getattr(parts.index, "search_scoped", None)
+    fetch = k if scoped_search is not None else max(k * 4, k + 16)
     while True:
-        hits = parts.index.search(vector, fetch)
+        if scoped_search is not None:  # the index filters in its database; hits are re-checked
+            hits = scoped_search(
+                vector,
+                fetch,
+                scope_keys=sorted(scope_keys),
+                kinds=None if kinds is None else sorted(kinds),
+                now=now,
+                include_expired=request.include_expired,
+            )
+        else:
+            hits = parts.index.search(vector, fetch)
         out = []
         for memory_id, cosine in hits:
             record = store.get(memory_id)
@@ -254,13 +270,12 @@ def hybrid_recall(
 
     if parts is None:
         return lexical_only("dense retrieval is unavailable")
-    now_ms = iso_to_ms(now) or 0.0
     regular = [it for it in lexical.items if not it.explored]
     explored = [it for it in lexical.items if it.explored]
     try:
         vector, embeds = query_vector(parts, request.query)
         k = request.candidate_cap if request.candidate_cap else max(100, request.max_items * 20)
-        dense = dense_candidates(store, parts, request, vector, now_ms=now_ms, k=k)
+        dense = dense_candidates(store, parts, request, vector, now=now, k=k)
     except SwarmMemoryError:
         return lexical_only("dense retrieval failed")
     except Exception:

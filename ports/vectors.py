@@ -23,6 +23,10 @@ class VectorIndex(Protocol):
       changed); ``set_model_version`` advances it (only a complete rebuild may call it).
     * Writes from other processes become visible to ``search`` (the index reloads when the
       underlying store changed).
+    * Optional capability: an index living in the same database as the records may also
+      offer ``search_scoped(query, k, *, scope_keys, kinds, now, include_expired)`` returning
+      only ids of active, unexpired records of those scopes and kinds (the recall pipeline
+      uses it when present and still re-checks every hit).
     * ``close`` releases resources; idempotent.
     """
 
