@@ -409,6 +409,12 @@ class InMemoryStore:
         record = self._records.get(memory_id)
         return None if record is None else self._view(record)
 
+    def get_many(self, memory_ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        """The records (any state) of those ``memory_ids`` that exist, keyed by id."""
+        self._check_open()
+        found = (self._records.get(memory_id) for memory_id in memory_ids)
+        return {r.id: self._view(r) for r in found if r is not None}
+
     def list(self, flt: ListFilter) -> builtins.list[MemoryRecord]:
         """Records matching ``flt``, newest first."""
         self._check_open()

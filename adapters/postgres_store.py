@@ -1218,6 +1218,16 @@ class PostgresStore:
             record = self._stored(conn, memory_id)
             return None if record is None else self._views(conn, [record])[0]
 
+    @_guarded
+    def get_many(self, memory_ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        """The records (any state) of those ``memory_ids`` that exist, keyed by id."""
+        self._live_pool()
+        self._sync()
+        with self._connection() as conn:
+            stored = [self._stored(conn, memory_id) for memory_id in memory_ids]
+            views = self._views(conn, [r for r in stored if r is not None])
+        return {r.id: r for r in views}
+
     @staticmethod
     def _scoped_sql(flt: ListFilter, columns: str) -> tuple[str, builtins.list[Any]] | None:
         """The list query for ``flt`` selecting ``columns`` (``None``: nothing can match).

@@ -956,6 +956,11 @@ class SqliteStore:
         return None if record is None else self._views([record])[0]
 
     @_guarded
+    def get_many(self, memory_ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        """The records (any state) of those ``memory_ids`` that exist, keyed by id."""
+        return {r.id: r for r in self._records_by_id(builtins.list(memory_ids))}
+
+    @_guarded
     def list(self, flt: ListFilter) -> builtins.list[MemoryRecord]:
         """Records matching ``flt``, newest first (the reference list query)."""
         query = _list_query(flt, _ITEM_COLUMNS)

@@ -144,8 +144,9 @@ def dense_candidates(
         else:
             hits = parts.index.search(vector, fetch)
         out = []
+        records = store.get_many([memory_id for memory_id, _ in hits])
         for memory_id, cosine in hits:
-            record = store.get(memory_id)
+            record = records.get(memory_id)
             if (
                 record is None
                 or not record.active

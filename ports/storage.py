@@ -85,6 +85,10 @@ class StorageProvider(Protocol):
         """The record with ``memory_id`` (any state), or ``None``."""
         ...
 
+    def get_many(self, memory_ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        """The records (any state) of those ``memory_ids`` that exist, keyed by id."""
+        ...
+
     def list(self, flt: ListFilter) -> builtins.list[MemoryRecord]:
         """Records matching ``flt``, newest first."""
         ...

@@ -59,6 +59,18 @@ class TestRecords:
         """get() of an unknown id returns None."""
         assert store.get("mem_0000000000000000") is None
 
+    def test_get_many_returns_existing_records_in_any_state(self, store: Any) -> None:
+        """get_many() maps each existing id to the same record get() returns, skipping others."""
+        live = make_memory("first fact about the cache layer")
+        gone = make_memory("second fact about the cache layer", metadata={"deleted": True})
+        store.upsert(live)
+        store.upsert(gone)
+        found = store.get_many([gone.id, "mem_0000000000000000", live.id])
+        assert set(found) == {live.id, gone.id}
+        assert record_to_dict(found[live.id]) == record_to_dict(store.get(live.id))
+        assert found[gone.id].deleted
+        assert store.get_many([]) == {}
+
     def test_upsert_is_idempotent_per_id_and_last_write_wins(self, store: Any) -> None:
         """Writing the same id twice keeps one row holding the second write."""
         first = make_memory()
