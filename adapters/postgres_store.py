@@ -93,8 +93,16 @@ from swarmmem.adapters.memory_store import (
     relation_created_at,
     stored_form,
 )
+from swarmmem.adapters.sql_rows import (
+    EVENT_COLUMNS,
+    event_from_row,
+    recall_usage_params,
+    record_from_columns,
+    reward_event_from_row,
+    reward_event_params,
+)
 from swarmmem.adapters.sqlite_store import MIGRATIONS as SQLITE_MIGRATIONS
-from swarmmem.adapters.sqlite_store import fts_values, record_from_columns
+from swarmmem.adapters.sqlite_store import fts_values
 from swarmmem.core.audit import CHAIN_HEAD_KEY, GENESIS, event_row_hash, verify_event_chain
 from swarmmem.core.codec import (
     proposal_from_dict,
@@ -1691,21 +1699,9 @@ class PostgresStore:
         self._live_pool()
         with self._connection() as conn:
             rows = conn.execute(
-                "SELECT id, operation, target_id, reason, timestamp, event_json, prev_hash "
-                "FROM memory_events ORDER BY seq ASC"
+                f"SELECT {EVENT_COLUMNS} FROM memory_events ORDER BY seq ASC"
             ).fetchall()
-        return [
-            StoredEvent(
-                id=r[0],
-                operation=r[1],
-                target_id=r[2],
-                reason=r[3],
-                timestamp=r[4],
-                event_json=r[5],
-                prev_hash=r[6],
-            )
-            for r in rows
-        ]
+        return [event_from_row(r) for r in rows]
 
     @_guarded
     def verify_audit_chain(self) -> dict[str, Any]:
@@ -1716,8 +1712,7 @@ class PostgresStore:
         self._live_pool()
         with self._connection() as conn:
             rows = conn.execute(
-                "SELECT id, operation, target_id, reason, timestamp, event_json, prev_hash "
-                "FROM memory_events ORDER BY seq ASC"
+                f"SELECT {EVENT_COLUMNS} FROM memory_events ORDER BY seq ASC"
             ).fetchall()
             state = self._state
             if state.conn is conn and state.head_dirty:
@@ -1736,14 +1731,7 @@ class PostgresStore:
                 "INSERT INTO memory_recall_usage "
                 "(id, bundle_id, timestamp, usage_json, run_id, unit_id) "
                 "VALUES (%s, %s, %s, %s, %s, %s)",
-                (
-                    str(uuid.uuid4()),
-                    stored["bundleId"],
-                    stored["timestamp"],
-                    dumps(stored),
-                    stored.get("runId") if isinstance(stored.get("runId"), str) else None,
-                    stored.get("unitId") if isinstance(stored.get("unitId"), str) else None,
-                ),
+                recall_usage_params(str(uuid.uuid4()), stored),
             )
 
     @_guarded
@@ -1825,24 +1813,12 @@ class PostgresStore:
         """Append a learning reward event to ``memory_reward_events``."""
         self._live_pool()
         e = normalize_reward_event(event, self._now())
-        synthesis = e.get("verdictSynthesis")
         with self.transaction():
             self._tx_conn().execute(
                 "INSERT INTO memory_reward_events (id, memory_id, run_id, unit_id, verdict, "
                 "reward, q_before, q_after, verdict_synthesis_json, timestamp) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                (
-                    e["id"],
-                    e["memoryId"],
-                    e.get("runId"),
-                    e.get("unitId"),
-                    e["verdict"],
-                    e["reward"],
-                    e.get("qBefore"),
-                    e.get("qAfter"),
-                    None if synthesis is None else dumps(synthesis),
-                    e["timestamp"],
-                ),
+                reward_event_params(e),
             )
 
     @_guarded
@@ -1855,22 +1831,7 @@ class PostgresStore:
                 "verdict_synthesis_json, timestamp FROM memory_reward_events "
                 "ORDER BY timestamp ASC, seq ASC"
             ).fetchall()
-        out = []
-        for r in rows:
-            event = {
-                "id": r[0],
-                "memoryId": r[1],
-                "runId": r[2],
-                "unitId": r[3],
-                "verdict": r[4],
-                "reward": r[5],
-                "qBefore": r[6],
-                "qAfter": r[7],
-                "verdictSynthesis": None if r[8] is None else json.loads(r[8]),
-                "timestamp": r[9],
-            }
-            out.append({k: v for k, v in event.items() if v is not None})
-        return out
+        return [reward_event_from_row(r) for r in rows]
 
     @_guarded
     def related_ids(self, memory_id: str) -> builtins.list[str]:

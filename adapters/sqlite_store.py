@@ -47,12 +47,19 @@ from swarmmem.adapters.memory_store import (
     relation_created_at,
     stored_form,
 )
+from swarmmem.adapters.sql_rows import (
+    EVENT_COLUMNS,
+    event_from_row,
+    recall_usage_params,
+    record_from_columns,
+    reward_event_from_row,
+    reward_event_params,
+)
 from swarmmem.adapters.sqlite_support import sqlite_module
 from swarmmem.core.audit import CHAIN_HEAD_KEY, GENESIS, event_row_hash, verify_event_chain
 from swarmmem.core.codec import (
     proposal_from_dict,
     proposal_to_dict,
-    record_from_dict,
     record_to_dict,
 )
 from swarmmem.core.errors import (
@@ -238,36 +245,6 @@ _FTS_INSERT_SQL = (
     "metadata_symbols, metadata_files) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 RECALL_INDEX = "idx_memory_items_recall_order"
-
-
-def record_from_columns(
-    record_json: str,
-    source_task_id: str | None,
-    model_version: str | None,
-    valid_from: str | None,
-    supersedes_reason: str | None,
-) -> MemoryRecord:
-    """A record from its stored ``record_json`` and the provenance columns beside it.
-
-    Derived views (relations, outcomes, outcome event ids) are dropped: they are rebuilt
-    from their own tables. Raises ValueError, TypeError or MemoryValidationError.
-    """
-    data = json.loads(record_json)
-    if not isinstance(data, dict):
-        raise MemoryValidationError("record_json is not a JSON object")
-    data.pop("relations", None)
-    data.pop("outcomes", None)
-    if isinstance(data.get("metadata"), dict):
-        data["metadata"].pop("outcomeEventIds", None)
-    if source_task_id:
-        data["sourceTaskId"] = source_task_id
-    if model_version:
-        data["embeddingModelVersion"] = model_version
-    if valid_from is not None:
-        data["validFrom"] = valid_from
-    if supersedes_reason is not None:
-        data["supersedesReason"] = supersedes_reason
-    return record_from_dict(data)
 
 
 def _list_query(flt: ListFilter, columns: str) -> tuple[str, list[Any]] | None:
@@ -1209,21 +1186,9 @@ class SqliteStore:
     def list_events(self) -> builtins.list[StoredEvent]:
         """Every audit event in insertion order."""
         rows = self._live_conn().execute(
-            "SELECT id, operation, target_id, reason, timestamp, event_json, prev_hash "
-            "FROM memory_events ORDER BY rowid ASC"
+            f"SELECT {EVENT_COLUMNS} FROM memory_events ORDER BY rowid ASC"
         )
-        return [
-            StoredEvent(
-                id=r[0],
-                operation=r[1],
-                target_id=r[2],
-                reason=r[3],
-                timestamp=r[4],
-                event_json=r[5],
-                prev_hash=r[6],
-            )
-            for r in rows
-        ]
+        return [event_from_row(r) for r in rows]
 
     @_guarded
     def verify_audit_chain(self) -> dict[str, Any]:
@@ -1235,8 +1200,7 @@ class SqliteStore:
         """
         conn = self._live_conn()
         rows = conn.execute(
-            "SELECT id, operation, target_id, reason, timestamp, event_json, prev_hash "
-            "FROM memory_events ORDER BY rowid ASC"
+            f"SELECT {EVENT_COLUMNS} FROM memory_events ORDER BY rowid ASC"
         ).fetchall()
         stored_head = self._get_meta(CHAIN_HEAD_KEY)
         return verify_event_chain(rows, stored_head)
@@ -1250,14 +1214,7 @@ class SqliteStore:
             self._conn.execute(
                 "INSERT INTO memory_recall_usage "
                 "(id, bundle_id, timestamp, usage_json, run_id, unit_id) VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    str(uuid.uuid4()),
-                    stored["bundleId"],
-                    stored["timestamp"],
-                    dumps(stored),
-                    stored.get("runId") if isinstance(stored.get("runId"), str) else None,
-                    stored.get("unitId") if isinstance(stored.get("unitId"), str) else None,
-                ),
+                recall_usage_params(str(uuid.uuid4()), stored),
             )
 
     @_guarded
@@ -1330,24 +1287,12 @@ class SqliteStore:
         """Append a learning reward event to ``memory_reward_events``."""
         self._live_conn()
         e = normalize_reward_event(event, self._now())
-        synthesis = e.get("verdictSynthesis")
         with self.transaction():
             self._conn.execute(
                 "INSERT INTO memory_reward_events (id, memory_id, run_id, unit_id, verdict, "
                 "reward, q_before, q_after, verdict_synthesis_json, timestamp) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    e["id"],
-                    e["memoryId"],
-                    e.get("runId"),
-                    e.get("unitId"),
-                    e["verdict"],
-                    e["reward"],
-                    e.get("qBefore"),
-                    e.get("qAfter"),
-                    None if synthesis is None else dumps(synthesis),
-                    e["timestamp"],
-                ),
+                reward_event_params(e),
             )
 
     @_guarded
@@ -1358,22 +1303,7 @@ class SqliteStore:
             "verdict_synthesis_json, timestamp FROM memory_reward_events "
             "ORDER BY timestamp ASC, rowid ASC"
         )
-        out = []
-        for r in rows.fetchall():
-            event = {
-                "id": r[0],
-                "memoryId": r[1],
-                "runId": r[2],
-                "unitId": r[3],
-                "verdict": r[4],
-                "reward": r[5],
-                "qBefore": r[6],
-                "qAfter": r[7],
-                "verdictSynthesis": None if r[8] is None else json.loads(r[8]),
-                "timestamp": r[9],
-            }
-            out.append({k: v for k, v in event.items() if v is not None})
-        return out
+        return [reward_event_from_row(r) for r in rows.fetchall()]
 
     @_guarded
     def related_ids(self, memory_id: str) -> builtins.list[str]:
