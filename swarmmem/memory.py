@@ -712,50 +712,39 @@ class Memory:
         )
         return result.as_dict()
 
-    def value_log(self, limit: int | str | None = None) -> dict[str, Any]:
-        """Per-memory Q-values, statuses and recent rewards."""
+    def _report(self, name: str, limit: int | str | None, **extra: Any) -> dict[str, Any]:
+        """Run ``core.maintenance.<name>`` on the store with the clock, limit and options."""
         from swarmmem.core import maintenance
 
         self._require_enabled()
-        return maintenance.value_log_report(
+        build = getattr(maintenance, name)
+        return build(  # type: ignore[no-any-return]
             self.store,
             now=to_iso(self.clock.now()),
-            policy=self.learning_settings(),
             limit=maintenance.parse_limit(limit),
+            **extra,
         )
+
+    def value_log(self, limit: int | str | None = None) -> dict[str, Any]:
+        """Per-memory Q-values, statuses and recent rewards."""
+        return self._report("value_log_report", limit, policy=self.learning_settings())
 
     def pending(self, limit: int | str | None = None) -> dict[str, Any]:
         """Pending proposals, rejected reasons and promotion candidates."""
-        from swarmmem.core import maintenance
-
-        self._require_enabled()
-        return maintenance.pending_report(
-            self.store,
-            now=to_iso(self.clock.now()),
-            policy=self.learning_settings(),
-            limit=maintenance.parse_limit(limit),
-        )
+        return self._report("pending_report", limit, policy=self.learning_settings())
 
     def recall_log(self, limit: int | str | None = None) -> dict[str, Any]:
         """Recall usage by role and memory, most- and never-recalled memories."""
-        from swarmmem.core import maintenance
-
-        self._require_enabled()
-        return maintenance.recall_log_report(
-            self.store, now=to_iso(self.clock.now()), limit=maintenance.parse_limit(limit)
-        )
+        return self._report("recall_log_report", limit)
 
     def stale(self, limit: int | str | None = None) -> dict[str, Any]:
         """Expired scratch, tombstones, superseded chains, dead-anchor, low-utility, low-Q."""
         from swarmmem import reflection
-        from swarmmem.core import maintenance
 
-        self._require_enabled()
-        return maintenance.stale_report(
-            self.store,
-            now=to_iso(self.clock.now()),
+        return self._report(
+            "stale_report",
+            limit,
             policy=self.learning_settings(),
-            limit=maintenance.parse_limit(limit),
             dead_anchor_ids=reflection.dead_anchor_ids(self.root),
         )
 
