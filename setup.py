@@ -21,7 +21,21 @@ PACKAGE_DIR = {
     "swarmmem._speedups": "_speedups",
     "swarmmem.fixtures": "fixtures",
 }
-PACKAGES = list(PACKAGE_DIR)
+
+
+def _packages():
+    """Every package under the mapped folders (``core/model`` -> ``swarmmem.core.model``...)."""
+    found = []
+    for name, folder in PACKAGE_DIR.items():
+        found.append(name)
+        for init in sorted(Path(folder).rglob("__init__.py")):
+            rel = init.parent.relative_to(folder)
+            if rel.parts and "build" not in rel.parts:
+                found.append(".".join((name, *rel.parts)))
+    return found
+
+
+PACKAGES = _packages()
 KERNELS = ["fusion", "lexical", "jaccard"]
 
 DEBUG = os.environ.get("SWARMMEM_CYTHON_DEBUG") == "1"

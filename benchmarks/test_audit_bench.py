@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from factories import make_memory
 
-from swarmmem.adapters.sqlite_store import SqliteStore
+from swarmmem.adapters.storage.sqlite import SqliteStore
 
 
 @pytest.fixture(params=["chained", "unchained"])

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from swarmmem.adapters.vector_index import SqliteVecIndex
+from swarmmem.adapters.vectors.local import SqliteVecIndex
 
 SIZES = [int(s) for s in os.environ.get("SWARMMEM_BENCH_DENSE_SIZES", "10000").split(",") if s]
 DIM = 384

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from swarmmem.adapters.regex_pii import RegexPiiDetector
-from swarmmem.adapters.regex_secrets import RegexSecretDetector
+from swarmmem.adapters.detectors.regex_pii import RegexPiiDetector
+from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
 
 TARGET_BYTES = 1_000_000
 

@@ -15,9 +15,9 @@ import random
 import numpy as np
 import pytest
 
-from swarmmem.adapters import onnx_embedder as oe
-from swarmmem.adapters.hashing_embedder import HashingEmbedder
-from swarmmem.core.embedding_cache import EmbeddingCache
+from swarmmem.adapters.models import onnx_embedder as oe
+from swarmmem.adapters.models.hashing_embedder import HashingEmbedder
+from swarmmem.core.recall.embedding_cache import EmbeddingCache
 
 N_SENTENCES = 64
 BATCH = 32

@@ -26,9 +26,9 @@ from typing import Any
 import pytest
 from pg_support import require_dsn, schema_for, timed_client
 
-from swarmmem.core.ids import content_hash, memory_id
-from swarmmem.core.recall import provider_recall
-from swarmmem.core.records import MemoryRecord, MemoryScope, MemorySource, RecallRequest
+from swarmmem.core.model.ids import content_hash, memory_id
+from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource, RecallRequest
+from swarmmem.core.recall.lexical import provider_recall
 
 SIZE = int(os.environ.get("SWARMMEM_PG_BENCH_SIZE", "2000"))
 CLIENTS = int(os.environ.get("SWARMMEM_PG_BENCH_CLIENTS", "3"))
@@ -77,8 +77,8 @@ def bulk(store: Any, records: list[MemoryRecord]) -> None:
 @pytest.fixture(scope="module")
 def places() -> Iterator[dict[str, Any]]:
     """The same SIZE records in a SQLite file and a PostgreSQL schema."""
-    from swarmmem.adapters.postgres_store import PostgresStore
-    from swarmmem.adapters.sqlite_store import SqliteStore
+    from swarmmem.adapters.storage.postgres import PostgresStore
+    from swarmmem.adapters.storage.sqlite import SqliteStore
 
     dsn = require_dsn()
     records = [record(i) for i in range(SIZE)]

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from conftest import make_corpus
 
-from swarmmem.adapters.sqlite_store import SqliteStore
-from swarmmem.adapters.sqlite_support import sqlite_module
-from swarmmem.core import scoring
-from swarmmem.core.fts import build_fts_query
-from swarmmem.core.ids import content_hash, memory_id_for_hash
-from swarmmem.core.recall import provider_recall
-from swarmmem.core.records import MemoryRecord, MemoryScope, MemorySource, RecallRequest
+from swarmmem.adapters.storage.sqlite import SqliteStore
+from swarmmem.adapters.storage.sqlite_support import sqlite_module
+from swarmmem.core.model.ids import content_hash, memory_id_for_hash
+from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource, RecallRequest
+from swarmmem.core.recall import scoring
+from swarmmem.core.recall.fts import build_fts_query
+from swarmmem.core.recall.lexical import provider_recall
 
 SIZES = [int(s) for s in os.environ.get("SWARMMEM_BENCH_SIZES", "1000").split(",") if s.strip()]
 SCOPE = MemoryScope(type="repository", repo_id="bench")
@@ -105,10 +105,10 @@ def test_lexical_recall(benchmark, store, impl, monkeypatch) -> None:
 @pytest.fixture(scope="module")
 def dense_parts(store):
     """Vectors for every memory of ``store`` (hashing embedder, 384-d) and a warm query cache."""
-    from swarmmem.adapters.hashing_embedder import HashingEmbedder
-    from swarmmem.adapters.vector_index import SqliteVecIndex
-    from swarmmem.core.embedding_cache import EmbeddingCache
-    from swarmmem.core.hybrid import DenseParts, query_vector
+    from swarmmem.adapters.models.hashing_embedder import HashingEmbedder
+    from swarmmem.adapters.vectors.local import SqliteVecIndex
+    from swarmmem.core.recall.embedding_cache import EmbeddingCache
+    from swarmmem.core.recall.hybrid import DenseParts, query_vector
     from swarmmem.ports.storage import ListFilter
 
     embedder = HashingEmbedder(dimension=384)
@@ -127,7 +127,7 @@ def dense_parts(store):
 @pytest.mark.benchmark(group="recall")
 def test_hybrid_recall_cached_query(benchmark, store, dense_parts) -> None:
     """Hybrid recall (lexical + dense kNN + RRF) with the query embedding already cached."""
-    from swarmmem.core.hybrid import HybridSettings, hybrid_recall
+    from swarmmem.core.recall.hybrid import HybridSettings, hybrid_recall
 
     settings = HybridSettings()
     result, trace = benchmark(

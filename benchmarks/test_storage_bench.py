@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from swarmmem.adapters.jsonl_store import JsonlStore
-from swarmmem.adapters.memory_store import InMemoryStore
-from swarmmem.adapters.sqlite_store import SqliteStore
-from swarmmem.core.ids import content_hash, memory_id
-from swarmmem.core.records import MemoryRecord, MemoryScope, MemorySource
+from swarmmem.adapters.storage.jsonl import JsonlStore
+from swarmmem.adapters.storage.memory import InMemoryStore
+from swarmmem.adapters.storage.sqlite import SqliteStore
+from swarmmem.core.model.ids import content_hash, memory_id
+from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource
 
 SIZES = [10_000] + ([100_000] if os.environ.get("SWARMMEM_BENCH_LARGE") == "1" else [])
 PROVIDERS = ["memory", "local-jsonl", "sqlite"]

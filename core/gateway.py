@@ -17,13 +17,13 @@ from typing import Any
 
 import attrs
 
-from swarmmem.core.errors import (
+from swarmmem.core.model.errors import (
     ConflictError,
     MemoryPiiRejectedError,
     MemoryValidationError,
     NotFoundError,
 )
-from swarmmem.core.ids import (
+from swarmmem.core.model.ids import (
     MEMORY_ID_RE,
     bundle_id,
     normalize_text,
@@ -31,15 +31,7 @@ from swarmmem.core.ids import (
     sha256_hex,
     to_iso,
 )
-from swarmmem.core.prompt import build_prompt_block
-from swarmmem.core.proposals import (
-    create_record,
-    extract_file_paths,
-    extract_symbols,
-    source_from_evidence,
-)
-from swarmmem.core.recall import RecallResult, provider_recall
-from swarmmem.core.records import (
+from swarmmem.core.model.records import (
     CURATOR_ACTIONS,
     MEMORY_KINDS,
     OUTCOMES,
@@ -55,11 +47,19 @@ from swarmmem.core.records import (
     RecallBundle,
     RecallRequest,
 )
-from swarmmem.core.redaction import redact_fields, redaction_rejection_reason
-from swarmmem.core.roles import is_curator_role
-from swarmmem.core.scopes import MemoryContext, authorize_scopes, write_scope
-from swarmmem.core.scoring import LearningPolicy
-from swarmmem.core.validation import check_sentinels, validate_record
+from swarmmem.core.model.roles import is_curator_role
+from swarmmem.core.model.scopes import MemoryContext, authorize_scopes, write_scope
+from swarmmem.core.recall.lexical import RecallResult, provider_recall
+from swarmmem.core.recall.prompt import build_prompt_block
+from swarmmem.core.recall.scoring import LearningPolicy
+from swarmmem.core.writes.proposals import (
+    create_record,
+    extract_file_paths,
+    extract_symbols,
+    source_from_evidence,
+)
+from swarmmem.core.writes.redaction import redact_fields, redaction_rejection_reason
+from swarmmem.core.writes.validation import check_sentinels, validate_record
 from swarmmem.ports.clock import Clock
 from swarmmem.ports.detectors import PiiDetector, PiiFindings, SecretDetector
 from swarmmem.ports.storage import StorageProvider
@@ -446,7 +446,7 @@ class MemoryGateway:
                 self._pii_policy(self._pii(candidate.text), "durable memory")
         if decision.patch and isinstance(decision.patch.get("text"), str):
             self._pii_policy(self._pii(decision.patch["text"]), "durable memory")
-        from swarmmem.core import curator
+        from swarmmem.core.writes import curator
 
         return curator.apply_decision(
             self.store,

@@ -55,7 +55,7 @@ class PiiDetector(Protocol):
     """**Protocol:** summarise personal data in a text.
 
     Obligations: returns counts and a score only; a detector that cannot run raises
-    :class:`~swarmmem.core.errors.MemoryPiiDetectorError` (fail closed).
+    :class:`~swarmmem.core.model.errors.MemoryPiiDetectorError` (fail closed).
     """
 
     def detect(self, text: str) -> PiiFindings:

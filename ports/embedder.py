@@ -32,7 +32,7 @@ class Embedder(Protocol):
       dependency or model file is missing or a load already failed, and may be True before a
       load that then fails.
     * When the embedder cannot run, ``embed``/``embed_batch`` raise
-      :class:`~swarmmem.core.errors.EmbeddingUnavailableError` naming the cause and the extra
+      :class:`~swarmmem.core.model.errors.EmbeddingUnavailableError` naming the cause and the extra
       to install; callers fall back to lexical recall. Non-``str`` input raises ``TypeError``.
     * Instances are safe to share between threads (the lazy load happens once).
     """

@@ -21,7 +21,7 @@ class Reranker(Protocol):
       ``rerank``. Reading ``available`` never loads a model; it is False when a dependency
       or model file is missing or a load already failed.
     * Any failure (missing model, load error, inference error) raises
-      :class:`~swarmmem.core.errors.RerankError`; recall then keeps the fused order.
+      :class:`~swarmmem.core.model.errors.RerankError`; recall then keeps the fused order.
     * Instances are safe to share between threads (the lazy load happens once).
     """
 

@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from swarmmem.core.records import MemoryProposal, MemoryRecord
+from swarmmem.core.model.records import MemoryProposal, MemoryRecord
 
 
 @attrs.frozen(kw_only=True)

@@ -1,7 +1,7 @@
 """The ``memory`` section of ``.opencode/opencode-swarm.json``: defaults, loading, validation.
 
 Every key has a documented default (see README "Configuration reference"); unknown keys and
-out-of-range values raise :class:`~swarmmem.core.errors.ConfigError` naming the dotted key.
+out-of-range values raise :class:`~swarmmem.core.model.errors.ConfigError` naming the dotted key.
 Memory is disabled by default.
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from swarmmem.core.errors import ConfigError
+from swarmmem.core.model.errors import ConfigError
 
 CONFIG_RELATIVE_PATH = Path(".opencode") / "opencode-swarm.json"
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from swarmmem.core.errors import EvaluationError
+from swarmmem.core.model.errors import EvaluationError
 
 PROFILES = ("lexical", "hybrid", "hybrid+rerank")
 
@@ -107,14 +107,14 @@ def run_dataset(
     """Score every profile (and bare FTS5 BM25) on the collection; return a report dict."""
     import attrs
 
-    from swarmmem.adapters.sqlite_store import SqliteStore
-    from swarmmem.adapters.sqlite_support import sqlite_module
-    from swarmmem.core.embedding_cache import EmbeddingCache
-    from swarmmem.core.fts import build_fts_query
-    from swarmmem.core.hybrid import DenseParts, HybridSettings, hybrid_recall
-    from swarmmem.core.ids import content_hash, memory_id_for_hash, normalize_text, to_iso
-    from swarmmem.core.recall import provider_recall
-    from swarmmem.core.records import MemoryRecord, MemoryScope, MemorySource, RecallRequest
+    from swarmmem.adapters.storage.sqlite import SqliteStore
+    from swarmmem.adapters.storage.sqlite_support import sqlite_module
+    from swarmmem.core.model.ids import content_hash, memory_id_for_hash, normalize_text, to_iso
+    from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource, RecallRequest
+    from swarmmem.core.recall.embedding_cache import EmbeddingCache
+    from swarmmem.core.recall.fts import build_fts_query
+    from swarmmem.core.recall.hybrid import DenseParts, HybridSettings, hybrid_recall
+    from swarmmem.core.recall.lexical import provider_recall
     from swarmmem.ports.clock import SystemClock
 
     bad = [p for p in profiles if p not in PROFILES]
@@ -171,10 +171,10 @@ def run_dataset(
                     store.upsert(record)
             parts = None
             if any(p != "lexical" for p in profiles):
-                from swarmmem.adapters.vector_index import SqliteVecIndex
+                from swarmmem.adapters.vectors.local import SqliteVecIndex
 
                 if embedder is None:
-                    from swarmmem.adapters.onnx_embedder import OnnxMiniLmEmbedder
+                    from swarmmem.adapters.models.onnx_embedder import OnnxMiniLmEmbedder
 
                     embedder = OnnxMiniLmEmbedder()
                 index = SqliteVecIndex(db, embedder.dimension)

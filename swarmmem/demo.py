@@ -55,8 +55,8 @@ def _project(tmp: Path) -> Path:
 def run_demo(*, keep: bool = False, as_json: bool = False) -> dict[str, Any]:
     """Run the demo and print each step; returns what happened."""
     import swarmmem
+    from swarmmem.cli.render import evaluation_text
     from swarmmem.evaluation import evaluate
-    from swarmmem.reports import evaluation_text
 
     say = (lambda *_a, **_k: None) if as_json else click.echo
     tmp = Path(tempfile.mkdtemp(prefix="swarmmem-demo-"))

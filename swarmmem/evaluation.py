@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from swarmmem import fixtures as bundled
-from swarmmem.core.errors import EvaluationError
-from swarmmem.core.evaluation import (
+from swarmmem.core.evaluation.metrics import (
     MODES,
     PROVIDERS,
     Fixture,
@@ -21,9 +20,10 @@ from swarmmem.core.evaluation import (
     evaluate_fixtures,
     load_fixtures,
 )
-from swarmmem.core.ids import to_iso
-from swarmmem.core.recall import provider_recall
-from swarmmem.core.records import RecallItem, RecallRequest
+from swarmmem.core.model.errors import EvaluationError
+from swarmmem.core.model.ids import to_iso
+from swarmmem.core.model.records import RecallItem, RecallRequest
+from swarmmem.core.recall.lexical import provider_recall
 from swarmmem.ports.clock import Clock, SystemClock
 from swarmmem.ports.storage import StorageProvider
 from swarmmem.registry import resolve
@@ -113,7 +113,7 @@ def evaluate(
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Run the golden fixtures and return the schema-v1 report."""
-    from swarmmem.adapters.regex_secrets import RegexSecretDetector
+    from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
 
     directory = resolve_fixture_dir(fixtures_dir, project_root)
     fixtures = load_fixtures(directory, secrets=RegexSecretDetector())
@@ -165,7 +165,7 @@ def _check_profiles(profiles: Sequence[str]) -> None:
 
 
 def _default_embedder() -> Any:
-    from swarmmem.adapters.onnx_embedder import OnnxMiniLmEmbedder
+    from swarmmem.adapters.models.onnx_embedder import OnnxMiniLmEmbedder
 
     return OnnxMiniLmEmbedder()
 
@@ -189,7 +189,7 @@ def evaluate_profiles(
     working embedder (else ``degraded`` to lexical with the reason). Each non-lexical run is
     compared with the lexical run of the same fixture, provider and mode.
     """
-    from swarmmem.adapters.regex_secrets import RegexSecretDetector
+    from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
 
     _check_profiles(profiles)
     directory = resolve_fixture_dir(fixtures_dir, project_root)
@@ -226,12 +226,12 @@ def run_profiles(
 
     import attrs
 
-    from swarmmem.adapters.vector_index import SqliteVecIndex
-    from swarmmem.core.embedding_cache import EmbeddingCache
-    from swarmmem.core.errors import SwarmMemoryError
-    from swarmmem.core.evaluation import fixture_request, run_metrics, summarize
-    from swarmmem.core.hybrid import DenseParts, HybridSettings, hybrid_recall
-    from swarmmem.core.ids import normalize_text
+    from swarmmem.adapters.vectors.local import SqliteVecIndex
+    from swarmmem.core.evaluation.metrics import fixture_request, run_metrics, summarize
+    from swarmmem.core.model.errors import SwarmMemoryError
+    from swarmmem.core.model.ids import normalize_text
+    from swarmmem.core.recall.embedding_cache import EmbeddingCache
+    from swarmmem.core.recall.hybrid import DenseParts, HybridSettings, hybrid_recall
 
     _check_profiles(profiles)
     clock = clock or SystemClock()
@@ -441,7 +441,7 @@ def cap_by_token_budget(items: Sequence[Any], budget: int) -> list[Any]:
 
 
 def _tokens(text: str) -> int:
-    from swarmmem.core.ids import estimate_tokens
+    from swarmmem.core.model.ids import estimate_tokens
 
     return estimate_tokens(text)
 
@@ -462,7 +462,7 @@ def resolve_manifest_path(path: str | os.PathLike[str] | None, project_root: Pat
     Raises:
         EvaluationError: wrong name, the path escapes, or it is not a regular file.
     """
-    from swarmmem.core.heldout import MANIFEST_NAME
+    from swarmmem.core.evaluation.heldout import MANIFEST_NAME
 
     if path is None:
         return bundled.HELDOUT_MANIFEST
@@ -495,13 +495,13 @@ def read_heldout_corpus(manifest_path: Path) -> tuple[Any, dict[str, str]]:
 
     Each source must resolve (realpath) inside the manifest's directory, respect the per-file
     and total byte caps and match its ``content_hash``. Returns the parsed
-    :class:`~swarmmem.core.heldout.HeldoutManifest` and the LF-normalised texts by
+    :class:`~swarmmem.core.evaluation.heldout.HeldoutManifest` and the LF-normalised texts by
     ``source_path``.
 
     Raises:
         EvaluationError: naming the manifest and the offending case or limit.
     """
-    from swarmmem.core.heldout import (
+    from swarmmem.core.evaluation.heldout import (
         MAX_MANIFEST_BYTES,
         MAX_SOURCE_BYTES,
         SourceBudget,
@@ -539,7 +539,7 @@ def read_heldout_corpus(manifest_path: Path) -> tuple[Any, dict[str, str]]:
 
 def _shared_embedder(profiles: Sequence[str], embedder: Any) -> Any:
     """Load the default embedder once for several runs (``None`` when it cannot load)."""
-    from swarmmem.core.errors import SwarmMemoryError
+    from swarmmem.core.model.errors import SwarmMemoryError
 
     if embedder is not None or all(p == "lexical" for p in profiles):
         return embedder
@@ -569,8 +569,8 @@ def evaluate_heldout(
     profile report (schema 2) plus a ``heldout`` section and a ``manifest`` section whose
     ``source_id`` is ``heldout:<corpus_id>``.
     """
-    from swarmmem.adapters.regex_secrets import RegexSecretDetector
-    from swarmmem.core.heldout import corpus_hash, heldout_fixtures, summarize_cases
+    from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
+    from swarmmem.core.evaluation.heldout import corpus_hash, heldout_fixtures, summarize_cases
 
     _check_profiles(profiles)
     path = resolve_manifest_path(manifest_path, project_root)
@@ -631,9 +631,9 @@ def heldout_gate(
 
     The baseline defaults to ``baseline.json`` next to the manifest; the profiles default to
     those of the baseline (else lexical and hybrid). See
-    :func:`swarmmem.core.heldout.check_heldout_regression` for the checks.
+    :func:`swarmmem.core.evaluation.heldout.check_heldout_regression` for the checks.
     """
-    from swarmmem.core.heldout import check_heldout_regression, heldout_baseline_document
+    from swarmmem.core.evaluation.heldout import check_heldout_regression, heldout_baseline_document
 
     path = resolve_manifest_path(manifest_path, project_root)
     base_path = baseline_path or path.parent / "baseline.json"

@@ -40,11 +40,11 @@ from typing import Any
 
 from swarmmem import config as _config
 from swarmmem._version import __version__
-from swarmmem.core.errors import MemoryDisabledError, MemoryValidationError, SwarmMemoryError
+from swarmmem.cli.render import bundle_json, proposal_json
 from swarmmem.core.gateway import MAX_ANCHORS, tool_event_id
-from swarmmem.core.records import MEMORY_KINDS, OUTCOMES, PROPOSAL_OPERATIONS
+from swarmmem.core.model.errors import MemoryDisabledError, MemoryValidationError, SwarmMemoryError
+from swarmmem.core.model.records import MEMORY_KINDS, OUTCOMES, PROPOSAL_OPERATIONS
 from swarmmem.memory import DISABLED_MESSAGE, Memory
-from swarmmem.reports import bundle_json, proposal_json
 
 log = logging.getLogger("swarmmem.mcp")
 
@@ -426,7 +426,7 @@ def _require_mcp() -> None:
     import importlib.util
 
     if importlib.util.find_spec("mcp") is None:
-        from swarmmem.core.errors import MissingDependencyError
+        from swarmmem.core.model.errors import MissingDependencyError
 
         raise MissingDependencyError(
             "the MCP server needs the 'mcp' package: pip install 'swarmmem[mcp]'"

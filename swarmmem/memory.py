@@ -11,16 +11,16 @@ from typing import Any
 import attrs
 
 from swarmmem import config as _config
-from swarmmem.core.codec import record_from_dict, scope_from_dict, source_from_dict
-from swarmmem.core.errors import MemoryDisabledError, MemoryValidationError
 from swarmmem.core.gateway import GatewaySettings, MemoryGateway
-from swarmmem.core.ids import content_hash, memory_id_for_hash, to_iso
-from swarmmem.core.learning import LearningSettings, SessionRegistry
-from swarmmem.core.proposals import SCRATCH_TTL
-from swarmmem.core.records import AppliedChange, MemoryProposal, MemoryRecord, RecallBundle
-from swarmmem.core.scopes import MemoryContext, derive_allowed_scopes
-from swarmmem.core.scoring import LearningPolicy
-from swarmmem.core.validation import validate_record
+from swarmmem.core.learning.rewards import LearningSettings, SessionRegistry
+from swarmmem.core.model.codec import record_from_dict, scope_from_dict, source_from_dict
+from swarmmem.core.model.errors import MemoryDisabledError, MemoryValidationError
+from swarmmem.core.model.ids import content_hash, memory_id_for_hash, to_iso
+from swarmmem.core.model.records import AppliedChange, MemoryProposal, MemoryRecord, RecallBundle
+from swarmmem.core.model.scopes import MemoryContext, derive_allowed_scopes
+from swarmmem.core.recall.scoring import LearningPolicy
+from swarmmem.core.writes.proposals import SCRATCH_TTL
+from swarmmem.core.writes.validation import validate_record
 from swarmmem.ports.clock import Clock, SystemClock
 from swarmmem.ports.storage import StorageProvider
 from swarmmem.registry import resolve
@@ -175,7 +175,7 @@ class Memory:
 
     def postgres_dsn(self) -> str:
         """``postgres.dsn``, else the ``SWARMMEM_PG_DSN`` environment variable."""
-        from swarmmem.core.errors import ConfigError
+        from swarmmem.core.model.errors import ConfigError
 
         dsn = self.config["postgres"]["dsn"] or os.environ.get("SWARMMEM_PG_DSN")
         if not dsn:
@@ -241,7 +241,7 @@ class Memory:
 
     def _startup_reflection(self) -> None:
         """Deferred startup task: regenerate lessons once, on the first gateway use."""
-        from swarmmem import reflection
+        from swarmmem.adapters.files import lessons as reflection
 
         if reflection.reflection_enabled(self.config):
             self._refresh_reflection()  # failures are logged; they never block the caller
@@ -249,8 +249,8 @@ class Memory:
     # ----------------------------------------------------------------- dense
     def _recall(self, request: Any, now: str) -> Any:
         """The gateway's recall stage: lexical unless the dense path is on and usable."""
-        from swarmmem.core.hybrid import hybrid_recall
-        from swarmmem.core.recall import provider_recall
+        from swarmmem.core.recall.hybrid import hybrid_recall
+        from swarmmem.core.recall.lexical import provider_recall
 
         profile = request.profile or (
             "hybrid" if self.config["embeddings"]["enabled"] else "lexical"
@@ -272,7 +272,7 @@ class Memory:
 
     def hybrid_settings(self, rerank: bool | None = None) -> Any:
         """``memory.retrieval`` as pipeline settings (``rerank`` overrides the config)."""
-        from swarmmem.core.hybrid import HybridSettings
+        from swarmmem.core.recall.hybrid import HybridSettings
 
         r = self.config["retrieval"]
         return HybridSettings(
@@ -294,9 +294,9 @@ class Memory:
         """
         if self._dense is not None or self.dense_unavailable_reason is not None:
             return self._with_reranker(self._dense, rerank)
-        from swarmmem.core.embedding_cache import EmbeddingCache
-        from swarmmem.core.errors import SwarmMemoryError
-        from swarmmem.core.hybrid import DenseParts
+        from swarmmem.core.model.errors import SwarmMemoryError
+        from swarmmem.core.recall.embedding_cache import EmbeddingCache
+        from swarmmem.core.recall.hybrid import DenseParts
 
         emb_cfg = self.config["embeddings"]
         try:
@@ -318,7 +318,7 @@ class Memory:
         return self._with_reranker(self._dense, rerank)
 
     def _open_index(self, dimension: int) -> Any:
-        from swarmmem.adapters.vector_index import NumpyVectorIndex, SqliteVecIndex
+        from swarmmem.adapters.vectors.local import NumpyVectorIndex, SqliteVecIndex
 
         name = self._adapters.get("store") if isinstance(self._adapters.get("store"), str) else None
         provider = name or self.config["provider"]
@@ -330,7 +330,7 @@ class Memory:
                 busy_timeout_ms=self.config["sqlite"]["busyTimeoutMs"],
             )
         if provider == "postgres" and not isinstance(self._adapters.get("store"), StorageProvider):
-            from swarmmem.adapters.pg_vector_index import PgVectorIndex
+            from swarmmem.adapters.vectors.pgvector import PgVectorIndex
 
             _ = self.store  # the schema exists and is migrated
             return PgVectorIndex(
@@ -371,8 +371,8 @@ class Memory:
         parts = self.dense_parts(rerank=False)
         if parts is None:
             return 0
-        from swarmmem.core.ids import normalize_text
-        from swarmmem.core.records import DURABLE_MEMORY_KINDS
+        from swarmmem.core.model.ids import normalize_text
+        from swarmmem.core.model.records import DURABLE_MEMORY_KINDS
 
         chosen = [
             r for r in records if r.kind in DURABLE_MEMORY_KINDS and r.stability != "ephemeral"
@@ -392,8 +392,8 @@ class Memory:
     def rebuild_embedding_index(self, progress: Any = None, batch_size: int = 64) -> dict[str, Any]:
         """Re-embed every active durable memory; advance the stored model version only when
         every record was embedded."""
-        from swarmmem.core.ids import normalize_text
-        from swarmmem.core.records import DURABLE_MEMORY_KINDS
+        from swarmmem.core.model.ids import normalize_text
+        from swarmmem.core.model.records import DURABLE_MEMORY_KINDS
         from swarmmem.ports.storage import ListFilter
 
         self._require_enabled()
@@ -558,8 +558,8 @@ class Memory:
         ``prompt_injection_skipped`` (``disabled``, ``already_injected``, ``no_signal``,
         ``below_threshold``, ``no_results``) to ``.swarm/runs/<run-id>/memory.jsonl``.
         """
-        from swarmmem.core.injection import build_plan, should_skip
-        from swarmmem.runlog import append_run_event
+        from swarmmem.adapters.files.runlog import append_run_event
+        from swarmmem.core.recall.injection import build_plan, should_skip
 
         run_id = self.context.effective_run_id
         stamp = to_iso(self.clock.now())
@@ -638,7 +638,7 @@ class Memory:
         reflection block when reflection is enabled, lessons exist and it fits in what the
         injection token budget leaves.
         """
-        from swarmmem.core.ids import estimate_tokens
+        from swarmmem.core.model.ids import estimate_tokens
 
         bundle = self.inject(
             agent_task=agent_task,
@@ -659,7 +659,7 @@ class Memory:
 
     def injection_settings(self) -> Any:
         """``memory.recall.injection`` as settings."""
-        from swarmmem.core.injection import InjectionSettings
+        from swarmmem.core.recall.injection import InjectionSettings
 
         inj = self.config["recall"]["injection"]
         return InjectionSettings(
@@ -691,7 +691,7 @@ class Memory:
     ) -> dict[str, Any]:
         """Apply a council verdict (APPROVE/REJECT/CONCERNS) to the memories recalled by this
         session and by known member sessions; idempotent per swarm, task/phase and round."""
-        from swarmmem.core.learning import apply_verdict
+        from swarmmem.core.learning.rewards import apply_verdict
 
         self._require_enabled()
         parts = self.dense_parts(rerank=False) if self.config["embeddings"]["enabled"] else None
@@ -714,7 +714,7 @@ class Memory:
 
     def _report(self, name: str, limit: int | str | None, **extra: Any) -> dict[str, Any]:
         """Run ``core.maintenance.<name>`` on the store with the clock, limit and options."""
-        from swarmmem.core import maintenance
+        from swarmmem.core.maintenance import reports as maintenance
 
         self._require_enabled()
         build = getattr(maintenance, name)
@@ -739,7 +739,7 @@ class Memory:
 
     def stale(self, limit: int | str | None = None) -> dict[str, Any]:
         """Expired scratch, tombstones, superseded chains, dead-anchor, low-utility, low-Q."""
-        from swarmmem import reflection
+        from swarmmem.adapters.files import lessons as reflection
 
         return self._report(
             "stale_report",
@@ -751,7 +751,7 @@ class Memory:
     def compact(self, confirm: bool = False) -> dict[str, Any]:
         """Remove deleted tombstones, superseded records and expired scratch (dry run unless
         ``confirm``)."""
-        from swarmmem.core import maintenance
+        from swarmmem.core.maintenance import reports as maintenance
 
         self._require_enabled()
         now = to_iso(self.clock.now())
@@ -764,7 +764,7 @@ class Memory:
 
     def reflect(self) -> dict[str, Any]:
         """Regenerate ``.swarm/reflections/lessons.{json,md}`` (only when reflection is enabled)."""
-        from swarmmem import reflection
+        from swarmmem.adapters.files import lessons as reflection
 
         self._require_enabled()
         result = reflection.regenerate(
@@ -781,14 +781,14 @@ class Memory:
 
     def reflection_block(self) -> str:
         """The bounded reflection prompt block from ``lessons.json`` (empty when disabled)."""
-        from swarmmem import reflection
+        from swarmmem.adapters.files import lessons as reflection
 
         if not reflection.reflection_enabled(self.config):
             return ""
         return reflection.prompt_block(self.root, self.secrets)
 
     def _refresh_reflection(self) -> dict[str, Any]:
-        from swarmmem import reflection
+        from swarmmem.adapters.files import lessons as reflection
 
         out: dict[str, Any] = {
             "status": "complete",

@@ -8,29 +8,29 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from swarmmem.core.errors import MissingDependencyError, UnknownAdapterError
+from swarmmem.core.model.errors import MissingDependencyError, UnknownAdapterError
 
 # kind -> name -> ("module:attribute", extra to install or None)
 REGISTRY: dict[str, dict[str, tuple[str, str | None]]] = {
     "store": {
-        "sqlite": ("swarmmem.adapters.sqlite_store:SqliteStore", None),
-        "local-jsonl": ("swarmmem.adapters.jsonl_store:JsonlStore", None),
-        "memory": ("swarmmem.adapters.memory_store:InMemoryStore", None),
-        "postgres": ("swarmmem.adapters.postgres_store:PostgresStore", "postgres"),
+        "sqlite": ("swarmmem.adapters.storage.sqlite:SqliteStore", None),
+        "local-jsonl": ("swarmmem.adapters.storage.jsonl:JsonlStore", None),
+        "memory": ("swarmmem.adapters.storage.memory:InMemoryStore", None),
+        "postgres": ("swarmmem.adapters.storage.postgres:PostgresStore", "postgres"),
     },
-    "secrets": {"regex": ("swarmmem.adapters.regex_secrets:RegexSecretDetector", None)},
+    "secrets": {"regex": ("swarmmem.adapters.detectors.regex_secrets:RegexSecretDetector", None)},
     "pii": {
-        "regex": ("swarmmem.adapters.regex_pii:RegexPiiDetector", None),
-        "ner": ("swarmmem.adapters.ner_pii:NerPiiDetector", "dense"),
+        "regex": ("swarmmem.adapters.detectors.regex_pii:RegexPiiDetector", None),
+        "ner": ("swarmmem.adapters.detectors.ner_pii:NerPiiDetector", "dense"),
     },
     "embedder": {
-        "onnx": ("swarmmem.adapters.onnx_embedder:OnnxMiniLmEmbedder", "dense"),
-        "hashing": ("swarmmem.adapters.hashing_embedder:HashingEmbedder", None),
+        "onnx": ("swarmmem.adapters.models.onnx_embedder:OnnxMiniLmEmbedder", "dense"),
+        "hashing": ("swarmmem.adapters.models.hashing_embedder:HashingEmbedder", None),
     },
     "reranker": {
-        "cross-encoder": ("swarmmem.adapters.rerankers:CrossEncoderReranker", "dense"),
-        "maxsim": ("swarmmem.adapters.rerankers:MaxSimReranker", "dense"),
-        "identity": ("swarmmem.adapters.rerankers:IdentityReranker", None),
+        "cross-encoder": ("swarmmem.adapters.models.rerankers:CrossEncoderReranker", "dense"),
+        "maxsim": ("swarmmem.adapters.models.rerankers:MaxSimReranker", "dense"),
+        "identity": ("swarmmem.adapters.models.rerankers:IdentityReranker", None),
     },
 }
 
@@ -66,8 +66,8 @@ def resolve(kind: str, name: str) -> Any:
 def maxsim_reranker(embedder: Any) -> Any:
     """A MaxSim reranker sharing ``embedder``'s loaded MiniLM session, or ``None``."""
     try:
-        from swarmmem.adapters.onnx_embedder import OnnxMiniLmEmbedder
-        from swarmmem.adapters.rerankers import MaxSimReranker
+        from swarmmem.adapters.models.onnx_embedder import OnnxMiniLmEmbedder
+        from swarmmem.adapters.models.rerankers import MaxSimReranker
     except ImportError:
         return None
     if isinstance(embedder, OnnxMiniLmEmbedder):

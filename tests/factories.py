@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from swarmmem.core.ids import content_hash, memory_id, proposal_id, to_iso
-from swarmmem.core.records import (
+from swarmmem.core.model.ids import content_hash, memory_id, proposal_id, to_iso
+from swarmmem.core.model.records import (
     MemoryProposal,
     MemoryRecord,
     MemoryScope,
@@ -105,9 +105,9 @@ def make_proposal(
 
 def open_store(kind: str, directory: Path, clock: FixedClock | None = None) -> Any:
     """Open (or reopen) a storage provider of ``kind`` whose files live in ``directory``."""
-    from swarmmem.adapters.jsonl_store import JsonlStore
-    from swarmmem.adapters.memory_store import InMemoryStore
-    from swarmmem.adapters.sqlite_store import SqliteStore
+    from swarmmem.adapters.storage.jsonl import JsonlStore
+    from swarmmem.adapters.storage.memory import InMemoryStore
+    from swarmmem.adapters.storage.sqlite import SqliteStore
 
     clock = clock or FixedClock(BASE_TIME)
     if kind == "memory":
@@ -145,7 +145,7 @@ def recall_row(
     scores: Sequence[float] | None = None,
 ) -> dict[str, Any]:
     """A recall-usage row shaped like the ones the gateway records."""
-    from swarmmem.core.ids import bundle_id as make_bundle_id
+    from swarmmem.core.model.ids import bundle_id as make_bundle_id
 
     return {
         "bundleId": bundle_id or make_bundle_id(f"{session_id}:{memory_ids}", timestamp),
@@ -171,9 +171,9 @@ def learning_gateway(
     learning: Any = None,
 ) -> Any:
     """A gateway over ``store`` for one session that reads and writes ``scope`` only."""
-    from swarmmem.adapters.regex_secrets import RegexSecretDetector
+    from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
     from swarmmem.core.gateway import GatewaySettings, MemoryGateway
-    from swarmmem.core.scopes import MemoryContext
+    from swarmmem.core.model.scopes import MemoryContext
 
     settings = GatewaySettings() if learning is None else GatewaySettings(learning=learning)
     return MemoryGateway(

@@ -124,7 +124,7 @@ def schema_for(directory: Path | str) -> str:
 
 def open_pg_store(directory: Path, clock: Any = None, **kwargs: Any) -> Any:
     """A PostgresStore in the schema of ``directory`` (skips without a server)."""
-    from swarmmem.adapters.postgres_store import PostgresStore
+    from swarmmem.adapters.storage.postgres import PostgresStore
 
     dsn = require_dsn()
     return PostgresStore(dsn, clock=clock, schema=schema_for(directory), pool_size=2, **kwargs)
@@ -148,7 +148,7 @@ def chain_writer(dsn: str, schema: str, worker: int, count: int) -> None:
     """Child-process body of the concurrent writer test: ``count`` upserts and events."""
     from factories import make_memory
 
-    from swarmmem.adapters.postgres_store import PostgresStore
+    from swarmmem.adapters.storage.postgres import PostgresStore
 
     store = PostgresStore(dsn, schema=schema, pool_size=1, cache=False)
     try:
@@ -165,15 +165,15 @@ def recall_client(
     """Child-process body of the concurrent recall benchmark: seconds for ``rounds`` recalls."""
     import time
 
-    from swarmmem.core.recall import provider_recall
-    from swarmmem.core.records import MemoryScope, RecallRequest
+    from swarmmem.core.model.records import MemoryScope, RecallRequest
+    from swarmmem.core.recall.lexical import provider_recall
 
     if kind == "postgres":
-        from swarmmem.adapters.postgres_store import PostgresStore
+        from swarmmem.adapters.storage.postgres import PostgresStore
 
         store: Any = PostgresStore(location, schema=schema, pool_size=1)
     else:
-        from swarmmem.adapters.sqlite_store import SqliteStore
+        from swarmmem.adapters.storage.sqlite import SqliteStore
 
         store = SqliteStore(location)
     scope = MemoryScope(type="repository", repo_id="bench")

@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from swarmmem.core.codec import proposal_to_dict, record_to_dict
-from swarmmem.core.errors import SwarmMemoryError
+from swarmmem.core.model.codec import proposal_to_dict, record_to_dict
+from swarmmem.core.model.errors import SwarmMemoryError
 from swarmmem.ports.storage import ListFilter
 
 TEXTS = ("pytest runs from the root", "use ruff format", "api lives in core", "pin numpy below 3")

@@ -10,10 +10,15 @@ import attrs
 import pytest
 from factories import OTHER_SCOPE, REPO_SCOPE, T0, at, make_memory, make_proposal, open_store
 
-from swarmmem.adapters.export_import import export_store, import_jsonl
-from swarmmem.core.codec import record_to_dict
-from swarmmem.core.errors import ConflictError, MemoryValidationError, NotFoundError, StorageError
-from swarmmem.core.records import Anchor, OutcomeEntry, Relation
+from swarmmem.adapters.storage.export_import import export_store, import_jsonl
+from swarmmem.core.model.codec import record_to_dict
+from swarmmem.core.model.errors import (
+    ConflictError,
+    MemoryValidationError,
+    NotFoundError,
+    StorageError,
+)
+from swarmmem.core.model.records import Anchor, OutcomeEntry, Relation
 from swarmmem.ports.storage import ListFilter, StorageProvider
 
 NOW = at(days=1)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmmem.core.evaluation import evaluate_fixtures, load_fixtures
+from swarmmem.core.evaluation.metrics import evaluate_fixtures, load_fixtures
 from swarmmem.evaluation import lexical_recall_fn, temporary_stores
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "spec"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import swarmmem
-from swarmmem.adapters.hashing_embedder import HashingEmbedder
+from swarmmem.adapters.models.hashing_embedder import HashingEmbedder
 
 DENSE = {"enabled": True, "embeddings": {"enabled": True, "provider": "hashing", "dimension": 64}}
 

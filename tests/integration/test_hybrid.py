@@ -8,16 +8,16 @@ from pathlib import Path
 import attrs
 import pytest
 
-from swarmmem.adapters.hashing_embedder import HashingEmbedder
-from swarmmem.adapters.memory_store import InMemoryStore
-from swarmmem.adapters.rerankers import IdentityReranker
-from swarmmem.adapters.sqlite_store import SqliteStore
-from swarmmem.adapters.vector_index import NumpyVectorIndex, SqliteVecIndex
-from swarmmem.core.embedding_cache import EmbeddingCache
-from swarmmem.core.evaluation import fixture_request, load_fixtures
-from swarmmem.core.hybrid import DenseParts, HybridSettings, hybrid_recall
-from swarmmem.core.ids import normalize_text
-from swarmmem.core.recall import provider_recall
+from swarmmem.adapters.models.hashing_embedder import HashingEmbedder
+from swarmmem.adapters.models.rerankers import IdentityReranker
+from swarmmem.adapters.storage.memory import InMemoryStore
+from swarmmem.adapters.storage.sqlite import SqliteStore
+from swarmmem.adapters.vectors.local import NumpyVectorIndex, SqliteVecIndex
+from swarmmem.core.evaluation.metrics import fixture_request, load_fixtures
+from swarmmem.core.model.ids import normalize_text
+from swarmmem.core.recall.embedding_cache import EmbeddingCache
+from swarmmem.core.recall.hybrid import DenseParts, HybridSettings, hybrid_recall
+from swarmmem.core.recall.lexical import provider_recall
 from swarmmem.evaluation import temporary_stores
 
 NOW = "2026-11-30T00:00:00.000Z"
@@ -216,7 +216,7 @@ def test_rerank_reorders_only_the_top_prefix() -> None:
     for record in records:
         store.upsert(record)
     parts = _dense(records, reranker=_Reverse())
-    from swarmmem.core.records import RecallRequest
+    from swarmmem.core.model.records import RecallRequest
 
     request = RecallRequest(
         query="alpha caching", scopes=(records[0].scope,), max_items=30, min_score=0.0
@@ -241,8 +241,8 @@ def test_hybrid_rescues_paraphrases_with_the_real_model(tmp_path: Path) -> None:
     """With MiniLM and sqlite-vec, hybrid finds the paraphrase memories lexical recall misses,
     and loses none of the runs lexical recall passes."""
     pytest.importorskip("onnxruntime")
-    from swarmmem.adapters.onnx_embedder import OnnxMiniLmEmbedder
-    from swarmmem.core.evaluation import run_metrics
+    from swarmmem.adapters.models.onnx_embedder import OnnxMiniLmEmbedder
+    from swarmmem.core.evaluation.metrics import run_metrics
 
     embedder = OnnxMiniLmEmbedder()
     if not embedder.available:
@@ -292,7 +292,7 @@ def test_rerank_blend_weighs_both_orders() -> None:
     and weight 0 keeps the fused order exactly."""
     from factories import make_memory
 
-    from swarmmem.core.records import RecallRequest
+    from swarmmem.core.model.records import RecallRequest
 
     records = [
         make_memory(f"beta note {i} on retry budgets", kind="code_pattern") for i in range(5)

@@ -9,8 +9,8 @@ import attrs
 import pytest
 from factories import at, make_memory, make_proposal
 
-from swarmmem.adapters.jsonl_store import FILES, JsonlStore
-from swarmmem.core.codec import record_to_dict
+from swarmmem.adapters.storage.jsonl import FILES, JsonlStore
+from swarmmem.core.model.codec import record_to_dict
 
 
 def lines(path: Path) -> list[str]:

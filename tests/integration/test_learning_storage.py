@@ -19,11 +19,11 @@ from factories import (
 )
 
 import swarmmem
-from swarmmem.cli import main
-from swarmmem.core import maintenance as mt
-from swarmmem.core.learning import STATUS_ALREADY_APPLIED, STATUS_APPLIED, apply_verdict
-from swarmmem.core.records import Anchor, OutcomeEntry
-from swarmmem.core.reflection import build_digest, render_json, select_entries
+from swarmmem.cli.main import main
+from swarmmem.core.learning.reflection import build_digest, render_json, select_entries
+from swarmmem.core.learning.rewards import STATUS_ALREADY_APPLIED, STATUS_APPLIED, apply_verdict
+from swarmmem.core.maintenance import reports as mt
+from swarmmem.core.model.records import Anchor, OutcomeEntry
 from swarmmem.ports.clock import FixedClock
 
 NOW = at(days=30)
@@ -262,7 +262,7 @@ class CountingEmbedder:
     """The hashing embedder, counting batch calls."""
 
     def __init__(self) -> None:
-        from swarmmem.adapters.hashing_embedder import HashingEmbedder
+        from swarmmem.adapters.models.hashing_embedder import HashingEmbedder
 
         self.inner = HashingEmbedder(dimension=32)
         self.batches = 0

@@ -22,7 +22,7 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 import swarmmem
-from swarmmem.core.errors import MemoryValidationError
+from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.mcp_server import (
     OUTCOME,
     PROPOSE,

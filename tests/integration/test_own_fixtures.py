@@ -11,9 +11,9 @@ import pytest
 
 from swarmmem import fixtures as bundled
 from swarmmem._speedups.lexical import tokenize
-from swarmmem.adapters.regex_secrets import RegexSecretDetector
-from swarmmem.core.evaluation import Fixture, load_fixtures
-from swarmmem.core.heldout import heldout_fixtures
+from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
+from swarmmem.core.evaluation.heldout import heldout_fixtures
+from swarmmem.core.evaluation.metrics import Fixture, load_fixtures
 from swarmmem.evaluation import evaluate, heldout_gate, read_heldout_corpus, regression_gate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -162,7 +162,7 @@ def test_heldout_corpus_loads_and_paraphrases_share_no_word() -> None:
 
 def test_heldout_gate_passes_against_its_pinned_baseline() -> None:
     """The held-out corpus matches its pinned lexical and hybrid baseline (needs MiniLM)."""
-    from swarmmem.adapters.onnx_embedder import OnnxMiniLmEmbedder
+    from swarmmem.adapters.models.onnx_embedder import OnnxMiniLmEmbedder
 
     embedder = OnnxMiniLmEmbedder()
     if not embedder.available:

@@ -19,11 +19,11 @@ import pytest
 from factories import OTHER_SCOPE, REPO_SCOPE, at, make_memory, make_proposal, open_store
 from pg_support import chain_writer, require_dsn, require_vector, schema_for
 
-from swarmmem.core.codec import record_to_dict
-from swarmmem.core.curator import apply_decision
-from swarmmem.core.errors import StorageError
-from swarmmem.core.fts import build_fts_query
-from swarmmem.core.records import CuratorDecision, MemorySource
+from swarmmem.core.model.codec import record_to_dict
+from swarmmem.core.model.errors import StorageError
+from swarmmem.core.model.records import CuratorDecision, MemorySource
+from swarmmem.core.recall.fts import build_fts_query
+from swarmmem.core.writes.curator import apply_decision
 from swarmmem.ports.storage import ListFilter
 
 NOW = at(days=1)
@@ -100,7 +100,7 @@ def seed(store: Any) -> list[Any]:
 
 def test_fresh_schema_gets_the_sqlite_migration_rows_and_a_verified_chain(pg: Any) -> None:
     """Versions and names equal SQLite's (v2 is SQLite's legacy marker), each audited once."""
-    from swarmmem.adapters.sqlite_store import MIGRATIONS as SQLITE
+    from swarmmem.adapters.storage.sqlite import MIGRATIONS as SQLITE
 
     rows = raw(pg, "SELECT version, name FROM schema_migrations ORDER BY version")
     assert rows == [(v, n) for v, n, _ in SQLITE]
@@ -127,7 +127,7 @@ def test_an_older_schema_is_upgraded_in_place(dsn: str, tmp_path: Path) -> None:
     import psycopg
     from psycopg import sql
 
-    from swarmmem.adapters.postgres_store import _NAMES, MIGRATIONS
+    from swarmmem.adapters.storage.postgres import _NAMES, MIGRATIONS
 
     schema = schema_for(tmp_path)
     with psycopg.connect(dsn, autocommit=True) as conn:
@@ -228,7 +228,7 @@ def test_preselection_is_scoped_and_falls_back_like_sqlite(pg: Any) -> None:
 
 def test_one_pooled_connection_is_enough_for_every_path(dsn: str, tmp_path: Path) -> None:
     """pool_size=1: recall with hits, the no-hit fallback and reads never wait on themselves."""
-    from swarmmem.adapters.postgres_store import PostgresStore
+    from swarmmem.adapters.storage.postgres import PostgresStore
 
     store = PostgresStore(dsn, schema=schema_for(tmp_path), pool_size=1, connect_timeout=3)
     try:
@@ -256,7 +256,7 @@ def test_phrases_tokens_and_the_gin_index(pg: Any) -> None:
 
 def test_ts_rank_cd_is_available_as_a_documented_alternative(dsn: str, tmp_path: Path) -> None:
     """fts_rank='ts_rank_cd' selects the same hit set, ordered by cover density."""
-    from swarmmem.adapters.postgres_store import PostgresStore
+    from swarmmem.adapters.storage.postgres import PostgresStore
 
     store = PostgresStore(dsn, schema=schema_for(tmp_path), fts_rank="ts_rank_cd")
     try:
@@ -305,8 +305,8 @@ def test_knn_is_scoped_exactly_like_the_lexical_candidates(
 ) -> None:
     """search_scoped returns the numpy top-k over exactly the records select_candidates
     would consider (scope, kind, active, unexpired), whether exact or through HNSW."""
-    from swarmmem.adapters.pg_vector_index import PgVectorIndex
-    from swarmmem.adapters.vector_index import NumpyVectorIndex
+    from swarmmem.adapters.vectors.local import NumpyVectorIndex
+    from swarmmem.adapters.vectors.pgvector import PgVectorIndex
 
     dsn = require_vector()
     rng = np.random.default_rng(7)
@@ -564,7 +564,7 @@ def test_the_dsn_password_never_appears(dsn: str, tmp_path: Path, caplog: Any) -
     import psycopg
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-    from swarmmem.adapters.postgres_store import PostgresStore
+    from swarmmem.adapters.storage.postgres import PostgresStore
 
     secret = "Pa55-word-never-shown-7731"
     with psycopg.connect(dsn, autocommit=True) as conn:
@@ -623,10 +623,10 @@ def test_golden_fixtures_rank_exactly_like_sqlite(
     import itertools
 
     from swarmmem import fixtures as bundled
-    from swarmmem.adapters.postgres_store import PostgresStore
-    from swarmmem.adapters.regex_secrets import RegexSecretDetector
-    from swarmmem.adapters.sqlite_store import SqliteStore
-    from swarmmem.core.evaluation import evaluate_fixtures, load_fixtures
+    from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
+    from swarmmem.adapters.storage.postgres import PostgresStore
+    from swarmmem.adapters.storage.sqlite import SqliteStore
+    from swarmmem.core.evaluation.metrics import evaluate_fixtures, load_fixtures
     from swarmmem.evaluation import lexical_recall_fn
 
     fixtures = load_fixtures(directory or bundled.RECALL_FIXTURES, secrets=RegexSecretDetector())
@@ -663,12 +663,12 @@ def test_the_registry_names_the_extra_when_psycopg_is_missing(
     """Without psycopg the postgres adapter asks for pip install 'swarmmem[postgres]'."""
     import sys
 
-    from swarmmem.core.errors import MissingDependencyError
+    from swarmmem.core.model.errors import MissingDependencyError
     from swarmmem.registry import resolve
 
     for name in [m for m in sys.modules if m == "psycopg" or m.startswith("psycopg.")]:
         monkeypatch.delitem(sys.modules, name)
-    monkeypatch.delitem(sys.modules, "swarmmem.adapters.postgres_store", raising=False)
+    monkeypatch.delitem(sys.modules, "swarmmem.adapters.storage.postgres", raising=False)
     monkeypatch.setitem(sys.modules, "psycopg", None)
     with pytest.raises(MissingDependencyError, match=r"swarmmem\[postgres\]"):
         resolve("store", "postgres")
@@ -679,7 +679,7 @@ def test_the_facade_reads_the_dsn_from_config_or_environment(
 ) -> None:
     """postgres.dsn null falls back to SWARMMEM_PG_DSN; with neither, a ConfigError."""
     import swarmmem
-    from swarmmem.core.errors import ConfigError
+    from swarmmem.core.model.errors import ConfigError
 
     schema = schema_for(tmp_path / "env")
     config = {"enabled": True, "provider": "postgres", "postgres": {"schema": schema}}

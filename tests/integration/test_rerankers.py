@@ -14,9 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from swarmmem.adapters import onnx_embedder as oe
-from swarmmem.adapters.rerankers import CrossEncoderReranker, IdentityReranker, MaxSimReranker
-from swarmmem.core.errors import RerankError
+from swarmmem.adapters.models import onnx_embedder as oe
+from swarmmem.adapters.models.rerankers import (
+    CrossEncoderReranker,
+    IdentityReranker,
+    MaxSimReranker,
+)
+from swarmmem.core.model.errors import RerankError
 from swarmmem.ports.reranker import Reranker
 
 TOKENIZER_JSON = oe.installed_package_file(oe.TOKENIZER_PACKAGE, *oe.TOKENIZER_FILE_IN_PACKAGE)

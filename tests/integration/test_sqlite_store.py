@@ -16,13 +16,13 @@ import attrs
 import pytest
 from factories import REPO_SCOPE, T0, at, make_memory, make_proposal
 
-from swarmmem.adapters.export_import import import_jsonl
-from swarmmem.adapters.sqlite_store import GENESIS, MIGRATIONS, SqliteStore, event_row_hash
-from swarmmem.adapters.sqlite_support import sqlite_module
-from swarmmem.core.codec import proposal_to_dict, record_from_dict, record_to_dict
-from swarmmem.core.curator import apply_decision
-from swarmmem.core.errors import CorruptStoreError, StorageError
-from swarmmem.core.records import CuratorDecision
+from swarmmem.adapters.storage.export_import import import_jsonl
+from swarmmem.adapters.storage.sqlite import GENESIS, MIGRATIONS, SqliteStore, event_row_hash
+from swarmmem.adapters.storage.sqlite_support import sqlite_module
+from swarmmem.core.model.codec import proposal_to_dict, record_from_dict, record_to_dict
+from swarmmem.core.model.errors import CorruptStoreError, StorageError
+from swarmmem.core.model.records import CuratorDecision
+from swarmmem.core.writes.curator import apply_decision
 from swarmmem.ports.storage import ListFilter
 
 sqlite = sqlite_module()

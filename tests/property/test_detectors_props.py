@@ -8,8 +8,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from swarmmem.adapters.regex_pii import PII_CONFIDENCE, RegexPiiDetector
-from swarmmem.adapters.regex_secrets import PATTERN_HINTS, SECRET_PATTERNS, RegexSecretDetector
+from swarmmem.adapters.detectors.regex_pii import PII_CONFIDENCE, RegexPiiDetector
+from swarmmem.adapters.detectors.regex_secrets import (
+    PATTERN_HINTS,
+    SECRET_PATTERNS,
+    RegexSecretDetector,
+)
 
 SECRETS = RegexSecretDetector()
 UNHINTED = RegexSecretDetector(SECRET_PATTERNS, hints={})

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from swarmmem import config
-from swarmmem.core.errors import ConfigError
+from swarmmem.core.model.errors import ConfigError
 
 
 def test_defaults_disable_memory() -> None:

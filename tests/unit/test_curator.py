@@ -11,9 +11,9 @@ import attrs
 import pytest
 from factories import OTHER_SCOPE, STORE_KINDS, T0, at, make_memory, make_proposal, open_store
 
-from swarmmem.core.curator import apply_decision, apply_patch, normalize_tags
-from swarmmem.core.errors import ConflictError, MemoryValidationError, NotFoundError
-from swarmmem.core.records import CuratorDecision, MemorySource
+from swarmmem.core.model.errors import ConflictError, MemoryValidationError, NotFoundError
+from swarmmem.core.model.records import CuratorDecision, MemorySource
+from swarmmem.core.writes.curator import apply_decision, apply_patch, normalize_tags
 from swarmmem.ports.detectors import SecretFinding
 from swarmmem.ports.storage import ListFilter
 

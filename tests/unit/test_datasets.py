@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from swarmmem.adapters.hashing_embedder import HashingEmbedder
-from swarmmem.core.errors import EvaluationError
+from swarmmem.adapters.models.hashing_embedder import HashingEmbedder
+from swarmmem.core.model.errors import EvaluationError
 from swarmmem.datasets import load_qrels, metrics_for, run_dataset
 
 pytest.importorskip("sklearn")

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from swarmmem.core.embedding_cache import DEFAULT_CAPACITY, EmbeddingCache, normalize_query
-from swarmmem.core.errors import ConfigError
+from swarmmem.core.model.errors import ConfigError
+from swarmmem.core.recall.embedding_cache import DEFAULT_CAPACITY, EmbeddingCache, normalize_query
 
 MV = "Xenova/all-MiniLM-L6-v2:384"
 

@@ -12,17 +12,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from swarmmem.adapters.hashing_embedder import HashingEmbedder
-from swarmmem.cli import main
-from swarmmem.core.errors import EvaluationError
-from swarmmem.core.evaluation import (
-    fixture_request,
-    load_fixtures,
-    parse_fixture,
-    run_metrics,
-    summarize,
-)
-from swarmmem.core.heldout import (
+from swarmmem.adapters.models.hashing_embedder import HashingEmbedder
+from swarmmem.cli.main import main
+from swarmmem.core.evaluation.heldout import (
     MAX_CASES,
     MAX_MANIFEST_BYTES,
     SOURCE_TEXT_LIMIT,
@@ -32,6 +24,14 @@ from swarmmem.core.heldout import (
     parse_manifest_bytes,
     source_content_hash,
 )
+from swarmmem.core.evaluation.metrics import (
+    fixture_request,
+    load_fixtures,
+    parse_fixture,
+    run_metrics,
+    summarize,
+)
+from swarmmem.core.model.errors import EvaluationError
 from swarmmem.evaluation import (
     evaluate,
     evaluate_heldout,

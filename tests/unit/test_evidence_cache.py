@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from swarmmem.adapters.evidence_cache import (
+from swarmmem.adapters.files.evidence_cache import (
     DEFAULT_RELATIVE_PATH,
     EvidenceCache,
     evidence_id,
     parse_evidence_ref,
 )
-from swarmmem.core.errors import ConfigError, MemoryValidationError
+from swarmmem.core.model.errors import ConfigError, MemoryValidationError
 from swarmmem.ports.clock import FixedClock
 
 GITHUB_TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123"

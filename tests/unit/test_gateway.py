@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 
 import swarmmem
-from swarmmem.adapters.memory_store import InMemoryStore
-from swarmmem.core.errors import (
+from swarmmem.adapters.storage.memory import InMemoryStore
+from swarmmem.core.model.errors import (
     ConflictError,
     MemoryDisabledError,
     MemoryValidationError,
     NotFoundError,
     ScopeError,
 )
-from swarmmem.core.records import MemoryScope
+from swarmmem.core.model.records import MemoryScope
 from swarmmem.ports.clock import FixedClock
 
 CLOCK_START = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.timezone.utc)
@@ -251,7 +251,7 @@ def test_disabled_memory_writes_nothing(tmp_path: Path) -> None:
 
 def test_injection_logs_skip_reasons_and_guards_double_injection(mem) -> None:
     """Injection needs a signal, logs why it skipped, and never injects twice."""
-    from swarmmem.runlog import read_run_events
+    from swarmmem.adapters.files.runlog import read_run_events
 
     add_fact(mem)
     bundle = mem.inject(agent_task="run the pytest tests", user_goal="green tests")
@@ -311,7 +311,7 @@ def test_pii_summary_is_stored_without_the_matched_text(tmp_path: Path) -> None:
 
 def test_durable_pii_is_rejected_and_audited(tmp_path: Path) -> None:
     """rejectDurablePii refuses text above the threshold and logs a pii_rejected event."""
-    from swarmmem.core.errors import MemoryPiiRejectedError
+    from swarmmem.core.model.errors import MemoryPiiRejectedError
 
     with _pii_memory(tmp_path, rejectDurablePii=True) as mem:
         with pytest.raises(MemoryPiiRejectedError, match=r"score 0\.90 \(types: emailx1\)"):
@@ -342,7 +342,7 @@ def test_durable_pii_is_rejected_and_audited(tmp_path: Path) -> None:
 
 def test_ner_detector_fails_closed_without_a_model(tmp_path: Path) -> None:
     """Choosing the NER detector without a local model is an error naming what to install."""
-    from swarmmem.core.errors import MemoryPiiDetectorError
+    from swarmmem.core.model.errors import MemoryPiiDetectorError
 
     with (
         _pii_memory(tmp_path, piiDetector="ner") as mem,

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from swarmmem.adapters.hashing_embedder import HashingEmbedder, fnv1a_32
+from swarmmem.adapters.models.hashing_embedder import HashingEmbedder, fnv1a_32
 from swarmmem.ports.embedder import Embedder
 
 
@@ -105,7 +105,7 @@ def test_batch_equals_single_and_keeps_order() -> None:
 def test_stable_across_processes() -> None:
     """Vectors do not depend on Python's per-process string hash seed."""
     code = (
-        "from swarmmem.adapters.hashing_embedder import HashingEmbedder;"
+        "from swarmmem.adapters.models.hashing_embedder import HashingEmbedder;"
         "print(HashingEmbedder(16).embed('memory recall test').tobytes().hex())"
     )
     outputs = set()

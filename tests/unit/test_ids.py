@@ -7,8 +7,8 @@ import hashlib
 
 import pytest
 
-from swarmmem.core.formatting import to_fixed
-from swarmmem.core.ids import (
+from swarmmem.core.model.formatting import to_fixed
+from swarmmem.core.model.ids import (
     bundle_id,
     content_hash,
     estimate_tokens,

@@ -60,8 +60,8 @@ def test_core_loads_no_adapter_database_or_model_module():
     """Importing swarmmem.core and every module under it loads no adapter or heavy driver."""
     added = _imports(["swarmmem.core"], walk=True)
     core_modules = [name for name in added if name.startswith("swarmmem.core.")]
-    assert "swarmmem.core.errors" in core_modules
-    assert "swarmmem.core.records" in core_modules
+    assert "swarmmem.core.model.errors" in core_modules
+    assert "swarmmem.core.model.records" in core_modules
     assert _offenders(added, ("swarmmem.adapters", *HEAVY)) == {}
 
 

@@ -11,10 +11,9 @@ import pytest
 from factories import BASE_TIME, REPO_SCOPE, at, learning_gateway, make_memory, recall_row
 
 from swarmmem import config as config_mod
-from swarmmem.adapters.memory_store import InMemoryStore
-from swarmmem.core.errors import MemoryValidationError
+from swarmmem.adapters.storage.memory import InMemoryStore
 from swarmmem.core.gateway import GatewaySettings
-from swarmmem.core.learning import (
+from swarmmem.core.learning.rewards import (
     REWARDS,
     STATUS_ALREADY_APPLIED,
     STATUS_APPLIED,
@@ -31,8 +30,9 @@ from swarmmem.core.learning import (
     propagated_signal,
     recall_counts,
 )
-from swarmmem.core.records import MemoryRecord, MemoryScope
-from swarmmem.core.scoring import LearningPolicy
+from swarmmem.core.model.errors import MemoryValidationError
+from swarmmem.core.model.records import MemoryRecord, MemoryScope
+from swarmmem.core.recall.scoring import LearningPolicy
 from swarmmem.ports.clock import FixedClock
 
 NOW = at(days=1)

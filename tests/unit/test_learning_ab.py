@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from factories import learning_gateway
 
-from swarmmem.adapters.memory_store import InMemoryStore
-from swarmmem.core.evaluation import Fixture, parse_fixture, run_metrics
-from swarmmem.core.ids import to_iso
-from swarmmem.core.learning import LearningSettings, apply_verdict
-from swarmmem.core.records import MemoryScope
-from swarmmem.core.reflection import build_digest
+from swarmmem.adapters.storage.memory import InMemoryStore
+from swarmmem.core.evaluation.metrics import Fixture, parse_fixture, run_metrics
+from swarmmem.core.learning.reflection import build_digest
+from swarmmem.core.learning.rewards import LearningSettings, apply_verdict
+from swarmmem.core.model.ids import to_iso
+from swarmmem.core.model.records import MemoryScope
 from swarmmem.ports.clock import FixedClock
 from swarmmem.ports.storage import ListFilter
 

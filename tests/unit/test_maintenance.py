@@ -9,11 +9,11 @@ import attrs
 import pytest
 from factories import BASE_TIME, at, make_memory, make_proposal, recall_row
 
-from swarmmem.adapters.memory_store import InMemoryStore
-from swarmmem.core import maintenance as mt
-from swarmmem.core.errors import MemoryValidationError
-from swarmmem.core.learning import LearningSettings
-from swarmmem.core.records import MemoryRecord
+from swarmmem.adapters.storage.memory import InMemoryStore
+from swarmmem.core.learning.rewards import LearningSettings
+from swarmmem.core.maintenance import reports as mt
+from swarmmem.core.model.errors import MemoryValidationError
+from swarmmem.core.model.records import MemoryRecord
 from swarmmem.ports.clock import FixedClock
 
 NOW = at(days=30)

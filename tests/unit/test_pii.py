@@ -12,15 +12,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from swarmmem.adapters import ner_pii
-from swarmmem.adapters.ner_pii import NerPiiDetector
-from swarmmem.adapters.regex_pii import (
+from swarmmem.adapters.detectors import ner_pii
+from swarmmem.adapters.detectors.ner_pii import NerPiiDetector
+from swarmmem.adapters.detectors.regex_pii import (
     PII_CONFIDENCE,
     RegexPiiDetector,
     luhn_valid,
     normalize_for_detection,
 )
-from swarmmem.core.errors import DetectorError, MemoryPiiDetectorError
+from swarmmem.core.model.errors import DetectorError, MemoryPiiDetectorError
 from swarmmem.ports.detectors import PiiDetector, PiiFindings
 
 
@@ -481,7 +481,7 @@ def test_importing_the_ner_module_loads_no_runtime() -> None:
     import sys
 
     code = (
-        "import sys, swarmmem.adapters.ner_pii; "
+        "import sys, swarmmem.adapters.detectors.ner_pii; "
         "print(sorted(m for m in ('onnxruntime', 'tokenizers') if m in sys.modules))"
     )
     out = subprocess.run(

@@ -12,12 +12,12 @@ import pytest
 from factories import BASE_TIME, at, make_memory
 
 import swarmmem
-from swarmmem import reflection as files
-from swarmmem.adapters.memory_store import InMemoryStore
-from swarmmem.adapters.regex_secrets import RegexSecretDetector
-from swarmmem.core import reflection as rf
-from swarmmem.core.ids import estimate_tokens
-from swarmmem.core.records import Anchor, MemoryRecord, OutcomeEntry
+from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
+from swarmmem.adapters.files import lessons as files
+from swarmmem.adapters.storage.memory import InMemoryStore
+from swarmmem.core.learning import reflection as rf
+from swarmmem.core.model.ids import estimate_tokens
+from swarmmem.core.model.records import Anchor, MemoryRecord, OutcomeEntry
 from swarmmem.ports.clock import FixedClock
 from swarmmem.ports.storage import ListFilter
 
@@ -485,7 +485,7 @@ def test_lessons_are_generated_at_startup_when_enabled(tmp_path: Path) -> None:
     """The first use of an enabled memory with reflection on writes lessons.json (deferred
     startup task); with reflection off nothing is written."""
     import swarmmem
-    from swarmmem.adapters.memory_store import InMemoryStore
+    from swarmmem.adapters.storage.memory import InMemoryStore
 
     on = {"enabled": True, "reflection": {"enabled": True}}
     with swarmmem.open(tmp_path, config=on, store=InMemoryStore()) as mem:
@@ -502,7 +502,7 @@ def test_inject_blocks_adds_lessons_when_they_fit(tmp_path: Path) -> None:
     """With reflection on and a useful outcome recorded, injection carries the recall block and
     then the reflection block; a message that already holds lessons gets no second copy."""
     import swarmmem
-    from swarmmem.adapters.memory_store import InMemoryStore
+    from swarmmem.adapters.storage.memory import InMemoryStore
 
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "db.py").write_text("def connect(): ...\n", encoding="utf-8")

@@ -6,13 +6,13 @@ import attrs
 import pytest
 from factories import OTHER_SCOPE, REPO_SCOPE, make_memory
 
-from swarmmem.adapters.memory_store import InMemoryStore
-from swarmmem.core.fts import apply_fts_bonus, build_fts_query, fts_terms
-from swarmmem.core.prompt import already_injected, build_prompt_block, header
-from swarmmem.core.recall import provider_recall, slice_items
-from swarmmem.core.records import MemorySource, RecallRequest
-from swarmmem.core.roles import normalize_role, profile_for
-from swarmmem.core.scoring import LearningPolicy, score_records
+from swarmmem.adapters.storage.memory import InMemoryStore
+from swarmmem.core.model.records import MemorySource, RecallRequest
+from swarmmem.core.model.roles import normalize_role, profile_for
+from swarmmem.core.recall.fts import apply_fts_bonus, build_fts_query, fts_terms
+from swarmmem.core.recall.lexical import provider_recall, slice_items
+from swarmmem.core.recall.prompt import already_injected, build_prompt_block, header
+from swarmmem.core.recall.scoring import LearningPolicy, score_records
 
 NOW = "2026-01-05T00:00:00.000Z"
 NOW_MS = 1767571200000.0

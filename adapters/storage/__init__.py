@@ -1,0 +1,1 @@
+"""Storage providers: in-memory, JSONL, and the SQL stores (SQLite, PostgreSQL)."""

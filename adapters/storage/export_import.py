@@ -1,0 +1,150 @@
+"""JSONL export and import, for any storage provider.
+
+``export_store`` writes ``<directory>/export/{memories,proposals,outcome-events}.jsonl``: every
+record in any state (with provenance and its outcome view), every proposal, every outcome
+event; one compact JSON object per line, a trailing newline when the file is not empty; each
+file is replaced atomically (temporary file, fsync, rename).
+
+``import_jsonl`` reads ``memories.jsonl``, ``proposals.jsonl`` and ``outcome-events.jsonl`` from
+a directory (an export directory or a legacy JSONL store). Per file and id the **last** row
+wins, even when it is invalid (the newest row owns the id); invalid rows are reported with
+file, line and reason and nothing else about them is written. Everything is imported in one
+store transaction: all rows or none.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from swarmmem.adapters.storage.jsonl import atomic_write_lines, read_jsonl
+from swarmmem.adapters.storage.memory import dumps, normalize_outcome_event
+from swarmmem.core.model.codec import (
+    proposal_from_dict,
+    proposal_to_dict,
+    record_from_dict,
+    record_to_dict,
+)
+from swarmmem.core.model.errors import ConflictError, MemoryValidationError, StorageError
+from swarmmem.core.model.ids import PROPOSAL_ID_RE
+from swarmmem.core.writes.validation import validate_record
+from swarmmem.ports.storage import StorageProvider
+
+EXPORT_FILES = ("memories.jsonl", "proposals.jsonl", "outcome-events.jsonl")
+
+
+def write_jsonl_atomic(path: Path, rows: Iterable[Mapping[str, Any]]) -> int:
+    """Write ``rows`` as JSON lines to ``path`` atomically; returns how many were written."""
+    lines = [dumps(row) + "\n" for row in rows]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_lines(path, lines)
+    return len(lines)
+
+
+def write_json_atomic(path: Path, value: Any) -> None:
+    """Write ``value`` as indented JSON to ``path`` atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_lines(path, [json.dumps(value, indent=2, ensure_ascii=False) + "\n"])
+
+
+def export_store(store: StorageProvider, directory: str | os.PathLike[str]) -> dict[str, int]:
+    """Export ``store`` to ``<directory>/export``; returns the row count of each file.
+
+    Raises:
+        StorageError: a file could not be written (earlier files of the export are complete).
+    """
+    target = Path(directory) / "export"
+    try:
+        memories = write_jsonl_atomic(
+            target / "memories.jsonl",
+            (record_to_dict(r, include_provenance=True) for r in store.iter_all_records()),
+        )
+        proposals = write_jsonl_atomic(
+            target / "proposals.jsonl", (proposal_to_dict(p) for p in store.list_proposals())
+        )
+        outcomes = write_jsonl_atomic(target / "outcome-events.jsonl", store.list_outcomes())
+    except OSError as exc:
+        raise StorageError(f"cannot write the export to {target}: {exc}") from exc
+    return {"memories": memories, "proposals": proposals, "outcomes": outcomes}
+
+
+def _last_rows(
+    path: Path, file: str, invalid: list[dict[str, Any]]
+) -> tuple[dict[str, tuple[int, Any]], int]:
+    """``{id: (line, object)}`` keeping the last row per id, and the number of rows scanned."""
+    rows: dict[str, tuple[int, Any]] = {}
+    scanned = 0
+    if not path.is_file():
+        return rows, 0
+    for line, obj, error in read_jsonl(path):
+        scanned += 1
+        if error is not None:
+            invalid.append({"file": file, "line": line, "reason": error})
+        elif not isinstance(obj, dict) or not isinstance(obj.get("id"), str) or not obj["id"]:
+            invalid.append({"file": file, "line": line, "reason": "row has no string id"})
+        else:
+            rows.pop(obj["id"], None)  # re-insert so the import follows the winning row's order
+            rows[obj["id"]] = (line, obj)
+    return rows, scanned
+
+
+def import_jsonl(store: StorageProvider, directory: str | os.PathLike[str]) -> dict[str, Any]:
+    """Import the JSONL files of ``directory`` into ``store`` in one transaction.
+
+    Returns:
+        ``{importedMemories, importedProposals, importedOutcomes, scannedRows, invalidCount,
+        invalidRows: [{file, line, reason}]}``.
+    """
+    base = Path(directory)
+    invalid: list[dict[str, Any]] = []
+    try:
+        memories, scanned_m = _last_rows(base / "memories.jsonl", "memories.jsonl", invalid)
+        proposals, scanned_p = _last_rows(base / "proposals.jsonl", "proposals.jsonl", invalid)
+        outcomes, scanned_o = _last_rows(
+            base / "outcome-events.jsonl", "outcome-events.jsonl", invalid
+        )
+    except OSError as exc:
+        raise StorageError(f"cannot read JSONL files in {base}: {exc}") from exc
+    counts = {"memories": 0, "proposals": 0, "outcomes": 0}
+    with store.transaction():
+        for line, obj in memories.values():
+            try:
+                store.upsert(validate_record(record_from_dict(obj)))
+            except MemoryValidationError as exc:
+                invalid.append({"file": "memories.jsonl", "line": line, "reason": str(exc)})
+                continue
+            counts["memories"] += 1
+        for line, obj in proposals.values():
+            try:
+                proposal = proposal_from_dict(obj)
+                if not PROPOSAL_ID_RE.match(proposal.id):
+                    raise MemoryValidationError(
+                        f"id: must look like prop_<16 hex>; got {proposal.id!r}"
+                    )
+            except MemoryValidationError as exc:
+                invalid.append({"file": "proposals.jsonl", "line": line, "reason": str(exc)})
+                continue
+            if store.get_proposal(proposal.id) is None:
+                store.create_proposal(proposal)
+            else:
+                store.update_proposal(proposal)
+            counts["proposals"] += 1
+        for line, obj in outcomes.values():
+            try:
+                store.append_outcome(normalize_outcome_event(obj))
+            except (MemoryValidationError, ConflictError) as exc:
+                invalid.append({"file": "outcome-events.jsonl", "line": line, "reason": str(exc)})
+                continue
+            counts["outcomes"] += 1
+    invalid.sort(key=lambda row: (EXPORT_FILES.index(row["file"]), row["line"]))
+    return {
+        "importedMemories": counts["memories"],
+        "importedProposals": counts["proposals"],
+        "importedOutcomes": counts["outcomes"],
+        "scannedRows": scanned_m + scanned_p + scanned_o,
+        "invalidCount": len(invalid),
+        "invalidRows": invalid,
+    }

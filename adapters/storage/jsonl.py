@@ -1,0 +1,256 @@
+"""The ``local-jsonl`` storage provider: append-only JSON-lines files in one directory.
+
+Files (one JSON object per line, UTF-8):
+
+* ``memories.jsonl``       every written version of a record (stored form, with provenance)
+* ``proposals.jsonl``      every written version of a proposal
+* ``audit.jsonl``          audit events, and recall usage as ``recall`` lines with a ``usage``
+* ``outcome-events.jsonl`` outcome events
+* ``reward-events.jsonl``  learning reward events
+
+On open the files are replayed and the last valid row of each id wins. A line that is not
+JSON or does not parse as its type is listed in :attr:`JsonlStore.load_report` (file, line
+number, error); it never stops the store from opening and is never silently skipped. Merge
+relations are rebuilt from the applied merge proposals of the ledger.
+
+Writes are buffered per transaction and appended at commit, then flushed and fsynced, so a
+rolled-back transaction leaves the files untouched. A hard delete rewrites the affected file
+atomically (temporary file, fsync, rename). The store assumes one writing process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from swarmmem.adapters.storage.memory import (
+    InMemoryStore,
+    _event_line,
+    _proposal_line,
+    _record_line,
+    _usage_line,
+    dumps,
+    merge_pairs,
+    normalize_outcome_event,
+    normalize_recall_usage,
+    normalize_reward_event,
+)
+from swarmmem.core.model.codec import proposal_from_dict, record_from_dict
+from swarmmem.core.model.errors import MemoryValidationError, StorageError
+from swarmmem.core.model.records import MemoryProposal, MemoryRecord
+from swarmmem.ports.clock import Clock
+from swarmmem.ports.storage import StoredEvent
+
+DEFAULT_DIRECTORY = Path(".swarm") / "memory"
+FILES = (
+    "memories.jsonl",
+    "proposals.jsonl",
+    "audit.jsonl",
+    "outcome-events.jsonl",
+    "reward-events.jsonl",
+)
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, Any, str | None]]:
+    """Yield ``(line_number, parsed_or_None, error_or_None)`` for each non-blank line."""
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                yield number, json.loads(raw.decode("utf-8")), None
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                yield number, None, f"invalid JSON: {exc}"
+
+
+def atomic_write_lines(path: Path, lines: list[str]) -> None:
+    """Write ``lines`` (each ending in a newline) to ``path`` through a temp file and rename."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+            fh.writelines(lines)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory handles
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+class JsonlStore(InMemoryStore):
+    """A :class:`~swarmmem.ports.storage.StorageProvider` over append-only JSONL files."""
+
+    name = "local-jsonl"
+
+    def __init__(
+        self, directory: str | os.PathLike[str] = DEFAULT_DIRECTORY, clock: Clock | None = None
+    ):
+        super().__init__(clock=clock)
+        self.directory = Path(directory)
+        self._pending: list[tuple[str, str]] = []
+        self._rewrites: set[str] = set()
+        self._needs_newline: dict[str, bool] = {}
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._load()
+        except OSError as exc:
+            raise StorageError(f"cannot open JSONL store at {self.directory}: {exc}") from exc
+        self._undo.clear()
+
+    # -- loading -------------------------------------------------------------------------
+
+    def _problem(self, file: str, line: int, error: str) -> None:
+        self.load_report.append({"file": file, "line": line, "error": error})
+
+    def _lines(self, file: str) -> Iterator[tuple[int, Any]]:
+        path = self.directory / file
+        if not path.exists():
+            return
+        with path.open("rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            if fh.tell() > 0:
+                fh.seek(-1, os.SEEK_END)
+                self._needs_newline[file] = fh.read(1) != b"\n"
+        for number, obj, error in read_jsonl(path):
+            if error is not None:
+                self._problem(file, number, error)
+            elif not isinstance(obj, dict):
+                self._problem(file, number, "line is not a JSON object")
+            else:
+                yield number, obj
+
+    def _load(self) -> None:
+        for number, obj in self._lines("memories.jsonl"):
+            try:
+                record = record_from_dict(obj)
+            except MemoryValidationError as exc:
+                self._problem("memories.jsonl", number, str(exc))
+                continue
+            self._records[record.id] = record
+        for number, obj in self._lines("proposals.jsonl"):
+            try:
+                proposal = proposal_from_dict(obj)
+            except MemoryValidationError as exc:
+                self._problem("proposals.jsonl", number, str(exc))
+                continue
+            self._proposals[proposal.id] = proposal
+        for number, obj in self._lines("audit.jsonl"):
+            try:
+                self._load_audit_line(obj)
+            except (KeyError, TypeError, ValueError) as exc:
+                self._problem("audit.jsonl", number, f"invalid audit line: {exc}")
+        for number, obj in self._lines("outcome-events.jsonl"):
+            try:
+                event = normalize_outcome_event(obj)
+            except MemoryValidationError as exc:
+                self._problem("outcome-events.jsonl", number, str(exc))
+                continue
+            previous = self._outcomes.get(event["id"])
+            if previous is not None:
+                self._outcomes_by_memory[previous["memoryId"]].pop(event["id"], None)
+            self._outcomes[event["id"]] = event
+            self._outcomes_by_memory.setdefault(event["memoryId"], {})[event["id"]] = event
+        for number, obj in self._lines("reward-events.jsonl"):
+            try:
+                self._rewards.append(normalize_reward_event(obj, ""))
+            except MemoryValidationError as exc:
+                self._problem("reward-events.jsonl", number, str(exc))
+        self._rebuild_relations()
+
+    def _load_audit_line(self, obj: Mapping[str, Any]) -> None:
+        if "usage" in obj:
+            self._usage.append(normalize_recall_usage(obj["usage"], str(obj["timestamp"])))
+            return
+        for key in ("id", "operation", "targetId", "timestamp"):
+            if not isinstance(obj[key], str):
+                raise TypeError(f"{key} must be a string")
+        for key in ("reason", "eventJson"):
+            if obj.get(key) is not None and not isinstance(obj[key], str):
+                raise TypeError(f"{key} must be a string")
+        self._events.append(
+            StoredEvent(
+                id=obj["id"],
+                operation=obj["operation"],
+                target_id=obj["targetId"],
+                timestamp=obj["timestamp"],
+                reason=obj.get("reason"),
+                event_json=obj.get("eventJson"),
+            )
+        )
+
+    def _rebuild_relations(self) -> None:
+        self._relations.clear()
+        for proposal in self.list_proposals("applied"):
+            for source, target in merge_pairs(proposal):
+                if source in self._records and target in self._records:
+                    bucket = self._relations.setdefault(source, {})
+                    bucket.setdefault(target, proposal.id)
+
+    # -- persistence hooks ---------------------------------------------------------------
+
+    def _journal(self, file: str, line: Mapping[str, Any]) -> None:
+        self._append(self._pending, (file, dumps(line) + "\n"))
+
+    def _rewrite(self, file: str) -> None:
+        if file not in self._rewrites:
+            self._rewrites.add(file)
+            self._undo.append(lambda: self._rewrites.discard(file))
+
+    def _commit(self) -> None:
+        try:
+            self._flush()
+        except OSError as exc:
+            raise StorageError(f"cannot write JSONL store at {self.directory}: {exc}") from exc
+        self._pending.clear()
+        self._rewrites.clear()
+
+    def _flush(self) -> None:
+        for file in sorted(self._rewrites):
+            atomic_write_lines(self.directory / file, self._snapshot_lines(file))
+            self._needs_newline[file] = False
+        by_file: dict[str, list[str]] = {}
+        for file, line in self._pending:
+            if file not in self._rewrites:
+                by_file.setdefault(file, []).append(line)
+        for file, lines in by_file.items():
+            path = self.directory / file
+            with path.open("a", encoding="utf-8", newline="\n") as fh:
+                if self._needs_newline.get(file):
+                    fh.write("\n")
+                fh.writelines(lines)
+                fh.flush()
+                os.fsync(fh.fileno())
+            self._needs_newline[file] = False
+
+    def _snapshot_lines(self, file: str) -> list[str]:
+        if file == "memories.jsonl":
+            records: list[MemoryRecord] = sorted(
+                self._records.values(), key=lambda r: (r.updated_at, r.id)
+            )
+            return [dumps(_record_line(r)) + "\n" for r in records]
+        if file == "proposals.jsonl":
+            proposals: list[MemoryProposal] = self.list_proposals()
+            return [dumps(_proposal_line(p)) + "\n" for p in proposals]
+        if file == "outcome-events.jsonl":
+            return [dumps(e) + "\n" for e in self._outcomes.values()]
+        if file == "reward-events.jsonl":
+            return [dumps(e) + "\n" for e in self._rewards]
+        lines = [dumps(_event_line(e)) + "\n" for e in self._events]
+        return lines + [dumps(_usage_line(u)) + "\n" for u in self._usage]

@@ -1,0 +1,1 @@
+"""Vector indexes: an in-process numpy scan, sqlite-vec and pgvector."""

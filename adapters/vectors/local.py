@@ -1,0 +1,231 @@
+"""Vector indexes: sqlite-vec (durable ``memory_items_vec`` table) and in-memory numpy.
+
+Search is an exact cosine scan over a contiguous float32 matrix with numpy (measured several
+times faster than a vec0 KNN query on the same data, see benchmarks/README.md); the sqlite-vec
+table is the durable copy the matrix is loaded from, reloaded when another connection writes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from swarmmem.adapters.storage.sqlite_support import load_vec, sqlite_module
+from swarmmem.core.model.errors import EmbeddingUnavailableError, StorageError
+
+FloatArray = npt.NDArray[np.float32]
+
+
+def _top_k(
+    ids: list[str], matrix: FloatArray, query: FloatArray, k: int
+) -> list[tuple[str, float]]:
+    if not ids or k <= 0:
+        return []
+    q = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
+    if q.shape[0] != matrix.shape[1]:
+        raise ValueError(f"query has dimension {q.shape[0]}, index has {matrix.shape[1]}")
+    scores = matrix @ q
+    n = len(ids)
+    if k < n:
+        part = np.argpartition(-scores, k - 1)[:k]
+        # include every id tied with the k-th score so the id tie-break is exact
+        kth = scores[part].min()
+        part = np.nonzero(scores >= kth)[0]
+    else:
+        part = np.arange(n)
+    ranked = sorted(((ids[i], float(scores[i])) for i in part), key=lambda t: (-t[1], t[0]))
+    return ranked[:k]
+
+
+class NumpyVectorIndex:
+    """An in-memory index (for the in-memory and JSONL providers, and tests)."""
+
+    def __init__(self, dimension: int) -> None:
+        self._dim = int(dimension)
+        self._rows: dict[str, FloatArray] = {}
+        self._version: str | None = None
+        self._cache: tuple[list[str], FloatArray] | None = None
+
+    @property
+    def dimension(self) -> int:
+        return self._dim
+
+    def stored_model_version(self) -> str | None:
+        return self._version
+
+    def seed_model_version(self, version: str) -> str:
+        if self._version is None:
+            self._version = version
+        return self._version
+
+    def set_model_version(self, version: str) -> None:
+        self._version = version
+
+    def upsert(self, ids: Sequence[str], vectors: FloatArray) -> None:
+        vecs = np.asarray(vectors, dtype=np.float32).reshape(len(ids), self._dim)
+        for i, key in enumerate(ids):
+            self._rows[key] = vecs[i].copy()
+        self._cache = None
+
+    def delete(self, ids: Sequence[str]) -> None:
+        for key in ids:
+            self._rows.pop(key, None)
+        self._cache = None
+
+    def ids(self) -> list[str]:
+        return sorted(self._rows)
+
+    def search(self, query: FloatArray, k: int) -> list[tuple[str, float]]:
+        if self._cache is None:
+            keys = sorted(self._rows)
+            mat = (
+                np.stack([self._rows[key] for key in keys]).astype(np.float32)
+                if keys
+                else np.zeros((0, self._dim), np.float32)
+            )
+            self._cache = (keys, np.ascontiguousarray(mat))
+        return _top_k(self._cache[0], self._cache[1], query, k)
+
+    def close(self) -> None:
+        self._rows.clear()
+        self._cache = None
+
+
+class SqliteVecIndex:
+    """The ``memory_items_vec`` vec0 table (+ ``embedding_config.model_version``) of a store.
+
+    Opens its own connection to the database file. Raises
+    :class:`EmbeddingUnavailableError` when sqlite-vec cannot be loaded.
+    """
+
+    def __init__(self, path: str | Path, dimension: int, *, busy_timeout_ms: int = 5000) -> None:
+        self._dim = int(dimension)
+        module = sqlite_module()
+        self._module = module
+        self._conn: Any = module.connect(
+            str(path), timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
+        )
+        ok, reason = load_vec(self._conn)
+        if not ok:
+            self._conn.close()
+            raise EmbeddingUnavailableError(f"dense retrieval is unavailable: {reason}")
+        self._lock = threading.RLock()
+        self._cache: tuple[int, list[str], FloatArray] | None = None
+        try:
+            self._conn.execute(f"PRAGMA busy_timeout = {max(0, min(60000, int(busy_timeout_ms)))}")
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS embedding_config (key TEXT PRIMARY KEY, value TEXT)"
+            )
+            self._conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS memory_items_vec USING "
+                f"vec0(id TEXT PRIMARY KEY, embedding FLOAT[{self._dim}])"
+            )
+        except module.DatabaseError as exc:
+            self._conn.close()
+            raise StorageError(f"cannot create memory_items_vec: {exc}") from exc
+
+    @property
+    def dimension(self) -> int:
+        return self._dim
+
+    def stored_model_version(self) -> str | None:
+        row = self._conn.execute(
+            "SELECT value FROM embedding_config WHERE key = 'model_version'"
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def seed_model_version(self, version: str) -> str:
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR IGNORE INTO embedding_config (key, value) VALUES ('model_version', ?)",
+                (version,),
+            )
+        stored = self.stored_model_version()
+        assert stored is not None
+        return stored
+
+    def set_model_version(self, version: str) -> None:
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO embedding_config (key, value) VALUES ('model_version', ?)",
+                (version,),
+            )
+
+    def upsert(self, ids: Sequence[str], vectors: FloatArray) -> None:
+        vecs = np.ascontiguousarray(
+            np.asarray(vectors, dtype=np.float32).reshape(len(ids), self._dim)
+        )
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                for i, key in enumerate(ids):
+                    # vec0 has no upsert: replace by delete + insert
+                    self._conn.execute("DELETE FROM memory_items_vec WHERE id = ?", (key,))
+                    self._conn.execute(
+                        "INSERT INTO memory_items_vec (id, embedding) VALUES (?, ?)",
+                        (key, vecs[i].tobytes()),
+                    )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._cache = None
+
+    def delete(self, ids: Sequence[str]) -> None:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                for key in ids:
+                    self._conn.execute("DELETE FROM memory_items_vec WHERE id = ?", (key,))
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._cache = None
+
+    def ids(self) -> list[str]:
+        return sorted(str(r[0]) for r in self._conn.execute("SELECT id FROM memory_items_vec"))
+
+    def _matrix(self) -> tuple[list[str], FloatArray]:
+        version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+        cache = self._cache
+        if cache is not None and cache[0] == version:
+            return cache[1], cache[2]
+        rows = self._conn.execute(
+            "SELECT id, embedding FROM memory_items_vec ORDER BY id"
+        ).fetchall()
+        keys = [str(r[0]) for r in rows]
+        mat = (
+            np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32).reshape(
+                len(rows), self._dim
+            )
+            if rows
+            else np.zeros((0, self._dim), np.float32)
+        )
+        self._cache = (version, keys, np.ascontiguousarray(mat))
+        return keys, self._cache[2]
+
+    def search(self, query: FloatArray, k: int) -> list[tuple[str, float]]:
+        with self._lock:
+            keys, mat = self._matrix()
+        return _top_k(keys, mat, query, k)
+
+    def search_vec0(self, query: FloatArray, k: int) -> list[tuple[str, float]]:
+        """The same search through sqlite-vec's KNN (used to cross-check and benchmark)."""
+        q = np.ascontiguousarray(query, dtype=np.float32).reshape(-1).tobytes()
+        rows = self._conn.execute(
+            "SELECT id, vec_distance_cosine(embedding, ?) AS d FROM memory_items_vec "
+            "WHERE embedding MATCH ? AND k = ? ORDER BY distance",
+            (q, q, k),
+        ).fetchall()
+        return sorted(((str(r[0]), 1.0 - float(r[1])) for r in rows), key=lambda t: (-t[1], t[0]))
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._conn.close()

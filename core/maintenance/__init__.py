@@ -1,0 +1,1 @@
+"""Maintenance reports (pending, value-log, recall-log, stale) and compaction planning."""

@@ -1,0 +1,605 @@
+"""Maintenance reports and explicit compaction.
+
+Every report builder reads the store and returns a plain dict with stable keys (the JSON
+form of a command); a ``render_*`` function turns it into the Markdown text of the command.
+Nothing here removes data except :func:`apply_compaction` with ``confirm=True``, and that
+only removes deleted tombstones, superseded records and expired scratch memories.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from swarmmem.core.learning.rewards import (
+    LearningSettings,
+    is_promotion_candidate,
+    low_q_memories,
+    promotion_candidates,
+    recall_counts,
+)
+from swarmmem.core.model.errors import MemoryValidationError
+from swarmmem.core.model.formatting import to_fixed
+from swarmmem.core.model.ids import iso_to_ms
+from swarmmem.core.model.records import MemoryProposal, MemoryRecord
+from swarmmem.ports.storage import ListFilter, StorageProvider
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+VALUE_LOG_EVENTS_PER_LIMIT = 20
+VALUE_LOG_RECENT = 5
+LOW_UTILITY_THRESHOLD = 0.2
+STATUS_SUPPRESSED = "suppressed (low learned-utility)"
+STATUS_PROMOTION = "promotion candidate"
+STATUS_NEUTRAL = "neutral"
+_DAY_MS = 86_400_000.0
+
+
+def parse_limit(value: str | int | None) -> int:
+    """A ``--limit`` value: digits only, clamped to 1..100; ``None`` gives 20.
+
+    Raises:
+        MemoryValidationError: anything that is not a non-negative whole number.
+    """
+    if value is None:
+        return DEFAULT_LIMIT
+    if isinstance(value, bool):
+        raise MemoryValidationError(f"limit must be a whole number; got {value!r}")
+    text = str(value).strip()
+    if not text.isascii() or not text.isdigit():
+        raise MemoryValidationError(f"limit must be a whole number; got {value!r}")
+    return min(MAX_LIMIT, max(1, int(text)))
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _all_records(store: StorageProvider, now: str) -> list[MemoryRecord]:
+    return store.list(ListFilter(now=now, include_inactive=True, include_expired=True))
+
+
+def _expired(record: MemoryRecord, now_ms: float) -> bool:
+    expires = iso_to_ms(record.expires_at)
+    return expires is not None and expires <= now_ms
+
+
+def _live(record: MemoryRecord, now_ms: float) -> bool:
+    return record.active and not _expired(record, now_ms)
+
+
+def _clip(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _memory_entry(record: MemoryRecord) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "kind": record.kind,
+        "confidence": record.confidence,
+        "updated_at": record.updated_at,
+        "q": record.q,
+        "text": record.text,
+    }
+
+
+def _memory_line(entry: Mapping[str, Any]) -> str:
+    return (
+        f"- `{entry['id']}` {entry['kind']} confidence={to_fixed(entry['confidence'], 2)} "
+        f"updated={entry['updated_at']} - {_clip(entry['text'], 100)}"
+    )
+
+
+def _section(title: str, lines: Sequence[str], total: int | None = None) -> list[str]:
+    out = ["", f"### {title}", ""]
+    out.extend(lines or ["- None."])
+    if total is not None and total > len(lines):
+        out.append(f"- ... {total - len(lines)} more")
+    return out
+
+
+# --------------------------------------------------------------------------- pending
+
+
+def _proposal_entry(proposal: MemoryProposal) -> dict[str, Any]:
+    record = proposal.proposed_record
+    target = proposal.target_memory_id or (record.id if record is not None else None) or "new"
+    pii = proposal.metadata.get("pii")
+    pii_entry: dict[str, Any] | None = None
+    if isinstance(pii, Mapping) and isinstance(pii.get("score"), int | float):
+        counts = pii.get("countsByType")
+        pii_entry = {
+            "score": float(pii["score"]),
+            "counts_by_type": dict(counts) if isinstance(counts, Mapping) else {},
+        }
+    return {
+        "id": proposal.id,
+        "operation": proposal.operation,
+        "target": target,
+        "status": proposal.status,
+        "created_at": proposal.created_at,
+        "reviewed_at": proposal.reviewed_at,
+        "reason": proposal.rejection_reason,
+        "pii": pii_entry,
+    }
+
+
+def _proposal_line(entry: Mapping[str, Any]) -> str:
+    line = f"- `{entry['id']}` {entry['operation']} {entry['target']} ({entry['status']})"
+    if entry.get("reason"):
+        line += f" - {_clip(entry['reason'], 200)}"
+    pii = entry.get("pii")
+    if pii:
+        summary = ", ".join(f"{k}x{v}" for k, v in pii["counts_by_type"].items())
+        line += f" pii-score={to_fixed(pii['score'], 2)}"
+        if summary:
+            line += f" ({summary})"
+    return line
+
+
+def _candidate_entry(record: MemoryRecord, recalls: int) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "kind": record.kind,
+        "q": record.q,
+        "recalls": recalls,
+        "text": record.text,
+    }
+
+
+def pending_report(
+    store: StorageProvider,
+    *,
+    now: str,
+    policy: LearningSettings | None = None,
+    limit: int = DEFAULT_LIMIT,
+) -> dict[str, Any]:
+    """Pending proposals (oldest first), rejected reasons (newest first), promotion candidates."""
+    policy = policy or LearningSettings()
+    pending = store.list_proposals("pending")
+    rejected = sorted(
+        store.list_proposals("rejected"),
+        key=lambda p: (p.reviewed_at or p.created_at, p.id),
+        reverse=True,
+    )
+    counts = recall_counts(store.list_recall_usage())
+    candidates = promotion_candidates(store.list(ListFilter(now=now)), counts, policy)
+    return {
+        "limit": limit,
+        "pending_count": len(pending),
+        "rejected_count": len(rejected),
+        "promotion_candidate_count": len(candidates),
+        "pending": [_proposal_entry(p) for p in pending[:limit]],
+        "rejected": [_proposal_entry(p) for p in rejected[:limit]],
+        "promotion_candidates": [
+            _candidate_entry(r, counts.get(r.id, 0)) for r in candidates[:limit]
+        ],
+    }
+
+
+def render_pending(report: Mapping[str, Any]) -> str:
+    """The Markdown text of ``pending``."""
+    lines = [
+        "## Swarm Memory Pending",
+        "",
+        f"- Pending proposals: {report['pending_count']}",
+        f"- Rejected proposals: {report['rejected_count']}",
+        f"- Promotion candidates: {report['promotion_candidate_count']}",
+    ]
+    lines += _section(
+        "Pending proposals",
+        [_proposal_line(e) for e in report["pending"]],
+        report["pending_count"],
+    )
+    lines += _section(
+        "Rejected proposal reasons",
+        [_proposal_line(e) for e in report["rejected"]],
+        report["rejected_count"],
+    )
+    lines += _section(
+        "Promotion candidates (high learned utility, frequently recalled)",
+        [
+            f"- `{c['id']}` q={to_fixed(c['q'], 3)} recalls={c['recalls']} - {_clip(c['text'], 80)}"
+            for c in report["promotion_candidates"]
+        ],
+        report["promotion_candidate_count"],
+    )
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- recall log
+
+
+def recall_log_report(
+    store: StorageProvider, *, now: str, limit: int = DEFAULT_LIMIT
+) -> dict[str, Any]:
+    """Recall usage by agent role and by memory: most-recalled and never-recalled memories."""
+    usage = store.list_recall_usage()
+    roles: dict[str, dict[str, Any]] = {}
+    hits: dict[str, dict[str, Any]] = {}
+    for row in usage:
+        role = row.get("agentRole") if isinstance(row.get("agentRole"), str) else None
+        bucket = roles.setdefault(role or "unknown", {"events": 0, "ids": set()})
+        bucket["events"] += 1
+        ids = row.get("memoryIds") or []
+        scores = row.get("scores") or []
+        stamp = row.get("timestamp") if isinstance(row.get("timestamp"), str) else ""
+        for index, mid in enumerate(ids):
+            if not isinstance(mid, str):
+                continue
+            bucket["ids"].add(mid)
+            entry = hits.setdefault(mid, {"hits": 0, "last": "", "score_sum": 0.0, "scored": 0})
+            entry["hits"] += 1
+            entry["last"] = max(entry["last"], stamp)
+            score = scores[index] if index < len(scores) else None
+            if (
+                isinstance(score, int | float)
+                and not isinstance(score, bool)
+                and math.isfinite(score)
+            ):
+                entry["score_sum"] += float(score)
+                entry["scored"] += 1
+    by_role = sorted(
+        ({"role": r, "events": b["events"], "memory_ids": len(b["ids"])} for r, b in roles.items()),
+        key=lambda e: (-e["events"], e["role"]),
+    )
+    ranked = sorted(hits.items(), key=lambda kv: kv[0])
+    ranked.sort(key=lambda kv: kv[1]["last"], reverse=True)
+    ranked.sort(key=lambda kv: kv[1]["hits"], reverse=True)
+    most = [
+        {
+            "id": mid,
+            "hits": e["hits"],
+            "last": e["last"],
+            "avg_score": (e["score_sum"] / e["scored"]) if e["scored"] else 0.0,
+        }
+        for mid, e in ranked[:limit]
+    ]
+    never = [r for r in store.list(ListFilter(now=now)) if r.id not in hits]
+    return {
+        "limit": limit,
+        "events_scanned": len(usage),
+        "recalled_memory_count": len(hits),
+        "never_recalled_count": len(never),
+        "by_role": by_role[:limit],
+        "most_recalled": most,
+        "never_recalled": [_memory_entry(r) for r in never[:limit]],
+    }
+
+
+def render_recall_log(report: Mapping[str, Any]) -> str:
+    """The Markdown text of ``recall-log``."""
+    lines = [
+        "## Swarm Memory Recall Log",
+        "",
+        f"- Recall events scanned: {report['events_scanned']}",
+        f"- Recalled memories: {report['recalled_memory_count']}",
+        f"- Never-recalled memories: {report['never_recalled_count']}",
+    ]
+    lines += _section(
+        "Recall by agent role",
+        [
+            f"- `{e['role']}`: {e['events']} recall event(s), {e['memory_ids']} memory ID(s)"
+            for e in report["by_role"]
+        ],
+    )
+    lines += _section(
+        "Most-recalled memories",
+        [
+            f"- `{e['id']}`: {e['hits']} hit(s), last={e['last']}, "
+            f"avgScore={to_fixed(e['avg_score'], 3)}"
+            for e in report["most_recalled"]
+        ],
+        report["recalled_memory_count"],
+    )
+    lines += _section(
+        "Never-recalled memories",
+        [_memory_line(e) for e in report["never_recalled"]],
+        report["never_recalled_count"],
+    )
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- value log
+
+
+def value_status(
+    record: MemoryRecord | None, q: float, recalls: int, policy: LearningSettings
+) -> str:
+    """``suppressed (low learned-utility)``, ``promotion candidate`` or ``neutral``."""
+    if q < policy.suppression_threshold:
+        return STATUS_SUPPRESSED
+    if record is not None and is_promotion_candidate(record, recalls, policy):
+        return STATUS_PROMOTION
+    return STATUS_NEUTRAL
+
+
+def value_log_report(
+    store: StorageProvider,
+    *,
+    now: str,
+    policy: LearningSettings | None = None,
+    limit: int = DEFAULT_LIMIT,
+) -> dict[str, Any]:
+    """Per memory: current Q, status and up to five recent rewards (newest first)."""
+    policy = policy or LearningSettings()
+    events = list(reversed(store.list_reward_events()))
+    events.sort(key=lambda e: str(e.get("timestamp", "")), reverse=True)  # stable: newest first
+    window = events[: limit * VALUE_LOG_EVENTS_PER_LIMIT]
+    grouped: dict[str, list[Mapping[str, Any]]] = {}
+    for event in window:
+        mid = event.get("memoryId")
+        if isinstance(mid, str):
+            grouped.setdefault(mid, []).append(event)
+    counts = recall_counts(store.list_recall_usage())
+    memories: list[dict[str, Any]] = []
+    for mid, rows in list(grouped.items())[:limit]:
+        record = store.get(mid)
+        last_q = rows[0].get("qAfter")
+        if record is not None:
+            q = record.q
+        elif isinstance(last_q, int | float) and not isinstance(last_q, bool):
+            q = float(last_q)
+        else:
+            q = 0.5
+        memories.append(
+            {
+                "id": mid,
+                "q": q,
+                "status": value_status(record, q, counts.get(mid, 0), policy),
+                "rewards": len(rows),
+                "recalls": counts.get(mid, 0),
+                "text": record.text if record is not None else "",
+                "recent": [
+                    {
+                        "timestamp": e.get("timestamp"),
+                        "verdict": e.get("verdict"),
+                        "reward": e.get("reward"),
+                        "q_before": e.get("qBefore"),
+                        "q_after": e.get("qAfter"),
+                    }
+                    for e in rows[:VALUE_LOG_RECENT]
+                ],
+            }
+        )
+    live = store.list(ListFilter(now=now))
+    return {
+        "limit": limit,
+        "reward_events_scanned": len(window),
+        "memory_count": len(grouped),
+        "memories": memories,
+        "promotion_candidates": [r.id for r in promotion_candidates(live, counts, policy)],
+        "suppressed": [r.id for r in low_q_memories(live, policy)],
+    }
+
+
+def _num(value: Any, digits: int) -> str:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return to_fixed(float(value), digits)
+    return "n/a"
+
+
+def render_value_log(report: Mapping[str, Any]) -> str:
+    """The Markdown text of ``value-log``."""
+    lines = ["## Swarm Memory Value Log", ""]
+    if not report["memories"]:
+        lines.append("- No reward history recorded yet.")
+        return "\n".join(lines) + "\n"
+    for entry in report["memories"]:
+        text = f" - {_clip(entry['text'], 80)}" if entry["text"] else ""
+        lines.append(
+            f"- `{entry['id']}` q={to_fixed(entry['q'], 3)} [{entry['status']}] "
+            f"rewards={entry['rewards']}{text}"
+        )
+        for event in entry["recent"]:
+            lines.append(
+                f"    - {event['timestamp']} {event['verdict']} reward={_num(event['reward'], 2)} "
+                f"(q {_num(event['q_before'], 2)}→{_num(event['q_after'], 2)})"
+            )
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- stale
+
+
+def importance(record: MemoryRecord, now_ms: float) -> float:
+    """The low-utility score of a never-recalled memory.
+
+    ``0.15 * exp(-0.01 * ageDays) + 0.25 * confidence``, the age counted from the last update
+    (creation when the update time does not parse).
+    """
+    then = iso_to_ms(record.updated_at) or iso_to_ms(record.created_at) or now_ms
+    age_days = max(0.0, (now_ms - then) / _DAY_MS)
+    return 0.15 * math.exp(-0.01 * age_days) + 0.25 * record.confidence
+
+
+def _classify(record: MemoryRecord, now_ms: float) -> str | None:
+    """The compaction class of a record, or ``None`` when it stays."""
+    if record.deleted:
+        return "deleted_tombstones"
+    if record.superseded_by:
+        return "superseded_records"
+    if record.kind == "scratch" and _expired(record, now_ms):
+        return "expired_scratch"
+    return None
+
+
+def stale_report(
+    store: StorageProvider,
+    *,
+    now: str,
+    policy: LearningSettings | None = None,
+    limit: int = DEFAULT_LIMIT,
+    dead_anchor_ids: Iterable[str] = (),
+) -> dict[str, Any]:
+    """Expired scratch, tombstones, superseded chains, dead-anchor, low-utility and low-Q memories.
+
+    ``dead_anchor_ids`` come from the reflection digest (``deadAnchorMemoryIds``); those
+    memories are listed and retained.
+    """
+    policy = policy or LearningSettings()
+    now_ms = iso_to_ms(now)
+    if now_ms is None:
+        raise MemoryValidationError(f"now must be an ISO timestamp; got {now!r}")
+    records = _all_records(store, now)
+    by_id = {r.id: r for r in records}
+    live = [r for r in records if _live(r, now_ms)]
+    recalled = set(recall_counts(store.list_recall_usage()))
+    expired = [r for r in records if _classify(r, now_ms) == "expired_scratch"]
+    tombstones = [r for r in records if r.deleted]
+    chains = []
+    for record in records:
+        if record.superseded_by and not record.deleted:
+            successor = by_id.get(record.superseded_by)
+            chains.append(
+                {
+                    "id": record.id,
+                    "superseded_by": record.superseded_by,
+                    "reason": successor.supersedes_reason if successor is not None else None,
+                }
+            )
+    dead = sorted({i for i in dead_anchor_ids if i in by_id and by_id[i].active})
+    low_utility = [
+        r for r in live if r.id not in recalled and importance(r, now_ms) < LOW_UTILITY_THRESHOLD
+    ]
+    low_q = low_q_memories(live, policy)
+    sections: dict[str, list[Any]] = {
+        "expired_scratch": [_memory_entry(r) for r in expired],
+        "deleted_tombstones": [_memory_entry(r) for r in tombstones],
+        "superseded_chains": chains,
+        "structurally_stale": [_memory_entry(by_id[i]) for i in dead],
+        "low_utility": [_memory_entry(r) for r in low_utility],
+        "low_learned_utility": [_memory_entry(r) for r in low_q],
+    }
+    report: dict[str, Any] = {"limit": limit, "active_count": len(live)}
+    for name, items in sections.items():
+        report[f"{name}_count"] = len(items)
+    for name, items in sections.items():
+        report[name] = items[:limit]
+    return report
+
+
+def render_stale(report: Mapping[str, Any]) -> str:
+    """The Markdown text of ``stale``."""
+    lines = [
+        "## Swarm Memory Stale Report",
+        "",
+        f"- Active memories: {report['active_count']}",
+        f"- Expired scratch memories: {report['expired_scratch_count']}",
+        f"- Deleted tombstones: {report['deleted_tombstones_count']}",
+        f"- Superseded chains: {report['superseded_chains_count']}",
+        f"- Structurally stale memories: {report['structurally_stale_count']}",
+        f"- Low-utility memories: {report['low_utility_count']}",
+        f"- Low-learned-utility memories: {report['low_learned_utility_count']}",
+    ]
+
+    def memories(key: str) -> list[str]:
+        return [_memory_line(e) for e in report[key]]
+
+    lines += _section(
+        "Expired scratch memories", memories("expired_scratch"), report["expired_scratch_count"]
+    )
+    lines += _section(
+        "Deleted tombstones", memories("deleted_tombstones"), report["deleted_tombstones_count"]
+    )
+    lines += _section(
+        "Superseded chains",
+        [
+            f"- `{c['id']}` -> `{c['superseded_by']}`"
+            + (f" - {c['reason']}" if c["reason"] else "")
+            for c in report["superseded_chains"]
+        ],
+        report["superseded_chains_count"],
+    )
+    lines += _section(
+        "Structurally stale memories (all anchors dead; retained)",
+        memories("structurally_stale"),
+        report["structurally_stale_count"],
+    )
+    lines += _section("Low-utility memories", memories("low_utility"), report["low_utility_count"])
+    lines += _section(
+        "Low-learned-utility memories (suppressed by q-value)",
+        memories("low_learned_utility"),
+        report["low_learned_utility_count"],
+    )
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- compaction
+
+COMPACTION_CLASSES: tuple[str, ...] = (
+    "deleted_tombstones",
+    "superseded_records",
+    "expired_scratch",
+)
+
+
+def compact_plan(store: StorageProvider, *, now: str) -> dict[str, Any]:
+    """What a confirmed compaction would remove, by class (ids sorted), without removing it."""
+    now_ms = iso_to_ms(now)
+    if now_ms is None:
+        raise MemoryValidationError(f"now must be an ISO timestamp; got {now!r}")
+    plan: dict[str, Any] = {name: [] for name in COMPACTION_CLASSES}
+    for record in _all_records(store, now):
+        name = _classify(record, now_ms)
+        if name is not None:
+            plan[name].append(record.id)
+    for name in COMPACTION_CLASSES:
+        plan[name].sort()
+    total = store.count()
+    removable = sum(len(plan[name]) for name in COMPACTION_CLASSES)
+    return {
+        "mode": "dry-run",
+        **plan,
+        "counts": {name: len(plan[name]) for name in COMPACTION_CLASSES},
+        "removable": removable,
+        "removed": 0,
+        "remaining_memories": total,
+    }
+
+
+def apply_compaction(store: StorageProvider, *, now: str, confirm: bool = False) -> dict[str, Any]:
+    """Run compaction: a dry run unless ``confirm``.
+
+    A confirmed run hard-deletes (with their outcome rows) exactly the records of
+    :func:`compact_plan`, in one transaction, and appends a ``compact`` audit event.
+    """
+    plan = compact_plan(store, now=now)
+    if not confirm:
+        return plan
+    removed = 0
+    with store.transaction():
+        for name in COMPACTION_CLASSES:
+            for memory_id in plan[name]:
+                if store.delete(memory_id, reason=f"compact: {name}", now=now, hard=True):
+                    removed += 1
+        store.append_event(
+            "compact",
+            "memory_items",
+            reason="explicit compaction",
+            event={"counts": plan["counts"], "removed": removed, "at": now},
+        )
+    return {**plan, "mode": "confirmed", "removed": removed, "remaining_memories": store.count()}
+
+
+def render_compaction(report: Mapping[str, Any], *, command: str = "swarmmem compact") -> str:
+    """The Markdown text of ``compact``."""
+    counts = report["counts"]
+    lines = [
+        "## Swarm Memory Compaction",
+        "",
+        f"- Mode: `{report['mode']}`",
+        f"- Deleted tombstones: {counts['deleted_tombstones']}",
+        f"- Superseded records: {counts['superseded_records']}",
+        f"- Expired scratch records: {counts['expired_scratch']}",
+        f"- Remaining memories: {report['remaining_memories']}",
+    ]
+    if report["mode"] != "confirmed":
+        lines += [
+            "",
+            f"No records were removed. Run `{command} --confirm` to apply this compaction.",
+        ]
+    else:
+        lines.append(f"- Removed records: {report['removed']}")
+    return "\n".join(lines) + "\n"

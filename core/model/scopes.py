@@ -1,0 +1,108 @@
+"""Scopes derived from context only: agents never choose or widen them."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import attrs
+
+from swarmmem.core.model.errors import ScopeError
+from swarmmem.core.model.ids import stable_id
+from swarmmem.core.model.records import MemoryScope
+
+
+@attrs.frozen(kw_only=True)
+class MemoryContext:
+    """Who is asking: the project root and the session, run, agent and unit of work."""
+
+    directory: str
+    session_id: str | None = None
+    agent_role: str | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
+    unit_id: str | None = None
+
+    @property
+    def effective_run_id(self) -> str | None:
+        """The run id, falling back to the session id."""
+        return self.run_id or self.session_id
+
+
+def derive_allowed_scopes(
+    context: MemoryContext, *, remote_url: str | None, cohort_id: str | None = None
+) -> list[MemoryScope]:
+    """The allowed scopes, most general first: workspace, repository, [cohort], [run], [agent].
+
+    Args:
+        context: the caller's context; ``directory`` is resolved to an absolute path.
+        remote_url: the ``origin`` remote of the repository, if any (else the folder name
+            identifies the repository).
+        cohort_id: a linked cohort, when memory sharing between worktrees is configured.
+    """
+    root = os.path.abspath(context.directory)
+    scopes = [
+        MemoryScope(type="workspace", workspace_id=stable_id(os.path.dirname(root))),
+        MemoryScope(
+            type="repository",
+            repo_id=stable_id(remote_url or os.path.basename(root)),
+            repo_root=root,
+        ),
+    ]
+    if cohort_id:
+        scopes.append(MemoryScope(type="cohort", cohort_id=cohort_id))
+    run_id = context.effective_run_id
+    if run_id:
+        scopes.append(MemoryScope(type="run", run_id=run_id))
+    agent = context.agent_id or context.agent_role
+    if agent:
+        scopes.append(MemoryScope(type="agent", agent_id=agent, run_id=run_id))
+    return scopes
+
+
+def _strict_key(scope: MemoryScope) -> tuple[object, ...]:
+    root = os.path.abspath(scope.repo_root) if scope.repo_root else None
+    return (
+        scope.type,
+        scope.user_id,
+        scope.workspace_id,
+        scope.project_id,
+        scope.repo_id,
+        root,
+        scope.run_id,
+        scope.agent_id,
+        scope.cohort_id,
+    )
+
+
+def authorize_scopes(
+    requested: Sequence[MemoryScope] | None, allowed: Sequence[MemoryScope]
+) -> list[MemoryScope]:
+    """Check that ``requested`` is a non-empty subset of ``allowed`` (``None`` -> all allowed).
+
+    Raises:
+        ScopeError: an empty list, or a scope outside the allowed list.
+    """
+    if requested is None:
+        return list(allowed)
+    if not requested:
+        raise ScopeError("recall scopes must not be empty")
+    allowed_keys = {_strict_key(scope) for scope in allowed}
+    for scope in requested:
+        if _strict_key(scope) not in allowed_keys:
+            raise ScopeError(f"recall scope is not allowed for this context: {scope.as_dict()}")
+    return list(requested)
+
+
+def write_scope(
+    stability: str, allowed: Sequence[MemoryScope], requested: MemoryScope | None = None
+) -> MemoryScope:
+    """The scope a new record lands in (the repository scope unless a cohort is linked)."""
+    if requested is not None:
+        authorize_scopes([requested], allowed)
+        return requested
+    if stability == "durable":
+        for scope in allowed:
+            if scope.type == "cohort":
+                return scope
+    return allowed[1]

@@ -1,0 +1,2 @@
+"""The one recall pipeline: request building, candidates, lexical scoring, dense kNN,
+fusion, rerank, slicing, related-item expansion, the prompt block and injection planning."""

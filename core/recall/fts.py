@@ -1,0 +1,86 @@
+"""Full-text pre-selection: the FTS5 query and the BM25-order bonus."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import attrs
+
+from swarmmem.core.model.records import RecallItem
+
+FTS_STOP_WORDS: frozenset[str] = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "goal",
+        "how",
+        "in",
+        "into",
+        "is",
+        "it",
+        "of",
+        "on",
+        "or",
+        "role",
+        "task",
+        "that",
+        "the",
+        "this",
+        "to",
+        "user",
+        "what",
+        "when",
+        "with",
+    ]
+)
+MAX_FTS_TERMS = 40
+FTS_BONUS = 0.08
+_TERM = re.compile(r"[a-z0-9_]{2,}")
+
+
+def fts_terms(query: str, task: str | None, mode: str) -> list[str]:
+    """Unique search terms, first-seen order, stop words and short words removed, at most 40."""
+    if mode == "injection" and task:
+        text = f"{task}\n{query}"
+    else:
+        text = f"{query}\n{task or ''}"
+    seen: dict[str, None] = {}
+    for term in _TERM.findall(text.lower()):
+        if term in FTS_STOP_WORDS or (len(term) < 3 and not term.isdigit()):
+            continue
+        seen.setdefault(term, None)
+    return list(seen)[:MAX_FTS_TERMS]
+
+
+def build_fts_query(query: str, task: str | None, mode: str) -> str | None:
+    """An FTS5 ``MATCH`` string of quoted terms joined by ``OR``; ``None`` without terms."""
+    terms = fts_terms(query, task, mode)
+    if not terms:
+        return None
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def apply_fts_bonus(items: list[RecallItem], fts_order: Mapping[str, int]) -> list[RecallItem]:
+    """Add the BM25-order bonus ``((n - pos) / n) * 0.08`` and re-sort (score desc, id asc)."""
+    denom = max(len(fts_order), 1)
+    out: list[RecallItem] = []
+    for item in items:
+        pos = fts_order.get(item.record.id)
+        if pos is not None:
+            item = attrs.evolve(
+                item,
+                score=item.score + ((denom - pos) / denom) * FTS_BONUS,
+                reason=f"{item.reason}, fts_rank={pos + 1}",
+            )
+        out.append(item)
+    out.sort(key=lambda it: (-it.score, it.record.id))
+    return out

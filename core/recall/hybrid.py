@@ -1,0 +1,365 @@
+"""The hybrid recall pipeline: lexical, dense kNN, metadata order, fusion, rerank.
+
+Every stage is a plain function. Any dense failure returns the exact lexical result
+(disabled-path guarantee); a reranker failure or a spent latency budget keeps the fused order.
+
+Fusion methods:
+
+* ``rrf`` (the design's default): ``sum_c w_c / (k + rank_c)`` over the lexical, dense and
+  metadata rankings, min-max normalised.
+* ``convex``: ``w_lex * minmax(lexical score) + w_dense * minmax(cosine)`` over the union of
+  candidates (missing channel = 0), min-max normalised; rewards agreement of both channels.
+
+Rerank (optional) rescores the top 20 with ``w * minmax(reranker) + (1 - w) * minmax(fused)``
+(``rerank_weight`` w; 1 reproduces the reference, which takes the reranker order alone).
+
+Dense rescue (``dense_rescue`` = a cosine floor, off when ``None``): the best dense candidate
+in which the lexical path found no query signal at all (no shared text, tag, file or symbol
+term: the paraphrase case) takes the last slot when fusion and rerank ranked it lower and
+its cosine reaches the floor; the top item is never displaced. Lexical and dense then each
+contribute what only they can find. Injection mode never rescues (it keeps its stricter
+no-signal rule) and takes no dense-only hit.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from swarmmem._speedups.fusion import rrf_fuse
+from swarmmem.core.model.errors import EmbeddingVersionMismatchError, SwarmMemoryError
+from swarmmem.core.model.formatting import to_fixed
+from swarmmem.core.model.ids import iso_to_ms, normalize_text
+from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest, RecallSignals
+from swarmmem.core.recall.embedding_cache import EmbeddingCache
+from swarmmem.core.recall.lexical import RecallResult, expand_related, lexical_recall, slice_items
+from swarmmem.core.recall.scoring import LearningPolicy, is_expired
+from swarmmem.ports.embedder import Embedder
+from swarmmem.ports.reranker import Reranker
+from swarmmem.ports.storage import StorageProvider
+from swarmmem.ports.vectors import VectorIndex
+
+RERANK_TOP_N = 20
+_ZERO_SIGNALS = RecallSignals(
+    text_overlap=0.0,
+    tag_overlap=0.0,
+    file_overlap=0.0,
+    symbol_overlap=0.0,
+    kind_match=False,
+    scope_match=True,
+)
+
+
+@attrs.frozen(kw_only=True)
+class HybridSettings:
+    """``memory.retrieval`` values used by the pipeline."""
+
+    rrf_k: float = 60.0
+    weight_lexical: float = 0.5
+    weight_dense: float = 0.4
+    weight_metadata: float = 0.1
+    fusion: str = "rrf"
+    dense_rescue: float | None = None
+    rerank: bool = False
+    rerank_weight: float = 0.5
+    latency_budget_ms: float = 250.0
+
+
+@attrs.frozen(kw_only=True)
+class DenseParts:
+    """What the dense stages need; all optional parts already checked for availability."""
+
+    embedder: Embedder
+    index: VectorIndex
+    cache: EmbeddingCache
+    reranker: Reranker | None = None
+
+
+@attrs.frozen(kw_only=True)
+class HybridTrace:
+    """Evaluator-facing record of what the pipeline did."""
+
+    status: str  # complete | degraded
+    degradation_reason: str | None = None
+    used_embedding: bool = False
+    used_reranker: bool = False
+    lexical_candidate_count: int = 0
+    dense_candidate_count: int = 0
+    rerank_candidate_count: int = 0
+    query_embedding_invocation_count: int = 0
+
+
+def query_vector(parts: DenseParts, query: str) -> tuple[np.ndarray, int]:
+    """The cached (or freshly computed) query embedding and how many embeds ran."""
+    version = parts.embedder.model_version
+    normalized = normalize_text(query).lower()
+    cached = parts.cache.get(version, normalized)
+    if cached is not None:
+        return cached, 0
+    vector = parts.embedder.embed(normalized)
+    parts.cache.set(version, normalized, vector)
+    return vector, 1
+
+
+def dense_candidates(
+    store: StorageProvider,
+    parts: DenseParts,
+    request: RecallRequest,
+    vector: np.ndarray,
+    *,
+    now: str,
+    k: int,
+) -> list[tuple[MemoryRecord, float]]:
+    """Nearest stored memories, filtered exactly like the lexical candidates.
+
+    An index that offers ``search_scoped`` (see :mod:`swarmmem.ports.vectors`) filters by
+    scope, kind, state and expiry itself; every hit is still checked here.
+    """
+    now_ms = iso_to_ms(now) or 0.0
+    stored = parts.index.stored_model_version()
+    if stored is not None and stored != parts.embedder.model_version:
+        raise EmbeddingVersionMismatchError(
+            f"stored embeddings were made with {stored!r} but the embedder is "
+            f"{parts.embedder.model_version!r}; run rebuild_embedding_index()"
+        )
+    scope_keys = {scope.key for scope in request.scopes}
+    kinds = set(request.kinds) if request.kinds else None
+    out: list[tuple[MemoryRecord, float]] = []
+    scoped_search = getattr(parts.index, "search_scoped", None)
+    fetch = k if scoped_search is not None else max(k * 4, k + 16)
+    while True:
+        if scoped_search is not None:  # the index filters in its database; hits are re-checked
+            hits = scoped_search(
+                vector,
+                fetch,
+                scope_keys=sorted(scope_keys),
+                kinds=None if kinds is None else sorted(kinds),
+                now=now,
+                include_expired=request.include_expired,
+            )
+        else:
+            hits = parts.index.search(vector, fetch)
+        out = []
+        records = store.get_many([memory_id for memory_id, _ in hits])
+        for memory_id, cosine in hits:
+            record = records.get(memory_id)
+            if (
+                record is None
+                or not record.active
+                or record.scope.key not in scope_keys
+                or (kinds is not None and record.kind not in kinds)
+                or (not request.include_expired and is_expired(record, now_ms))
+            ):
+                continue
+            out.append((record, cosine))
+            if len(out) >= k:
+                return out
+        if len(hits) < fetch:
+            return out
+        fetch *= 4
+
+
+def metadata_order(items: Sequence[RecallItem], request: RecallRequest) -> list[str]:
+    """Stable partition: scope+kind match, scope only, kind only, neither."""
+    scope_keys = {scope.key for scope in request.scopes}
+    kinds = set(request.kinds) if request.kinds else None
+    buckets: list[list[str]] = [[], [], [], []]
+    for item in items:
+        scope_ok = item.record.scope.key in scope_keys
+        kind_ok = kinds is None or item.record.kind in kinds
+        buckets[0 if scope_ok and kind_ok else 1 if scope_ok else 2 if kind_ok else 3].append(
+            item.record.id
+        )
+    return [i for bucket in buckets for i in bucket]
+
+
+def _minmax(values: dict[str, float]) -> dict[str, float]:
+    if not values:
+        return {}
+    lo, hi = min(values.values()), max(values.values())
+    span = hi - lo
+    return {key: (1.0 if span == 0 else (v - lo) / span) for key, v in values.items()}
+
+
+def fuse(
+    lexical: Sequence[RecallItem],
+    dense: Sequence[tuple[MemoryRecord, float]],
+    request: RecallRequest,
+    settings: HybridSettings,
+) -> list[tuple[str, float]]:
+    """Fused, min-max normalised scores, best first (ties by id)."""
+    if settings.fusion == "convex":
+        lex = _minmax({it.record.id: it.score for it in lexical})
+        den = _minmax({rec.id: cos for rec, cos in dense})
+        raw = {
+            key: settings.weight_lexical * lex.get(key, 0.0)
+            + settings.weight_dense * den.get(key, 0.0)
+            for key in list(lex) + [k for k in den if k not in lex]
+        }
+    else:
+        ids, scores = rrf_fuse(
+            [
+                [it.record.id for it in lexical],
+                [rec.id for rec, _ in dense],
+                metadata_order(lexical, request),
+            ],
+            [settings.weight_lexical, settings.weight_dense, settings.weight_metadata],
+            settings.rrf_k,
+        )
+        raw = dict(zip(ids, scores, strict=True))
+    normalized = _minmax(raw)
+    return sorted(normalized.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def _rescue(
+    items: list[RecallItem],
+    dense: Sequence[tuple[MemoryRecord, float]],
+    signalled: set[str],
+    max_items: int,
+    floor: float,
+) -> list[RecallItem]:
+    """Give the best dense candidate without any lexical query signal the last slot."""
+    best = next((rec.id for rec, cos in dense if rec.id not in signalled and cos >= floor), None)
+    if best is None:
+        return items
+    position = next((i for i, it in enumerate(items) if it.record.id == best), None)
+    if max_items < 2 or position is None or position < max_items:
+        return items
+    target = max_items - 1  # never displaces the top item
+    rescued = attrs.evolve(items[position], reason=f"{items[position].reason}, dense_rescue")
+    rest = items[:position] + items[position + 1 :]
+    return [*rest[:target], rescued, *rest[target:]]
+
+
+def hybrid_recall(
+    store: StorageProvider,
+    request: RecallRequest,
+    *,
+    now: str,
+    parts: DenseParts | None,
+    settings: HybridSettings,
+    policy: LearningPolicy | None = None,
+    min_score: float = 0.0,
+    rng: Callable[[], float] | None = None,
+    timer: Callable[[], float] = time.perf_counter,
+) -> tuple[RecallResult, HybridTrace]:
+    """Run the six stages; fall back to the exact lexical result if anything dense fails."""
+    started = timer()
+    lexical = lexical_recall(store, request, now=now, policy=policy, rng=rng)
+
+    def lexical_only(reason: str | None) -> tuple[RecallResult, HybridTrace]:
+        items = expand_related(
+            store, slice_items(lexical.items, request.max_items), request, now=now, policy=policy
+        )
+        diagnostics = dict(lexical.diagnostics)
+        diagnostics["returnedCount"] = len(items)
+        diagnostics["exploredCount"] = sum(1 for it in items if it.explored)
+        return (
+            RecallResult(
+                items=tuple(items), diagnostics=diagnostics, lexical_order=lexical.lexical_order
+            ),
+            HybridTrace(
+                status="degraded" if reason else "complete",
+                degradation_reason=reason,
+                lexical_candidate_count=len(lexical.items),
+            ),
+        )
+
+    if parts is None:
+        return lexical_only("dense retrieval is unavailable")
+    regular = [it for it in lexical.items if not it.explored]
+    explored = [it for it in lexical.items if it.explored]
+    try:
+        vector, embeds = query_vector(parts, request.query)
+        k = request.candidate_cap if request.candidate_cap else max(100, request.max_items * 20)
+        dense = dense_candidates(store, parts, request, vector, now=now, k=k)
+    except SwarmMemoryError:
+        return lexical_only("dense retrieval failed")
+    except Exception:
+        return lexical_only("dense retrieval failed")
+
+    fused = fuse(regular, dense, request, settings)
+    by_id: dict[str, RecallItem] = {it.record.id: it for it in regular}
+    dense_records = {rec.id: rec for rec, _ in dense}
+    items: list[RecallItem] = []
+    for memory_id, score in fused:
+        # Lexical items already passed min_score on their base score; min-max normalisation
+        # would push the last of them to 0, so the floor applies to dense-only hits alone,
+        # and injection (which requires a query signal) takes no dense-only hit at all.
+        if memory_id not in by_id and (score < min_score or request.mode == "injection"):
+            continue
+        tag = (
+            f"rrf_fused={to_fixed(score, 4)}"
+            if settings.fusion == "rrf"
+            else f"fused={to_fixed(score, 4)}"
+        )
+        base = by_id.get(memory_id)
+        if base is not None:
+            items.append(attrs.evolve(base, score=score, reason=f"{base.reason}, {tag}"))
+        else:
+            record = dense_records[memory_id]
+            items.append(RecallItem(record=record, score=score, reason=tag, signals=_ZERO_SIGNALS))
+
+    used_reranker = False
+    reason: str | None = None
+    rerank_count = 0
+    if settings.rerank:
+        if parts.reranker is None or not parts.reranker.available:
+            reason = "reranker unavailable"
+        elif (timer() - started) * 1000.0 > settings.latency_budget_ms:
+            reason = "reranking skipped by latency budget"
+        else:
+            top = items[:RERANK_TOP_N]
+            try:
+                scores = parts.reranker.rerank(request.query, [it.record.text for it in top])
+                if settings.rerank_weight < 1.0:
+                    fused_part = _minmax({str(i): it.score for i, it in enumerate(top)})
+                    rerank_part = _minmax({str(i): float(v) for i, v in enumerate(scores)})
+                    w = settings.rerank_weight
+                    scores = [
+                        w * rerank_part[str(i)] + (1.0 - w) * fused_part[str(i)]
+                        for i in range(len(top))
+                    ]
+                order = sorted(range(len(top)), key=lambda i: (-scores[i], i))
+                items = [top[i] for i in order] + items[RERANK_TOP_N:]
+                used_reranker = True
+                rerank_count = len(top)
+            except Exception:
+                reason = "reranker failed"
+
+    if settings.dense_rescue is not None and request.mode != "injection":
+        signalled = {
+            it.record.id
+            for it in regular
+            if it.signals.text_overlap > 0
+            or it.signals.tag_overlap > 0
+            or it.signals.file_overlap > 0
+            or it.signals.symbol_overlap > 0
+        }
+        items = _rescue(items, dense, signalled, request.max_items, settings.dense_rescue)
+    items = expand_related(
+        store, slice_items(items + explored, request.max_items), request, now=now, policy=policy
+    )
+    diagnostics: dict[str, Any] = dict(lexical.diagnostics)
+    diagnostics["returnedCount"] = len(items)
+    diagnostics["exploredCount"] = sum(1 for it in items if it.explored)
+    diagnostics["fusionActive"] = True
+    return (
+        RecallResult(
+            items=tuple(items), diagnostics=diagnostics, lexical_order=lexical.lexical_order
+        ),
+        HybridTrace(
+            status="degraded" if reason else "complete",
+            degradation_reason=reason,
+            used_embedding=True,
+            used_reranker=used_reranker,
+            lexical_candidate_count=len(regular),
+            dense_candidate_count=len(dense),
+            rerank_candidate_count=rerank_count,
+            query_embedding_invocation_count=embeds,
+        ),
+    )

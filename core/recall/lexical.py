@@ -1,0 +1,160 @@
+"""The lexical recall pipeline at the provider level (no prompt block, no usage log).
+
+request -> provider candidates (scope/kind filter, FTS pre-selection) -> nine-factor scorer
+-> BM25-order bonus -> maxItems slice (exploration is additive) -> related-item expansion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+
+from swarmmem.core.model.ids import iso_to_ms
+from swarmmem.core.model.records import RecallItem, RecallRequest, Relation
+from swarmmem.core.recall.fts import apply_fts_bonus, build_fts_query
+from swarmmem.core.recall.scoring import LearningPolicy, score_records
+from swarmmem.ports.storage import StorageProvider
+
+DEFAULT_CANDIDATE_CAP = 1000
+RELATED_RECALL_FANOUT = 2
+
+
+@attrs.frozen(kw_only=True)
+class RecallResult:
+    """Ranked items with the scorer's diagnostics counts."""
+
+    items: tuple[RecallItem, ...]
+    diagnostics: dict[str, int] = attrs.field(hash=False)
+    lexical_order: tuple[str, ...] = ()
+
+
+def candidate_cap(request: RecallRequest) -> int:
+    """The provider candidate limit (1000, or a lower quality-profile cap)."""
+    if request.candidate_cap is None:
+        return DEFAULT_CANDIDATE_CAP
+    return min(DEFAULT_CANDIDATE_CAP, max(1, int(request.candidate_cap)))
+
+
+def lexical_recall(
+    store: StorageProvider,
+    request: RecallRequest,
+    *,
+    now: str,
+    policy: LearningPolicy | None = None,
+    rng: Callable[[], float] | None = None,
+) -> RecallResult:
+    """Run the lexical path and return items before the maxItems slice, best first."""
+    now_ms = iso_to_ms(now)
+    assert now_ms is not None, "now must be an ISO timestamp"
+    candidates = store.select_candidates(
+        scope_keys=[scope.key for scope in request.scopes],
+        kinds=request.kinds,
+        fts_query=build_fts_query(request.query, request.task, request.mode),
+        mode=request.mode,
+        max_items=request.max_items,
+        now=now,
+        include_expired=request.include_expired,
+        candidate_cap=candidate_cap(request),
+    )
+    items, diag = score_records(request, candidates.records, now_ms=now_ms, policy=policy, rng=rng)
+    if candidates.fts_order is not None:
+        explored = [it for it in items if it.explored]
+        items = apply_fts_bonus([it for it in items if not it.explored], candidates.fts_order)
+        items += explored
+    return RecallResult(
+        items=tuple(items),
+        diagnostics=diag,
+        lexical_order=tuple(it.record.id for it in items if not it.explored),
+    )
+
+
+def slice_items(
+    items: tuple[RecallItem, ...] | list[RecallItem], max_items: int
+) -> list[RecallItem]:
+    """The first ``max_items`` regular items, then any explored item (exploration is additive)."""
+    normal = [it for it in items if not it.explored][:max_items]
+    return normal + [it for it in items if it.explored]
+
+
+def expand_related(
+    store: StorageProvider,
+    items: list[RecallItem],
+    request: RecallRequest,
+    *,
+    now: str,
+    policy: LearningPolicy | None = None,
+) -> list[RecallItem]:
+    """Fill unused slots with up to two merged memories per direct result (one hop)."""
+    normal = [it for it in items if not it.explored]
+    explored = [it for it in items if it.explored]
+    if len(normal) >= request.max_items:
+        return _dedupe(normal + explored)
+    now_ms = iso_to_ms(now)
+    assert now_ms is not None
+    selected = {it.record.id for it in items}
+    for source in list(normal):
+        added = 0
+        for related_id in store.related_ids(source.record.id)[:RELATED_RECALL_FANOUT]:
+            if len(normal) >= request.max_items or added >= RELATED_RECALL_FANOUT:
+                break
+            if related_id in selected:
+                continue
+            record = store.get(related_id)
+            if record is None:
+                continue
+            scored, _ = score_records(
+                request,
+                [record],
+                now_ms=now_ms,
+                policy=policy,
+                apply_min_score=False,
+                require_signal=False,
+            )
+            if not scored:
+                continue
+            item = scored[0]
+            normal.append(
+                attrs.evolve(
+                    item,
+                    reason=f"{item.reason}, relation=merged_with, related_from={source.record.id}",
+                    relation=Relation(memory_id=source.record.id),
+                    related_from=source.record.id,
+                )
+            )
+            selected.add(related_id)
+            added += 1
+        if len(normal) >= request.max_items:
+            break
+    return _dedupe(normal + explored)
+
+
+def _dedupe(items: list[RecallItem]) -> list[RecallItem]:
+    seen: set[str] = set()
+    out: list[RecallItem] = []
+    for item in items:
+        if item.record.id not in seen:
+            seen.add(item.record.id)
+            out.append(item)
+    return out
+
+
+def provider_recall(
+    store: StorageProvider,
+    request: RecallRequest,
+    *,
+    now: str,
+    policy: LearningPolicy | None = None,
+    rng: Callable[[], float] | None = None,
+) -> RecallResult:
+    """Lexical recall, sliced to ``max_items`` and expanded with related memories."""
+    result = lexical_recall(store, request, now=now, policy=policy, rng=rng)
+    items = expand_related(
+        store, slice_items(result.items, request.max_items), request, now=now, policy=policy
+    )
+    diagnostics = dict(result.diagnostics)
+    diagnostics["returnedCount"] = len(items)
+    diagnostics["exploredCount"] = sum(1 for it in items if it.explored)
+    return RecallResult(
+        items=tuple(items), diagnostics=diagnostics, lexical_order=result.lexical_order
+    )

@@ -1,0 +1,239 @@
+"""The nine-factor lexical scorer (policy around the ``lexical`` kernel).
+
+For each candidate the scorer applies the pre-filters (expired, superseded, deleted, out of
+scope, wrong kind), low-Q suppression, computes the weighted overlap score with the kernel,
+adds the Q-value boost, keeps items whose *base* score reaches ``min_score`` and sorts by
+score descending, then id ascending.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from swarmmem._speedups import lexical
+from swarmmem.core.model.formatting import to_fixed
+from swarmmem.core.model.ids import iso_to_ms
+from swarmmem.core.model.records import (
+    MemoryRecord,
+    RecallItem,
+    RecallRequest,
+    RecallSignals,
+    q_value_of,
+)
+from swarmmem.core.model.roles import profile_for
+
+SCOPE_SPECIFICITY: dict[str, float] = {
+    "agent": 1.0,
+    "run": 0.9,
+    "repository": 0.8,
+    "cohort": 0.8,
+    "project": 0.65,
+    "workspace": 0.45,
+    "global_user": 0.3,
+}
+_FILE_KEYS = ("file", "filePath", "files", "touchedFiles")
+_SYMBOL_KEYS = ("symbol", "symbols")
+
+
+@attrs.frozen(kw_only=True)
+class LearningPolicy:
+    """How learned Q-values affect recall."""
+
+    q_boost_weight: float = 0.1
+    suppression_threshold: float = 0.15
+    exploration_rate: float = 0.0
+
+
+def _strings(metadata: Mapping[str, Any], keys: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for key in keys:
+        value = metadata.get(key)
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, list | tuple):
+            out.extend(v for v in value if isinstance(v, str))
+    return out
+
+
+def file_field(record: MemoryRecord) -> str:
+    """The file-path text of a record (source path and metadata file keys)."""
+    parts = [record.source.file_path] if isinstance(record.source.file_path, str) else []
+    return " ".join(parts + _strings(record.metadata, _FILE_KEYS))
+
+
+def symbol_field(record: MemoryRecord) -> str:
+    """The symbol text of a record (metadata symbol keys)."""
+    return " ".join(_strings(record.metadata, _SYMBOL_KEYS))
+
+
+def is_expired(record: MemoryRecord, now_ms: float) -> bool:
+    """True when the record has a parsable ``expiresAt`` at or before ``now_ms``."""
+    expires = iso_to_ms(record.expires_at)
+    return expires is not None and expires <= now_ms
+
+
+@attrs.define
+class _Scored:
+    record: MemoryRecord
+    signals: tuple[float, ...]
+    base: float
+    score: float
+
+
+def _reason(record: MemoryRecord, sig: Sequence[float], role: bool, q: float) -> str:
+    names = ("text_overlap", "tag_overlap", "file_overlap", "symbol_overlap")
+    parts = [f"{name}={to_fixed(v, 2)}" for name, v in zip(names, sig[:4], strict=True) if v > 0]
+    if sig[5] > 0:
+        parts.append(f"task_terms={to_fixed(sig[5], 2)}")
+    if sig[4] > 0:
+        parts.append(f"kind_query={to_fixed(sig[4], 2)}")
+    if role:
+        parts.append("role_profile")
+    parts.append(f"scope={record.scope.type}")
+    parts.append(f"confidence={to_fixed(record.confidence, 2)}")
+    if q != 0.5:
+        parts.append(f"qvalue={to_fixed(q, 2)}")
+    return ", ".join(parts)
+
+
+def score_records(
+    request: RecallRequest,
+    records: Sequence[MemoryRecord],
+    *,
+    now_ms: float,
+    policy: LearningPolicy | None = None,
+    rng: Callable[[], float] | None = None,
+    apply_min_score: bool = True,
+    require_signal: bool | None = None,
+) -> tuple[list[RecallItem], dict[str, int]]:
+    """Score ``records`` for ``request``; return the kept items (best first) and counts.
+
+    Args:
+        request: the recall request (scopes already authorised).
+        records: candidates from the provider.
+        now_ms: the current time in epoch milliseconds (expiry checks).
+        policy: Q-value boost, suppression and exploration settings.
+        rng: random source for exploration (``random.random`` when omitted).
+        apply_min_score: False for related-item expansion (minScore does not apply).
+        require_signal: overrides ``request.require_query_signal``.
+    """
+    policy = policy or LearningPolicy()
+    scope_keys = {scope.key for scope in request.scopes}
+    kinds = set(request.kinds) if request.kinds else None
+    role_kinds = set(profile_for(request.agent_role).kinds) if request.agent_role else None
+    diag = {
+        "candidateCount": len(records),
+        "preScoredFilteredCount": 0,
+        "scoredCount": 0,
+        "returnedCount": 0,
+        "noSignalCount": 0,
+        "belowThresholdCount": 0,
+        "suppressedLowQCount": 0,
+        "exploredCount": 0,
+    }
+    eligible: list[MemoryRecord] = []
+    suppressed: list[MemoryRecord] = []
+    for record in records:
+        if (
+            (not request.include_expired and is_expired(record, now_ms))
+            or record.superseded_by
+            or record.deleted
+            or record.scope.key not in scope_keys
+            or (kinds is not None and record.kind not in kinds)
+        ):
+            diag["preScoredFilteredCount"] += 1
+            continue
+        if not request.include_low_q and q_value_of(record.metadata) < policy.suppression_threshold:
+            diag["suppressedLowQCount"] += 1
+            suppressed.append(record)
+            continue
+        eligible.append(record)
+
+    injection = request.mode == "injection"
+    wants_signal = request.require_query_signal if require_signal is None else require_signal
+    min_score = request.min_score if request.min_score is not None else 0.0
+    if not apply_min_score:
+        min_score = float("-inf")
+
+    def run(batch: Sequence[MemoryRecord]) -> list[_Scored]:
+        rows = lexical.score_lexical(
+            request.query,
+            request.task,
+            injection and request.task is not None,
+            [r.text for r in batch],
+            [" ".join(r.tags) for r in batch],
+            [file_field(r) for r in batch],
+            [symbol_field(r) for r in batch],
+            [r.kind.replace("_", " ") for r in batch],
+            [r.source.ref or "" for r in batch],
+            [SCOPE_SPECIFICITY.get(r.scope.type, 0.0) for r in batch],
+            [(0.5 if kinds is None else (1.0 if r.kind in kinds else 0.0)) for r in batch],
+            [(1.0 if role_kinds is not None and r.kind in role_kinds else 0.0) for r in batch],
+            [float(r.confidence) for r in batch],
+        )
+        return [
+            _Scored(
+                record=r,
+                signals=row[:6],
+                base=row[6],
+                score=row[6] + (q_value_of(r.metadata) - 0.5) * policy.q_boost_weight,
+            )
+            for r, row in zip(batch, rows, strict=True)
+        ]
+
+    kept: list[_Scored] = []
+    for scored in run(eligible):
+        diag["scoredCount"] += 1
+        text, tag, file, symbol, kind_q, _task = scored.signals
+        has_signal = text > 0 or tag > 0 or file > 0 or symbol > 0 or kind_q > 0
+        if injection and wants_signal is not False and not has_signal:
+            diag["noSignalCount"] += 1
+            continue
+        if scored.base >= min_score:
+            kept.append(scored)
+        else:
+            diag["belowThresholdCount"] += 1
+
+    kept.sort(key=lambda s: (-s.score, s.record.id))
+    items = [_to_item(s, request, kinds, role_kinds) for s in kept]
+
+    if suppressed and policy.exploration_rate > 0:
+        draw = (rng or random.random)()
+        if draw < policy.exploration_rate:
+            candidates = [s for s in run(suppressed) if s.base >= min_score]
+            if candidates:
+                best = min(candidates, key=lambda s: (-s.base, s.record.id))
+                item = _to_item(best, request, kinds, role_kinds)
+                items.append(attrs.evolve(item, explored=True))
+                diag["exploredCount"] = 1
+    diag["returnedCount"] = len(items)
+    return items, diag
+
+
+def _to_item(
+    scored: _Scored,
+    request: RecallRequest,
+    kinds: set[str] | None,
+    role_kinds: set[str] | None,
+) -> RecallItem:
+    record = scored.record
+    sig = scored.signals
+    role = role_kinds is not None and record.kind in role_kinds
+    return RecallItem(
+        record=record,
+        score=scored.score,
+        base_score=scored.base,
+        reason=_reason(record, sig, role, q_value_of(record.metadata)),
+        signals=RecallSignals(
+            text_overlap=sig[0],
+            tag_overlap=sig[1],
+            file_overlap=sig[2],
+            symbol_overlap=sig[3],
+            kind_match=kinds is not None and record.kind in kinds,
+            scope_match=True,
+        ),
+    )

@@ -1,0 +1,1 @@
+"""The ``swarmmem`` command line."""

@@ -1,0 +1,5 @@
+"""``python -m swarmmem.cli``: the command line."""
+
+from swarmmem.cli.main import main
+
+main()
