@@ -28,7 +28,7 @@ from pg_support import require_dsn, schema_for, timed_client
 
 from swarmmem.core.model.ids import content_hash, memory_id
 from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource, RecallRequest
-from swarmmem.core.recall.lexical import provider_recall
+from swarmmem.core.recall.pipeline import run_recall
 
 SIZE = int(os.environ.get("SWARMMEM_PG_BENCH_SIZE", "2000"))
 CLIENTS = int(os.environ.get("SWARMMEM_PG_BENCH_CLIENTS", "3"))
@@ -109,7 +109,7 @@ def test_recall_latency(benchmark: Any, places: dict[str, Any], kind: str) -> No
     requests = itertools.cycle(
         [RecallRequest(query=q, scopes=(SCOPE,), max_items=8) for q in QUERIES]
     )
-    result = benchmark(lambda: provider_recall(store, next(requests), now=NOW))
+    result = benchmark(lambda: run_recall(store, next(requests), now=NOW)[0])
     assert result.items
 
 

@@ -19,7 +19,7 @@ from swarmmem.core.model.ids import content_hash, memory_id_for_hash
 from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource, RecallRequest
 from swarmmem.core.recall import scoring
 from swarmmem.core.recall.fts import build_fts_query
-from swarmmem.core.recall.lexical import provider_recall
+from swarmmem.core.recall.pipeline import run_recall
 
 SIZES = [int(s) for s in os.environ.get("SWARMMEM_BENCH_SIZES", "1000").split(",") if s.strip()]
 SCOPE = MemoryScope(type="repository", repo_id="bench")
@@ -98,7 +98,7 @@ def test_lexical_recall(benchmark, store, impl, monkeypatch) -> None:
         f"swarmmem._speedups._lexical_{'c' if impl == 'compiled' else 'py'}"
     )
     monkeypatch.setattr(scoring, "lexical", module)
-    result = benchmark(lambda: provider_recall(store, REQUEST, now=NOW))
+    result = benchmark(lambda: run_recall(store, REQUEST, now=NOW)[0])
     assert 0 < len(result.items) <= 8
 
 
@@ -127,11 +127,18 @@ def dense_parts(store):
 @pytest.mark.benchmark(group="recall")
 def test_hybrid_recall_cached_query(benchmark, store, dense_parts) -> None:
     """Hybrid recall (lexical + dense kNN + RRF) with the query embedding already cached."""
-    from swarmmem.core.recall.hybrid import HybridSettings, hybrid_recall
+    from swarmmem.core.recall.hybrid import HybridSettings
+    from swarmmem.core.recall.pipeline import RecallConfig, run_recall
 
     settings = HybridSettings()
     result, trace = benchmark(
-        lambda: hybrid_recall(store, REQUEST, now=NOW, parts=dense_parts, settings=settings)
+        lambda: run_recall(
+            store,
+            REQUEST,
+            now=NOW,
+            parts=dense_parts,
+            config=RecallConfig(profile="hybrid", hybrid=settings),
+        )
     )
     assert trace.used_embedding and trace.query_embedding_invocation_count == 0
     assert result.items

@@ -66,7 +66,7 @@ def diagnostics() -> dict[str, Any]:
             if not extra.startswith("(")
             else f"not installed {extra}",
         }
-    from swarmmem.adapters.storage.sqlite_support import sqlite_capabilities
+    from swarmmem.bootstrap import sqlite_capabilities
 
     return {
         "swarmmem": __version__,

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from swarmmem.core.model.errors import EvaluationError
-
-PROFILES = ("lexical", "hybrid", "hybrid+rerank")
+from swarmmem.core.recall.pipeline import PROFILES
+from swarmmem.registry import create
 
 
 def _read_jsonl(path: Path, what: str) -> list[dict[str, Any]]:
@@ -100,21 +100,17 @@ def run_dataset(
     k: int = 10,
     embedder: Any = None,
     reranker: Any = None,
-    settings: Any = None,
     limit_queries: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Score every profile (and bare FTS5 BM25) on the collection; return a report dict."""
-    import attrs
-
-    from swarmmem.adapters.storage.sqlite import SqliteStore
-    from swarmmem.adapters.storage.sqlite_support import sqlite_module
+    from swarmmem.bootstrap import sqlite_connect
     from swarmmem.core.model.ids import content_hash, memory_id_for_hash, normalize_text, to_iso
     from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource, RecallRequest
-    from swarmmem.core.recall.embedding_cache import EmbeddingCache
+    from swarmmem.core.recall.embeddings import embed_records
     from swarmmem.core.recall.fts import build_fts_query
-    from swarmmem.core.recall.hybrid import DenseParts, HybridSettings, hybrid_recall
-    from swarmmem.core.recall.lexical import provider_recall
+    from swarmmem.core.recall.pipeline import run_recall
+    from swarmmem.evaluation import project_runtime
     from swarmmem.ports.clock import SystemClock
 
     bad = [p for p in profiles if p not in PROFILES]
@@ -158,40 +154,29 @@ def run_dataset(
                 content_hash=digest,
             )
         )
-    settings = settings or HybridSettings(dense_rescue=None)
     results: dict[str, list[dict[str, float]]] = {p: [] for p in ("fts5-bm25", *profiles)}
     latency: dict[str, float] = dict.fromkeys(results, 0.0)
+    dense = any(p != "lexical" for p in profiles)
+    # the dataset ranks whole collections: no last-slot rescue, no query cache
+    config = {"retrieval": {"denseRescue": None}, "embeddings": {"cacheSize": 0}}
     with tempfile.TemporaryDirectory(prefix="swarmmem-dataset-") as tmp:
-        db = Path(tmp) / "memory.db"
-        store = SqliteStore(db)
-        index = None
+        runtime = project_runtime(
+            Path(tmp),
+            "sqlite",
+            config=config,
+            embedder=(embedder or create("embedder", "onnx")) if dense else None,
+            reranker=reranker if dense else None,
+        )
         try:
+            store = runtime.store
             with store.transaction():
                 for record in records:
                     store.upsert(record)
-            parts = None
-            if any(p != "lexical" for p in profiles):
-                from swarmmem.adapters.vectors.local import SqliteVecIndex
-
-                if embedder is None:
-                    from swarmmem.adapters.models.onnx_embedder import OnnxMiniLmEmbedder
-
-                    embedder = OnnxMiniLmEmbedder()
-                index = SqliteVecIndex(db, embedder.dimension)
-                index.seed_model_version(embedder.model_version)
-                for start in range(0, len(records), 256):
-                    batch = records[start : start + 256]
-                    index.upsert(
-                        [r.id for r in batch], embedder.embed_batch([r.text.lower() for r in batch])
-                    )
-                if reranker is None and "hybrid+rerank" in profiles:
-                    from swarmmem.registry import maxsim_reranker
-
-                    reranker = maxsim_reranker(embedder)
-                parts = DenseParts(
-                    embedder=embedder, index=index, cache=EmbeddingCache(0), reranker=reranker
-                )
-            conn = sqlite_module().connect(str(db))
+            if dense:
+                parts = runtime.dense_parts(rerank=False)
+                if parts is not None:
+                    embed_records(parts, records)
+            conn = sqlite_connect(runtime.sqlite_path)
             try:
                 for n, query in enumerate(queries, 1):
                     qid = str(query["id"])
@@ -216,17 +201,11 @@ def run_dataset(
                     )
                     for profile in profiles:
                         started = time.perf_counter()
-                        if profile == "lexical":
-                            items = provider_recall(store, request, now=stamp).items
-                        else:
-                            res, _trace = hybrid_recall(
-                                store,
-                                request,
-                                now=stamp,
-                                parts=parts,
-                                settings=attrs.evolve(settings, rerank=profile == "hybrid+rerank"),
-                            )
-                            items = res.items
+                        recall_config, parts = runtime.resolve_profile(profile)
+                        res, _trace = run_recall(
+                            store, request, now=stamp, config=recall_config, parts=parts
+                        )
+                        items = res.items
                         latency[profile] += time.perf_counter() - started
                         ranked = [doc_of[it.record.id] for it in items]
                         results[profile].append(metrics_for(ranked, relevant, k))
@@ -235,9 +214,7 @@ def run_dataset(
             finally:
                 conn.close()
         finally:
-            if index is not None:
-                index.close()
-            store.close()
+            runtime.close()
     table = {
         name: {
             metric: sum(r[metric] for r in rows) / len(rows)

@@ -1,16 +1,23 @@
-"""Evaluation wiring: fixture-path safety, temporary stores, the regression gate."""
+"""Evaluation runners: fixture-path safety, temporary projects, profiles, the regression gates.
+
+Every run recalls through the library's own path: stores, vector indexes, embedders and
+rerankers come from :class:`swarmmem.bootstrap.Runtime` (the composition root), ranking from
+:func:`swarmmem.core.recall.pipeline.run_recall`, and profile runs keep what fits the token
+budget exactly as a recall bundle does. An evaluation profile is only a recall configuration.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from swarmmem import fixtures as bundled
+from swarmmem.bootstrap import Runtime
 from swarmmem.core.evaluation.metrics import (
     MODES,
     PROVIDERS,
@@ -23,10 +30,10 @@ from swarmmem.core.evaluation.metrics import (
 from swarmmem.core.model.errors import EvaluationError
 from swarmmem.core.model.ids import to_iso
 from swarmmem.core.model.records import RecallItem, RecallRequest
-from swarmmem.core.recall.lexical import provider_recall
+from swarmmem.core.recall.pipeline import PROFILES, run_recall
 from swarmmem.ports.clock import Clock, SystemClock
 from swarmmem.ports.storage import StorageProvider
-from swarmmem.registry import resolve
+from swarmmem.registry import create
 
 
 def _within(path: Path, root: Path) -> bool:
@@ -77,21 +84,34 @@ def resolve_fixture_dir(path: str | os.PathLike[str] | None, project_root: Path)
     return real
 
 
+def project_runtime(
+    folder: Path,
+    provider: str,
+    *,
+    clock: Clock | None = None,
+    config: Mapping[str, Any] | None = None,
+    **adapters: Any,
+) -> Runtime:
+    """A runtime for an evaluation project at ``folder`` on ``provider``, configured like a
+    user's project (``config`` overrides the defaults; embeddings are on when an ``embedder``
+    is given)."""
+    settings: dict[str, Any] = {**(config or {}), "enabled": True, "provider": provider}
+    if adapters.get("embedder") is not None:
+        settings["embeddings"] = {**settings.get("embeddings", {}), "enabled": True}
+    given = {k: v for k, v in adapters.items() if v is not None}
+    return Runtime(folder, settings, adapters={"clock": clock or SystemClock(), **given})
+
+
 @contextmanager
 def temporary_stores(clock: Clock | None = None) -> Iterator[Callable[[str], StorageProvider]]:
-    """A factory of fresh stores (one temporary directory each), removed afterwards."""
+    """A factory of fresh stores (one temporary project each), removed afterwards."""
     with tempfile.TemporaryDirectory(prefix="swarmmem-eval-") as tmp:
         counter = iter(range(1_000_000))
 
         def make(provider: str) -> StorageProvider:
             folder = Path(tmp) / f"{provider}-{next(counter)}"
             folder.mkdir()
-            cls = resolve("store", provider)
-            if provider == "sqlite":
-                return cls(folder / "memory.db", clock=clock)  # type: ignore[no-any-return]
-            if provider == "local-jsonl":
-                return cls(folder, clock=clock)  # type: ignore[no-any-return]
-            return cls(clock=clock)  # type: ignore[no-any-return]
+            return project_runtime(folder, provider, clock=clock).store
 
         yield make
 
@@ -99,8 +119,8 @@ def temporary_stores(clock: Clock | None = None) -> Iterator[Callable[[str], Sto
 def lexical_recall_fn(
     store: StorageProvider, request: RecallRequest, now: str
 ) -> Sequence[RecallItem]:
-    """Provider-level lexical recall used by the evaluator."""
-    return provider_recall(store, request, now=now).items
+    """The lexical profile of the recall pipeline, as the reference evaluator ranks."""
+    return run_recall(store, request, now=now)[0].items
 
 
 def evaluate(
@@ -113,10 +133,8 @@ def evaluate(
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Run the golden fixtures and return the schema-v1 report."""
-    from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
-
     directory = resolve_fixture_dir(fixtures_dir, project_root)
-    fixtures = load_fixtures(directory, secrets=RegexSecretDetector())
+    fixtures = load_fixtures(directory, secrets=create("secrets", "regex"))
     clock = clock or SystemClock()
     with temporary_stores(clock) as factory:
         return evaluate_fixtures(
@@ -153,9 +171,6 @@ def regression_gate(
     return {"passed": not problems, "problems": problems, "summary": first["summary"]}
 
 
-PROFILES = ("lexical", "hybrid", "hybrid+rerank")
-
-
 def _check_profiles(profiles: Sequence[str]) -> None:
     bad = [p for p in profiles if p not in PROFILES]
     if bad or not profiles:
@@ -165,9 +180,7 @@ def _check_profiles(profiles: Sequence[str]) -> None:
 
 
 def _default_embedder() -> Any:
-    from swarmmem.adapters.models.onnx_embedder import OnnxMiniLmEmbedder
-
-    return OnnxMiniLmEmbedder()
+    return create("embedder", "onnx")
 
 
 def evaluate_profiles(
@@ -179,7 +192,6 @@ def evaluate_profiles(
     modes: Sequence[str] = MODES,
     embedder: Any = None,
     reranker: Any = None,
-    settings: Any = None,
     clock: Clock | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
@@ -189,11 +201,9 @@ def evaluate_profiles(
     working embedder (else ``degraded`` to lexical with the reason). Each non-lexical run is
     compared with the lexical run of the same fixture, provider and mode.
     """
-    from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
-
     _check_profiles(profiles)
     directory = resolve_fixture_dir(fixtures_dir, project_root)
-    fixtures = load_fixtures(directory, secrets=RegexSecretDetector())
+    fixtures = load_fixtures(directory, secrets=create("secrets", "regex"))
     return run_profiles(
         fixtures,
         profiles=profiles,
@@ -201,7 +211,6 @@ def evaluate_profiles(
         modes=modes,
         embedder=embedder,
         reranker=reranker,
-        settings=settings,
         clock=clock,
         progress=progress,
         fixture_directory=str(fixtures_dir) if fixtures_dir else "bundled:memory-recall",
@@ -216,7 +225,6 @@ def run_profiles(
     modes: Sequence[str] = MODES,
     embedder: Any = None,
     reranker: Any = None,
-    settings: Any = None,
     clock: Clock | None = None,
     progress: Callable[[int, int], None] | None = None,
     fixture_directory: str = "",
@@ -224,19 +232,14 @@ def run_profiles(
     """Run parsed fixtures under every profile (the body of :func:`evaluate_profiles`)."""
     import time
 
-    import attrs
-
-    from swarmmem.adapters.vectors.local import SqliteVecIndex
     from swarmmem.core.evaluation.metrics import fixture_request, run_metrics, summarize
     from swarmmem.core.model.errors import SwarmMemoryError
-    from swarmmem.core.model.ids import normalize_text
-    from swarmmem.core.recall.embedding_cache import EmbeddingCache
-    from swarmmem.core.recall.hybrid import DenseParts, HybridSettings, hybrid_recall
+    from swarmmem.core.recall.embeddings import embed_records
+    from swarmmem.core.recall.service import assemble_bundle
 
     _check_profiles(profiles)
     clock = clock or SystemClock()
     now = to_iso(clock.now())
-    settings = settings or HybridSettings(dense_rescue=0.25)
     unavailable: str | None = None
     if any(p != "lexical" for p in profiles):
         try:
@@ -245,78 +248,61 @@ def run_profiles(
                 unavailable = "dense retrieval is unavailable"
         except (SwarmMemoryError, ImportError):
             unavailable = "dense retrieval is unavailable"
-        if reranker is None and unavailable is None and "hybrid+rerank" in profiles:
-            from swarmmem.registry import maxsim_reranker
-
-            reranker = maxsim_reranker(embedder)
+    dense = unavailable is None and any(p != "lexical" for p in profiles)
     runs: list[dict[str, Any]] = []
-    doc_vectors: dict[str, Any] = {}  # text -> vector, shared by fixtures with equal records
     total = len(fixtures) * len(providers) * len(modes) * len(profiles)
     cap = 20
-    with temporary_stores(clock) as factory:
-        for fixture in fixtures:
+    with tempfile.TemporaryDirectory(prefix="swarmmem-eval-") as tmp:
+        for number, fixture in enumerate(fixtures):
             for provider in providers:
-                store = factory(provider)
-                index = None
+                folder = Path(tmp) / f"{provider}-{number}"
+                folder.mkdir()
+                with_dense = dense and provider == "sqlite"
+                runtime = project_runtime(
+                    folder,
+                    provider,
+                    clock=clock,
+                    embedder=embedder if with_dense else None,
+                    reranker=reranker if with_dense else None,
+                )
                 try:
+                    store = runtime.store
                     with store.transaction():
                         for record in fixture.records:
                             store.upsert(record)
+                    if with_dense:
+                        parts = runtime.dense_parts(rerank=False)
+                        if parts is not None:
+                            embed_records(parts, fixture.records)
                     for mode in modes:
                         for profile in profiles:
                             request, k = fixture_request(fixture, mode, candidate_cap=cap)
-                            request = attrs.evolve(request, profile=profile)
                             status, reason, trace = "complete", None, None
                             started = time.perf_counter()
+                            items: list[RecallItem] = []
                             if profile != "lexical" and provider != "sqlite":
-                                status, reason, items = (
-                                    "skipped",
-                                    "profile requires sqlite provider",
-                                    [],
-                                )
-                            elif profile == "lexical" or unavailable:
-                                items = list(provider_recall(store, request, now=now).items)
-                                if profile != "lexical":
-                                    status, reason = "degraded", unavailable
+                                status, reason = "skipped", "profile requires sqlite provider"
                             else:
-                                if index is None:
-                                    db = getattr(store, "path", None)
-                                    if db is None:
-                                        raise EvaluationError(
-                                            f"store {provider!r} has no database for vectors"
-                                        )
-                                    index = SqliteVecIndex(db, embedder.dimension)
-                                    index.seed_model_version(embedder.model_version)
-                                    index.upsert(
-                                        [r.id for r in fixture.records],
-                                        _document_vectors(
-                                            embedder,
-                                            [
-                                                normalize_text(r.text).lower()
-                                                for r in fixture.records
-                                            ],
-                                            doc_vectors,
-                                        ),
-                                    )
-                                parts = DenseParts(
-                                    embedder=embedder,
-                                    index=index,
-                                    cache=EmbeddingCache(64),
-                                    reranker=reranker if profile == "hybrid+rerank" else None,
+                                config, parts = runtime.resolve_profile(
+                                    "lexical" if unavailable else profile
                                 )
-                                result, trace = hybrid_recall(
-                                    store,
+                                result, trace = run_recall(
+                                    store, request, now=now, config=config, parts=parts
+                                )
+                                bundle = assemble_bundle(
                                     request,
-                                    now=now,
-                                    parts=parts,
-                                    settings=attrs.evolve(
-                                        settings, rerank=profile == "hybrid+rerank"
-                                    ),
-                                    min_score=request.min_score or 0.0,
+                                    result.items,
+                                    result.diagnostics,
+                                    generated_at=now,
+                                    redact=runtime.secrets.redact,
                                 )
-                                items = list(result.items)
-                                status, reason = trace.status, trace.degradation_reason
-                            items = cap_by_token_budget(items, request.token_budget)
+                                items = list(bundle.items)
+                                if unavailable and profile != "lexical":
+                                    status, reason, trace = "degraded", unavailable, None
+                                elif profile != "lexical":
+                                    status, reason = trace.status, trace.degradation_reason
+                                else:
+                                    trace = None
                             latency = (time.perf_counter() - started) * 1000.0
                             ids = [it.record.id for it in items]
                             metrics = run_metrics(fixture, ids, k, mode, now)
@@ -356,9 +342,7 @@ def run_profiles(
                             if progress is not None:
                                 progress(len(runs), total)
                 finally:
-                    if index is not None:
-                        index.close()
-                    store.close()
+                    runtime.close()
     lexical = {
         (r["fixture"], r["provider"], r["mode"]): r for r in runs if r["profile"] == "lexical"
     }
@@ -405,16 +389,6 @@ def run_profiles(
     }
 
 
-def _document_vectors(embedder: Any, texts: list[str], memo: dict[str, Any]) -> Any:
-    """Embed ``texts`` (one batch of the texts not seen before) and stack their vectors."""
-    import numpy as np
-
-    missing = [t for t in dict.fromkeys(texts) if t not in memo]
-    if missing:
-        memo.update(zip(missing, embedder.embed_batch(missing), strict=True))
-    return np.stack([memo[t] for t in texts]) if texts else embedder.embed_batch([])
-
-
 def _trace_usage(trace: Any) -> dict[str, int]:
     """The candidate counts of a hybrid trace (empty for lexical runs)."""
     if trace is None:
@@ -425,19 +399,6 @@ def _trace_usage(trace: Any) -> dict[str, int]:
         "rerank_candidate_count": trace.rerank_candidate_count,
         "query_embedding_invocation_count": trace.query_embedding_invocation_count,
     }
-
-
-def cap_by_token_budget(items: Sequence[Any], budget: int) -> list[Any]:
-    """Quality profiles share one token cap: keep items in rank order, skipping any whose
-    text would exceed what is left of ``budget`` (text-only estimate)."""
-    kept: list[Any] = []
-    used = 0
-    for item in items:
-        cost = _tokens(item.record.text)
-        if used + cost <= budget:
-            kept.append(item)
-            used += cost
-    return kept
 
 
 def _tokens(text: str) -> int:
@@ -557,7 +518,6 @@ def evaluate_heldout(
     providers: Sequence[str] = HELDOUT_PROVIDERS,
     embedder: Any = None,
     reranker: Any = None,
-    settings: Any = None,
     clock: Clock | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
@@ -569,14 +529,16 @@ def evaluate_heldout(
     profile report (schema 2) plus a ``heldout`` section and a ``manifest`` section whose
     ``source_id`` is ``heldout:<corpus_id>``.
     """
-    from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
     from swarmmem.core.evaluation.heldout import corpus_hash, heldout_fixtures, summarize_cases
 
     _check_profiles(profiles)
     path = resolve_manifest_path(manifest_path, project_root)
     manifest, texts = read_heldout_corpus(path)
     fixtures = heldout_fixtures(
-        manifest, texts, secrets=RegexSecretDetector(), source=f"{path.parent.name}/{path.name}"
+        manifest,
+        texts,
+        secrets=create("secrets", "regex"),
+        source=f"{path.parent.name}/{path.name}",
     )
     report = run_profiles(
         fixtures,
@@ -585,7 +547,6 @@ def evaluate_heldout(
         modes=("manual",),
         embedder=embedder,
         reranker=reranker,
-        settings=settings,
         clock=clock,
         progress=progress,
         fixture_directory=str(manifest_path) if manifest_path else "bundled:memory-recall-heldout",

@@ -41,9 +41,9 @@ from typing import Any
 from swarmmem import config as _config
 from swarmmem._version import __version__
 from swarmmem.cli.render import bundle_json, proposal_json
-from swarmmem.core.gateway import MAX_ANCHORS, tool_event_id
 from swarmmem.core.model.errors import MemoryDisabledError, MemoryValidationError, SwarmMemoryError
 from swarmmem.core.model.records import MEMORY_KINDS, OUTCOMES, PROPOSAL_OPERATIONS
+from swarmmem.core.writes.service import MAX_ANCHORS, tool_event_id
 from swarmmem.memory import DISABLED_MESSAGE, Memory
 
 log = logging.getLogger("swarmmem.mcp")

@@ -1,6 +1,10 @@
-"""The adapter registry: configuration strings -> adapter classes, imported lazily.
+"""The adapter registry: configuration strings -> adapter factories, imported lazily.
 
-Every place that takes an adapter key also accepts a ready instance.
+One table names every adapter kind the configuration can choose (stores, vector indexes,
+embedders, rerankers, detectors). The configuration's validation, the CLI's choices and the
+README's configuration table take their choice lists from it (:func:`choices`); the first
+name of each kind is its default. Every place that takes an adapter key also accepts a ready
+instance (:func:`create`).
 """
 
 from __future__ import annotations
@@ -10,13 +14,18 @@ from typing import Any
 
 from swarmmem.core.model.errors import MissingDependencyError, UnknownAdapterError
 
-# kind -> name -> ("module:attribute", extra to install or None)
+# kind -> name -> ("module:attribute", extra to install or None); the default comes first
 REGISTRY: dict[str, dict[str, tuple[str, str | None]]] = {
     "store": {
         "sqlite": ("swarmmem.adapters.storage.sqlite:SqliteStore", None),
         "local-jsonl": ("swarmmem.adapters.storage.jsonl:JsonlStore", None),
         "memory": ("swarmmem.adapters.storage.memory:InMemoryStore", None),
         "postgres": ("swarmmem.adapters.storage.postgres:PostgresStore", "postgres"),
+    },
+    "vector_index": {
+        "sqlite-vec": ("swarmmem.adapters.vectors.local:SqliteVecIndex", None),
+        "numpy": ("swarmmem.adapters.vectors.local:NumpyVectorIndex", None),
+        "pgvector": ("swarmmem.adapters.vectors.pgvector:PgVectorIndex", "postgres"),
     },
     "secrets": {"regex": ("swarmmem.adapters.detectors.regex_secrets:RegexSecretDetector", None)},
     "pii": {
@@ -28,20 +37,27 @@ REGISTRY: dict[str, dict[str, tuple[str, str | None]]] = {
         "hashing": ("swarmmem.adapters.models.hashing_embedder:HashingEmbedder", None),
     },
     "reranker": {
+        "maxsim": ("swarmmem.adapters.models.rerankers:maxsim_reranker", "dense"),
         "cross-encoder": ("swarmmem.adapters.models.rerankers:CrossEncoderReranker", "dense"),
-        "maxsim": ("swarmmem.adapters.models.rerankers:MaxSimReranker", "dense"),
         "identity": ("swarmmem.adapters.models.rerankers:IdentityReranker", None),
+    },
+    "file": {
+        "run-log": ("swarmmem.adapters.files.runlog:JsonlRunLog", None),
+        "lessons": ("swarmmem.adapters.files.lessons:LessonFiles", None),
     },
 }
 
+#: the adapter kinds a caller may replace when opening a memory (plus ``clock``)
+KINDS: tuple[str, ...] = tuple(k for k in REGISTRY if k != "file")
 
-def choices(kind: str) -> list[str]:
-    """Registered names of an adapter kind."""
-    return sorted(REGISTRY[kind])
+
+def choices(kind: str) -> tuple[str, ...]:
+    """Registered names of an adapter kind, the default first."""
+    return tuple(REGISTRY[kind])
 
 
 def resolve(kind: str, name: str) -> Any:
-    """The adapter class registered as ``name`` for ``kind``.
+    """The adapter factory (class or function) registered as ``name`` for ``kind``.
 
     Raises:
         UnknownAdapterError: ``name`` is not registered (the message lists the choices).
@@ -63,13 +79,9 @@ def resolve(kind: str, name: str) -> Any:
     return getattr(module, attr)
 
 
-def maxsim_reranker(embedder: Any) -> Any:
-    """A MaxSim reranker sharing ``embedder``'s loaded MiniLM session, or ``None``."""
-    try:
-        from swarmmem.adapters.models.onnx_embedder import OnnxMiniLmEmbedder
-        from swarmmem.adapters.models.rerankers import MaxSimReranker
-    except ImportError:
-        return None
-    if isinstance(embedder, OnnxMiniLmEmbedder):
-        return MaxSimReranker(embedder)
-    return None
+def create(kind: str, value: Any, /, **kwargs: Any) -> Any:
+    """A ready adapter: ``value`` itself when it is an instance, else the registered factory
+    called with ``kwargs``."""
+    if isinstance(value, str):
+        return resolve(kind, value)(**kwargs)
+    return value

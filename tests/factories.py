@@ -160,6 +160,18 @@ def recall_row(
     }
 
 
+class Gateway:
+    """Recall and writes of one session over a store, wired as the facade wires them."""
+
+    def __init__(self, recall: Any, writes: Any) -> None:
+        self.recall_service = recall
+        self.writes = writes
+        self.recall = recall.recall
+        self.record_outcome = writes.record_outcome
+        self.propose = writes.propose
+        self.curate = writes.curate
+
+
 def learning_gateway(
     store: Any,
     clock: FixedClock,
@@ -169,18 +181,23 @@ def learning_gateway(
     role: str = "coder",
     unit_id: str | None = None,
     learning: Any = None,
-) -> Any:
-    """A gateway over ``store`` for one session that reads and writes ``scope`` only."""
+) -> Gateway:
+    """Recall and writes over ``store`` for one session that reads and writes ``scope`` only."""
     from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
-    from swarmmem.core.gateway import GatewaySettings, MemoryGateway
     from swarmmem.core.model.scopes import MemoryContext
+    from swarmmem.core.recall.service import RecallDefaults, RecallService
+    from swarmmem.core.writes.service import WriteService
 
-    settings = GatewaySettings() if learning is None else GatewaySettings(learning=learning)
-    return MemoryGateway(
+    context = MemoryContext(directory=".", session_id=session_id, agent_role=role, unit_id=unit_id)
+    secrets = RegexSecretDetector()
+    defaults = RecallDefaults() if learning is None else RecallDefaults(learning=learning)
+    recall = RecallService(
         store,
-        MemoryContext(directory=".", session_id=session_id, agent_role=role, unit_id=unit_id),
+        context,
         allowed_scopes=[scope],
         clock=clock,
-        secrets=RegexSecretDetector(),
-        settings=settings,
+        redact=secrets.redact,
+        defaults=defaults,
     )
+    writes = WriteService(store, context, allowed_scopes=[scope], clock=clock, secrets=secrets)
+    return Gateway(recall, writes)

@@ -166,7 +166,7 @@ def recall_client(
     import time
 
     from swarmmem.core.model.records import MemoryScope, RecallRequest
-    from swarmmem.core.recall.lexical import provider_recall
+    from swarmmem.core.recall.pipeline import run_recall
 
     if kind == "postgres":
         from swarmmem.adapters.storage.postgres import PostgresStore
@@ -181,11 +181,11 @@ def recall_client(
         requests = [
             RecallRequest(query=q, scopes=(scope,), max_items=8, mode="manual") for q in queries
         ]
-        provider_recall(store, requests[0], now="2026-02-01T00:00:00.000Z")  # warm caches
+        run_recall(store, requests[0], now="2026-02-01T00:00:00.000Z")[0]  # warm caches
         barrier.wait(60)
         started = time.perf_counter()
         for i in range(rounds):
-            provider_recall(store, requests[i % len(requests)], now="2026-02-01T00:00:00.000Z")
+            run_recall(store, requests[i % len(requests)], now="2026-02-01T00:00:00.000Z")[0]
         return time.perf_counter() - started
     finally:
         store.close()

@@ -1,10 +1,10 @@
 """Reflection lesson files: ``.swarm/reflections/lessons.json`` and ``lessons.md``.
 
-The digest itself is pure (:mod:`swarmmem.core.learning.reflection`); this module does the file
-work: anchor liveness against the repository, a lock file so concurrent writers take turns,
-and atomic writes (``lessons.json`` first, as the authoritative copy, then ``lessons.md``).
-Nothing is regenerated unless both ``memory.enabled`` and ``memory.reflection.enabled`` are
-true.
+The digest is pure (:mod:`swarmmem.core.learning.reflection`) and its regeneration a use case
+(:mod:`swarmmem.core.learning.lessons`); this module does the file work behind the
+:class:`~swarmmem.ports.files.LessonFiles` port: anchor liveness against the repository, a
+lock file so concurrent writers take turns, and atomic writes (``lessons.json`` first, as the
+authoritative copy, then ``lessons.md``).
 """
 
 from __future__ import annotations
@@ -13,17 +13,13 @@ import json
 import os
 import stat
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from swarmmem.core.learning import reflection as digest_mod
 from swarmmem.core.model.errors import StorageError
-from swarmmem.core.model.ids import to_iso
-from swarmmem.ports.clock import Clock
-from swarmmem.ports.detectors import SecretDetector
-from swarmmem.ports.storage import StorageProvider
 
 REFLECTIONS_DIR = Path(".swarm") / "reflections"
 LESSONS_JSON = "lessons.json"
@@ -31,7 +27,6 @@ LESSONS_MD = "lessons.md"
 LOCK_NAME = ".lessons.lock"
 LOCK_STALE_SECONDS = 10.0
 LOCK_RETRIES = 20
-MAX_STORE_BYTES = 16 * 1024 * 1024
 _STORE_FILES = (
     "memory.db",
     "memory.db-wal",
@@ -48,11 +43,6 @@ class ReflectionLockError(StorageError):
     """Another writer held the reflection lock for longer than the retries allow."""
 
     code = "reflection_lock_error"
-
-
-def reflection_enabled(config: Mapping[str, Any]) -> bool:
-    """True when both ``memory.enabled`` and ``memory.reflection.enabled`` are set."""
-    return bool(config.get("enabled")) and bool(config.get("reflection", {}).get("enabled"))
 
 
 def reflections_dir(root: Path) -> Path:
@@ -147,54 +137,36 @@ def write_atomic(path: Path, text: str) -> None:
             tmp.unlink()
 
 
-def regenerate(
-    root: Path,
-    store: StorageProvider,
-    *,
-    config: Mapping[str, Any],
-    clock: Clock,
-    secrets: SecretDetector,
-    storage_dir: Path | None = None,
-    extra_store_files: tuple[Path, ...] = (),
-) -> dict[str, Any]:
-    """Rebuild the lesson files from the store, when reflection is enabled.
+class LessonFiles:
+    """The lesson files of the project at ``root`` (implements
+    :class:`~swarmmem.ports.files.LessonFiles`); ``storage_dir`` and ``extra_store_files``
+    are the store files the size guard adds up."""
 
-    Returns ``{"updated", "entries", "json_path", "md_path"}``, or ``{"updated": False,
-    "reason": ...}`` when disabled or refused (a store larger than 16 MiB).
+    def __init__(
+        self, root: Path, storage_dir: Path, extra_store_files: tuple[Path, ...] = ()
+    ) -> None:
+        self.root = Path(root)
+        self.storage_dir = Path(storage_dir)
+        self.extra_store_files = tuple(extra_store_files)
+        self._alive = anchor_checker(self.root)
 
-    Raises:
-        ReflectionLockError: another writer kept the lock.
-        OSError: the files could not be written.
-    """
-    if not reflection_enabled(config):
-        return {"updated": False, "reason": "disabled"}
-    root = Path(root)
-    storage = storage_dir if storage_dir is not None else root / config["storageDir"]
-    size = store_bytes(storage, extra_store_files)
-    if size > MAX_STORE_BYTES:
-        return {"updated": False, "reason": f"memory store too large ({size} bytes > 16 MiB)"}
-    now = to_iso(clock.now())
-    entries = digest_mod.select_entries(store, now=now)
-    digest = digest_mod.build_digest(
-        entries,
-        now=now,
-        anchor_alive=anchor_checker(root),
-        secrets=secrets,
-        half_life_days=float(config.get("reflection", {}).get("halfLifeDays", 30)),
-    )
-    directory = reflections_dir(root)
-    json_path = directory / LESSONS_JSON
-    md_path = directory / LESSONS_MD
-    with directory_lock(directory):
-        write_atomic(json_path, digest_mod.render_json(digest))
-        write_atomic(md_path, digest_mod.render_markdown(digest))
-    return {
-        "updated": True,
-        "entries": digest["generatedFrom"]["entries"],
-        "json_path": str(json_path),
-        "md_path": str(md_path),
-        "digest": digest,
-    }
+    def store_bytes(self) -> int:
+        return store_bytes(self.storage_dir, self.extra_store_files)
+
+    def anchor_alive(self, file: str) -> bool:
+        return self._alive(file)
+
+    def write(self, json_text: str, markdown: str) -> tuple[str, str]:
+        directory = reflections_dir(self.root)
+        json_path = directory / LESSONS_JSON
+        md_path = directory / LESSONS_MD
+        with directory_lock(directory):
+            write_atomic(json_path, json_text)
+            write_atomic(md_path, markdown)
+        return str(json_path), str(md_path)
+
+    def load(self) -> dict[str, Any] | None:
+        return load_lessons(self.root)
 
 
 def load_lessons(root: Path) -> dict[str, Any] | None:
@@ -207,15 +179,3 @@ def load_lessons(root: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
-
-
-def dead_anchor_ids(root: Path) -> list[str]:
-    """``deadAnchorMemoryIds`` from ``lessons.json`` (empty when unavailable)."""
-    data = load_lessons(root) or {}
-    ids = data.get("deadAnchorMemoryIds")
-    return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
-
-
-def prompt_block(root: Path, secrets: SecretDetector | None = None) -> str:
-    """The bounded reflection block from ``lessons.json`` (``""`` when there is none)."""
-    return digest_mod.reflection_block(load_lessons(root), secrets=secrets)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,3 +39,16 @@ def read_run_events(root: Path, run_id: str | None) -> list[dict[str, Any]]:
         except ValueError:
             continue
     return out
+
+
+class JsonlRunLog:
+    """The run log of the project at ``root`` (implements :class:`~swarmmem.ports.files.RunLog`)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def append(self, run_id: str | None, event: Mapping[str, Any], timestamp: str) -> None:
+        append_run_event(self.root, run_id, dict(event), timestamp)
+
+    def read(self, run_id: str | None) -> list[dict[str, Any]]:
+        return read_run_events(self.root, run_id)

@@ -282,3 +282,8 @@ class MaxSimReranker:
             similarity = query_vectors @ vectors.T
             scores.append(float(similarity.max(axis=1).mean()))
         return scores
+
+
+def maxsim_reranker(embedder: Any = None) -> MaxSimReranker:
+    """A MaxSim reranker; it shares ``embedder``'s loaded MiniLM session when it is one."""
+    return MaxSimReranker(embedder if isinstance(embedder, OnnxMiniLmEmbedder) else None)

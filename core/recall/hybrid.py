@@ -1,4 +1,5 @@
-"""The hybrid recall pipeline: lexical, dense kNN, metadata order, fusion, rerank.
+"""The dense stages of the recall pipeline: query embedding, kNN, metadata order, fusion,
+dense rescue (:mod:`.pipeline` runs them, with rerank, after the lexical stages).
 
 Every stage is a plain function. Any dense failure returns the exact lexical result
 (disabled-path guarantee); a reranker failure or a spent latency budget keeps the fused order.
@@ -23,35 +24,23 @@ no-signal rule) and takes no dense-only hit.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import attrs
 import numpy as np
 
 from swarmmem._speedups.fusion import rrf_fuse
-from swarmmem.core.model.errors import EmbeddingVersionMismatchError, SwarmMemoryError
-from swarmmem.core.model.formatting import to_fixed
+from swarmmem.core.model.errors import EmbeddingVersionMismatchError
 from swarmmem.core.model.ids import iso_to_ms, normalize_text
-from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest, RecallSignals
+from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest
 from swarmmem.core.recall.embedding_cache import EmbeddingCache
-from swarmmem.core.recall.lexical import RecallResult, expand_related, lexical_recall, slice_items
-from swarmmem.core.recall.scoring import LearningPolicy, is_expired
+from swarmmem.core.recall.scoring import is_expired
 from swarmmem.ports.embedder import Embedder
 from swarmmem.ports.reranker import Reranker
 from swarmmem.ports.storage import StorageProvider
 from swarmmem.ports.vectors import VectorIndex
 
 RERANK_TOP_N = 20
-_ZERO_SIGNALS = RecallSignals(
-    text_overlap=0.0,
-    tag_overlap=0.0,
-    file_overlap=0.0,
-    symbol_overlap=0.0,
-    kind_match=False,
-    scope_match=True,
-)
 
 
 @attrs.frozen(kw_only=True)
@@ -77,20 +66,6 @@ class DenseParts:
     index: VectorIndex
     cache: EmbeddingCache
     reranker: Reranker | None = None
-
-
-@attrs.frozen(kw_only=True)
-class HybridTrace:
-    """Evaluator-facing record of what the pipeline did."""
-
-    status: str  # complete | degraded
-    degradation_reason: str | None = None
-    used_embedding: bool = False
-    used_reranker: bool = False
-    lexical_candidate_count: int = 0
-    dense_candidate_count: int = 0
-    rerank_candidate_count: int = 0
-    query_embedding_invocation_count: int = 0
 
 
 def query_vector(parts: DenseParts, query: str) -> tuple[np.ndarray, int]:
@@ -177,7 +152,7 @@ def metadata_order(items: Sequence[RecallItem], request: RecallRequest) -> list[
     return [i for bucket in buckets for i in bucket]
 
 
-def _minmax(values: dict[str, float]) -> dict[str, float]:
+def minmax(values: dict[str, float]) -> dict[str, float]:
     if not values:
         return {}
     lo, hi = min(values.values()), max(values.values())
@@ -193,8 +168,8 @@ def fuse(
 ) -> list[tuple[str, float]]:
     """Fused, min-max normalised scores, best first (ties by id)."""
     if settings.fusion == "convex":
-        lex = _minmax({it.record.id: it.score for it in lexical})
-        den = _minmax({rec.id: cos for rec, cos in dense})
+        lex = minmax({it.record.id: it.score for it in lexical})
+        den = minmax({rec.id: cos for rec, cos in dense})
         raw = {
             key: settings.weight_lexical * lex.get(key, 0.0)
             + settings.weight_dense * den.get(key, 0.0)
@@ -211,11 +186,11 @@ def fuse(
             settings.rrf_k,
         )
         raw = dict(zip(ids, scores, strict=True))
-    normalized = _minmax(raw)
+    normalized = minmax(raw)
     return sorted(normalized.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def _rescue(
+def rescue(
     items: list[RecallItem],
     dense: Sequence[tuple[MemoryRecord, float]],
     signalled: set[str],
@@ -233,133 +208,3 @@ def _rescue(
     rescued = attrs.evolve(items[position], reason=f"{items[position].reason}, dense_rescue")
     rest = items[:position] + items[position + 1 :]
     return [*rest[:target], rescued, *rest[target:]]
-
-
-def hybrid_recall(
-    store: StorageProvider,
-    request: RecallRequest,
-    *,
-    now: str,
-    parts: DenseParts | None,
-    settings: HybridSettings,
-    policy: LearningPolicy | None = None,
-    min_score: float = 0.0,
-    rng: Callable[[], float] | None = None,
-    timer: Callable[[], float] = time.perf_counter,
-) -> tuple[RecallResult, HybridTrace]:
-    """Run the six stages; fall back to the exact lexical result if anything dense fails."""
-    started = timer()
-    lexical = lexical_recall(store, request, now=now, policy=policy, rng=rng)
-
-    def lexical_only(reason: str | None) -> tuple[RecallResult, HybridTrace]:
-        items = expand_related(
-            store, slice_items(lexical.items, request.max_items), request, now=now, policy=policy
-        )
-        diagnostics = dict(lexical.diagnostics)
-        diagnostics["returnedCount"] = len(items)
-        diagnostics["exploredCount"] = sum(1 for it in items if it.explored)
-        return (
-            RecallResult(
-                items=tuple(items), diagnostics=diagnostics, lexical_order=lexical.lexical_order
-            ),
-            HybridTrace(
-                status="degraded" if reason else "complete",
-                degradation_reason=reason,
-                lexical_candidate_count=len(lexical.items),
-            ),
-        )
-
-    if parts is None:
-        return lexical_only("dense retrieval is unavailable")
-    regular = [it for it in lexical.items if not it.explored]
-    explored = [it for it in lexical.items if it.explored]
-    try:
-        vector, embeds = query_vector(parts, request.query)
-        k = request.candidate_cap if request.candidate_cap else max(100, request.max_items * 20)
-        dense = dense_candidates(store, parts, request, vector, now=now, k=k)
-    except SwarmMemoryError:
-        return lexical_only("dense retrieval failed")
-    except Exception:
-        return lexical_only("dense retrieval failed")
-
-    fused = fuse(regular, dense, request, settings)
-    by_id: dict[str, RecallItem] = {it.record.id: it for it in regular}
-    dense_records = {rec.id: rec for rec, _ in dense}
-    items: list[RecallItem] = []
-    for memory_id, score in fused:
-        # Lexical items already passed min_score on their base score; min-max normalisation
-        # would push the last of them to 0, so the floor applies to dense-only hits alone,
-        # and injection (which requires a query signal) takes no dense-only hit at all.
-        if memory_id not in by_id and (score < min_score or request.mode == "injection"):
-            continue
-        tag = (
-            f"rrf_fused={to_fixed(score, 4)}"
-            if settings.fusion == "rrf"
-            else f"fused={to_fixed(score, 4)}"
-        )
-        base = by_id.get(memory_id)
-        if base is not None:
-            items.append(attrs.evolve(base, score=score, reason=f"{base.reason}, {tag}"))
-        else:
-            record = dense_records[memory_id]
-            items.append(RecallItem(record=record, score=score, reason=tag, signals=_ZERO_SIGNALS))
-
-    used_reranker = False
-    reason: str | None = None
-    rerank_count = 0
-    if settings.rerank:
-        if parts.reranker is None or not parts.reranker.available:
-            reason = "reranker unavailable"
-        elif (timer() - started) * 1000.0 > settings.latency_budget_ms:
-            reason = "reranking skipped by latency budget"
-        else:
-            top = items[:RERANK_TOP_N]
-            try:
-                scores = parts.reranker.rerank(request.query, [it.record.text for it in top])
-                if settings.rerank_weight < 1.0:
-                    fused_part = _minmax({str(i): it.score for i, it in enumerate(top)})
-                    rerank_part = _minmax({str(i): float(v) for i, v in enumerate(scores)})
-                    w = settings.rerank_weight
-                    scores = [
-                        w * rerank_part[str(i)] + (1.0 - w) * fused_part[str(i)]
-                        for i in range(len(top))
-                    ]
-                order = sorted(range(len(top)), key=lambda i: (-scores[i], i))
-                items = [top[i] for i in order] + items[RERANK_TOP_N:]
-                used_reranker = True
-                rerank_count = len(top)
-            except Exception:
-                reason = "reranker failed"
-
-    if settings.dense_rescue is not None and request.mode != "injection":
-        signalled = {
-            it.record.id
-            for it in regular
-            if it.signals.text_overlap > 0
-            or it.signals.tag_overlap > 0
-            or it.signals.file_overlap > 0
-            or it.signals.symbol_overlap > 0
-        }
-        items = _rescue(items, dense, signalled, request.max_items, settings.dense_rescue)
-    items = expand_related(
-        store, slice_items(items + explored, request.max_items), request, now=now, policy=policy
-    )
-    diagnostics: dict[str, Any] = dict(lexical.diagnostics)
-    diagnostics["returnedCount"] = len(items)
-    diagnostics["exploredCount"] = sum(1 for it in items if it.explored)
-    diagnostics["fusionActive"] = True
-    return (
-        RecallResult(
-            items=tuple(items), diagnostics=diagnostics, lexical_order=lexical.lexical_order
-        ),
-        HybridTrace(
-            status="degraded" if reason else "complete",
-            degradation_reason=reason,
-            used_embedding=True,
-            used_reranker=used_reranker,
-            lexical_candidate_count=len(regular),
-            dense_candidate_count=len(dense),
-            rerank_candidate_count=rerank_count,
-            query_embedding_invocation_count=embeds,
-        ),
-    )

@@ -1,4 +1,4 @@
-"""Automatic recall injection: the query plan and the skip rules.
+"""Automatic recall injection as a use case: the query plan, the skip rules, the run log.
 
 Injection is stricter than manual recall: it needs a query signal, uses a higher minimum
 score (0.25), at most 6 items and 1000 tokens by default, and never injects twice.
@@ -8,16 +8,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 
+from swarmmem.core.model.ids import estimate_tokens
+from swarmmem.core.model.records import RecallBundle
 from swarmmem.core.model.roles import canonical_role, profile_for
 from swarmmem.core.recall.prompt import already_injected
+from swarmmem.core.recall.service import RecallService
+from swarmmem.ports.files import RunLog
 
 TOUCHED_FILE_RE = re.compile(
     r"\b(?:src|tests|test|docs|scripts|packages)/[A-Za-z0-9._/@+-]+", re.ASCII
 )
 MAX_COMPACT = 2000
+#: The header that marks a reflection block already in the conversation.
+REFLECTION_MARKER = "[SWARM MEMORY REFLECTION"
 
 
 @attrs.frozen(kw_only=True)
@@ -32,7 +39,7 @@ class InjectionSettings:
 
 
 @attrs.frozen(kw_only=True)
-class RecallPlan:
+class InjectionPlan:
     """What an automatic recall asks for."""
 
     query: str
@@ -66,7 +73,7 @@ def build_plan(
     settings: InjectionSettings,
     project: str | None = None,
     current_plan: str | None = None,
-) -> RecallPlan:
+) -> InjectionPlan:
     """The injection query: role and task, user goal, project, touched files, plan."""
     role = canonical_role(agent_role or "architect")
     task = compact(agent_task) or compact(user_goal)
@@ -79,7 +86,7 @@ def build_plan(
         lines.append("touched files: " + ", ".join(files))
     if current_plan:
         lines.append(f"current plan: {compact(current_plan)}")
-    return RecallPlan(
+    return InjectionPlan(
         query="\n".join(lines),
         task=task,
         kinds=profile_for(agent_role).kinds,
@@ -97,3 +104,84 @@ def should_skip(messages: Sequence[str]) -> bool:
 def sanitize_run_id(run_id: str | None) -> str:
     """A run id safe to use as a folder name (at most 80 characters)."""
     return re.sub(r"[^A-Za-z0-9._-]", "_", (run_id or "").strip() or "unknown")[:80]
+
+
+def inject(
+    recall: RecallService,
+    run_log: RunLog,
+    *,
+    settings: InjectionSettings,
+    stamp: str,
+    agent_task: str | None = None,
+    user_goal: str | None = None,
+    messages: Sequence[str] = (),
+    project: str | None = None,
+    current_plan: str | None = None,
+) -> RecallBundle | None:
+    """Automatic recall before an agent call: the bundle to inject, or ``None`` (skipped).
+
+    Uses the stricter injection settings, never injects twice (``messages`` already holding a
+    recall block), and logs ``recall_requested``, ``prompt_injected`` or
+    ``prompt_injection_skipped`` (``disabled``, ``already_injected``, ``no_signal``,
+    ``below_threshold``, ``no_results``) to the run log.
+    """
+    run_id = recall.context.effective_run_id
+
+    def log(event: dict[str, Any]) -> None:
+        run_log.append(run_id, event, stamp)
+
+    if not settings.enabled:
+        log({"type": "prompt_injection_skipped", "reason": "disabled"})
+        return None
+    if should_skip(messages):
+        log({"type": "prompt_injection_skipped", "reason": "already_injected"})
+        return None
+    plan = build_plan(
+        agent_role=recall.context.agent_role,
+        agent_task=agent_task,
+        user_goal=user_goal,
+        settings=settings,
+        project=project,
+        current_plan=current_plan,
+    )
+    log({"type": "recall_requested", "query": plan.query})
+    bundle = recall.recall(
+        plan.query,
+        task=plan.task or None,
+        kinds=plan.kinds,
+        max_items=plan.max_items,
+        token_budget=plan.token_budget,
+        mode="injection",
+        min_score=settings.min_score,
+        require_query_signal=settings.require_query_signal,
+    )
+    if not bundle.items:
+        reason = bundle.diagnostics.get("injectionSkipReason") or "no_results"
+        log({"type": "prompt_injection_skipped", "reason": reason, "bundleId": bundle.id})
+        return None
+    log(
+        {
+            "type": "prompt_injected",
+            "bundleId": bundle.id,
+            "memoryIds": [i.record.id for i in bundle.items],
+        }
+    )
+    return bundle
+
+
+def injection_blocks(
+    bundle: RecallBundle | None,
+    lessons: str,
+    *,
+    messages: Sequence[str],
+    token_budget: int,
+) -> list[str]:
+    """The blocks to place before the agent's task: the recall block (when not skipped), then
+    the reflection block when there is one, none was injected yet, and it fits the budget."""
+    blocks = [bundle.prompt_block] if bundle is not None else []
+    if not lessons or any(REFLECTION_MARKER in m for m in messages):
+        return blocks
+    used = bundle.token_estimate if bundle is not None else 0
+    if used + estimate_tokens(lessons) <= token_budget:
+        blocks.append(lessons)
+    return blocks

@@ -1,7 +1,8 @@
-"""The lexical recall pipeline at the provider level (no prompt block, no usage log).
+"""The lexical stages of the recall pipeline (:mod:`.pipeline` composes them).
 
-request -> provider candidates (scope/kind filter, FTS pre-selection) -> nine-factor scorer
--> BM25-order bonus -> maxItems slice (exploration is additive) -> related-item expansion.
+provider candidates (scope/kind filter, FTS pre-selection) -> nine-factor scorer -> BM25-order
+bonus; then, after any dense stages, the maxItems slice (exploration is additive) and
+related-item expansion.
 """
 
 from __future__ import annotations
@@ -137,24 +138,3 @@ def _dedupe(items: list[RecallItem]) -> list[RecallItem]:
             seen.add(item.record.id)
             out.append(item)
     return out
-
-
-def provider_recall(
-    store: StorageProvider,
-    request: RecallRequest,
-    *,
-    now: str,
-    policy: LearningPolicy | None = None,
-    rng: Callable[[], float] | None = None,
-) -> RecallResult:
-    """Lexical recall, sliced to ``max_items`` and expanded with related memories."""
-    result = lexical_recall(store, request, now=now, policy=policy, rng=rng)
-    items = expand_related(
-        store, slice_items(result.items, request.max_items), request, now=now, policy=policy
-    )
-    diagnostics = dict(result.diagnostics)
-    diagnostics["returnedCount"] = len(items)
-    diagnostics["exploredCount"] = sum(1 for it in items if it.explored)
-    return RecallResult(
-        items=tuple(items), diagnostics=diagnostics, lexical_order=result.lexical_order
-    )

@@ -29,7 +29,7 @@ def _open_target(mem: Any, kind: str, dsn: str | None, schema: str | None, path:
             pool_size=mem.config["postgres"]["poolSize"],
             schema=schema or mem.config["postgres"]["schema"],
         )
-    target = Path(path) if path else mem._path(mem.config["sqlite"]["path"])
+    target = Path(path) if path else mem.runtime.path(mem.config["sqlite"]["path"])
     target = target if target.is_absolute() else mem.root / target
     source_path = getattr(mem.store, "path", None)
     if source_path is not None and Path(source_path).resolve() == target.resolve():

@@ -72,7 +72,7 @@ def proposal_json(proposal: MemoryProposal) -> dict[str, Any]:
 def status_report(mem: Any) -> dict[str, Any]:
     """Enabled flag, provider, paths and legacy/migration files."""
     storage = mem.storage_dir
-    db = mem._path(mem.config["sqlite"]["path"])
+    db = mem.runtime.path(mem.config["sqlite"]["path"])
     legacy = {}
     for name in ("memories.jsonl", "proposals.jsonl", "outcome-events.jsonl"):
         path = storage / name

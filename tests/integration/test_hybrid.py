@@ -16,8 +16,8 @@ from swarmmem.adapters.vectors.local import NumpyVectorIndex, SqliteVecIndex
 from swarmmem.core.evaluation.metrics import fixture_request, load_fixtures
 from swarmmem.core.model.ids import normalize_text
 from swarmmem.core.recall.embedding_cache import EmbeddingCache
-from swarmmem.core.recall.hybrid import DenseParts, HybridSettings, hybrid_recall
-from swarmmem.core.recall.lexical import provider_recall
+from swarmmem.core.recall.hybrid import DenseParts, HybridSettings
+from swarmmem.core.recall.pipeline import RecallConfig, run_recall
 from swarmmem.evaluation import temporary_stores
 
 NOW = "2026-11-30T00:00:00.000Z"
@@ -78,9 +78,13 @@ def test_disabled_path_is_byte_identical_on_every_golden_fixture() -> None:
                         store.upsert(record)
                     for mode in ("manual", "injection", "curator"):
                         request, _k = fixture_request(fixture, mode)
-                        lexical = provider_recall(store, request, now=NOW)
-                        hybrid, trace = hybrid_recall(
-                            store, request, now=NOW, parts=None, settings=HybridSettings()
+                        lexical = run_recall(store, request, now=NOW)[0]
+                        hybrid, trace = run_recall(
+                            store,
+                            request,
+                            now=NOW,
+                            parts=None,
+                            config=RecallConfig(profile="hybrid", hybrid=HybridSettings()),
                         )
                         assert _snapshot(hybrid) == _snapshot(lexical), (
                             fixture.name,
@@ -101,8 +105,14 @@ def test_dense_failure_falls_back_to_exact_lexical_output() -> None:
         store.upsert(record)
     request, _ = fixture_request(fixture, "manual")
     parts = DenseParts(embedder=_Broken(), index=NumpyVectorIndex(4), cache=EmbeddingCache(4))
-    result, trace = hybrid_recall(store, request, now=NOW, parts=parts, settings=HybridSettings())
-    assert _snapshot(result) == _snapshot(provider_recall(store, request, now=NOW))
+    result, trace = run_recall(
+        store,
+        request,
+        now=NOW,
+        parts=parts,
+        config=RecallConfig(profile="hybrid", hybrid=HybridSettings()),
+    )
+    assert _snapshot(result) == _snapshot(run_recall(store, request, now=NOW)[0])
     assert trace.degradation_reason == "dense retrieval failed"
 
 
@@ -115,8 +125,14 @@ def test_version_mismatch_falls_back_to_lexical() -> None:
     parts = _dense(fixture.records)
     parts.index.set_model_version("other-model:64")
     request, _ = fixture_request(fixture, "manual")
-    result, trace = hybrid_recall(store, request, now=NOW, parts=parts, settings=HybridSettings())
-    assert _snapshot(result) == _snapshot(provider_recall(store, request, now=NOW))
+    result, trace = run_recall(
+        store,
+        request,
+        now=NOW,
+        parts=parts,
+        config=RecallConfig(profile="hybrid", hybrid=HybridSettings()),
+    )
+    assert _snapshot(result) == _snapshot(run_recall(store, request, now=NOW)[0])
     assert trace.degradation_reason == "dense retrieval failed"
 
 
@@ -127,8 +143,12 @@ def test_fusion_marks_diagnostics_and_normalises_scores() -> None:
     for record in fixture.records:
         store.upsert(record)
     request, _ = fixture_request(fixture, "manual")
-    result, trace = hybrid_recall(
-        store, request, now=NOW, parts=_dense(fixture.records), settings=HybridSettings()
+    result, trace = run_recall(
+        store,
+        request,
+        now=NOW,
+        parts=_dense(fixture.records),
+        config=RecallConfig(profile="hybrid", hybrid=HybridSettings()),
     )
     assert result.diagnostics["fusionActive"] is True
     assert result.items[0].score == 1.0
@@ -145,9 +165,21 @@ def test_query_embedding_cache_hit_skips_the_model() -> None:
         store.upsert(record)
     parts = _dense(fixture.records)
     request, _ = fixture_request(fixture, "manual")
-    hybrid_recall(store, request, now=NOW, parts=parts, settings=HybridSettings())
+    run_recall(
+        store,
+        request,
+        now=NOW,
+        parts=parts,
+        config=RecallConfig(profile="hybrid", hybrid=HybridSettings()),
+    )
     again = attrs.evolve(request, query="  " + request.query.upper() + " ")
-    _, trace = hybrid_recall(store, again, now=NOW, parts=parts, settings=HybridSettings())
+    _, trace = run_recall(
+        store,
+        again,
+        now=NOW,
+        parts=parts,
+        config=RecallConfig(profile="hybrid", hybrid=HybridSettings()),
+    )
     assert trace.query_embedding_invocation_count == 0
     assert parts.cache.hits >= 1
 
@@ -161,8 +193,12 @@ def test_dense_candidates_respect_scope_kind_and_state() -> None:
                 store.upsert(record)
             parts = _dense(fixture.records)
             request, _ = fixture_request(fixture, "manual")
-            result, _trace = hybrid_recall(
-                store, request, now=NOW, parts=parts, settings=HybridSettings(dense_rescue=0.0)
+            result, _trace = run_recall(
+                store,
+                request,
+                now=NOW,
+                parts=parts,
+                config=RecallConfig(profile="hybrid", hybrid=HybridSettings(dense_rescue=0.0)),
             )
             keys = {s.key for s in request.scopes}
             for item in result.items:
@@ -181,15 +217,23 @@ def test_latency_gate_skips_rerank() -> None:
     request, _ = fixture_request(fixture, "manual")
     parts = _dense(fixture.records, reranker=IdentityReranker())
     ticks = iter([0.0] + [10.0] * 100)
-    result, trace = hybrid_recall(
+    result, trace = run_recall(
         store,
         request,
         now=NOW,
         parts=parts,
-        settings=HybridSettings(rerank=True, latency_budget_ms=250),
+        config=RecallConfig(
+            profile="hybrid", hybrid=HybridSettings(rerank=True, latency_budget_ms=250)
+        ),
         timer=lambda: next(ticks),
     )
-    plain, _ = hybrid_recall(store, request, now=NOW, parts=parts, settings=HybridSettings())
+    plain, _ = run_recall(
+        store,
+        request,
+        now=NOW,
+        parts=parts,
+        config=RecallConfig(profile="hybrid", hybrid=HybridSettings()),
+    )
     assert trace.degradation_reason == "reranking skipped by latency budget"
     assert [it.record.id for it in result.items] == [it.record.id for it in plain.items]
 
@@ -221,13 +265,21 @@ def test_rerank_reorders_only_the_top_prefix() -> None:
     request = RecallRequest(
         query="alpha caching", scopes=(records[0].scope,), max_items=30, min_score=0.0
     )
-    fused, _ = hybrid_recall(store, request, now=NOW, parts=parts, settings=HybridSettings())
-    reranked, trace = hybrid_recall(
+    fused, _ = run_recall(
         store,
         request,
         now=NOW,
         parts=parts,
-        settings=HybridSettings(rerank=True, rerank_weight=1.0),
+        config=RecallConfig(profile="hybrid", hybrid=HybridSettings()),
+    )
+    reranked, trace = run_recall(
+        store,
+        request,
+        now=NOW,
+        parts=parts,
+        config=RecallConfig(
+            profile="hybrid", hybrid=HybridSettings(rerank=True, rerank_weight=1.0)
+        ),
     )
     before = [it.record.id for it in fused.items]
     after = [it.record.id for it in reranked.items]
@@ -258,14 +310,13 @@ def test_hybrid_rescues_paraphrases_with_the_real_model(tmp_path: Path) -> None:
             parts = _dense(fixture.records, embedder=embedder, index=index)
             for mode in ("manual", "curator", "injection"):
                 request, k = fixture_request(fixture, mode)
-                lexical = provider_recall(store, request, now=NOW)
-                hybrid, _ = hybrid_recall(
+                lexical = run_recall(store, request, now=NOW)[0]
+                hybrid, _ = run_recall(
                     store,
                     request,
                     now=NOW,
                     parts=parts,
-                    settings=HybridSettings(dense_rescue=0.25),
-                    min_score=request.min_score or 0.0,
+                    config=RecallConfig(profile="hybrid", hybrid=HybridSettings(dense_rescue=0.25)),
                 )
                 lex_ok = run_metrics(fixture, [i.record.id for i in lexical.items], k, mode, NOW)[
                     "passed"
@@ -304,21 +355,31 @@ def test_rerank_blend_weighs_both_orders() -> None:
     request = RecallRequest(
         query="beta retry", scopes=(records[0].scope,), max_items=5, min_score=0.0
     )
-    fused, _ = hybrid_recall(store, request, now=NOW, parts=parts, settings=HybridSettings())
-    kept, trace = hybrid_recall(
+    fused, _ = run_recall(
         store,
         request,
         now=NOW,
         parts=parts,
-        settings=HybridSettings(rerank=True, rerank_weight=0.0),
+        config=RecallConfig(profile="hybrid", hybrid=HybridSettings()),
+    )
+    kept, trace = run_recall(
+        store,
+        request,
+        now=NOW,
+        parts=parts,
+        config=RecallConfig(
+            profile="hybrid", hybrid=HybridSettings(rerank=True, rerank_weight=0.0)
+        ),
     )
     assert trace.used_reranker
     assert [it.record.id for it in kept.items] == [it.record.id for it in fused.items]
-    flipped, _ = hybrid_recall(
+    flipped, _ = run_recall(
         store,
         request,
         now=NOW,
         parts=parts,
-        settings=HybridSettings(rerank=True, rerank_weight=1.0),
+        config=RecallConfig(
+            profile="hybrid", hybrid=HybridSettings(rerank=True, rerank_weight=1.0)
+        ),
     )
     assert [it.record.id for it in flipped.items] == [it.record.id for it in reversed(fused.items)]

@@ -127,7 +127,7 @@ def test_recall_input_validation_and_clamps(mem) -> None:
         mem.recall(" a ")
     with pytest.raises(MemoryValidationError, match="unknown memory kind"):
         mem.recall("tests please", kinds=["recipes"])
-    request = mem.gateway.build_request("tests please", max_items=99, token_budget=5)
+    request = mem.runtime.recall.build_request("tests please", max_items=99, token_budget=5)
     assert request.max_items == 20 and request.token_budget == 100
 
 
@@ -216,15 +216,15 @@ def test_task_output_ingestion(tmp_path: Path) -> None:
     with swarmmem.open(
         tmp_path, config={"enabled": True}, store=store, context={"agent_role": "coder"}
     ) as coder:
-        result = coder.gateway.ingest_task_output(output)
+        result = coder.runtime.writes.ingest_task_output(output)
         assert len(result["proposals"]) == 1 and len(result["rejected"]) == 1
         decisions = json.dumps(
             {"curatorMemoryDecisions": [{"proposalId": result["proposals"][0], "action": "add"}]}
         )
-        refused = coder.gateway.ingest_task_output(decisions)
+        refused = coder.runtime.writes.ingest_task_output(decisions)
         assert refused["decisions"] == []
         assert "only curator agents" in refused["rejected"][0]["error"]
-        assert coder.gateway.ingest_task_output("not json {at all") == {
+        assert coder.runtime.writes.ingest_task_output("not json {at all") == {
             "proposals": [],
             "decisions": [],
             "rejected": [],
@@ -232,7 +232,7 @@ def test_task_output_ingestion(tmp_path: Path) -> None:
     with swarmmem.open(
         tmp_path, config={"enabled": True}, store=store, context={"agent_role": "curator_phase"}
     ) as curator:
-        applied = curator.gateway.ingest_task_output(decisions)
+        applied = curator.runtime.writes.ingest_task_output(decisions)
         assert applied["decisions"] == [result["proposals"][0]]
         assert store.count() == 1
 

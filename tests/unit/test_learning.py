@@ -12,7 +12,6 @@ from factories import BASE_TIME, REPO_SCOPE, at, learning_gateway, make_memory, 
 
 from swarmmem import config as config_mod
 from swarmmem.adapters.storage.memory import InMemoryStore
-from swarmmem.core.gateway import GatewaySettings
 from swarmmem.core.learning.rewards import (
     REWARDS,
     STATUS_ALREADY_APPLIED,
@@ -33,6 +32,7 @@ from swarmmem.core.learning.rewards import (
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.records import MemoryRecord, MemoryScope
 from swarmmem.core.recall.scoring import LearningPolicy
+from swarmmem.core.recall.service import RecallDefaults
 from swarmmem.ports.clock import FixedClock
 
 NOW = at(days=1)
@@ -507,7 +507,7 @@ def test_exploration_is_off_by_default_so_recall_is_deterministic(
     """The default exploration rate is 0: a suppressed memory never resurfaces."""
     assert config_mod.defaults()["learning"]["explorationRate"] == 0
     assert LearningPolicy().exploration_rate == 0
-    assert GatewaySettings().learning.exploration_rate == 0
+    assert RecallDefaults().learning.exploration_rate == 0
     good = make_memory("Lint the code with ruff check before pushing")
     bad = make_memory("Lint the code with flake8 before pushing", metadata={"qValue": 0.05})
     put(store, good, bad)

@@ -15,6 +15,7 @@ import swarmmem
 from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
 from swarmmem.adapters.files import lessons as files
 from swarmmem.adapters.storage.memory import InMemoryStore
+from swarmmem.core.learning import lessons
 from swarmmem.core.learning import reflection as rf
 from swarmmem.core.model.ids import estimate_tokens
 from swarmmem.core.model.records import Anchor, MemoryRecord, OutcomeEntry
@@ -471,11 +472,13 @@ def test_oversized_store_is_refused(project: Path) -> None:
     storage = project / ".swarm" / "memory"
     storage.mkdir(parents=True)
     with open(storage / "audit.jsonl", "wb") as handle:
-        handle.truncate(files.MAX_STORE_BYTES + 1)
+        handle.truncate(lessons.MAX_STORE_BYTES + 1)
     store = InMemoryStore(clock=FixedClock(BASE_TIME))
-    config = {"enabled": True, "storageDir": ".swarm/memory", "reflection": {"enabled": True}}
-    result = files.regenerate(
-        project, store, config=config, clock=FixedClock(BASE_TIME), secrets=RegexSecretDetector()
+    result = lessons.regenerate(
+        store,
+        files.LessonFiles(project, storage),
+        now="2026-01-01T00:00:00.000Z",
+        secrets=RegexSecretDetector(),
     )
     assert result["updated"] is False
     assert "too large" in result["reason"]

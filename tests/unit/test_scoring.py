@@ -10,7 +10,8 @@ from swarmmem.adapters.storage.memory import InMemoryStore
 from swarmmem.core.model.records import MemorySource, RecallRequest
 from swarmmem.core.model.roles import normalize_role, profile_for
 from swarmmem.core.recall.fts import apply_fts_bonus, build_fts_query, fts_terms
-from swarmmem.core.recall.lexical import provider_recall, slice_items
+from swarmmem.core.recall.lexical import slice_items
+from swarmmem.core.recall.pipeline import run_recall
 from swarmmem.core.recall.prompt import already_injected, build_prompt_block, header
 from swarmmem.core.recall.scoring import LearningPolicy, score_records
 
@@ -203,11 +204,11 @@ def test_provider_recall_related_expansion() -> None:
     store.upsert(a)
     store.upsert(b)
     store.related_ids = lambda mid: [b.id] if mid == a.id else []  # type: ignore[method-assign]
-    result = provider_recall(
+    result = run_recall(
         store,
         request(mode="injection", require_query_signal=True, min_score=0.25, max_items=3),
         now=NOW,
-    )
+    )[0]
     ids = [it.record.id for it in result.items]
     assert ids == [a.id, b.id]
     assert result.items[1].related_from == a.id

@@ -1,8 +1,8 @@
-"""MemoryGateway: the only path agents and tools take into memory.
+"""The write side as a use case: propose, curate, report outcomes, ingest task output.
 
-It validates requests, derives and checks scopes, redacts secrets, enforces the evidence,
-PII and secret policies, builds the recall prompt block and records recall usage. Durable
-memory is only written through curator decisions.
+:class:`WriteService` validates every write, binds it to the context's scopes, redacts secrets
+and enforces the evidence, PII and secret policies. Agents only propose; durable memory is
+written by curator decisions (:mod:`.curator`), in one transaction each.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -25,7 +25,6 @@ from swarmmem.core.model.errors import (
 )
 from swarmmem.core.model.ids import (
     MEMORY_ID_RE,
-    bundle_id,
     normalize_text,
     proposal_id,
     sha256_hex,
@@ -44,14 +43,9 @@ from swarmmem.core.model.records import (
     MemoryScope,
     MemorySource,
     ProposedBy,
-    RecallBundle,
-    RecallRequest,
 )
 from swarmmem.core.model.roles import is_curator_role
-from swarmmem.core.model.scopes import MemoryContext, authorize_scopes, write_scope
-from swarmmem.core.recall.lexical import RecallResult, provider_recall
-from swarmmem.core.recall.prompt import build_prompt_block
-from swarmmem.core.recall.scoring import LearningPolicy
+from swarmmem.core.model.scopes import MemoryContext, write_scope
 from swarmmem.core.writes.proposals import (
     create_record,
     extract_file_paths,
@@ -71,27 +65,15 @@ MAX_ANCHORS = 20
 _NEEDS_RECORD = ("add", "update", "supersede")
 _NEEDS_TARGET = ("update", "delete", "supersede")
 
-RecallHook = Callable[[RecallRequest, str], RecallResult]
-
 
 @attrs.frozen(kw_only=True)
-class GatewaySettings:
-    """The configuration values the gateway enforces (see the README configuration table)."""
+class WritePolicy:
+    """The ``memory.redaction`` values every write enforces (see the README configuration table)."""
 
-    default_max_items: int = 8
-    default_token_budget: int = 1200
-    min_score: float = 0.05
     reject_durable_secrets: bool = True
     detect_pii: bool = False
     reject_durable_pii: bool = False
     pii_threshold: float = 0.7
-    learning: LearningPolicy = attrs.field(factory=LearningPolicy)
-
-
-def _clamp_int(value: int, lo: int, hi: int, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise MemoryValidationError(f"{name} must be a number; got {value!r}")
-    return int(min(hi, max(lo, int(value))))
 
 
 def normalize_anchor_file(file: str) -> str:
@@ -111,8 +93,8 @@ def normalize_anchor_file(file: str) -> str:
     return "/".join(parts)
 
 
-class MemoryGateway:
-    """Validated, scoped access to one project's memory for one context."""
+class WriteService:
+    """Validated, scoped writes to one project's memory for one context."""
 
     def __init__(
         self,
@@ -123,8 +105,7 @@ class MemoryGateway:
         clock: Clock,
         secrets: SecretDetector,
         pii: PiiDetector | None = None,
-        settings: GatewaySettings | None = None,
-        recall_hook: RecallHook | None = None,
+        policy: WritePolicy | None = None,
     ) -> None:
         self.store = store
         self.context = context
@@ -132,130 +113,16 @@ class MemoryGateway:
         self.clock = clock
         self.secrets = secrets
         self.pii = pii
-        self.settings = settings or GatewaySettings()
-        self._recall_hook = recall_hook
-
-    # ------------------------------------------------------------------ recall
-    def build_request(
-        self,
-        query: str,
-        *,
-        task: str | None = None,
-        kinds: Sequence[str] | None = None,
-        max_items: int | None = None,
-        token_budget: int | None = None,
-        min_score: float | None = None,
-        mode: str = "manual",
-        scopes: Sequence[MemoryScope] | None = None,
-        include_low_q: bool = False,
-        require_query_signal: bool | None = None,
-        candidate_cap: int | None = None,
-        profile: str | None = None,
-    ) -> RecallRequest:
-        """Validate recall input and build the provider request."""
-        if not isinstance(query, str):
-            raise MemoryValidationError(f"query must be a string; got {type(query).__name__}")
-        normalized = normalize_text(query)
-        if len(normalized) < 3:
-            raise MemoryValidationError("query must be at least 3 characters")
-        if profile not in (None, "lexical", "hybrid", "hybrid+rerank"):
-            raise MemoryValidationError(
-                f"profile must be one of lexical, hybrid, hybrid+rerank; got {profile!r}"
-            )
-        if kinds is not None:
-            bad = [k for k in kinds if k not in MEMORY_KINDS]
-            if bad:
-                raise MemoryValidationError(f"unknown memory kind(s): {', '.join(map(str, bad))}")
-        s = self.settings
-        return RecallRequest(
-            query=normalized,
-            task=normalize_text(task) if task else None,
-            agent_role=self.context.agent_role,
-            mode=mode,
-            scopes=tuple(authorize_scopes(scopes, self.allowed_scopes)),
-            kinds=tuple(kinds) if kinds else None,
-            max_items=_clamp_int(
-                max_items if max_items is not None else s.default_max_items, 1, 20, "max_items"
-            ),
-            token_budget=_clamp_int(
-                token_budget if token_budget is not None else s.default_token_budget,
-                100,
-                5000,
-                "token_budget",
-            ),
-            min_score=s.min_score if min_score is None else float(min_score),
-            require_query_signal=require_query_signal,
-            include_low_q=include_low_q,
-            candidate_cap=candidate_cap,
-            profile=profile,
-        )
-
-    def recall(self, query: str, **options: Any) -> RecallBundle:
-        """Recall memories for ``query`` and build the prompt block.
-
-        Keyword options are those of :meth:`build_request`.
-
-        Raises:
-            MemoryValidationError: a too-short query or unknown kinds.
-            ScopeError: a requested scope outside the context's allowed scopes.
-        """
-        request = self.build_request(query, **options)
-        return self.recall_request(request)
-
-    def recall_request(self, request: RecallRequest) -> RecallBundle:
-        """Run a ready request: rank, budget, redact, record usage."""
-        now = to_iso(self.clock.now())
-        if self._recall_hook is not None:
-            result = self._recall_hook(request, now)
-        else:
-            result = provider_recall(self.store, request, now=now, policy=self.settings.learning)
-        generated_at = to_iso(self.clock.now())
-        bid = bundle_id(request.query, generated_at)
-        block, tokens, included = build_prompt_block(
-            bid,
-            result.items,
-            generated_at=generated_at,
-            token_budget=request.token_budget,
-            redact=self.secrets.redact,
-        )
-        diagnostics: dict[str, Any] = dict(result.diagnostics)
-        if request.mode == "injection" and not included:
-            diagnostics["injectionSkipReason"] = injection_skip_reason(diagnostics)
-        bundle = RecallBundle(
-            id=bid,
-            query=request.query,
-            generated_at=generated_at,
-            items=tuple(included),
-            token_estimate=tokens,
-            prompt_block=block,
-            diagnostics=diagnostics,
-        )
-        self.store.record_recall_usage(
-            {
-                "bundleId": bid,
-                "query": request.query,
-                "scopes": [scope.as_dict() for scope in request.scopes],
-                "kinds": list(request.kinds or ()),
-                "memoryIds": [item.record.id for item in included],
-                "scores": [item.score for item in included],
-                "tokenEstimate": tokens,
-                "agentRole": self.context.agent_role,
-                "runId": self.context.effective_run_id,
-                "sessionId": self.context.session_id,
-                "unitId": self.context.unit_id,
-                "timestamp": generated_at,
-            }
-        )
-        return bundle
+        self.policy = policy or WritePolicy()
 
     # ----------------------------------------------------------------- propose
     def _pii(self, text: str) -> PiiFindings | None:
-        if not self.settings.detect_pii or self.pii is None:
+        if not self.policy.detect_pii or self.pii is None:
             return None
         return self.pii.detect(text)
 
     def _pii_policy(self, findings: PiiFindings | None, what: str) -> None:
-        s = self.settings
+        s = self.policy
         if s.reject_durable_pii and findings is not None and findings.score > s.pii_threshold:
             summary = ", ".join(f"{k}x{v}" for k, v in findings.counts_by_type.items())
             message = (
@@ -364,7 +231,7 @@ class MemoryGateway:
             validate_record(
                 record,
                 secrets=self.secrets,
-                reject_durable_secrets=self.settings.reject_durable_secrets,
+                reject_durable_secrets=self.policy.reject_durable_secrets,
             )
         if operation in _NEEDS_TARGET and not target:
             raise MemoryValidationError(f"{operation} proposals require targetMemoryId")
@@ -453,7 +320,7 @@ class MemoryGateway:
             decision,
             now=to_iso(self.clock.now()),
             secrets=self.secrets,
-            reject_durable_secrets=self.settings.reject_durable_secrets,
+            reject_durable_secrets=self.policy.reject_durable_secrets,
         )
 
     # ----------------------------------------------------------------- outcome
@@ -506,9 +373,7 @@ class MemoryGateway:
             check_sentinels(correction, "outcome correction")
             if record.stability == "durable":
                 self._pii_policy(self._pii(correction), "durable memory correction")
-                if self.settings.reject_durable_secrets and self.secrets.contains_secret(
-                    correction
-                ):
+                if self.policy.reject_durable_secrets and self.secrets.contains_secret(correction):
                     raise MemoryValidationError("durable memory contains a likely secret")
         generation = record.metadata.get("outcomeGeneration")
         with self.store.transaction():
@@ -618,7 +483,7 @@ class MemoryGateway:
         validate_record(
             record,
             secrets=self.secrets,
-            reject_durable_secrets=self.settings.reject_durable_secrets,
+            reject_durable_secrets=self.policy.reject_durable_secrets,
         )
         self.store.upsert(record)
         return record
@@ -673,26 +538,6 @@ class MemoryGateway:
                     log.warning("curator decision dropped: %s", exc)
                     result["rejected"].append({"kind": "decision", "error": str(exc)})
         return result
-
-
-def injection_skip_reason(diagnostics: Mapping[str, Any]) -> str | None:
-    """Why an injection recall returned nothing: no_results, no_signal or below_threshold."""
-    if diagnostics.get("returnedCount", 0) > 0:
-        return None
-    candidates = diagnostics.get("candidateCount", 0)
-    if candidates == 0:
-        return "no_results"
-    eligible = (
-        candidates
-        - diagnostics.get("preScoredFilteredCount", 0)
-        - diagnostics.get("suppressedLowQCount", 0)
-    )
-    no_signal = diagnostics.get("noSignalCount", 0)
-    if eligible > 0 and no_signal > 0 and no_signal >= eligible:
-        return "no_signal"
-    if diagnostics.get("belowThresholdCount", 0) > 0:
-        return "below_threshold"
-    return "no_results"
 
 
 def _as_list(value: Any) -> list[Any]:

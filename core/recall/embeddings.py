@@ -1,0 +1,77 @@
+"""Keeping the vector index in step with the records: write-time embedding and rebuilds.
+
+Only durable, non-ephemeral memories are embedded. Write-time failures are logged and never
+fail the write; a rebuild advances the stored model version only when every record made it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from swarmmem.core.model.ids import normalize_text
+from swarmmem.core.model.records import DURABLE_MEMORY_KINDS, MemoryRecord
+from swarmmem.core.recall.hybrid import DenseParts
+from swarmmem.ports.storage import ListFilter, StorageProvider
+
+log = logging.getLogger("swarmmem")
+
+
+def embeddable(records: Iterable[MemoryRecord]) -> list[MemoryRecord]:
+    """The records that get a vector: durable kinds, not ephemeral."""
+    return [r for r in records if r.kind in DURABLE_MEMORY_KINDS and r.stability != "ephemeral"]
+
+
+def _embed(parts: DenseParts, records: list[MemoryRecord]) -> None:
+    vectors = parts.embedder.embed_batch([normalize_text(r.text).lower() for r in records])
+    parts.index.upsert([r.id for r in records], vectors)
+
+
+def embed_records(parts: DenseParts, records: Iterable[MemoryRecord]) -> int:
+    """Embed ``records`` at write time; how many were embedded (0 on failure, logged)."""
+    chosen = embeddable(records)
+    if not chosen:
+        return 0
+    try:
+        _embed(parts, chosen)
+    except Exception as exc:  # an embedding failure never fails the write
+        log.warning("write-time embedding failed: %s", exc)
+        return 0
+    return len(chosen)
+
+
+def rebuild_index(
+    store: StorageProvider,
+    parts: DenseParts,
+    *,
+    now: str,
+    progress: Callable[[int, int], None] | None = None,
+    batch_size: int = 64,
+) -> dict[str, Any]:
+    """Re-embed every active durable memory, drop vectors of records that are gone, and
+    advance the stored model version when nothing failed."""
+    records = embeddable(store.list(ListFilter(now=now)))
+    done = failed = 0
+    for start in range(0, len(records), batch_size):
+        batch = records[start : start + batch_size]
+        try:
+            _embed(parts, batch)
+            done += len(batch)
+        except Exception:  # counted; the version is not advanced
+            failed += len(batch)
+        if progress is not None:
+            progress(done + failed, len(records))
+    keep = {r.id for r in records}
+    stale = [i for i in parts.index.ids() if i not in keep]
+    if stale:
+        parts.index.delete(stale)
+    advanced = failed == 0
+    if advanced:
+        parts.index.set_model_version(parts.embedder.model_version)
+    return {
+        "rebuilt": done,
+        "failed": failed,
+        "advanced": advanced,
+        "model_version": parts.embedder.model_version,
+    }

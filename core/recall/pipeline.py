@@ -1,0 +1,218 @@
+"""The one recall pipeline every caller runs: library, CLI, MCP server, demo and evaluators.
+
+request -> provider candidates -> lexical scorer (:mod:`.lexical`) -> [dense kNN -> fusion
+-> rerank under the latency gate -> dense rescue] (:mod:`.hybrid`) -> max-items slice ->
+related-item expansion. The prompt block and the usage row are built afterwards by
+:mod:`.bundle`.
+
+A profile is only a configuration of this pipeline (:class:`RecallConfig`): ``lexical`` runs
+the lexical stages alone; ``hybrid`` adds the dense stages; ``hybrid+rerank`` adds rerank.
+When a dense part is missing or fails, the exact lexical result comes back with the reason
+(the disabled-path guarantee).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+from swarmmem.core.model.formatting import to_fixed
+from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest, RecallSignals
+from swarmmem.core.recall.hybrid import (
+    RERANK_TOP_N,
+    DenseParts,
+    HybridSettings,
+    dense_candidates,
+    fuse,
+    minmax,
+    query_vector,
+    rescue,
+)
+from swarmmem.core.recall.lexical import RecallResult, expand_related, lexical_recall, slice_items
+from swarmmem.core.recall.scoring import LearningPolicy
+from swarmmem.ports.storage import StorageProvider
+
+#: Every recall profile, best-first by what it needs.
+PROFILES: tuple[str, ...] = ("lexical", "hybrid", "hybrid+rerank")
+
+_ZERO_SIGNALS = RecallSignals(
+    text_overlap=0.0,
+    tag_overlap=0.0,
+    file_overlap=0.0,
+    symbol_overlap=0.0,
+    kind_match=False,
+    scope_match=True,
+)
+
+
+@attrs.frozen(kw_only=True)
+class RecallConfig:
+    """How the pipeline runs: the profile, its learning policy and, unless lexical, the
+    dense-stage settings (rerank on for ``hybrid+rerank``)."""
+
+    profile: str = "lexical"
+    policy: LearningPolicy = attrs.field(factory=LearningPolicy)
+    hybrid: HybridSettings = attrs.field(factory=HybridSettings)
+
+    @property
+    def dense(self) -> bool:
+        """True when the profile runs the dense stages."""
+        return self.profile != "lexical"
+
+
+@attrs.frozen(kw_only=True)
+class RecallTrace:
+    """What the pipeline did (evaluators and diagnostics read it)."""
+
+    status: str  # complete | degraded
+    degradation_reason: str | None = None
+    used_embedding: bool = False
+    used_reranker: bool = False
+    lexical_candidate_count: int = 0
+    dense_candidate_count: int = 0
+    rerank_candidate_count: int = 0
+    query_embedding_invocation_count: int = 0
+
+
+def run_recall(
+    store: StorageProvider,
+    request: RecallRequest,
+    *,
+    now: str,
+    config: RecallConfig | None = None,
+    parts: DenseParts | None = None,
+    rng: Callable[[], float] | None = None,
+    timer: Callable[[], float] = time.perf_counter,
+) -> tuple[RecallResult, RecallTrace]:
+    """Rank the memories of ``request``'s scopes, best first, expanded with related ones.
+
+    ``config`` defaults to the lexical profile. With a dense profile, ``parts`` are the ready
+    embedder, vector index, cache and optional reranker (``None``: unavailable, and the
+    lexical result comes back marked degraded).
+    """
+    config = config or RecallConfig()
+    started = timer()
+    policy = config.policy
+    lexical = lexical_recall(store, request, now=now, policy=policy, rng=rng)
+
+    def finish(items: list[RecallItem], trace: RecallTrace) -> tuple[RecallResult, RecallTrace]:
+        items = expand_related(
+            store, slice_items(items, request.max_items), request, now=now, policy=policy
+        )
+        diagnostics: dict[str, Any] = dict(lexical.diagnostics)
+        diagnostics["returnedCount"] = len(items)
+        diagnostics["exploredCount"] = sum(1 for it in items if it.explored)
+        if trace.used_embedding:
+            diagnostics["fusionActive"] = True
+        result = RecallResult(
+            items=tuple(items), diagnostics=diagnostics, lexical_order=lexical.lexical_order
+        )
+        return result, trace
+
+    def lexical_only(reason: str | None) -> tuple[RecallResult, RecallTrace]:
+        trace = RecallTrace(
+            status="degraded" if reason else "complete",
+            degradation_reason=reason,
+            lexical_candidate_count=len(lexical.items),
+        )
+        return finish(list(lexical.items), trace)
+
+    if not config.dense:
+        return lexical_only(None)
+    if parts is None:
+        return lexical_only("dense retrieval is unavailable")
+    settings = config.hybrid
+    regular = [it for it in lexical.items if not it.explored]
+    explored = [it for it in lexical.items if it.explored]
+    try:
+        vector, embeds = query_vector(parts, request.query)
+        k = request.candidate_cap if request.candidate_cap else max(100, request.max_items * 20)
+        dense = dense_candidates(store, parts, request, vector, now=now, k=k)
+    except Exception:  # any dense failure degrades to the exact lexical result
+        return lexical_only("dense retrieval failed")
+
+    items = _fused_items(regular, dense, request, settings)
+    items, used_reranker, rerank_count, reason = _rerank(
+        items, request, parts, settings, elapsed_ms=(timer() - started) * 1000.0
+    )
+    if settings.dense_rescue is not None and request.mode != "injection":
+        signalled = {it.record.id for it in regular if _has_signal(it)}
+        items = rescue(items, dense, signalled, request.max_items, settings.dense_rescue)
+    trace = RecallTrace(
+        status="degraded" if reason else "complete",
+        degradation_reason=reason,
+        used_embedding=True,
+        used_reranker=used_reranker,
+        lexical_candidate_count=len(regular),
+        dense_candidate_count=len(dense),
+        rerank_candidate_count=rerank_count,
+        query_embedding_invocation_count=embeds,
+    )
+    return finish(items + explored, trace)
+
+
+def _has_signal(item: RecallItem) -> bool:
+    s = item.signals
+    return s.text_overlap > 0 or s.tag_overlap > 0 or s.file_overlap > 0 or s.symbol_overlap > 0
+
+
+def _fused_items(
+    regular: list[RecallItem],
+    dense: Sequence[tuple[MemoryRecord, float]],
+    request: RecallRequest,
+    settings: HybridSettings,
+) -> list[RecallItem]:
+    """The fused ranking as items (dense-only hits get zero lexical signals)."""
+    min_score = request.min_score or 0.0
+    by_id = {it.record.id: it for it in regular}
+    dense_records = {rec.id: rec for rec, _ in dense}
+    items: list[RecallItem] = []
+    for memory_id, score in fuse(regular, dense, request, settings):
+        # Lexical items already passed min_score on their base score; min-max normalisation
+        # would push the last of them to 0, so the floor applies to dense-only hits alone,
+        # and injection (which requires a query signal) takes no dense-only hit at all.
+        if memory_id not in by_id and (score < min_score or request.mode == "injection"):
+            continue
+        prefix = "rrf_fused" if settings.fusion == "rrf" else "fused"
+        tag = f"{prefix}={to_fixed(score, 4)}"
+        base = by_id.get(memory_id)
+        if base is not None:
+            items.append(attrs.evolve(base, score=score, reason=f"{base.reason}, {tag}"))
+        else:
+            record = dense_records[memory_id]
+            items.append(RecallItem(record=record, score=score, reason=tag, signals=_ZERO_SIGNALS))
+    return items
+
+
+def _rerank(
+    items: list[RecallItem],
+    request: RecallRequest,
+    parts: DenseParts,
+    settings: HybridSettings,
+    *,
+    elapsed_ms: float,
+) -> tuple[list[RecallItem], bool, int, str | None]:
+    """Rescore the top items; returns (items, used, how many, degradation reason)."""
+    if not settings.rerank:
+        return items, False, 0, None
+    if parts.reranker is None or not parts.reranker.available:
+        return items, False, 0, "reranker unavailable"
+    if elapsed_ms > settings.latency_budget_ms:
+        return items, False, 0, "reranking skipped by latency budget"
+    top = items[:RERANK_TOP_N]
+    try:
+        scores = [
+            float(v) for v in parts.reranker.rerank(request.query, [it.record.text for it in top])
+        ]
+    except Exception:
+        return items, False, 0, "reranker failed"
+    if settings.rerank_weight < 1.0:
+        fused_part = minmax({str(i): it.score for i, it in enumerate(top)})
+        rerank_part = minmax({str(i): v for i, v in enumerate(scores)})
+        w = settings.rerank_weight
+        scores = [w * rerank_part[str(i)] + (1.0 - w) * fused_part[str(i)] for i in range(len(top))]
+    order = sorted(range(len(top)), key=lambda i: (-scores[i], i))
+    return [top[i] for i in order] + items[RERANK_TOP_N:], True, len(top), None

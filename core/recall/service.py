@@ -1,0 +1,251 @@
+"""Recall as a use case: validate the request, run the pipeline, build the bundle, log usage.
+
+:class:`RecallService` is what the facade, the CLI and the MCP server call. Scopes come from
+the context (never from the caller); a requested scope outside them is a :class:`ScopeError`.
+The profile's configuration and its dense parts come from ``resolve_profile`` (supplied by the
+composition root), so this module never builds an adapter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from swarmmem.core.model.errors import MemoryValidationError
+from swarmmem.core.model.ids import bundle_id, normalize_text, to_iso
+from swarmmem.core.model.records import (
+    MEMORY_KINDS,
+    MemoryScope,
+    RecallBundle,
+    RecallItem,
+    RecallRequest,
+)
+from swarmmem.core.model.scopes import MemoryContext, authorize_scopes
+from swarmmem.core.recall.hybrid import DenseParts
+from swarmmem.core.recall.pipeline import PROFILES, RecallConfig, RecallTrace, run_recall
+from swarmmem.core.recall.prompt import build_prompt_block
+from swarmmem.core.recall.scoring import LearningPolicy
+from swarmmem.ports.clock import Clock
+from swarmmem.ports.storage import StorageProvider
+
+#: profile name (``None`` = the configured default) -> its configuration and dense parts.
+ProfileResolver = Callable[[str | None], tuple[RecallConfig, DenseParts | None]]
+
+
+@attrs.frozen(kw_only=True)
+class RecallDefaults:
+    """``memory.recall`` values a request falls back to (see the README configuration table)."""
+
+    max_items: int = 8
+    token_budget: int = 1200
+    min_score: float = 0.05
+    learning: LearningPolicy = attrs.field(factory=LearningPolicy)
+
+
+def clamp_int(value: int, lo: int, hi: int, name: str) -> int:
+    """``value`` clamped to ``[lo, hi]``; a non-number is a :class:`MemoryValidationError`."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise MemoryValidationError(f"{name} must be a number; got {value!r}")
+    return int(min(hi, max(lo, int(value))))
+
+
+def injection_skip_reason(diagnostics: Mapping[str, Any]) -> str | None:
+    """Why an injection recall returned nothing: no_results, no_signal or below_threshold."""
+    if diagnostics.get("returnedCount", 0) > 0:
+        return None
+    candidates = diagnostics.get("candidateCount", 0)
+    if candidates == 0:
+        return "no_results"
+    eligible = (
+        candidates
+        - diagnostics.get("preScoredFilteredCount", 0)
+        - diagnostics.get("suppressedLowQCount", 0)
+    )
+    no_signal = diagnostics.get("noSignalCount", 0)
+    if eligible > 0 and no_signal > 0 and no_signal >= eligible:
+        return "no_signal"
+    if diagnostics.get("belowThresholdCount", 0) > 0:
+        return "below_threshold"
+    return "no_results"
+
+
+def assemble_bundle(
+    request: RecallRequest,
+    items: Sequence[RecallItem],
+    diagnostics: Mapping[str, Any],
+    *,
+    generated_at: str,
+    redact: Callable[[str], str],
+) -> RecallBundle:
+    """The bundle of ``items``: the token-budgeted, redacted prompt block and what fit in it."""
+    bid = bundle_id(request.query, generated_at)
+    block, tokens, included = build_prompt_block(
+        bid, items, generated_at=generated_at, token_budget=request.token_budget, redact=redact
+    )
+    diag: dict[str, Any] = dict(diagnostics)
+    if request.mode == "injection" and not included:
+        diag["injectionSkipReason"] = injection_skip_reason(diag)
+    return RecallBundle(
+        id=bid,
+        query=request.query,
+        generated_at=generated_at,
+        items=tuple(included),
+        token_estimate=tokens,
+        prompt_block=block,
+        diagnostics=diag,
+    )
+
+
+def usage_row(
+    bundle: RecallBundle, request: RecallRequest, context: MemoryContext
+) -> dict[str, Any]:
+    """The recall-usage row of ``bundle`` (what learning later rewards)."""
+    return {
+        "bundleId": bundle.id,
+        "query": request.query,
+        "scopes": [scope.as_dict() for scope in request.scopes],
+        "kinds": list(request.kinds or ()),
+        "memoryIds": [item.record.id for item in bundle.items],
+        "scores": [item.score for item in bundle.items],
+        "tokenEstimate": bundle.token_estimate,
+        "agentRole": context.agent_role,
+        "runId": context.effective_run_id,
+        "sessionId": context.session_id,
+        "unitId": context.unit_id,
+        "timestamp": bundle.generated_at,
+    }
+
+
+class RecallService:
+    """Scoped recall for one context over one store."""
+
+    def __init__(
+        self,
+        store: StorageProvider,
+        context: MemoryContext,
+        *,
+        allowed_scopes: Sequence[MemoryScope],
+        clock: Clock,
+        redact: Callable[[str], str],
+        defaults: RecallDefaults | None = None,
+        resolve_profile: ProfileResolver | None = None,
+    ) -> None:
+        self.store = store
+        self.context = context
+        self.allowed_scopes = list(allowed_scopes)
+        self.clock = clock
+        self.redact = redact
+        self.defaults = defaults or RecallDefaults()
+        self._resolve = resolve_profile
+        self.last_trace: RecallTrace | None = None
+
+    def build_request(
+        self,
+        query: str,
+        *,
+        task: str | None = None,
+        kinds: Sequence[str] | None = None,
+        max_items: int | None = None,
+        token_budget: int | None = None,
+        min_score: float | None = None,
+        mode: str = "manual",
+        scopes: Sequence[MemoryScope] | None = None,
+        include_low_q: bool = False,
+        require_query_signal: bool | None = None,
+        candidate_cap: int | None = None,
+        profile: str | None = None,
+    ) -> RecallRequest:
+        """Validate recall input and build the provider request."""
+        if not isinstance(query, str):
+            raise MemoryValidationError(f"query must be a string; got {type(query).__name__}")
+        normalized = normalize_text(query)
+        if len(normalized) < 3:
+            raise MemoryValidationError("query must be at least 3 characters")
+        if profile is not None and profile not in PROFILES:
+            raise MemoryValidationError(
+                f"profile must be one of {', '.join(PROFILES)}; got {profile!r}"
+            )
+        if kinds is not None:
+            bad = [k for k in kinds if k not in MEMORY_KINDS]
+            if bad:
+                raise MemoryValidationError(f"unknown memory kind(s): {', '.join(map(str, bad))}")
+        d = self.defaults
+        return RecallRequest(
+            query=normalized,
+            task=normalize_text(task) if task else None,
+            agent_role=self.context.agent_role,
+            mode=mode,
+            scopes=tuple(authorize_scopes(scopes, self.allowed_scopes)),
+            kinds=tuple(kinds) if kinds else None,
+            max_items=clamp_int(
+                max_items if max_items is not None else d.max_items, 1, 20, "max_items"
+            ),
+            token_budget=clamp_int(
+                token_budget if token_budget is not None else d.token_budget,
+                100,
+                5000,
+                "token_budget",
+            ),
+            min_score=d.min_score if min_score is None else float(min_score),
+            require_query_signal=require_query_signal,
+            include_low_q=include_low_q,
+            candidate_cap=candidate_cap,
+            profile=profile,
+        )
+
+    def recall(
+        self,
+        query: str,
+        *,
+        task: str | None = None,
+        kinds: Sequence[str] | None = None,
+        max_items: int | None = None,
+        token_budget: int | None = None,
+        min_score: float | None = None,
+        mode: str = "manual",
+        scopes: Sequence[MemoryScope] | None = None,
+        include_low_q: bool = False,
+        require_query_signal: bool | None = None,
+        profile: str | None = None,
+    ) -> RecallBundle:
+        """Recall memories for ``query`` and build the prompt block.
+
+        Raises:
+            MemoryValidationError: a too-short query or unknown kinds.
+            ScopeError: a requested scope outside the context's allowed scopes.
+        """
+        request = self.build_request(
+            query,
+            task=task,
+            kinds=kinds,
+            max_items=max_items,
+            token_budget=token_budget,
+            min_score=min_score,
+            mode=mode,
+            scopes=scopes,
+            include_low_q=include_low_q,
+            require_query_signal=require_query_signal,
+            profile=profile,
+        )
+        return self.recall_request(request)
+
+    def recall_request(self, request: RecallRequest) -> RecallBundle:
+        """Run a ready request: rank, budget, redact, record usage."""
+        if self._resolve is not None:
+            config, parts = self._resolve(request.profile)
+        else:
+            config, parts = RecallConfig(policy=self.defaults.learning), None
+        result, self.last_trace = run_recall(
+            self.store, request, now=to_iso(self.clock.now()), config=config, parts=parts
+        )
+        bundle = assemble_bundle(
+            request,
+            result.items,
+            result.diagnostics,
+            generated_at=to_iso(self.clock.now()),
+            redact=self.redact,
+        )
+        self.store.record_recall_usage(usage_row(bundle, request, self.context))
+        return bundle

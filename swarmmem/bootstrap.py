@@ -1,0 +1,386 @@
+"""The composition root: configuration and context in, ready services out.
+
+:class:`Runtime` is the only place (with :mod:`swarmmem.registry`) where adapters are built.
+Everything is built on first use, so opening a memory touches no file, connection or model
+until a call needs it. Caller-supplied instances (``swarmmem.open(..., store=...)``) replace
+the configured adapters and are never closed here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from swarmmem import config as _config
+from swarmmem.core.learning.rewards import LearningSettings, SessionRegistry
+from swarmmem.core.model.errors import ConfigError, MemoryValidationError, SwarmMemoryError
+from swarmmem.core.model.records import MemoryScope
+from swarmmem.core.model.scopes import MemoryContext, derive_allowed_scopes
+from swarmmem.core.recall.embedding_cache import EmbeddingCache
+from swarmmem.core.recall.hybrid import DenseParts, HybridSettings
+from swarmmem.core.recall.injection import InjectionSettings
+from swarmmem.core.recall.pipeline import RecallConfig
+from swarmmem.core.recall.scoring import LearningPolicy
+from swarmmem.core.recall.service import RecallDefaults, RecallService
+from swarmmem.core.writes.service import WritePolicy, WriteService
+from swarmmem.ports.clock import Clock, SystemClock
+from swarmmem.ports.files import LessonFiles, RunLog
+from swarmmem.ports.storage import StorageProvider
+from swarmmem.registry import KINDS, create
+
+CONTEXT_KEYS = frozenset({"session_id", "run_id", "agent_role", "agent_id", "unit_id"})
+ADAPTER_ARGUMENTS = frozenset({*KINDS, "clock"})
+_REMOTE_RE = re.compile(r'\[remote "origin"\][\s\S]*?\n\s*url\s*=\s*(.+)')
+
+
+def git_remote_origin(root: Path) -> str | None:
+    """The ``origin`` remote URL from ``<root>/.git/config``, if any."""
+    try:
+        text = (root / ".git" / "config").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    match = _REMOTE_RE.search(text)
+    return match.group(1).strip() if match else None
+
+
+def sqlite_capabilities() -> dict[str, Any]:
+    """What the SQLite build offers (FTS5, extension loading, sqlite-vec), for diagnostics."""
+    from swarmmem.adapters.storage.sqlite_support import sqlite_capabilities as probe
+
+    return probe()
+
+
+def sqlite_connect(path: Path) -> Any:
+    """A plain connection to the SQLite file at ``path``, from the module the stores use
+    (for measurement baselines such as the bare FTS5 query)."""
+    from swarmmem.adapters.storage.sqlite_support import sqlite_module
+
+    return sqlite_module().connect(str(path))
+
+
+def recall_config(cfg: Mapping[str, Any], profile: str) -> RecallConfig:
+    """The pipeline configuration of ``profile`` under the ``memory`` section ``cfg``."""
+    r = cfg["retrieval"]
+    learning = cfg["learning"]
+    return RecallConfig(
+        profile=profile,
+        policy=LearningPolicy(
+            q_boost_weight=learning["qValueBoostWeight"],
+            suppression_threshold=learning["suppressionThreshold"],
+            exploration_rate=learning["explorationRate"],
+        ),
+        hybrid=HybridSettings(
+            rrf_k=r["rrfK"],
+            weight_lexical=r["weights"]["lexical"],
+            weight_dense=r["weights"]["dense"],
+            weight_metadata=r["weights"]["metadata"],
+            fusion=r["fusion"],
+            dense_rescue=r["denseRescue"],
+            rerank=profile == "hybrid+rerank" or bool(r["rerank"]["enabled"]),
+            rerank_weight=r["rerank"]["weight"],
+            latency_budget_ms=r["latencyBudgetMs"],
+        ),
+    )
+
+
+def default_profile(cfg: Mapping[str, Any]) -> str:
+    """The profile a recall without one runs: ``hybrid`` when embeddings are on (reranked
+    when ``retrieval.rerank.enabled``), else ``lexical``."""
+    return "hybrid" if cfg["embeddings"]["enabled"] else "lexical"
+
+
+class Runtime:
+    """The configured adapters and services of one project seen from one context."""
+
+    def __init__(
+        self,
+        root: Path,
+        config: Mapping[str, Any] | str | os.PathLike[str] | None,
+        *,
+        context: Mapping[str, Any] | None = None,
+        adapters: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.root = Path(root).resolve()
+        self.config: dict[str, Any] = _config.load(self.root, config)
+        ctx = dict(context or {})
+        unknown = set(ctx) - CONTEXT_KEYS
+        if unknown:
+            raise MemoryValidationError(f"unknown context key(s): {', '.join(sorted(unknown))}")
+        given = dict(adapters or {})
+        bad = set(given) - ADAPTER_ARGUMENTS
+        if bad:
+            raise TypeError(f"unknown adapter argument(s): {', '.join(sorted(bad))}")
+        self.context = MemoryContext(directory=str(self.root), **ctx)
+        self._given = given
+        self.clock: Clock = given.get("clock") or SystemClock()
+        self.secrets = create("secrets", given.get("secrets", "regex"))
+        self.sessions = SessionRegistry([self.context.session_id or ""])
+        self._dense: DenseParts | None = None
+        self._reranker: Any = None
+        self.dense_unavailable_reason: str | None = None
+
+    # ------------------------------------------------------------------ paths
+    def path(self, value: str) -> Path:
+        """``value`` as a path; relative ones are under the project root."""
+        path = Path(value)
+        return path if path.is_absolute() else self.root / path
+
+    @property
+    def storage_dir(self) -> Path:
+        """The memory directory (``.swarm/memory`` by default)."""
+        return self.path(self.config["storageDir"])
+
+    @property
+    def sqlite_path(self) -> Path:
+        """The SQLite database file."""
+        return self.path(self.config["sqlite"]["path"])
+
+    def postgres_dsn(self) -> str:
+        """``postgres.dsn``, else the ``SWARMMEM_PG_DSN`` environment variable."""
+        dsn = self.config["postgres"]["dsn"] or os.environ.get("SWARMMEM_PG_DSN")
+        if not dsn:
+            raise ConfigError(
+                "memory.postgres.dsn is required for provider postgres "
+                "(or set the SWARMMEM_PG_DSN environment variable)"
+            )
+        return str(dsn)
+
+    # --------------------------------------------------------------- adapters
+    def _owned(self, kind: str) -> bool:
+        """True when the adapter of ``kind`` is built here (not a caller's instance)."""
+        return isinstance(self._given.get(kind, ""), str)
+
+    @property
+    def provider(self) -> str:
+        """The store's registry key (the caller's key, else the configured provider)."""
+        given = self._given.get("store")
+        return given if isinstance(given, str) else str(self.config["provider"])
+
+    def store_arguments(self, provider: str) -> dict[str, Any]:
+        """Constructor arguments of the ``provider`` store under this configuration."""
+        if provider == "sqlite":
+            return {
+                "path": self.sqlite_path,
+                "busy_timeout_ms": self.config["sqlite"]["busyTimeoutMs"],
+                "clock": self.clock,
+                "legacy_dir": self.storage_dir,
+            }
+        if provider == "local-jsonl":
+            return {"directory": self.storage_dir, "clock": self.clock}
+        if provider == "postgres":
+            pg = self.config["postgres"]
+            return {
+                "dsn": self.postgres_dsn(),
+                "clock": self.clock,
+                "pool_size": pg["poolSize"],
+                "schema": pg["schema"],
+            }
+        return {"clock": self.clock}
+
+    @cached_property
+    def store(self) -> StorageProvider:
+        """The storage provider, opened on first use."""
+        given = self._given.get("store")
+        if given is not None and not isinstance(given, str):
+            return given  # type: ignore[no-any-return]
+        return create("store", self.provider, **self.store_arguments(self.provider))  # type: ignore[no-any-return]
+
+    @cached_property
+    def pii(self) -> Any:
+        """The PII detector named by ``redaction.piiDetector`` (``None`` unless enabled)."""
+        redaction = self.config["redaction"]
+        if not redaction["detectPii"]:
+            return None
+        name = self._given.get("pii", redaction["piiDetector"])
+        kwargs = {}
+        if name == "ner" and redaction["nerModelPath"]:
+            kwargs["model_dir"] = self.path(redaction["nerModelPath"])
+        return create("pii", name, **kwargs)
+
+    def _vector_index(self, dimension: int) -> Any:
+        given = self._given.get("vector_index")
+        if given is not None:
+            return create("vector_index", given, dimension=dimension)
+        if self._owned("store") and self.provider == "sqlite":
+            _ = self.store  # the database exists and is migrated
+            return create(
+                "vector_index",
+                "sqlite-vec",
+                path=self.sqlite_path,
+                dimension=dimension,
+                busy_timeout_ms=self.config["sqlite"]["busyTimeoutMs"],
+            )
+        if self._owned("store") and self.provider == "postgres":
+            _ = self.store  # the schema exists and is migrated
+            return create(
+                "vector_index",
+                "pgvector",
+                dsn=self.postgres_dsn(),
+                dimension=dimension,
+                schema=self.config["postgres"]["schema"],
+            )
+        return create("vector_index", "numpy", dimension=dimension)
+
+    def dense_parts(self, rerank: bool | None = None) -> DenseParts | None:
+        """Embedder, vector index, cache (and reranker) when usable, else ``None`` with the
+        reason in :attr:`dense_unavailable_reason`."""
+        if self._dense is None and self.dense_unavailable_reason is None:
+            emb = self.config["embeddings"]
+            try:
+                name = self._given.get("embedder", emb["provider"])
+                kwargs = {"dimension": emb["dimension"]} if name == "hashing" else {}
+                embedder = create("embedder", name, **kwargs)
+                if not embedder.available:
+                    raise SwarmMemoryError(
+                        "the embedder is not available (pip install 'swarmmem[dense]')"
+                    )
+                index = self._vector_index(embedder.dimension)
+                index.seed_model_version(embedder.model_version)
+                self._dense = DenseParts(
+                    embedder=embedder, index=index, cache=EmbeddingCache(emb["cacheSize"])
+                )
+            except SwarmMemoryError as exc:
+                self.dense_unavailable_reason = str(exc)
+        if self._dense is None:
+            return None
+        wanted = self.config["retrieval"]["rerank"]["enabled"] if rerank is None else rerank
+        if not wanted:
+            return self._dense
+        reranker = self._build_reranker(self._dense)
+        return self._dense if reranker is None else _with_reranker(self._dense, reranker)
+
+    def _build_reranker(self, parts: DenseParts) -> Any:
+        if self._reranker is None:
+            rr = self.config["retrieval"]["rerank"]
+            name = self._given.get("reranker", rr["provider"])
+            if name == "cross-encoder" and not rr["path"]:
+                return None
+            kwargs: dict[str, Any] = {}
+            if name == "cross-encoder":
+                kwargs["model_dir"] = self.path(rr["path"])
+            elif name == "maxsim":
+                kwargs["embedder"] = parts.embedder
+            self._reranker = create("reranker", name, **kwargs)
+        return self._reranker
+
+    def reset_dense(self) -> None:
+        """Forget the dense parts (and why they were off); the next use rebuilds them."""
+        self.dense_unavailable_reason = None
+        self._dense = None
+
+    @cached_property
+    def run_log(self) -> RunLog:
+        """The per-run event log."""
+        return create("file", "run-log", root=self.root)  # type: ignore[no-any-return]
+
+    @cached_property
+    def lessons(self) -> LessonFiles:
+        """The reflection lesson files."""
+        return create(  # type: ignore[no-any-return]
+            "file",
+            "lessons",
+            root=self.root,
+            storage_dir=self.storage_dir,
+            extra_store_files=(self.sqlite_path,),
+        )
+
+    # --------------------------------------------------------------- settings
+    @property
+    def allowed_scopes(self) -> list[MemoryScope]:
+        """Scopes this context may read and write."""
+        return derive_allowed_scopes(self.context, remote_url=git_remote_origin(self.root))
+
+    def recall_defaults(self) -> RecallDefaults:
+        """``memory.recall`` as request defaults."""
+        recall = self.config["recall"]
+        return RecallDefaults(
+            max_items=recall["defaultMaxItems"],
+            token_budget=recall["defaultTokenBudget"],
+            min_score=recall["minScore"],
+            learning=recall_config(self.config, "lexical").policy,
+        )
+
+    def write_policy(self) -> WritePolicy:
+        """``memory.redaction`` as the write policy."""
+        r = self.config["redaction"]
+        return WritePolicy(
+            reject_durable_secrets=r["rejectDurableSecrets"],
+            detect_pii=r["detectPii"],
+            reject_durable_pii=r["rejectDurablePii"],
+            pii_threshold=r["piiThreshold"],
+        )
+
+    def injection_settings(self) -> InjectionSettings:
+        """``memory.recall.injection`` as settings."""
+        inj = self.config["recall"]["injection"]
+        return InjectionSettings(
+            enabled=inj["enabled"],
+            min_score=inj["minScore"],
+            require_query_signal=inj["requireQuerySignal"],
+            max_items=inj["maxItems"],
+            token_budget=inj["tokenBudget"],
+        )
+
+    def learning_settings(self) -> LearningSettings:
+        """``memory.learning`` as learning-loop settings."""
+        return LearningSettings.from_config(self.config["learning"])
+
+    @property
+    def reflection_enabled(self) -> bool:
+        """True when both ``memory.enabled`` and ``memory.reflection.enabled`` are set."""
+        return bool(self.config["enabled"]) and bool(self.config["reflection"]["enabled"])
+
+    def resolve_profile(self, profile: str | None) -> tuple[RecallConfig, DenseParts | None]:
+        """The configuration of ``profile`` (``None``: the default) and its dense parts."""
+        name = profile or default_profile(self.config)
+        config = recall_config(self.config, name)
+        if not config.dense:
+            return config, None
+        return config, self.dense_parts(rerank=config.hybrid.rerank)
+
+    # --------------------------------------------------------------- services
+    @cached_property
+    def recall(self) -> RecallService:
+        """Scoped recall for this context."""
+        return RecallService(
+            self.store,
+            self.context,
+            allowed_scopes=self.allowed_scopes,
+            clock=self.clock,
+            redact=self.secrets.redact,
+            defaults=self.recall_defaults(),
+            resolve_profile=self.resolve_profile,
+        )
+
+    @cached_property
+    def writes(self) -> WriteService:
+        """Validated writes for this context."""
+        return WriteService(
+            self.store,
+            self.context,
+            allowed_scopes=self.allowed_scopes,
+            clock=self.clock,
+            secrets=self.secrets,
+            pii=self.pii,
+            policy=self.write_policy(),
+        )
+
+    def close(self) -> None:
+        """Release what was built here. Idempotent."""
+        if self._dense is not None and self._owned("vector_index"):
+            self._dense.index.close()
+        self._dense = None
+        if "store" in self.__dict__ and self._owned("store"):
+            self.store.close()
+        for name in ("store", "recall", "writes"):
+            self.__dict__.pop(name, None)
+
+
+def _with_reranker(parts: DenseParts, reranker: Any) -> DenseParts:
+    import attrs
+
+    return attrs.evolve(parts, reranker=reranker)
