@@ -16,13 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from swarmmem import config as _config
+from swarmmem.core.learning.lessons import LessonService
 from swarmmem.core.learning.rewards import LearningSettings, SessionRegistry
+from swarmmem.core.learning.verdicts import VerdictService
+from swarmmem.core.maintenance.service import MaintenanceService
 from swarmmem.core.model.errors import ConfigError, MemoryValidationError, SwarmMemoryError
+from swarmmem.core.model.ids import to_iso
 from swarmmem.core.model.records import MemoryScope
 from swarmmem.core.model.scopes import MemoryContext, derive_allowed_scopes
 from swarmmem.core.recall.embedding_cache import EmbeddingCache
+from swarmmem.core.recall.embeddings import EmbeddingSync
 from swarmmem.core.recall.hybrid import DenseParts, HybridSettings
-from swarmmem.core.recall.injection import InjectionSettings
+from swarmmem.core.recall.injection import InjectionService, InjectionSettings
 from swarmmem.core.recall.pipeline import RecallConfig
 from swarmmem.core.recall.scoring import LearningPolicy
 from swarmmem.core.recall.service import RecallDefaults, RecallService
@@ -267,6 +272,14 @@ class Runtime:
             self._reranker = create("reranker", name, **kwargs)
         return self._reranker
 
+    def write_dense(self) -> DenseParts | None:
+        """The dense parts write paths keep in step (embeddings on, no reranker), or ``None``."""
+        return self.dense_parts(rerank=False) if self.config["embeddings"]["enabled"] else None
+
+    def now(self) -> str:
+        """The clock's time as an ISO timestamp."""
+        return to_iso(self.clock.now())
+
     def reset_dense(self) -> None:
         """Forget the dense parts (and why they were off); the next use rebuilds them."""
         self.dense_unavailable_reason = None
@@ -329,6 +342,12 @@ class Runtime:
         """``memory.learning`` as learning-loop settings."""
         return LearningSettings.from_config(self.config["learning"])
 
+    def known_sessions(self) -> frozenset[str]:
+        """Sessions a verdict may name: this one, registered ones, and those with recall usage
+        in the store (so members in other processes count too)."""
+        seen = {u.get("sessionId") for u in self.store.list_recall_usage()}
+        return self.sessions.snapshot() | {s for s in seen if isinstance(s, str) and s}
+
     @property
     def reflection_enabled(self) -> bool:
         """True when both ``memory.enabled`` and ``memory.reflection.enabled`` are set."""
@@ -369,6 +388,73 @@ class Runtime:
             policy=self.write_policy(),
         )
 
+    @cached_property
+    def injection(self) -> InjectionService:
+        """Automatic recall before agent calls."""
+        return InjectionService(
+            self.recall,
+            self.run_log,
+            settings=self.injection_settings(),
+            now=self.now,
+            lessons=self.reflection.block,
+        )
+
+    @cached_property
+    def embeddings(self) -> EmbeddingSync:
+        """Write-time embedding and index rebuilds."""
+        return EmbeddingSync(
+            self.store,
+            enabled=bool(self.config["embeddings"]["enabled"]),
+            parts=lambda: self.dense_parts(rerank=False),
+            reason=lambda: self.dense_unavailable_reason,
+            now=self.now,
+        )
+
+    @cached_property
+    def verdicts(self) -> VerdictService:
+        """Council verdicts for this session."""
+
+        def embed() -> Any:
+            parts = self.write_dense()
+            return parts.embedder.embed_batch if parts is not None else None
+
+        return VerdictService(
+            self.store,
+            self.context,
+            now=self.now,
+            policy=self.learning_settings(),
+            known_sessions=self.known_sessions,
+            embed=embed,
+        )
+
+    @cached_property
+    def reflection(self) -> LessonService:
+        """Regeneration and reading of the reflection lessons."""
+        return LessonService(
+            self.store,
+            self.lessons,
+            enabled=self.reflection_enabled,
+            now=self.now,
+            secrets=self.secrets,
+            half_life_days=float(self.config["reflection"]["halfLifeDays"]),
+        )
+
+    @cached_property
+    def maintenance(self) -> MaintenanceService:
+        """The maintenance reports and compaction."""
+
+        def vectors() -> Any:
+            parts = self.write_dense()
+            return parts.index if parts is not None else None
+
+        return MaintenanceService(
+            self.store,
+            now=self.now,
+            policy=self.learning_settings(),
+            lessons=self.lessons,
+            vectors=vectors,
+        )
+
     def close(self) -> None:
         """Release what was built here. Idempotent."""
         if self._dense is not None and self._owned("vector_index"):
@@ -376,7 +462,15 @@ class Runtime:
         self._dense = None
         if "store" in self.__dict__ and self._owned("store"):
             self.store.close()
-        for name in ("store", "recall", "writes"):
+        for name in (
+            "store",
+            "recall",
+            "writes",
+            "reflection",
+            "maintenance",
+            "injection",
+            "embeddings",
+        ):
             self.__dict__.pop(name, None)
 
 

@@ -7,33 +7,22 @@ case in :mod:`swarmmem.core` with the adapters the composition root
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from swarmmem.bootstrap import Runtime
-from swarmmem.core.learning import lessons
-from swarmmem.core.learning.rewards import apply_verdict
-from swarmmem.core.maintenance import reports
-from swarmmem.core.maintenance.compaction import compact
 from swarmmem.core.model.errors import MemoryDisabledError
-from swarmmem.core.model.ids import to_iso
 from swarmmem.core.model.records import (
     Anchor,
     AppliedChange,
     MemoryProposal,
-    MemoryRecord,
     MemoryScope,
     RecallBundle,
 )
-from swarmmem.core.recall import embeddings, injection
-from swarmmem.core.recall.hybrid import DenseParts
 from swarmmem.core.writes.importing import ImportResult, import_records
 from swarmmem.ports.storage import StorageProvider
-
-log = logging.getLogger("swarmmem")
 
 DISABLED_MESSAGE = (
     "Swarm memory is disabled. Set memory.enabled=true in .opencode/opencode-swarm.json "
@@ -44,8 +33,7 @@ __all__ = ["DISABLED_MESSAGE", "ImportResult", "Memory"]
 
 
 class Memory:
-    """Create it with :func:`swarmmem.open`. Scopes come from the context; agents only
-    propose; durable writes happen through curator decisions."""
+    """Open it with :func:`swarmmem.open`; scopes come from the context, never the caller."""
 
     def __init__(self, runtime: Runtime) -> None:
         self._rt = runtime
@@ -71,10 +59,7 @@ class Memory:
     storage_dir = property(lambda self: self._rt.storage_dir, doc="The memory directory.")
     runtime = property(lambda self: self._rt, doc="The composition root (adapters, settings).")
 
-    @property
-    def enabled(self) -> bool:
-        """True when memory is enabled in the configuration."""
-        return bool(self._rt.config["enabled"])
+    enabled = property(lambda self: bool(self._rt.config["enabled"]), doc="Memory is on.")
 
     def require_enabled(self) -> None:
         """Raise :class:`MemoryDisabledError` unless memory is enabled."""
@@ -86,27 +71,13 @@ class Memory:
         """The storage provider, opened on first use."""
         return self._rt.store
 
-    @property
-    def dense_unavailable_reason(self) -> str | None:
-        """Why dense retrieval is off (``None`` when it is on or was not tried yet)."""
-        return self._rt.dense_unavailable_reason
-
-    def dense_parts(self, rerank: bool | None = None) -> DenseParts | None:
-        """The embedder, vector index, cache (and reranker), or ``None`` when unavailable."""
-        return self._rt.dense_parts(rerank)
-
-    @property
-    def last_trace(self) -> Any:
-        """What the last recall's pipeline did (profile stages, candidate counts)."""
-        return self._rt.recall.last_trace if "recall" in self._rt.__dict__ else None
-
     def _ready(self, *, startup: bool = True) -> Runtime:
         """The runtime of an enabled memory; the first agent-facing call also regenerates the
         lessons once (a deferred startup task whose failures are only logged)."""
         self.require_enabled()
         if startup and not self._reflected:
             self._reflected = True
-            self._refresh_reflection()
+            self._rt.reflection.refresh()
         return self._rt
 
     # ------------------------------------------------------------------ recall
@@ -145,16 +116,10 @@ class Memory:
         project: str | None = None,
         current_plan: str | None = None,
     ) -> RecallBundle | None:
-        """Automatic recall before an agent call (:func:`.core.recall.injection.inject`): the
-        bundle to inject, or ``None`` when skipped (the reason is in the run log)."""
+        """The recall bundle to inject before an agent call, or ``None`` when skipped."""
         if not self.enabled:
             return None
-        rt = self._ready()
-        return injection.inject(
-            rt.recall,
-            rt.run_log,
-            settings=rt.injection_settings(),
-            stamp=to_iso(rt.clock.now()),
+        return self._ready().injection.inject(
             agent_task=agent_task,
             user_goal=user_goal,
             messages=messages,
@@ -180,14 +145,7 @@ class Memory:
             project=project,
             current_plan=current_plan,
         )
-        if not self.enabled:
-            return []
-        return injection.injection_blocks(
-            bundle,
-            self.reflection_block(),
-            messages=messages,
-            token_budget=self._rt.injection_settings().token_budget,
-        )
+        return self._rt.injection.blocks(bundle, messages) if self.enabled else []
 
     # ------------------------------------------------------------------ writes
     def propose(
@@ -228,7 +186,7 @@ class Memory:
         rt = self._ready()
         change = rt.writes.curate(proposal_id, decision, reason=reason, patch=patch)
         written = [i for i in (change.memory_id, change.replacement_memory_id) if i]
-        self._embed(rt.store.get_many(written).values())
+        self._rt.embeddings.embed(rt.store.get_many(written).values())
         return change
 
     def record_outcome(
@@ -241,8 +199,7 @@ class Memory:
         anchors: Sequence[Mapping[str, Any] | Anchor] | None = None,
         event_id: str | None = None,
     ) -> dict[str, Any]:
-        """Report that a memory (or question) was useful, a dead end, or corrected; lessons
-        are regenerated afterwards when reflection is on (a failure makes it ``partial``)."""
+        """Report a memory (or question) useful, a dead end or corrected; lessons follow."""
         result = self._ready().writes.record_outcome(
             outcome=outcome,
             memory_id=memory_id,
@@ -251,7 +208,7 @@ class Memory:
             anchors=anchors,
             event_id=event_id,
         )
-        return {**result, **self._refresh_reflection()}
+        return {**result, **self._rt.reflection.refresh()}
 
     def import_records(self, records: Iterable[Mapping[str, Any]]) -> ImportResult:
         """Trusted bulk write of records in the reference shape, in one transaction (see
@@ -265,28 +222,16 @@ class Memory:
             secrets=rt.secrets,
             reject_durable_secrets=rt.config["redaction"]["rejectDurableSecrets"],
         )
-        self._embed(written)
+        self._rt.embeddings.embed(written)
         return result
-
-    def _embed(self, records: Iterable[MemoryRecord]) -> int:
-        parts = self._rt.dense_parts(rerank=False) if self.config["embeddings"]["enabled"] else None
-        return embeddings.embed_records(parts, records) if parts is not None else 0
 
     def rebuild_embedding_index(
         self, progress: Callable[[int, int], None] | None = None, batch_size: int = 64
     ) -> dict[str, Any]:
-        """Re-embed every active durable memory; the stored model version advances only when
-        every record was embedded."""
+        """Re-embed every active durable memory (the model version advances if all made it)."""
         rt = self._ready(startup=False)
         rt.reset_dense()
-        parts = rt.dense_parts(rerank=False)
-        if parts is None:
-            reason = rt.dense_unavailable_reason
-            return {"rebuilt": 0, "failed": 0, "advanced": False, "reason": reason}
-        now = to_iso(rt.clock.now())
-        return embeddings.rebuild_index(
-            rt.store, parts, now=now, progress=progress, batch_size=batch_size
-        )
+        return rt.embeddings.rebuild(progress, batch_size)
 
     # ------------------------------------------------ learning and maintenance
     def register_session(self, session_id: str) -> None:
@@ -303,110 +248,43 @@ class Memory:
         session_ids: Sequence[str] = (),
         synthesis: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Apply a council verdict (APPROVE/REJECT/CONCERNS) to the memories recalled by this
-        session and by known member sessions (registered here, or with recall usage in the
-        store); idempotent per swarm, task/phase and round."""
-        rt = self._ready(startup=False)
-        parts = rt.dense_parts(rerank=False) if self.config["embeddings"]["enabled"] else None
-        seen = {u.get("sessionId") for u in rt.store.list_recall_usage()}
-        known = rt.sessions.snapshot() | {s for s in seen if isinstance(s, str) and s}
-        result = apply_verdict(
-            rt.store,
-            verdict=verdict,
-            host_session_id=rt.context.session_id,
-            session_ids=session_ids,
-            known_sessions=known,
+        """Reward what this and known member sessions recalled (APPROVE/REJECT/CONCERNS)."""
+        return self._ready(startup=False).verdicts.record(
+            verdict,
             swarm_id=swarm_id,
             task_or_phase=task_or_phase,
             round_number=round_number,
-            now=to_iso(rt.clock.now()),
-            unit_id=rt.context.unit_id,
-            policy=rt.learning_settings(),
-            embed=parts.embedder.embed_batch if parts is not None else None,
+            session_ids=session_ids,
             synthesis=synthesis,
         )
-        return result.as_dict()
-
-    def _report(self, build: Callable[..., dict[str, Any]], limit: Any, **extra: Any) -> Any:
-        rt = self._ready(startup=False)
-        now = to_iso(rt.clock.now())
-        return build(rt.store, now=now, limit=reports.parse_limit(limit), **extra)
 
     def value_log(self, limit: int | str | None = None) -> dict[str, Any]:
         """Per-memory Q-values, statuses and recent rewards."""
-        return self._report(reports.value_log_report, limit, policy=self._rt.learning_settings())
+        return self._ready(startup=False).maintenance.value_log(limit)
 
     def pending(self, limit: int | str | None = None) -> dict[str, Any]:
         """Pending proposals, rejected reasons and promotion candidates."""
-        return self._report(reports.pending_report, limit, policy=self._rt.learning_settings())
+        return self._ready(startup=False).maintenance.pending(limit)
 
     def recall_log(self, limit: int | str | None = None) -> dict[str, Any]:
         """Recall usage by role and memory, most- and never-recalled memories."""
-        return self._report(reports.recall_log_report, limit)
+        return self._ready(startup=False).maintenance.recall_log(limit)
 
     def stale(self, limit: int | str | None = None) -> dict[str, Any]:
         """Expired scratch, tombstones, superseded chains, dead-anchor, low-utility, low-Q."""
-        dead = lessons.dead_anchor_ids(self._rt.lessons)
-        policy = self._rt.learning_settings()
-        return self._report(reports.stale_report, limit, policy=policy, dead_anchor_ids=dead)
+        return self._ready(startup=False).maintenance.stale(limit)
 
     def compact(self, confirm: bool = False) -> dict[str, Any]:
-        """Remove deleted tombstones, superseded records and expired scratch (and their
-        vectors); a dry run unless ``confirm``."""
-        rt = self._ready(startup=False)
-        parts = (
-            rt.dense_parts(rerank=False)
-            if confirm and self.config["embeddings"]["enabled"]
-            else None
-        )
-        now = to_iso(rt.clock.now())
-        vectors = parts.index if parts is not None else None
-        return compact(rt.store, now=now, confirm=confirm, vectors=vectors)
+        """Remove tombstones, superseded and expired scratch (a dry run unless ``confirm``)."""
+        return self._ready(startup=False).maintenance.compact(confirm)
 
     def reflect(self) -> dict[str, Any]:
         """Regenerate ``.swarm/reflections/lessons.{json,md}`` (only when reflection is on)."""
-        rt = self._ready(startup=False)
-        if not rt.reflection_enabled:
-            return {"updated": False, "reason": "disabled"}
-        result = lessons.regenerate(
-            rt.store,
-            rt.lessons,
-            now=to_iso(rt.clock.now()),
-            secrets=rt.secrets,
-            half_life_days=float(rt.config["reflection"]["halfLifeDays"]),
-        )
-        result.pop("digest", None)
-        return result
+        return self._ready(startup=False).reflection.regenerate()
 
     def reflection_block(self) -> str:
         """The bounded reflection prompt block from ``lessons.json`` (empty when disabled)."""
-        if not self._rt.reflection_enabled:
-            return ""
-        return lessons.prompt_block(self._rt.lessons, self._rt.secrets)
-
-    def _refresh_reflection(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "status": "complete",
-            "partial": False,
-            "reflection_enabled": self._rt.reflection_enabled,
-            "reflection_attempted": False,
-            "reflection_updated": False,
-        }
-        if not out["reflection_enabled"]:
-            return out
-        out["reflection_attempted"] = True
-        try:
-            result = self.reflect()
-        except Exception as exc:  # the outcome is recorded; a failure makes the result partial
-            log.warning("reflection regeneration failed", exc_info=True)
-            out.update(status="partial", partial=True, reflection_error=str(exc))
-            return out
-        out["reflection_updated"] = bool(result.get("updated"))
-        if "entries" in result:
-            out["reflection_entries"] = result["entries"]
-        if not result.get("updated"):
-            out.update(status="partial", partial=True, reflection_error=result.get("reason"))
-        return out
+        return self._rt.reflection.block() if self._rt.reflection_enabled else ""
 
     # -------------------------------------------------------------- lifecycle
     def close(self) -> None:

@@ -6,12 +6,16 @@ The digest is built by :mod:`.reflection`; the files are reached through the
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import Any
 
 from swarmmem.core.learning import reflection
 from swarmmem.ports.detectors import SecretDetector
 from swarmmem.ports.files import LessonFiles
 from swarmmem.ports.storage import StorageProvider
+
+log = logging.getLogger("swarmmem")
 
 #: A store larger than this is not read for reflection.
 MAX_STORE_BYTES = 16 * 1024 * 1024
@@ -66,3 +70,76 @@ def dead_anchor_ids(files: LessonFiles) -> list[str]:
     """``deadAnchorMemoryIds`` from ``lessons.json`` (empty when unavailable)."""
     ids = (files.load() or {}).get("deadAnchorMemoryIds")
     return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
+
+
+def refresh_status(enabled: bool, regenerate: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Run ``regenerate`` when reflection is ``enabled`` and describe what happened.
+
+    A failure never propagates (the caller's own work is already done): it is logged and
+    makes the status ``partial`` with ``reflection_error``.
+    """
+    out: dict[str, Any] = {
+        "status": "complete",
+        "partial": False,
+        "reflection_enabled": enabled,
+        "reflection_attempted": enabled,
+        "reflection_updated": False,
+    }
+    if not enabled:
+        return out
+    try:
+        result = regenerate()
+    except Exception as exc:
+        log.warning("reflection regeneration failed", exc_info=True)
+        out.update(status="partial", partial=True, reflection_error=str(exc))
+        return out
+    out["reflection_updated"] = bool(result.get("updated"))
+    if "entries" in result:
+        out["reflection_entries"] = result["entries"]
+    if not result.get("updated"):
+        out.update(status="partial", partial=True, reflection_error=result.get("reason"))
+    return out
+
+
+class LessonService:
+    """Reflection for one project: regenerate the lessons, read their prompt block, and report
+    the outcome of a regeneration triggered by another call."""
+
+    def __init__(
+        self,
+        store: StorageProvider,
+        files: LessonFiles,
+        *,
+        enabled: bool,
+        now: Callable[[], str],
+        secrets: SecretDetector,
+        half_life_days: float = 30.0,
+    ) -> None:
+        self.store = store
+        self.files = files
+        self.enabled = enabled
+        self._now = now
+        self.secrets = secrets
+        self.half_life_days = half_life_days
+
+    def regenerate(self) -> dict[str, Any]:
+        """Rebuild the lesson files (``{"updated": False, "reason": "disabled"}`` when off)."""
+        if not self.enabled:
+            return {"updated": False, "reason": "disabled"}
+        result = regenerate(
+            self.store,
+            self.files,
+            now=self._now(),
+            secrets=self.secrets,
+            half_life_days=self.half_life_days,
+        )
+        result.pop("digest", None)
+        return result
+
+    def block(self) -> str:
+        """The bounded reflection prompt block (empty when reflection is off)."""
+        return prompt_block(self.files, self.secrets) if self.enabled else ""
+
+    def refresh(self) -> dict[str, Any]:
+        """Regenerate after another write and describe it (see :func:`refresh_status`)."""
+        return refresh_status(self.enabled, self.regenerate)

@@ -75,3 +75,39 @@ def rebuild_index(
         "advanced": advanced,
         "model_version": parts.embedder.model_version,
     }
+
+
+class EmbeddingSync:
+    """Keeps one store's vector index in step. ``parts`` gives the dense parts (``None`` when
+    unavailable, ``reason`` saying why); writes embed only when ``enabled``."""
+
+    def __init__(
+        self,
+        store: StorageProvider,
+        *,
+        enabled: bool,
+        parts: Callable[[], DenseParts | None],
+        reason: Callable[[], str | None],
+        now: Callable[[], str],
+    ) -> None:
+        self.store = store
+        self.enabled = enabled
+        self._parts = parts
+        self._reason = reason
+        self._now = now
+
+    def embed(self, records: Iterable[MemoryRecord]) -> int:
+        """Write-time embedding of ``records`` (0 when embeddings are off)."""
+        parts = self._parts() if self.enabled else None
+        return embed_records(parts, records) if parts is not None else 0
+
+    def rebuild(
+        self, progress: Callable[[int, int], None] | None = None, batch_size: int = 64
+    ) -> dict[str, Any]:
+        """:func:`rebuild_index`, or why it could not run."""
+        parts = self._parts()
+        if parts is None:
+            return {"rebuilt": 0, "failed": 0, "advanced": False, "reason": self._reason()}
+        return rebuild_index(
+            self.store, parts, now=self._now(), progress=progress, batch_size=batch_size
+        )

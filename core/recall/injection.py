@@ -7,7 +7,7 @@ score (0.25), at most 6 items and 1000 tokens by default, and never injects twic
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -106,67 +106,85 @@ def sanitize_run_id(run_id: str | None) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", (run_id or "").strip() or "unknown")[:80]
 
 
-def inject(
-    recall: RecallService,
-    run_log: RunLog,
-    *,
-    settings: InjectionSettings,
-    stamp: str,
-    agent_task: str | None = None,
-    user_goal: str | None = None,
-    messages: Sequence[str] = (),
-    project: str | None = None,
-    current_plan: str | None = None,
-) -> RecallBundle | None:
-    """Automatic recall before an agent call: the bundle to inject, or ``None`` (skipped).
+class InjectionService:
+    """Automatic recall before agent calls, logged to the run log."""
 
-    Uses the stricter injection settings, never injects twice (``messages`` already holding a
-    recall block), and logs ``recall_requested``, ``prompt_injected`` or
-    ``prompt_injection_skipped`` (``disabled``, ``already_injected``, ``no_signal``,
-    ``below_threshold``, ``no_results``) to the run log.
-    """
-    run_id = recall.context.effective_run_id
+    def __init__(
+        self,
+        recall: RecallService,
+        run_log: RunLog,
+        *,
+        settings: InjectionSettings,
+        now: Callable[[], str],
+        lessons: Callable[[], str] = lambda: "",
+    ) -> None:
+        self.recall = recall
+        self.run_log = run_log
+        self.settings = settings
+        self._now = now
+        self._lessons = lessons
 
-    def log(event: dict[str, Any]) -> None:
-        run_log.append(run_id, event, stamp)
+    def inject(
+        self,
+        *,
+        agent_task: str | None = None,
+        user_goal: str | None = None,
+        messages: Sequence[str] = (),
+        project: str | None = None,
+        current_plan: str | None = None,
+    ) -> RecallBundle | None:
+        """The bundle to inject before an agent call, or ``None`` (skipped).
 
-    if not settings.enabled:
-        log({"type": "prompt_injection_skipped", "reason": "disabled"})
-        return None
-    if should_skip(messages):
-        log({"type": "prompt_injection_skipped", "reason": "already_injected"})
-        return None
-    plan = build_plan(
-        agent_role=recall.context.agent_role,
-        agent_task=agent_task,
-        user_goal=user_goal,
-        settings=settings,
-        project=project,
-        current_plan=current_plan,
-    )
-    log({"type": "recall_requested", "query": plan.query})
-    bundle = recall.recall(
-        plan.query,
-        task=plan.task or None,
-        kinds=plan.kinds,
-        max_items=plan.max_items,
-        token_budget=plan.token_budget,
-        mode="injection",
-        min_score=settings.min_score,
-        require_query_signal=settings.require_query_signal,
-    )
-    if not bundle.items:
-        reason = bundle.diagnostics.get("injectionSkipReason") or "no_results"
-        log({"type": "prompt_injection_skipped", "reason": reason, "bundleId": bundle.id})
-        return None
-    log(
-        {
-            "type": "prompt_injected",
-            "bundleId": bundle.id,
-            "memoryIds": [i.record.id for i in bundle.items],
-        }
-    )
-    return bundle
+        Uses the stricter injection settings, never injects twice (``messages`` already
+        holding a recall block), and logs ``recall_requested``, ``prompt_injected`` or
+        ``prompt_injection_skipped`` (``disabled``, ``already_injected``, ``no_signal``,
+        ``below_threshold``, ``no_results``) to the run log.
+        """
+        run_id = self.recall.context.effective_run_id
+        stamp = self._now()
+
+        def log(event: dict[str, Any]) -> None:
+            self.run_log.append(run_id, event, stamp)
+
+        settings = self.settings
+        if not settings.enabled:
+            log({"type": "prompt_injection_skipped", "reason": "disabled"})
+            return None
+        if should_skip(messages):
+            log({"type": "prompt_injection_skipped", "reason": "already_injected"})
+            return None
+        plan = build_plan(
+            agent_role=self.recall.context.agent_role,
+            agent_task=agent_task,
+            user_goal=user_goal,
+            settings=settings,
+            project=project,
+            current_plan=current_plan,
+        )
+        log({"type": "recall_requested", "query": plan.query})
+        bundle = self.recall.recall(
+            plan.query,
+            task=plan.task or None,
+            kinds=plan.kinds,
+            max_items=plan.max_items,
+            token_budget=plan.token_budget,
+            mode="injection",
+            min_score=settings.min_score,
+            require_query_signal=settings.require_query_signal,
+        )
+        if not bundle.items:
+            reason = bundle.diagnostics.get("injectionSkipReason") or "no_results"
+            log({"type": "prompt_injection_skipped", "reason": reason, "bundleId": bundle.id})
+            return None
+        ids = [i.record.id for i in bundle.items]
+        log({"type": "prompt_injected", "bundleId": bundle.id, "memoryIds": ids})
+        return bundle
+
+    def blocks(self, bundle: RecallBundle | None, messages: Sequence[str]) -> list[str]:
+        """The blocks for an injected ``bundle`` (see :func:`injection_blocks`)."""
+        return injection_blocks(
+            bundle, self._lessons(), messages=messages, token_budget=self.settings.token_budget
+        )
 
 
 def injection_blocks(

@@ -23,8 +23,8 @@ def test_curated_memories_are_embedded_and_recalled(tmp_path: Path) -> None:
     """Curating writes a vector in sqlite-vec; recall then runs the fused path."""
     with swarmmem.open(tmp_path, config=DENSE, context={"agent_role": "coder"}) as mem:
         first = _add(mem, "Feature flags are read from the flags.yaml file at startup.")
-        parts = mem.dense_parts()
-        assert parts is not None, mem.dense_unavailable_reason
+        parts = mem.runtime.dense_parts()
+        assert parts is not None, mem.runtime.dense_unavailable_reason
         assert first in parts.index.ids()
         bundle = mem.recall("where do feature flags come from")
         assert bundle.items[0].record.id == first
@@ -44,7 +44,7 @@ def test_rebuild_advances_the_model_version(tmp_path: Path) -> None:
     """A store embedded with another model refuses dense recall until rebuilt."""
     with swarmmem.open(tmp_path, config=DENSE) as mem:
         memory_id = _add(mem, "Release tags are signed with the team key.")
-        mem.dense_parts().index.set_model_version("older-model:64")
+        mem.runtime.dense_parts().index.set_model_version("older-model:64")
         before = mem.recall("how are release tags signed")
         assert "fusionActive" not in before.diagnostics  # version mismatch -> lexical
         result = mem.rebuild_embedding_index()
@@ -74,7 +74,7 @@ def test_missing_model_degrades_with_a_reason(tmp_path: Path) -> None:
         bundle = mem.recall("where are logs shipped")
         assert [it.record.id for it in bundle.items] == [memory_id]
         assert "fusionActive" not in bundle.diagnostics
-        assert "not available" in mem.dense_unavailable_reason
+        assert "not available" in mem.runtime.dense_unavailable_reason
 
 
 @pytest.mark.slow
@@ -83,8 +83,8 @@ def test_real_model_end_to_end(tmp_path: Path) -> None:
     pytest.importorskip("onnxruntime")
     config = {"enabled": True, "embeddings": {"enabled": True}}
     with swarmmem.open(tmp_path, config=config) as mem:
-        if mem.dense_parts() is None:
-            pytest.skip(mem.dense_unavailable_reason or "dense retrieval unavailable")
+        if mem.runtime.dense_parts() is None:
+            pytest.skip(mem.runtime.dense_unavailable_reason or "dense retrieval unavailable")
         target = _add(
             mem, "Rotate credentials quarterly and revoke unused keys.", kind="security_note"
         )

@@ -308,7 +308,7 @@ def test_dense_facade_propagates_with_the_embedder_and_compacts_vectors(tmp_path
         assert result["status"] == STATUS_APPLIED
         assert [u["memory_id"] for u in result["updates"][:1]] == [last.items[0].record.id]
         assert embedder.batches == calls + 1  # the cross-kind path embedded source and pool
-        parts = mem.dense_parts(rerank=False)
+        parts = mem.runtime.dense_parts(rerank=False)
         victim = result["updates"][0]["memory_id"]
         mem.store.delete(victim, reason="retired", now=at(1))
         assert victim in parts.index.ids()

@@ -380,8 +380,8 @@ def test_hybrid_recall_through_the_facade_uses_pgvector(dsn: str, tmp_path: Path
             evidence_refs=["pyproject.toml"],
         )
         mem.curate(prop.id, decision="add")
-        parts = mem.dense_parts()
-        assert type(parts.index).__name__ == "PgVectorIndex", mem.dense_unavailable_reason
+        parts = mem.runtime.dense_parts()
+        assert type(parts.index).__name__ == "PgVectorIndex", mem.runtime.dense_unavailable_reason
         assert len(parts.index.ids()) == 1
         bundle = mem.recall("how do we lint", profile="hybrid")
         assert [it.record.text for it in bundle.items] == ["Use ruff for lint and format."]
