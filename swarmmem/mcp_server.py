@@ -40,11 +40,11 @@ from typing import Any
 
 from swarmmem import config as _config
 from swarmmem._version import __version__
-from swarmmem.cli.render import bundle_json, proposal_json
 from swarmmem.core.model.errors import MemoryDisabledError, MemoryValidationError, SwarmMemoryError
 from swarmmem.core.model.records import MEMORY_KINDS, OUTCOMES, PROPOSAL_OPERATIONS
 from swarmmem.core.writes.service import MAX_ANCHORS, tool_event_id
-from swarmmem.memory import DISABLED_MESSAGE, Memory
+from swarmmem.memory import Memory
+from swarmmem.results import bundle_json, disabled_result, error_result, proposal_json
 
 log = logging.getLogger("swarmmem.mcp")
 
@@ -56,19 +56,8 @@ TOOL_NAMES = (RECALL, PROPOSE, OUTCOME)
 MAX_EVIDENCE_REFS = 20
 MAX_RELATED_IDS = 8  # a merge joins at most 8 memories (curator rule)
 
-_RECALL_KEYS = (
-    "success",
-    "bundle_id",
-    "memory_ids",
-    "total",
-    "token_estimate",
-    "signals",
-    "prompt_block",
-)
-_PROPOSAL_MESSAGES = {
-    True: "Memory proposal created. Durable memory was not written.",
-    False: "Memory proposal was captured with policy rejection metadata.",
-}
+RECALL_OMITS = ("items", "diagnostics")
+"""Keys of the CLI's recall JSON that a recall tool result leaves out."""
 
 
 def _text(min_length: int, max_length: int, description: str) -> dict[str, Any]:
@@ -195,6 +184,14 @@ def _where(path: Any) -> str:
     return out or "arguments"
 
 
+def _about_keys(where: str, adjective: str, rest: str) -> str:
+    """``<adjective> argument(s)<rest>`` at the top level, ``<where>: <adjective> key(s)<rest>``
+    inside an argument."""
+    if where == "arguments":
+        return f"{adjective} argument(s){rest}"
+    return f"{where}: {adjective} key(s){rest}"
+
+
 def _describe(error: Any, schema: Mapping[str, Any]) -> str:
     """A readable message for one jsonschema error."""
     where = _where(error.absolute_path)
@@ -202,18 +199,12 @@ def _describe(error: Any, schema: Mapping[str, Any]) -> str:
     if kind == "additionalProperties":
         allowed = sorted(_schema_at(schema, error.absolute_schema_path).get("properties", {}))
         extra = sorted(set(value) - set(allowed))
-        if where == "arguments":
-            return (
-                f"unknown argument(s) {', '.join(map(repr, extra))}; accepted: {', '.join(allowed)}"
-            )
-        return (
-            f"{where}: unknown key(s) {', '.join(map(repr, extra))}; accepted: {', '.join(allowed)}"
+        return _about_keys(
+            where, "unknown", f" {', '.join(map(repr, extra))}; accepted: {', '.join(allowed)}"
         )
     if kind == "required":
         missing = [key for key in limit if key not in value]
-        if where == "arguments":
-            return f"missing required argument(s): {', '.join(missing)}"
-        return f"{where}: missing required key(s): {', '.join(missing)}"
+        return _about_keys(where, "missing required", f": {', '.join(missing)}")
     if kind == "type":
         return f"{where} must be of type {limit}; got {json.dumps(value)}"
     if kind == "enum":
@@ -278,8 +269,7 @@ def _recall(mem: Memory, args: dict[str, Any], _request_id: str | None) -> dict[
     bundle = mem.recall(
         args["query"], kinds=args.get("kinds") or None, max_items=args.get("maxItems")
     )
-    data = bundle_json(bundle)
-    return {key: data[key] for key in _RECALL_KEYS}
+    return {key: value for key, value in bundle_json(bundle).items() if key not in RECALL_OMITS}
 
 
 def _propose(mem: Memory, args: dict[str, Any], _request_id: str | None) -> dict[str, Any]:
@@ -292,10 +282,7 @@ def _propose(mem: Memory, args: dict[str, Any], _request_id: str | None) -> dict
         target_memory_id=args.get("targetMemoryId"),
         related_memory_ids=args.get("relatedMemoryIds"),
     )
-    data = proposal_json(prop)
-    data.pop("proposal", None)
-    data["message"] = _PROPOSAL_MESSAGES[prop.status != "rejected"]
-    return data
+    return proposal_json(prop, with_proposal=False)
 
 
 def _outcome(mem: Memory, args: dict[str, Any], request_id: str | None) -> dict[str, Any]:
@@ -315,16 +302,6 @@ _HANDLERS: dict[str, Callable[[Memory, dict[str, Any], str | None], dict[str, An
     PROPOSE: _propose,
     OUTCOME: _outcome,
 }
-
-
-def disabled_result() -> dict[str, Any]:
-    """The result of any tool call while memory is disabled."""
-    return {"success": False, "disabled": True, "message": DISABLED_MESSAGE}
-
-
-def error_result(code: str, message: str) -> dict[str, Any]:
-    """The payload of a tool error."""
-    return {"success": False, "error": code, "message": message}
 
 
 class MemoryTools:

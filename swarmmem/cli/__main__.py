@@ -1,5 +1,5 @@
 """``python -m swarmmem.cli``: the command line."""
 
-from swarmmem.cli.main import main
+from swarmmem.cli import main
 
 main()

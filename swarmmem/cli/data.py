@@ -1,25 +1,147 @@
-"""Dataset benchmark and embedding-index commands (registered by ``swarmmem.cli.main``)."""
+"""Data in and out, and retrieval quality: export, import, evaluate, dataset."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
 
-from swarmmem.cli.main import State, command, emit, progress_bar
+from swarmmem import datasets, evaluation
+from swarmmem.cli import render
+from swarmmem.cli.app import State, comma_list, command, emit, main, profiles_option, progress_bar
+from swarmmem.core.evaluation.metrics import PROVIDERS
+from swarmmem.registry import choices
+
+EVALUATION_PROVIDERS = (
+    *PROVIDERS,
+    *(name for name in choices("store") if name not in PROVIDERS and name != "postgres"),
+)
+"""The stores ``evaluate --provider`` accepts: the default ones first, then every other
+registered store that a run can create in a temporary folder (not postgres: it needs a server)."""
 
 
-@click.command("dataset")
+@contextmanager
+def _folder_of(state: State, directory: str | None) -> Iterator[tuple[Any, Path]]:
+    """The project's store (memory must be enabled) and the ``--dir`` folder (default: the
+    storage directory)."""
+    with state.open() as mem:
+        mem.require_enabled()
+        yield mem.store, Path(directory) if directory else mem.storage_dir
+
+
+@main.command("export")
+@click.option("--dir", "directory", default=None, help="Parent of the export/ folder.")
+@command
+def export_command(state: State, directory: str | None) -> None:
+    """Write every memory, proposal and outcome to export/*.jsonl (atomic)."""
+    from swarmmem.adapters.storage.export_import import export_store
+
+    with _folder_of(state, directory) as (store, parent):
+        counts = export_store(store, parent)
+    data = {"success": True, "directory": str(parent / "export"), **counts}
+    emit(state, data, render.export_text)
+
+
+@main.command("import")
+@click.option("--dir", "directory", default=None, help="Folder holding memories.jsonl etc.")
+@command
+def import_command(state: State, directory: str | None) -> None:
+    """Import memories.jsonl / proposals.jsonl / outcome-events.jsonl (last row wins per id)."""
+    from swarmmem.adapters.storage.export_import import import_jsonl
+
+    with _folder_of(state, directory) as (store, source), progress_bar("importing", state):
+        report = import_jsonl(store, source)
+    emit(state, {"success": True, "directory": str(source), **report}, render.import_text)
+
+
+@main.command()
+@click.option(
+    "--fixtures", "fixtures_dir", default=None, help="Fixture directory (inside the project)."
+)
+@click.option("--provider", "providers", multiple=True, type=click.Choice(EVALUATION_PROVIDERS))
+@click.option("--gate", is_flag=True, help="Run twice and compare with the pinned baseline.")
+@click.option("--baseline", default=None, help="Baseline JSON for --gate.")
+@click.option("--update", is_flag=True, help="With --gate: rewrite the baseline.")
+@profiles_option(evaluation.PROFILES, default=None)
+@click.option(
+    "--manifest",
+    default=None,
+    help="Held-out manifest.json (inside the project) to evaluate instead of fixtures.",
+)
+@command
+def evaluate(
+    state: State,
+    fixtures_dir: str | None,
+    providers: tuple[str, ...],
+    gate: bool,
+    baseline: str | None,
+    update: bool,
+    profiles: str | None,
+    manifest: str | None,
+) -> None:
+    """Evaluate recall quality on golden fixtures (or a held-out corpus with --manifest)."""
+    from swarmmem import fixtures as bundled
+
+    root = state.root.resolve()
+    heldout = manifest is not None
+    if heldout and fixtures_dir is not None:
+        raise click.UsageError("--manifest and --fixtures cannot be combined")
+    if gate:
+        if heldout:
+            result = evaluation.heldout_gate(
+                project_root=root,
+                manifest_path=manifest,
+                baseline_path=Path(baseline) if baseline else None,
+                profiles=comma_list(profiles) if profiles else None,
+                update=update,
+            )
+        else:
+            result = evaluation.regression_gate(
+                project_root=root,
+                baseline_path=Path(baseline) if baseline else bundled.RECALL_BASELINE,
+                fixtures_dir=fixtures_dir,
+                update=update,
+            )
+        label = "Held-out" if heldout else "Regression"
+        text = functools.partial(render.gate_text, label=label)
+        emit(state, result, text, ok=bool(result["passed"]))
+        return
+    with progress_bar("evaluating", state) as progress:
+        if heldout:
+            report = evaluation.evaluate_heldout(
+                root,
+                manifest,
+                (comma_list(profiles) if profiles else None) or evaluation.HELDOUT_PROFILES,
+                providers=providers or evaluation.HELDOUT_PROVIDERS,
+                progress=progress,
+            )
+        elif profiles:
+            report = evaluation.evaluate_profiles(
+                project_root=root,
+                profiles=comma_list(profiles),
+                fixtures_dir=fixtures_dir,
+                providers=providers or PROVIDERS,
+                progress=progress,
+            )
+        else:
+            report = evaluation.evaluate(
+                project_root=root,
+                fixtures_dir=fixtures_dir,
+                providers=providers or PROVIDERS,
+                progress=progress,
+            )
+    emit(state, report, render.profiles_text if heldout or profiles else render.evaluation_text)
+
+
+@main.command("dataset")
 @click.option("--corpus", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--queries", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--qrels", required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option(
-    "--profiles",
-    default="lexical",
-    show_default=True,
-    help="Comma list of lexical,hybrid,hybrid+rerank.",
-)
+@profiles_option(datasets.PROFILES, default="lexical", show_default=True)
 @click.option(
     "-k", "k", default=10, show_default=True, type=int, help="Cut-off for Recall@k and MRR."
 )
@@ -35,165 +157,14 @@ def dataset(
     limit_queries: int | None,
 ) -> None:
     """Retrieval quality (Recall@k, nDCG@10, MRR) of each profile on a collection."""
-    from swarmmem.datasets import run_dataset
-
-    wanted = [p.strip() for p in profiles.split(",") if p.strip()]
-    with progress_bar("queries", not state.as_json) as progress:
-        report = run_dataset(
+    with progress_bar("queries", state) as progress:
+        report = datasets.run_dataset(
             Path(corpus),
             Path(queries),
             Path(qrels),
-            profiles=wanted,
+            profiles=comma_list(profiles),
             k=k,
             limit_queries=limit_queries,
             progress=progress,
         )
-
-    def text() -> str:
-        lines = [
-            f"documents: {report['documents']}, queries: {report['queries']}, k: {k}",
-            "",
-            "| profile | Recall@k | nDCG@10 | MRR | ms/query |",
-            "|---|---|---|---|---|",
-        ]
-        for name, row in report["profiles"].items():
-            lines.append(
-                f"| {name} | {row['recall@k']:.3f} | {row['ndcg@10']:.3f} | "
-                f"{row['mrr']:.3f} | {row['mean_latency_ms']:.2f} |"
-            )
-        return "\n".join(lines)
-
-    emit(state, report, text)
-
-
-@click.command("rebuild-embeddings")
-@command
-def rebuild_embeddings(state: State) -> None:
-    """Re-embed every durable memory; the model version advances only if all succeed."""
-    with state.open() as mem, progress_bar("embedding", not state.as_json) as progress:
-        result = mem.rebuild_embedding_index(progress=progress)
-    emit(
-        state,
-        result,
-        lambda: (
-            f"Re-embedded {result['rebuilt']} memories ({result['failed']} failed); "
-            f"model version {'advanced' if result['advanced'] else 'unchanged'}"
-            + (f" - {result['reason']}" if result.get("reason") else "")
-        ),
-    )
-
-
-@click.command("audit-verify")
-@command
-def audit_verify(state: State) -> None:
-    """Verify the tamper-evident hash chain of the audit log (SQLite provider)."""
-    import sys
-
-    with state.open() as mem:
-        store = mem.store
-        verify = getattr(store, "verify_audit_chain", None)
-        if verify is None:
-            report = {
-                "supported": False,
-                "verified": None,
-                "provider": store.name,
-                "message": f"the {store.name} provider keeps no hash-chained audit log; "
-                "only the sqlite provider supports audit-verify",
-            }
-        else:
-            report = {"provider": store.name, **verify()}
-    emit(state, report, lambda: audit_text(report))
-    if report.get("supported") and not report.get("verified"):
-        sys.exit(1)
-
-
-def audit_text(report: dict[str, Any]) -> str:
-    """Markdown rendering of an audit verification report."""
-    lines = ["## Swarm Memory Audit Verification", ""]
-    if not report.get("supported"):
-        return "\n".join([*lines, f"- Verified: `n/a` ({report['message']})"])
-    head = report.get("headMatch")
-    lines += [
-        f"- Verified: `{str(bool(report.get('verified'))).lower()}`",
-        f"- Event rows: {report['totalRows']} (chained: {report['chainedRows']}, "
-        f"pre-chain legacy: {report['legacyRows']})",
-        f"- Chain head: `{'n/a' if head is None else str(head).lower()}`",
-    ]
-    if report.get("divergence"):
-        div = report["divergence"]
-        lines += [
-            "",
-            f"First divergence at row `{div['rowId']}` — {div['detail']}",
-            "The audit log was edited, reordered or had rows deleted after they were written.",
-        ]
-    elif head is False:
-        lines += [
-            "",
-            "The chain head does not match the last row: the newest rows were changed or removed.",
-        ]
-    else:
-        lines += ["", "The audit log hash chain is intact."]
-    return "\n".join(lines)
-
-
-@click.command("export")
-@click.option("--dir", "directory", default=None, help="Parent of the export/ folder.")
-@command
-def export_command(state: State, directory: str | None) -> None:
-    """Write every memory, proposal and outcome to export/*.jsonl (atomic)."""
-    from swarmmem.adapters.storage.export_import import export_store
-
-    with state.open() as mem:
-        mem.require_enabled()
-        parent = Path(directory) if directory else mem.storage_dir
-        counts = export_store(mem.store, parent)
-    target = parent / "export"
-    data = {"success": True, "directory": str(target), **counts}
-    emit(
-        state,
-        data,
-        lambda: "\n".join(
-            [
-                "## Swarm Memory Export",
-                "",
-                f"- Memories: {counts['memories']} -> `{target / 'memories.jsonl'}`",
-                f"- Proposals: {counts['proposals']} -> `{target / 'proposals.jsonl'}`",
-                f"- Outcomes: {counts['outcomes']} -> `{target / 'outcome-events.jsonl'}`",
-            ]
-        ),
-    )
-
-
-@click.command("import")
-@click.option("--dir", "directory", default=None, help="Folder holding memories.jsonl etc.")
-@command
-def import_command(state: State, directory: str | None) -> None:
-    """Import memories.jsonl / proposals.jsonl / outcome-events.jsonl (last row wins per id)."""
-    from swarmmem.adapters.storage.export_import import import_jsonl
-
-    with state.open() as mem:
-        mem.require_enabled()
-        source = Path(directory) if directory else mem.storage_dir
-        with progress_bar("importing", not state.as_json):
-            report = import_jsonl(mem.store, source)
-    emit(state, {"success": True, "directory": str(source), **report}, lambda: _import_text(report))
-
-
-def _import_text(report: dict[str, Any]) -> str:
-    lines = ["## Swarm Memory Import", ""]
-    for key, value in report.items():
-        if isinstance(value, list):
-            lines.append(f"- {key.replace('_', ' ').capitalize()}: {len(value)}")
-            lines.extend(f"  - {row}" for row in value[:20])
-        else:
-            lines.append(f"- {key.replace('_', ' ').capitalize()}: {value}")
-    return "\n".join(lines)
-
-
-COMMANDS: list[click.Command] = [
-    dataset,
-    rebuild_embeddings,
-    audit_verify,
-    export_command,
-    import_command,
-]
+    emit(state, report, render.dataset_text)

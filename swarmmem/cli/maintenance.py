@@ -1,166 +1,113 @@
-"""Maintenance and learning commands: value-log, recall-log, stale, compact, reflect, verdict.
+"""Curator and maintenance commands: pending, value-log, recall-log, stale, compact, reflect,
+rebuild-embeddings, audit-verify.
 
-``pending`` lives in :mod:`swarmmem.cli.main`. Every command takes ``--json``; the reports take
-``--limit`` (1..100, default 20). The commands are attached to the ``swarmmem`` group by
-:func:`swarmmem.cli.main._register_extra_commands`.
+The reports take ``--limit`` (1..100, default 20); every command takes ``--json``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import click
 
-COMMANDS: list[click.Command] = []
+from swarmmem.cli import render
+from swarmmem.cli.app import State, command, emit, limit_option, main, progress_bar
+from swarmmem.memory import Memory
 
-# Imported after COMMANDS exists: swarmmem.cli.main imports this module at its end to register the
-# commands, and by then the names below are defined.
-from swarmmem.cli.main import State, command, emit  # noqa: E402
 
-_LIMIT = click.option(
-    "--limit",
-    type=click.IntRange(1, 100, clamp=True),
-    default=20,
-    show_default=True,
-    help="Most entries listed per section (clamped to 1..100).",
+@main.command()
+@limit_option("proposals and candidates")
+@command
+def pending(state: State, limit: int) -> None:
+    """Pending proposals, rejected reasons and promotion candidates (for curators)."""
+    with state.open() as mem:
+        report = mem.pending(limit)
+        proposals = [mem.store.get_proposal(entry["id"]) for entry in report["pending"]]
+    emit(state, render.pending_json(report, proposals), render.pending_text)
+
+
+def _report_command(
+    name: str,
+    build: Callable[[Memory, int], dict[str, Any]],
+    text: Callable[[Any], str],
+    summary: str,
+) -> None:
+    """Attach the command ``name``: the facade report ``build`` rendered by ``text``."""
+
+    @main.command(name, help=summary)
+    @limit_option("entries")
+    @command
+    def report(state: State, limit: int) -> None:
+        with state.open() as mem:
+            data = build(mem, limit)
+        emit(state, {"success": True, **data}, text)
+
+
+_report_command(
+    "value-log",
+    Memory.value_log,
+    render.value_log_text,
+    "Per-memory learned Q-values, statuses and recent rewards.",
+)
+_report_command(
+    "recall-log",
+    Memory.recall_log,
+    render.recall_log_text,
+    "Recall usage by agent role; most- and never-recalled memories.",
+)
+_report_command(
+    "stale",
+    Memory.stale,
+    render.stale_text,
+    "Expired scratch, tombstones, superseded chains, dead-anchor, low-utility, low-Q memories.",
 )
 
 
-def _register(cmd: click.Command) -> click.Command:
-    COMMANDS.append(cmd)
-    return cmd
-
-
-@_register
-@click.command("value-log")
-@_LIMIT
-@command
-def value_log(state: State, limit: int) -> None:
-    """Per-memory learned Q-values, statuses and recent rewards."""
-    from swarmmem.core.maintenance.reports import render_value_log
-
-    with state.open() as mem:
-        report = mem.value_log(limit)
-    emit(state, {"success": True, **report}, lambda: render_value_log(report).rstrip("\n"))
-
-
-@_register
-@click.command("recall-log")
-@_LIMIT
-@command
-def recall_log(state: State, limit: int) -> None:
-    """Recall usage by agent role; most- and never-recalled memories."""
-    from swarmmem.core.maintenance.reports import render_recall_log
-
-    with state.open() as mem:
-        report = mem.recall_log(limit)
-    emit(state, {"success": True, **report}, lambda: render_recall_log(report).rstrip("\n"))
-
-
-@_register
-@click.command("stale")
-@_LIMIT
-@command
-def stale(state: State, limit: int) -> None:
-    """Expired scratch, tombstones, superseded chains, dead-anchor, low-utility, low-Q memories."""
-    from swarmmem.core.maintenance.reports import render_stale
-
-    with state.open() as mem:
-        report = mem.stale(limit)
-    emit(state, {"success": True, **report}, lambda: render_stale(report).rstrip("\n"))
-
-
-@_register
-@click.command("compact")
+@main.command()
 @click.option("--confirm", is_flag=True, help="Actually remove the records (default: dry run).")
 @command
 def compact(state: State, confirm: bool) -> None:
     """Remove deleted tombstones, superseded records and expired scratch (dry run by default)."""
-    from swarmmem.core.maintenance.reports import render_compaction
-
     with state.open() as mem:
         report = mem.compact(confirm=confirm)
-    emit(state, {"success": True, **report}, lambda: render_compaction(report).rstrip("\n"))
+    emit(state, {"success": True, **report}, render.compaction_text)
 
 
-@_register
-@click.command("reflect")
+@main.command()
 @command
 def reflect(state: State) -> None:
     """Regenerate .swarm/reflections/lessons.{json,md} (needs reflection.enabled)."""
     with state.open() as mem:
         result = mem.reflect()
-    data: dict[str, Any] = {"success": True, **result}
-
-    def text() -> str:
-        if not result.get("updated"):
-            return f"Reflection lessons were not regenerated: {result.get('reason')}."
-        return (
-            f"Regenerated reflection lessons from {result['entries']} entries:\n"
-            f"- {result['json_path']}\n- {result['md_path']}"
-        )
-
-    emit(state, data, text)
+    emit(state, {"success": True, **result}, render.reflect_text)
 
 
-@_register
-@click.command("verdict")
-@click.argument(
-    "verdict", type=click.Choice(["APPROVE", "REJECT", "CONCERNS"], case_sensitive=False)
-)
-@click.option("--swarm-id", required=True, help="Swarm id (idempotency key part).")
-@click.option(
-    "--task", "task_or_phase", required=True, help="Task or phase (idempotency key part)."
-)
-@click.option(
-    "--round", "round_number", type=click.IntRange(0), required=True, help="Review round."
-)
-@click.option(
-    "--member-session",
-    "session_ids",
-    multiple=True,
-    help="Session id of a council member (repeatable; unknown ids are dropped).",
-)
+@main.command("rebuild-embeddings")
 @command
-def verdict(
-    state: State,
-    verdict: str,
-    swarm_id: str,
-    task_or_phase: str,
-    round_number: int,
-    session_ids: tuple[str, ...],
-) -> None:
-    """Apply a council VERDICT to the memories the session (--session) recalled last."""
+def rebuild_embeddings(state: State) -> None:
+    """Re-embed every durable memory; the model version advances only if all succeed."""
+    with state.open() as mem, progress_bar("embedding", state) as progress:
+        result = mem.rebuild_embedding_index(progress=progress)
+    emit(state, result, render.rebuild_text)
+
+
+@main.command("audit-verify")
+@command
+def audit_verify(state: State) -> None:
+    """Verify the tamper-evident hash chain of the audit log (SQLite provider)."""
     with state.open() as mem:
-        result = mem.record_verdict(
-            verdict,
-            swarm_id=swarm_id,
-            task_or_phase=task_or_phase,
-            round_number=round_number,
-            session_ids=list(session_ids),
-        )
-
-    def text() -> str:
-        lines = [f"Verdict {result['verdict']} ({result['reward_key']}): {result['status']}"]
-        if result["dropped_session_ids"]:
-            lines.append("Dropped unknown session ids: " + ", ".join(result["dropped_session_ids"]))
-        for update in result["updates"]:
-            lines.append(
-                f"- `{update['memory_id']}` {update['verdict']} "
-                f"q {update['q_before']:.3f}→{update['q_after']:.3f}"
-            )
-        return "\n".join(lines)
-
-    emit(state, result, text)
-
-
-def _ensure_registered() -> None:
-    """Attach the commands when this module was imported before :mod:`swarmmem.cli.main`."""
-    from swarmmem.cli.main import main
-
-    for cmd in COMMANDS:
-        if cmd.name not in main.commands:
-            main.add_command(cmd)
-
-
-_ensure_registered()
+        store = mem.store
+        verify = getattr(store, "verify_audit_chain", None)
+        if verify is None:
+            report = {
+                "supported": False,
+                "verified": None,
+                "provider": store.name,
+                "message": f"the {store.name} provider keeps no hash-chained audit log; "
+                "only the sqlite provider supports audit-verify",
+            }
+        else:
+            report = {"provider": store.name, **verify()}
+    broken = report.get("supported") and not report.get("verified")
+    emit(state, report, render.audit_text, ok=not broken)

@@ -1,5 +1,4 @@
-"""``swarmmem migrate``: move the project's memory to another provider (registered by
-``swarmmem.cli.main``)."""
+"""``swarmmem migrate``: move the project's memory to another provider."""
 
 from __future__ import annotations
 
@@ -9,13 +8,16 @@ from typing import Any
 
 import click
 
-from swarmmem.cli.main import State, command, emit, progress_bar
+from swarmmem.cli import render
+from swarmmem.cli.app import State, command, emit, main, progress_bar
+from swarmmem.core.model.errors import ConfigError
+from swarmmem.registry import choices, resolve
+
+TARGETS = tuple(name for name in choices("store") if name in {"postgres", "sqlite"})
+"""The registered stores ``migrate --to`` can copy into (the SQL ones the copier supports)."""
 
 
 def _open_target(mem: Any, kind: str, dsn: str | None, schema: str | None, path: str | None) -> Any:
-    from swarmmem.core.model.errors import ConfigError
-    from swarmmem.registry import resolve
-
     cls = resolve("store", kind)
     if kind == "postgres":
         dsn = dsn or mem.config["postgres"]["dsn"] or os.environ.get("SWARMMEM_PG_DSN")
@@ -29,7 +31,7 @@ def _open_target(mem: Any, kind: str, dsn: str | None, schema: str | None, path:
             pool_size=mem.config["postgres"]["poolSize"],
             schema=schema or mem.config["postgres"]["schema"],
         )
-    target = Path(path) if path else mem.runtime.path(mem.config["sqlite"]["path"])
+    target = Path(path) if path else mem.runtime.sqlite_path
     target = target if target.is_absolute() else mem.root / target
     source_path = getattr(mem.store, "path", None)
     if source_path is not None and Path(source_path).resolve() == target.resolve():
@@ -37,12 +39,12 @@ def _open_target(mem: Any, kind: str, dsn: str | None, schema: str | None, path:
     return cls(target, clock=mem.clock)
 
 
-@click.command("migrate")
+@main.command("migrate")
 @click.option(
     "--to",
     "target_kind",
     required=True,
-    type=click.Choice(["postgres", "sqlite"]),
+    type=click.Choice(TARGETS),
     help="Provider to move the memory to.",
 )
 @click.option("--dsn", default=None, help="Target DSN (default: postgres.dsn or SWARMMEM_PG_DSN).")
@@ -64,7 +66,7 @@ def migrate(
         source = mem.store
         target = _open_target(mem, target_kind, dsn, schema, sqlite_path)
         try:
-            with progress_bar("migrating", not state.as_json) as progress:
+            with progress_bar("migrating", state) as progress:
                 report = copy_store(source, target, progress=progress)
             shown = repr(target) if target_kind == "postgres" else str(target.path)
         finally:
@@ -79,23 +81,4 @@ def migrate(
         "verified": report["verified"],
         "audit_verified": bool(report["audit"].get("verified")),
     }
-
-    def text() -> str:
-        lines = [
-            "## Swarm Memory Migration",
-            "",
-            f"- From `{source.name}` to `{target_kind}` ({shown})",
-        ]
-        for table, rows in report["counts"].items():
-            lines.append(f"- {table}: {rows} -> {report['target_counts'][table]}")
-        chain = "verified" if data["audit_verified"] else "NOT verified"
-        lines.append(f"- Audit chain on the target: {chain}")
-        lines.append(f"- Counts verified: {'yes' if report['verified'] else 'NO'}")
-        return "\n".join(lines)
-
-    emit(state, data, text)
-    if not report["verified"]:
-        raise SystemExit(1)
-
-
-COMMANDS: list[click.Command] = [migrate]
+    emit(state, data, render.migration_text, ok=bool(report["verified"]))

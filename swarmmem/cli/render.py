@@ -1,125 +1,154 @@
-"""JSON and text renderings shared by the CLI and the MCP server."""
+"""Every text and JSON rendering of the ``swarmmem`` command line.
+
+The commands compute a result (through the :class:`~swarmmem.memory.Memory` facade and the
+runner functions) and hand it to :func:`swarmmem.cli.app.emit` with one of the text renderers
+below; ``--json`` prints the same result as a JSON document instead. A text renderer takes
+that JSON document and returns the text form. The JSON shapes the MCP server shares (a recall
+bundle, a proposal, errors) come from :mod:`swarmmem.results`; the maintenance report texts
+from :mod:`swarmmem.core.maintenance.reports`.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
-from swarmmem.core.model.codec import proposal_to_dict, record_to_dict
-from swarmmem.core.model.records import MemoryProposal, RecallBundle
+import attrs
+
+from swarmmem.core.maintenance.reports import (
+    render_compaction,
+    render_pending,
+    render_recall_log,
+    render_stale,
+    render_value_log,
+)
+from swarmmem.results import bundle_json as bundle_json
+from swarmmem.results import proposal_json as proposal_json
+
+Data = Mapping[str, Any]
 
 
-def bundle_json(bundle: RecallBundle) -> dict[str, Any]:
-    """The stable JSON form of a recall bundle."""
+# ----------------------------------------------------------------------------- JSON
+def json_text(data: Any) -> str:
+    """A result as the pretty-printed JSON document of ``--json``."""
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+
+
+def error_json(payload: Data) -> str:
+    """An error payload as the JSON document of ``--json`` (ASCII-escaped)."""
+    return json.dumps(payload, indent=2)
+
+
+def error_text(payload: Data) -> str:
+    """An error payload as the line printed on stderr."""
+    return f"Error: {payload['message']}"
+
+
+def curate_json(change: Any) -> dict[str, Any]:
+    """The JSON result of a curator decision (an ``AppliedChange``)."""
+    return {"success": True, **attrs.asdict(change)}
+
+
+def proposal_details_json(prop: Any) -> dict[str, Any]:
+    """What a reviewer needs to decide on a pending proposal, beyond the report line."""
+    record = prop.proposed_record if prop is not None else None
     return {
-        "success": True,
-        "bundle_id": bundle.id,
-        "memory_ids": [item.record.id for item in bundle.items],
-        "total": len(bundle.items),
-        "token_estimate": bundle.token_estimate,
-        "items": [
-            {
-                "memory_id": item.record.id,
-                "kind": item.record.kind,
-                "scope": item.record.scope.type,
-                "score": item.score,
-                "reason": item.reason,
-                "text": item.record.text,
-                **(
-                    {
-                        "relation": {
-                            "type": item.relation.type,
-                            "source_memory_id": item.related_from,
-                        }
-                    }
-                    if item.relation is not None
-                    else {}
-                ),
-                **({"explored": True} if item.explored else {}),
-            }
-            for item in bundle.items
-        ],
-        "signals": [
-            {
-                "memory_id": item.record.id,
-                "textOverlap": item.signals.text_overlap,
-                "tagOverlap": item.signals.tag_overlap,
-                "fileOverlap": item.signals.file_overlap,
-                "symbolOverlap": item.signals.symbol_overlap,
-                "kindMatch": item.signals.kind_match,
-                "scopeMatch": item.signals.scope_match,
-            }
-            for item in bundle.items
-        ],
-        "diagnostics": bundle.diagnostics,
-        "prompt_block": bundle.prompt_block,
+        "kind": record.kind if record else None,
+        "memory_id": record.id if record else None,
+        "text": record.text if record else None,
+        "rationale": prop.rationale if prop is not None else None,
+        "evidence_refs": list(prop.evidence_refs) if prop is not None else [],
+        "related_memory_ids": list(prop.related_memory_ids or ()) if prop is not None else [],
+        "proposed_by": attrs.asdict(prop.proposed_by) if prop is not None else None,
     }
 
 
-def proposal_json(proposal: MemoryProposal) -> dict[str, Any]:
-    """The tool-style JSON result of a proposal."""
-    return {
-        "success": proposal.status != "rejected",
-        "proposal_id": proposal.id,
-        "status": proposal.status,
-        "operation": proposal.operation,
-        "memory_id": proposal.proposed_record.id if proposal.proposed_record else None,
-        "rejection_reason": proposal.rejection_reason,
-        "proposal": proposal_to_dict(proposal),
-    }
+def pending_json(report: Data, proposals: Iterable[Any]) -> dict[str, Any]:
+    """The ``pending`` report with each pending entry's proposal details merged in."""
+    for entry, prop in zip(report["pending"], proposals, strict=True):
+        entry.update(proposal_details_json(prop))
+    return {"success": True, **report}
 
 
-def status_report(mem: Any) -> dict[str, Any]:
-    """Enabled flag, provider, paths and legacy/migration files."""
-    storage = mem.storage_dir
-    db = mem.runtime.path(mem.config["sqlite"]["path"])
-    legacy = {}
-    for name in ("memories.jsonl", "proposals.jsonl", "outcome-events.jsonl"):
-        path = storage / name
-        legacy[name] = {
-            "present": path.exists(),
-            "bytes": path.stat().st_size if path.exists() else 0,
-        }
-    report_path = storage / "migration-report.json"
-    migration: dict[str, Any] | None = None
-    if report_path.exists():
-        try:
-            loaded = json.loads(report_path.read_text(encoding="utf-8"))
-            migration = loaded if isinstance(loaded, dict) else None
-        except (OSError, ValueError):
-            migration = {"error": "migration-report.json is unreadable"}
-    report: dict[str, Any] = {
-        "enabled": mem.enabled,
-        "provider": mem.config["provider"],
-        "storage_dir": str(storage),
-        "sqlite_path": str(db),
-        "sqlite_exists": db.exists(),
-        "automatic_destructive_cleanup": "disabled",
-        "legacy_jsonl": legacy,
-        "migration_report": str(report_path) if report_path.exists() else None,
-        "migration": migration,
-    }
-    if mem.enabled and (mem.config["provider"] != "sqlite" or db.exists()):
-        report["memory_count"] = mem.store.count()
-        report["pending_proposals"] = len(mem.store.list_proposals("pending"))
-    return report
+# ----------------------------------------------------------------------- text helpers
+def _heading(title: str) -> list[str]:
+    return [f"## {title}", ""]
 
 
-def status_text(report: dict[str, Any]) -> str:
+def _bullets(pairs: Iterable[tuple[str, Any]]) -> list[str]:
+    """``- label: value`` lines."""
+    return [f"- {label}: {value}" for label, value in pairs]
+
+
+def _code(value: Any) -> str:
+    """A value in backticks; booleans as ``true``/``false``."""
+    shown = str(value).lower() if isinstance(value, bool) else value
+    return f"`{shown}`"
+
+
+def _lines(*parts: Iterable[str]) -> str:
+    return "\n".join(line for part in parts for line in part)
+
+
+# -------------------------------------------------------------------- agent commands
+def recall_text(data: Data) -> str:
+    """A recall result as the prompt block an agent would see."""
+    return str(data["prompt_block"])
+
+
+def proposal_text(data: Data) -> str:
+    """A proposal result: the message, the id and status, any rejection reason."""
+    lines = [data["message"], f"proposal_id: {data['proposal_id']}", f"status: {data['status']}"]
+    if data["rejection_reason"]:
+        lines.append(f"rejection_reason: {data['rejection_reason']}")
+    return "\n".join(lines)
+
+
+def curate_text(data: Data) -> str:
+    """The line saying what a curator decision did."""
+    target = f" -> {data['memory_id']}" if data["memory_id"] else ""
+    return f"Applied {data['action']} to {data['proposal_id']}{target}"
+
+
+def outcome_text(data: Data) -> str:
+    """The line confirming a recorded outcome."""
+    return f"Recorded {data['outcome']} for {data['memory_id']} ({data['outcomes']} outcome(s))"
+
+
+def verdict_text(data: Data) -> str:
+    """A council verdict and the Q-value change of each memory it reached."""
+    lines = [f"Verdict {data['verdict']} ({data['reward_key']}): {data['status']}"]
+    if data["dropped_session_ids"]:
+        lines.append("Dropped unknown session ids: " + ", ".join(data["dropped_session_ids"]))
+    for update in data["updates"]:
+        lines.append(
+            f"- `{update['memory_id']}` {update['verdict']} "
+            f"q {update['q_before']:.3f}→{update['q_after']:.3f}"
+        )
+    return "\n".join(lines)
+
+
+def status_text(report: Data) -> str:
     """Markdown status like the reference ``/swarm memory status``."""
-    lines = [
-        "## Swarm Memory Status",
-        "",
-        f"- Enabled: `{str(report['enabled']).lower()}`",
-        f"- Provider: `{report['provider']}`",
-        f"- Storage dir: `{report['storage_dir']}`",
-        f"- SQLite path: `{report['sqlite_path']}`",
-        f"- SQLite database exists: `{str(report['sqlite_exists']).lower()}`",
-        "- Automatic destructive cleanup: `disabled`",
-    ]
+    lines = _heading("Swarm Memory Status") + _bullets(
+        [
+            ("Enabled", _code(report["enabled"])),
+            ("Provider", _code(report["provider"])),
+            ("Storage dir", _code(report["storage_dir"])),
+            ("SQLite path", _code(report["sqlite_path"])),
+            ("SQLite database exists", _code(report["sqlite_exists"])),
+            ("Automatic destructive cleanup", _code("disabled")),
+        ]
+    )
     if "memory_count" in report:
-        lines.append(f"- Memories: {report['memory_count']}")
-        lines.append(f"- Pending proposals: {report['pending_proposals']}")
+        lines += _bullets(
+            [
+                ("Memories", report["memory_count"]),
+                ("Pending proposals", report["pending_proposals"]),
+            ]
+        )
     lines += ["", "### Legacy JSONL"]
     for name, info in report["legacy_jsonl"].items():
         state = "present" if info["present"] else "missing"
@@ -129,13 +158,15 @@ def status_text(report: dict[str, Any]) -> str:
     if not migration:
         lines.append("- Last report: `none`")
         return "\n".join(lines)
-    lines += [
-        f"- Last report: `{report['migration_report']}`",
-        f"- Completed at: `{migration.get('completedAt', 'unknown')}`",
-        f"- Imported memories: {migration.get('importedMemories', 0)}",
-        f"- Imported proposals: {migration.get('importedProposals', 0)}",
-        f"- Invalid rows: {migration.get('invalidCount', 0)}",
-    ]
+    lines += _bullets(
+        [
+            ("Last report", _code(report["migration_report"])),
+            ("Completed at", _code(migration.get("completedAt", "unknown"))),
+            ("Imported memories", migration.get("importedMemories", 0)),
+            ("Imported proposals", migration.get("importedProposals", 0)),
+            ("Invalid rows", migration.get("invalidCount", 0)),
+        ]
+    )
     for backup in migration.get("backups", []):
         lines.append(f"- Backup: `{backup.get('path')}`")
     invalid = migration.get("invalidRows", [])
@@ -147,29 +178,185 @@ def status_text(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def evaluation_text(report: dict[str, Any]) -> str:
-    """Markdown summary like the reference ``/swarm memory evaluate``."""
-    s = report["summary"]
-    return "\n".join(
-        [
-            "## Swarm Memory Recall Evaluation",
-            "",
-            f"- Fixtures: {s['fixture_count']}",
-            f"- Runs: {s['run_count']}",
-            f"- Passed runs: {s['passed_run_count']}",
-            f"- Precision@k: {s['precision@k']:.3f}",
-            f"- Recall@k: {s['recall@k']:.3f}",
-            f"- Injection count: {s['injection_count']}",
-            f"- Noisy injections: {s['noisy_injection_count']}",
-            f"- Same-scope noise: {s['same_scope_noise_count']}",
-            f"- Cross-scope leaks: {s['cross_scope_leak_count']}",
-            f"- Stale memories: {s['stale_memory_count']}",
-            "",
-            "Use `swarmmem evaluate --json` for the full report.",
-        ]
+# --------------------------------------------------------------- maintenance reports
+def pending_text(data: Data) -> str:
+    """The pending report, then the details a reviewer decides on."""
+    lines = [render_pending(data).rstrip("\n")]
+    if data["pending"]:
+        lines += ["", "### Pending proposal details", ""]
+        for entry in data["pending"]:
+            lines.append(f"- `{entry['id']}` {entry['operation']} {entry['kind'] or ''}".rstrip())
+            if entry["text"]:
+                lines.append(f"  text: {entry['text']}")
+            lines.append(f"  rationale: {entry['rationale']}")
+            if entry["evidence_refs"]:
+                lines.append(f"  evidence: {', '.join(entry['evidence_refs'])}")
+        lines += ["", "Decide with `swarmmem curate <proposal_id> <decision>`."]
+    return "\n".join(lines)
+
+
+def value_log_text(data: Data) -> str:
+    """The ``value-log`` report."""
+    return render_value_log(data).rstrip("\n")
+
+
+def recall_log_text(data: Data) -> str:
+    """The ``recall-log`` report."""
+    return render_recall_log(data).rstrip("\n")
+
+
+def stale_text(data: Data) -> str:
+    """The ``stale`` report."""
+    return render_stale(data).rstrip("\n")
+
+
+def compaction_text(data: Data) -> str:
+    """The ``compact`` plan or what it removed."""
+    return render_compaction(data).rstrip("\n")
+
+
+def reflect_text(data: Data) -> str:
+    """Where the regenerated lessons went, or why they were not regenerated."""
+    if not data.get("updated"):
+        return f"Reflection lessons were not regenerated: {data.get('reason')}."
+    return (
+        f"Regenerated reflection lessons from {data['entries']} entries:\n"
+        f"- {data['json_path']}\n- {data['md_path']}"
     )
 
 
-def record_json(record: Any) -> dict[str, Any]:
-    """A record in the reference JSON shape."""
-    return record_to_dict(record)
+def rebuild_text(data: Data) -> str:
+    """The result of re-embedding every durable memory."""
+    reason = f" - {data['reason']}" if data.get("reason") else ""
+    return (
+        f"Re-embedded {data['rebuilt']} memories ({data['failed']} failed); "
+        f"model version {'advanced' if data['advanced'] else 'unchanged'}{reason}"
+    )
+
+
+def audit_text(report: Data) -> str:
+    """Markdown rendering of an audit verification report."""
+    lines = _heading("Swarm Memory Audit Verification")
+    if not report.get("supported"):
+        return "\n".join([*lines, f"- Verified: `n/a` ({report['message']})"])
+    head = report.get("headMatch")
+    lines += [
+        f"- Verified: {_code(bool(report.get('verified')))}",
+        f"- Event rows: {report['totalRows']} (chained: {report['chainedRows']}, "
+        f"pre-chain legacy: {report['legacyRows']})",
+        f"- Chain head: {_code('n/a' if head is None else str(head).lower())}",
+    ]
+    if report.get("divergence"):
+        div = report["divergence"]
+        lines += [
+            "",
+            f"First divergence at row `{div['rowId']}` — {div['detail']}",
+            "The audit log was edited, reordered or had rows deleted after they were written.",
+        ]
+    elif head is False:
+        lines += [
+            "",
+            "The chain head does not match the last row: the newest rows were changed or removed.",
+        ]
+    else:
+        lines += ["", "The audit log hash chain is intact."]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------- data commands
+def export_text(data: Data) -> str:
+    """The counts an export wrote and the files they went to."""
+    target = Path(data["directory"])
+    files = (
+        ("Memories", "memories", "memories.jsonl"),
+        ("Proposals", "proposals", "proposals.jsonl"),
+        ("Outcomes", "outcomes", "outcome-events.jsonl"),
+    )
+    return _lines(
+        _heading("Swarm Memory Export"),
+        _bullets((label, f"{data[key]} -> `{target / name}`") for label, key, name in files),
+    )
+
+
+def import_text(data: Data) -> str:
+    """What an import read, wrote and refused (at most 20 rows listed per list)."""
+    lines = _heading("Swarm Memory Import")
+    for key, value in data.items():
+        if key in ("success", "directory"):
+            continue
+        label = key.replace("_", " ").capitalize()
+        if isinstance(value, list):
+            lines.append(f"- {label}: {len(value)}")
+            lines.extend(f"  - {row}" for row in value[:20])
+        else:
+            lines.append(f"- {label}: {value}")
+    return "\n".join(lines)
+
+
+def migration_text(data: Data) -> str:
+    """What a provider migration copied and whether the target checks out."""
+    lines = _heading("Swarm Memory Migration")
+    lines.append(f"- From `{data['source']}` to `{data['target']}` ({data['location']})")
+    for table, rows in data["counts"].items():
+        lines.append(f"- {table}: {rows} -> {data['target_counts'][table]}")
+    chain = "verified" if data["audit_verified"] else "NOT verified"
+    lines.append(f"- Audit chain on the target: {chain}")
+    lines.append(f"- Counts verified: {'yes' if data['verified'] else 'NO'}")
+    return "\n".join(lines)
+
+
+def evaluation_text(report: Data) -> str:
+    """Markdown summary like the reference ``/swarm memory evaluate``."""
+    s = report["summary"]
+    return _lines(
+        _heading("Swarm Memory Recall Evaluation"),
+        _bullets(
+            [
+                ("Fixtures", s["fixture_count"]),
+                ("Runs", s["run_count"]),
+                ("Passed runs", s["passed_run_count"]),
+                ("Precision@k", f"{s['precision@k']:.3f}"),
+                ("Recall@k", f"{s['recall@k']:.3f}"),
+                ("Injection count", s["injection_count"]),
+                ("Noisy injections", s["noisy_injection_count"]),
+                ("Same-scope noise", s["same_scope_noise_count"]),
+                ("Cross-scope leaks", s["cross_scope_leak_count"]),
+                ("Stale memories", s["stale_memory_count"]),
+            ]
+        ),
+        ["", "Use `swarmmem evaluate --json` for the full report."],
+    )
+
+
+def profiles_text(report: Data) -> str:
+    """The evaluation summary, then one line per recall profile."""
+    lines = [evaluation_text(report), "", "### Profiles"]
+    for name, summary in report["profile_summaries"].items():
+        lines.append(
+            f"- {name}: passed {summary['passed_run_count']}/{summary['run_count']}, "
+            f"precision@k {summary['precision@k']:.3f}, recall@k {summary['recall@k']:.3f}"
+        )
+    return "\n".join(lines)
+
+
+def gate_text(result: Data, label: str) -> str:
+    """``<label> gate passed``, or FAILED with the problems found."""
+    if result["passed"]:
+        return f"{label} gate passed"
+    return f"{label} gate FAILED:\n" + "\n".join(result["problems"])
+
+
+def dataset_text(report: Data) -> str:
+    """The per-profile table of a dataset run."""
+    lines = [
+        f"documents: {report['documents']}, queries: {report['queries']}, k: {report['k']}",
+        "",
+        "| profile | Recall@k | nDCG@10 | MRR | ms/query |",
+        "|---|---|---|---|---|",
+    ]
+    for name, row in report["profiles"].items():
+        lines.append(
+            f"| {name} | {row['recall@k']:.3f} | {row['ndcg@10']:.3f} | "
+            f"{row['mrr']:.3f} | {row['mean_latency_ms']:.2f} |"
+        )
+    return "\n".join(lines)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from swarmmem.cli.main import main
+from swarmmem.cli import main
 
 
 def _project(tmp_path: Path, provider: str = "sqlite") -> list[str]:

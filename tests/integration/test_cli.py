@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 import swarmmem
-from swarmmem.cli.main import main
+from swarmmem.cli import main
 from swarmmem.memory import DISABLED_MESSAGE
 
 FACT = "Format Python code with ruff format before every commit."

@@ -19,7 +19,7 @@ from factories import (
 )
 
 import swarmmem
-from swarmmem.cli.main import main
+from swarmmem.cli import main
 from swarmmem.core.learning.reflection import build_digest, render_json, select_entries
 from swarmmem.core.learning.rewards import STATUS_ALREADY_APPLIED, STATUS_APPLIED, apply_verdict
 from swarmmem.core.maintenance import reports as mt

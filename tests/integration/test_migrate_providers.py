@@ -21,7 +21,7 @@ from pg_support import require_dsn, schema_for
 
 from swarmmem.adapters.storage.provider_migration import copy_store
 from swarmmem.adapters.storage.sqlite import SqliteStore
-from swarmmem.cli.main import main
+from swarmmem.cli import main
 from swarmmem.core.model.codec import proposal_to_dict, record_to_dict
 from swarmmem.core.model.errors import ConflictError
 from swarmmem.core.recall.fts import build_fts_query

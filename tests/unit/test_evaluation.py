@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from swarmmem.adapters.models.hashing_embedder import HashingEmbedder
-from swarmmem.cli.main import main
+from swarmmem.cli import main
 from swarmmem.core.evaluation.heldout import (
     MAX_CASES,
     MAX_MANIFEST_BYTES,

@@ -1,0 +1,174 @@
+"""The root ``swarmmem`` group and what every command shares.
+
+The context object (:class:`State`: project root, configuration, ``--json``, caller context),
+the ``--json`` flag and uniform error handling of :func:`command`, the output of :func:`emit`,
+the shared ``--limit`` and ``--profiles`` options and the progress bar.
+
+Exit codes: 0 success, 1 failure (including disabled memory), 2 bad input (unknown flags,
+invalid values, refused scopes, malformed JSON).
+
+The command modules (:mod:`swarmmem.cli.memory`, :mod:`~swarmmem.cli.maintenance`,
+:mod:`~swarmmem.cli.data`, :mod:`~swarmmem.cli.migrate`, :mod:`~swarmmem.cli.serve`) decorate
+their commands onto :data:`main`; this module imports none of them (:mod:`swarmmem.cli` does).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from swarmmem._version import __version__
+from swarmmem.cli import render
+from swarmmem.core.maintenance.reports import DEFAULT_LIMIT, MAX_LIMIT
+from swarmmem.core.model.errors import (
+    ConfigError,
+    ConflictError,
+    EvaluationError,
+    MemoryDisabledError,
+    MemoryValidationError,
+    NotFoundError,
+    ScopeError,
+    SwarmMemoryError,
+)
+from swarmmem.results import disabled_result, error_result
+
+EXIT_FAILURE = 1
+EXIT_BAD_INPUT = 2
+
+BAD_INPUT = (
+    ConfigError,
+    MemoryValidationError,
+    ScopeError,
+    EvaluationError,
+    NotFoundError,
+    ConflictError,
+)
+"""Errors that exit with :data:`EXIT_BAD_INPUT`; any other ``SwarmMemoryError`` exits 1."""
+
+json_flag = click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
+"""``--json``: on the root group and on every command."""
+
+
+class State:
+    """Options shared by every command (the click context object)."""
+
+    def __init__(
+        self, root: str, config: str | None, as_json: bool, context: dict[str, str]
+    ) -> None:
+        self.root = Path(root)
+        self.config = config
+        self.as_json = as_json
+        self.context = context
+
+    def open(self) -> Any:
+        """The project's memory for this caller (a context manager)."""
+        import swarmmem
+
+        return swarmmem.open(self.root, self.config, context=self.context)
+
+
+def emit(state: State, data: Any, text: Callable[[Any], str], *, ok: bool = True) -> None:
+    """Print ``data`` as JSON in ``--json`` mode, else ``text(data)``; exit 1 unless ``ok``."""
+    click.echo(render.json_text(data) if state.as_json else text(data))
+    if not ok:
+        sys.exit(EXIT_FAILURE)
+
+
+def command(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Add ``--json`` and uniform error handling to a command taking the :class:`State`."""
+
+    def wrapper(state: State, /, *args: Any, as_json: bool = False, **kwargs: Any) -> Any:
+        if as_json:
+            state.as_json = True
+        try:
+            return fn(state, *args, **kwargs)
+        except MemoryDisabledError as exc:
+            _fail(state, disabled_result(str(exc)), EXIT_FAILURE)
+        except BAD_INPUT as exc:
+            _fail(state, error_result(exc.code, str(exc)), EXIT_BAD_INPUT)
+        except SwarmMemoryError as exc:
+            _fail(state, error_result(exc.code, str(exc)), EXIT_FAILURE)
+
+    functools.update_wrapper(wrapper, fn)
+    return json_flag(click.pass_obj(wrapper))
+
+
+def _fail(state: State, payload: dict[str, Any], code: int) -> None:
+    if state.as_json:
+        click.echo(render.error_json(payload))
+    else:
+        click.echo(render.error_text(payload), err=True)
+    sys.exit(code)
+
+
+def limit_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--limit``: the most ``what`` a report lists per section (clamped like the reports)."""
+    return click.option(
+        "--limit",
+        type=click.IntRange(1, MAX_LIMIT, clamp=True),
+        default=DEFAULT_LIMIT,
+        show_default=True,
+        help=f"Most {what} listed per section (clamped to 1..{MAX_LIMIT}).",
+    )
+
+
+def profiles_option(
+    profiles: Sequence[str], **options: Any
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--profiles``: a comma list of the recall ``profiles`` a runner accepts."""
+    return click.option("--profiles", help=f"Comma list of {','.join(profiles)}.", **options)
+
+
+def comma_list(text: str) -> list[str]:
+    """The non-empty, stripped items of a comma list."""
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+@contextmanager
+def progress_bar(label: str, state: State) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar on a terminal; silent in ``--json`` mode or when stderr is piped."""
+    if state.as_json or not sys.stderr.isatty():
+        yield lambda done, total: None
+        return
+    from rich.progress import Progress
+
+    with Progress(transient=True) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="swarmmem")
+@click.option("--root", default=".", show_default=True, help="Project root.")
+@click.option(
+    "--config", default=None, help="Config JSON (default: <root>/.opencode/opencode-swarm.json)."
+)
+@json_flag
+@click.option("--session", default=None, help="Session id (run scope).")
+@click.option("--run", "run_id", default=None, help="Run id (defaults to the session id).")
+@click.option("--role", default=None, help="Agent role of the caller.")
+@click.pass_context
+def main(
+    ctx: click.Context,
+    root: str,
+    config: str | None,
+    as_json: bool,
+    session: str | None,
+    run_id: str | None,
+    role: str | None,
+) -> None:
+    """Scoped, source-backed memory for AI coding agents."""
+    context = {
+        k: v for k, v in {"session_id": session, "run_id": run_id, "agent_role": role}.items() if v
+    }
+    ctx.obj = State(root, config, as_json, context)

@@ -1,0 +1,169 @@
+"""The memory loop on the command line: status, recall, propose, curate, outcome, verdict.
+
+Agents recall, propose and report outcomes; a trusted reviewer curates; a council verdict
+teaches the recalled memories a value. Option names are the facade's argument names, so each
+command hands its options to :class:`~swarmmem.memory.Memory` as they come.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from swarmmem.cli import render
+from swarmmem.cli.app import State, command, emit, main
+from swarmmem.core.learning.rewards import VERDICTS
+from swarmmem.core.model.records import CURATOR_ACTIONS, OUTCOMES, PROPOSAL_OPERATIONS, RECALL_MODES
+
+CALLER_MODES = tuple(mode for mode in RECALL_MODES if mode != "evaluation")
+"""The recall modes a caller may ask for (``evaluation`` is the evaluator's own)."""
+
+LEGACY_JSONL = ("memories.jsonl", "proposals.jsonl", "outcome-events.jsonl")
+"""The reference JSONL files ``status`` looks for in the storage directory."""
+
+
+@main.command()
+@command
+def status(state: State) -> None:
+    """Storage, configuration and migration status."""
+    with state.open() as mem:
+        report = status_report(mem)
+    emit(state, report, render.status_text)
+
+
+def status_report(mem: Any) -> dict[str, Any]:
+    """Enabled flag, provider, paths, legacy JSONL files and the last migration report."""
+    storage = mem.storage_dir
+    db = mem.runtime.sqlite_path
+    legacy = {}
+    for name in LEGACY_JSONL:
+        path = storage / name
+        legacy[name] = {
+            "present": path.exists(),
+            "bytes": path.stat().st_size if path.exists() else 0,
+        }
+    report_path = storage / "migration-report.json"
+    migration: dict[str, Any] | None = None
+    if report_path.exists():
+        try:
+            loaded = json.loads(report_path.read_text(encoding="utf-8"))
+            migration = loaded if isinstance(loaded, dict) else None
+        except (OSError, ValueError):
+            migration = {"error": "migration-report.json is unreadable"}
+    report: dict[str, Any] = {
+        "enabled": mem.enabled,
+        "provider": mem.config["provider"],
+        "storage_dir": str(storage),
+        "sqlite_path": str(db),
+        "sqlite_exists": db.exists(),
+        "automatic_destructive_cleanup": "disabled",
+        "legacy_jsonl": legacy,
+        "migration_report": str(report_path) if report_path.exists() else None,
+        "migration": migration,
+    }
+    if mem.enabled and (mem.config["provider"] != "sqlite" or db.exists()):
+        report["memory_count"] = mem.store.count()
+        report["pending_proposals"] = len(mem.store.list_proposals("pending"))
+    return report
+
+
+@main.command()
+@click.argument("query")
+@click.option("--task", default=None, help="Task description (adds task-term signal).")
+@click.option("--kind", "kinds", multiple=True, help="Restrict to a memory kind (repeatable).")
+@click.option("--max-items", type=int, default=None)
+@click.option("--token-budget", type=int, default=None)
+@click.option("--mode", type=click.Choice(CALLER_MODES), default="manual")
+@command
+def recall(state: State, query: str, kinds: tuple[str, ...], **options: Any) -> None:
+    """Recall memories for QUERY and print the prompt block."""
+    with state.open() as mem:
+        bundle = mem.recall(query, kinds=list(kinds) or None, **options)
+    emit(state, render.bundle_json(bundle), render.recall_text)
+
+
+@main.command()
+@click.option(
+    "--operation", default="add", show_default=True, type=click.Choice(PROPOSAL_OPERATIONS)
+)
+@click.option("--kind", default=None)
+@click.option("--text", default=None)
+@click.option("--rationale", required=True)
+@click.option("--evidence", "evidence_refs", multiple=True, help="Evidence ref (repeatable).")
+@click.option("--target", "target_memory_id", default=None)
+@click.option("--related", "related_memory_ids", multiple=True)
+@command
+def propose(
+    state: State,
+    evidence_refs: tuple[str, ...],
+    related_memory_ids: tuple[str, ...],
+    **fields: Any,
+) -> None:
+    """Create a pending memory proposal (never writes durable memory)."""
+    with state.open() as mem:
+        prop = mem.propose(
+            **fields,
+            evidence_refs=list(evidence_refs),
+            related_memory_ids=list(related_memory_ids) or None,
+        )
+    data = render.proposal_json(prop)
+    emit(state, data, render.proposal_text, ok=data["success"])
+
+
+@main.command()
+@click.argument("proposal_id")
+@click.argument("decision", type=click.Choice(CURATOR_ACTIONS))
+@click.option("--reason", default=None)
+@command
+def curate(state: State, proposal_id: str, decision: str, reason: str | None) -> None:
+    """Apply a curator DECISION to PROPOSAL_ID (for trusted reviewers, not agents)."""
+    with state.open() as mem:
+        change = mem.curate(proposal_id, decision, reason=reason)
+    emit(state, render.curate_json(change), render.curate_text)
+
+
+def _anchors(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> Any:
+    """``file[#symbol]`` values as anchor objects."""
+    parsed = (value.partition("#") for value in values)
+    return [{"file": file, **({"symbol": symbol} if symbol else {})} for file, _, symbol in parsed]
+
+
+@main.command()
+@click.option("--memory-id", default=None)
+@click.option("--question", default=None)
+@click.option("--outcome", required=True, type=click.Choice(OUTCOMES))
+@click.option("--correction", default=None)
+@click.option(
+    "--anchor", "anchors", multiple=True, callback=_anchors, help="file[#symbol] (repeatable)."
+)
+@command
+def outcome(state: State, **fields: Any) -> None:
+    """Report whether a recalled memory was useful, a dead end, or corrected."""
+    with state.open() as mem:
+        result = mem.record_outcome(**fields)
+    emit(state, result, render.outcome_text)
+
+
+@main.command()
+@click.argument("verdict", type=click.Choice(VERDICTS, case_sensitive=False))
+@click.option("--swarm-id", required=True, help="Swarm id (idempotency key part).")
+@click.option(
+    "--task", "task_or_phase", required=True, help="Task or phase (idempotency key part)."
+)
+@click.option(
+    "--round", "round_number", type=click.IntRange(0), required=True, help="Review round."
+)
+@click.option(
+    "--member-session",
+    "session_ids",
+    multiple=True,
+    help="Session id of a council member (repeatable; unknown ids are dropped).",
+)
+@command
+def verdict(state: State, verdict: str, session_ids: tuple[str, ...], **fields: Any) -> None:
+    """Apply a council VERDICT to the memories the session (--session) recalled last."""
+    with state.open() as mem:
+        result = mem.record_verdict(verdict, session_ids=list(session_ids), **fields)
+    emit(state, result, render.verdict_text)

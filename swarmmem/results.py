@@ -1,0 +1,98 @@
+"""The JSON results that the CLI and the MCP server both return.
+
+A recall bundle, a proposal, and the payloads of a disabled memory and of an error are defined
+once here, so the two surfaces cannot drift apart. Neither surface is imported: the CLI's
+renderers (:mod:`swarmmem.cli.render`) and the MCP server (:mod:`swarmmem.mcp_server`) build
+on these.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from swarmmem.core.model.codec import proposal_to_dict
+from swarmmem.core.model.records import MemoryProposal, RecallBundle
+from swarmmem.memory import DISABLED_MESSAGE
+
+PROPOSAL_MESSAGES = {
+    True: "Memory proposal created. Durable memory was not written.",
+    False: "Memory proposal was captured with policy rejection metadata.",
+}
+"""The message of a proposal result, keyed by "the proposal awaits a curator"."""
+
+
+def bundle_json(bundle: RecallBundle) -> dict[str, Any]:
+    """The stable JSON form of a recall bundle."""
+    return {
+        "success": True,
+        "bundle_id": bundle.id,
+        "memory_ids": [item.record.id for item in bundle.items],
+        "total": len(bundle.items),
+        "token_estimate": bundle.token_estimate,
+        "items": [
+            {
+                "memory_id": item.record.id,
+                "kind": item.record.kind,
+                "scope": item.record.scope.type,
+                "score": item.score,
+                "reason": item.reason,
+                "text": item.record.text,
+                **(
+                    {
+                        "relation": {
+                            "type": item.relation.type,
+                            "source_memory_id": item.related_from,
+                        }
+                    }
+                    if item.relation is not None
+                    else {}
+                ),
+                **({"explored": True} if item.explored else {}),
+            }
+            for item in bundle.items
+        ],
+        "signals": [
+            {
+                "memory_id": item.record.id,
+                "textOverlap": item.signals.text_overlap,
+                "tagOverlap": item.signals.tag_overlap,
+                "fileOverlap": item.signals.file_overlap,
+                "symbolOverlap": item.signals.symbol_overlap,
+                "kindMatch": item.signals.kind_match,
+                "scopeMatch": item.signals.scope_match,
+            }
+            for item in bundle.items
+        ],
+        "diagnostics": bundle.diagnostics,
+        "prompt_block": bundle.prompt_block,
+    }
+
+
+def proposal_json(proposal: MemoryProposal, *, with_proposal: bool = True) -> dict[str, Any]:
+    """The tool-style JSON result of a proposal, ending with its message.
+
+    ``with_proposal`` adds the whole proposal in the reference shape (key ``proposal``).
+    """
+    accepted = proposal.status != "rejected"
+    data: dict[str, Any] = {
+        "success": accepted,
+        "proposal_id": proposal.id,
+        "status": proposal.status,
+        "operation": proposal.operation,
+        "memory_id": proposal.proposed_record.id if proposal.proposed_record else None,
+        "rejection_reason": proposal.rejection_reason,
+    }
+    if with_proposal:
+        data["proposal"] = proposal_to_dict(proposal)
+    data["message"] = PROPOSAL_MESSAGES[accepted]
+    return data
+
+
+def disabled_result(message: str = DISABLED_MESSAGE) -> dict[str, Any]:
+    """The result of any call while memory is disabled."""
+    return {"success": False, "disabled": True, "message": message}
+
+
+def error_result(code: str, message: str) -> dict[str, Any]:
+    """The result of a refused or failed call."""
+    return {"success": False, "error": code, "message": message}

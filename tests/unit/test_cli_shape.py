@@ -1,0 +1,165 @@
+"""The shape of the command line package: no import cycle, a root module that imports no command
+module, every command module registered, and nothing outside the CLI importing it."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import click
+
+import swarmmem.cli
+from swarmmem.cli import app, data, migrate
+from swarmmem.registry import choices
+
+REPO = Path(__file__).resolve().parents[2]
+CLI = REPO / "swarmmem" / "cli"
+PACKAGE = "swarmmem.cli"
+
+OUTSIDE_USERS = {
+    # run_demo prints its evaluation summary with the CLI's renderer (a lazy import); the demo
+    # module belongs to the library side, which is being reshaped separately.
+    "swarmmem/demo.py": {"swarmmem.cli.render"},
+}
+"""Modules outside ``swarmmem/cli`` known to import it, and what they import."""
+
+
+def _imported(tree: ast.AST, package: str) -> set[tuple[str, str | None]]:
+    """``(module, name)`` for every import in ``tree``, at module level or inside functions.
+
+    ``import a.b`` gives ``("a.b", None)``; ``from a import b`` gives ``("a", "b")`` (``b`` may
+    be a submodule or an attribute). ``package`` resolves relative imports.
+    """
+    found: set[tuple[str, str | None]] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update((alias.name, None) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, base] if base else parts)
+            found.update((base, alias.name) for alias in node.names)
+    return found
+
+
+def cli_graph() -> dict[str, set[str]]:
+    """``module -> cli modules it imports`` over ``swarmmem/cli/*.py`` (``__init__`` included).
+
+    Importing a submodule also runs the package's ``__init__``; that implicit edge is left out:
+    only what each file names counts (``from swarmmem.cli import main`` names ``__init__``).
+    """
+    modules = {path.stem for path in CLI.glob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for stem in modules:
+        tree = ast.parse((CLI / f"{stem}.py").read_text(encoding="utf-8"))
+        edges = set()
+        for module, name in _imported(tree, PACKAGE):
+            if module == PACKAGE:
+                edges.add(name if name in modules else "__init__")
+            elif module.startswith(PACKAGE + "."):
+                edges.add(module.removeprefix(PACKAGE + ".").split(".")[0])
+        graph[stem] = edges - {stem}
+    return graph
+
+
+def find_cycle(graph: Mapping[str, Iterable[str]]) -> list[str] | None:
+    """One import cycle of ``graph`` as a path ``[a, b, ..., a]``, or ``None``."""
+    state: dict[str, int] = {}  # 1 on the current path, 2 done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state and (found := visit(nxt)) is not None:
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (found := visit(start)) is not None:
+            return found
+    return None
+
+
+def reachable(graph: Mapping[str, Iterable[str]], start: str) -> set[str]:
+    """Every module ``start`` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for nxt in graph.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def test_the_cycle_finder_finds_a_cycle_and_only_a_cycle() -> None:
+    """The check below can fail: a three-module circle is found, a diamond is not a circle."""
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b", "c"}, "b": {"d"}, "c": {"d"}, "d": set()}) is None
+
+
+def test_no_import_cycle_among_the_cli_modules() -> None:
+    """No module of swarmmem/cli imports itself back, even through a function-level import."""
+    graph = cli_graph()
+    assert {"__init__", "app", "render", "memory"} <= set(graph)
+    assert find_cycle(graph) is None
+
+
+def test_the_root_module_imports_no_command_module() -> None:
+    """swarmmem.cli.app (the root group) reaches no command module; the commands attach to it."""
+    graph = cli_graph()
+    commands = {
+        module.__name__.removeprefix(PACKAGE + ".") for module in swarmmem.cli.COMMAND_MODULES
+    }
+    assert reachable(graph, "app") & (commands | {"__init__"}) == set()
+    assert reachable(graph, "render") == set()  # the renderers import nothing of the CLI
+
+
+def test_every_command_module_is_registered_and_attaches_to_the_root_group() -> None:
+    """Each module besides app, render and the entry points is imported by ``swarmmem.cli``,
+    and the group it exposes is the root group."""
+    expected = {path.stem for path in CLI.glob("*.py")} - {"__init__", "__main__", "app", "render"}
+    registered = {m.__name__.removeprefix(PACKAGE + ".") for m in swarmmem.cli.COMMAND_MODULES}
+    assert registered == expected
+    assert cli_graph()["__init__"] >= expected
+    assert swarmmem.cli.main is app.main
+    assert {"status", "recall", "pending", "evaluate", "migrate", "mcp"} <= set(app.main.commands)
+
+
+def test_nothing_outside_the_cli_imports_it() -> None:
+    """The MCP server, the library and the architecture folders never import swarmmem.cli
+    (besides the known users listed above)."""
+    found: dict[str, set[str]] = {}
+    folders = [REPO / "swarmmem", REPO / "core", REPO / "ports", REPO / "adapters"]
+    for folder in folders:
+        for path in folder.rglob("*.py"):
+            if CLI in path.parents:
+                continue
+            imported = _imported(ast.parse(path.read_text(encoding="utf-8")), "swarmmem")
+            hits = {m for m, _ in imported if m == PACKAGE or m.startswith(PACKAGE + ".")}
+            if hits:
+                found[path.relative_to(REPO).as_posix()] = hits
+    assert "swarmmem/mcp_server.py" not in found
+    assert found == OUTSIDE_USERS
+
+
+def _choice(command: click.Command, option: str) -> tuple[str, ...]:
+    param = next(p for p in command.params if p.name == option)
+    assert isinstance(param.type, click.Choice)
+    return tuple(param.type.choices)
+
+
+def test_store_choices_are_registered_store_names() -> None:
+    """``migrate --to`` and ``evaluate --provider`` offer registered stores only."""
+    stores = set(choices("store"))
+    assert _choice(app.main.commands["migrate"], "target_kind") == migrate.TARGETS
+    assert set(migrate.TARGETS) <= stores
+    assert _choice(app.main.commands["evaluate"], "providers") == data.EVALUATION_PROVIDERS
+    assert set(data.EVALUATION_PROVIDERS) <= stores
