@@ -35,7 +35,7 @@ from swarmmem.core.writes.service import WritePolicy, WriteService
 from swarmmem.ports.clock import Clock, SystemClock
 from swarmmem.ports.files import LessonFiles, RunLog
 from swarmmem.ports.storage import StorageProvider
-from swarmmem.registry import KINDS, create
+from swarmmem.registry import KINDS, create, resolve
 
 CONTEXT_KEYS = frozenset({"session_id", "run_id", "agent_role", "agent_id", "unit_id"})
 ADAPTER_ARGUMENTS = frozenset({*KINDS, "clock"})
@@ -193,6 +193,15 @@ class Runtime:
         if given is not None and not isinstance(given, str):
             return given  # type: ignore[no-any-return]
         return create("store", self.provider, **self.store_arguments(self.provider))  # type: ignore[no-any-return]
+
+    def open_store(self, provider: str, **arguments: Any) -> StorageProvider:
+        """Another store of ``provider`` on this clock (e.g. a migration target); the caller
+        closes it."""
+        return create("store", provider, clock=self.clock, **arguments)  # type: ignore[no-any-return]
+
+    def transfer(self, name: str) -> Any:
+        """A transfer function of the registry: ``export``, ``import-jsonl`` or ``copy``."""
+        return resolve("transfer", name)
 
     @cached_property
     def pii(self) -> Any:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from swarmmem.core.model.errors import ConfigError
+from swarmmem.registry import choices
 
 CONFIG_RELATIVE_PATH = Path(".opencode") / "opencode-swarm.json"
 
@@ -65,10 +66,10 @@ def _identifier(key: str, value: Any) -> None:
         raise ConfigError(f"memory.{key} must be a plain SQL identifier; got {value!r}")
 
 
-def _choice(*choices: str) -> Check:
+def _choice(*allowed: str) -> Check:
     def check(key: str, value: Any) -> None:
-        if value not in choices:
-            raise ConfigError(f"memory.{key} must be one of {', '.join(choices)}; got {value!r}")
+        if value not in allowed:
+            raise ConfigError(f"memory.{key} must be one of {', '.join(allowed)}; got {value!r}")
 
     return check
 
@@ -86,7 +87,7 @@ INF = float("inf")
 # dotted key -> (default, check). Order is the documentation order.
 SCHEMA: dict[str, tuple[Any, Check]] = {
     "enabled": (False, _bool),
-    "provider": ("sqlite", _choice("sqlite", "local-jsonl", "memory", "postgres")),
+    "provider": ("sqlite", _choice(*choices("store"))),
     "storageDir": (".swarm/memory", _str),
     "sqlite.path": (".swarm/memory/memory.db", _str),
     "sqlite.busyTimeoutMs": (5000, _num(0, 60000, integer=True)),
@@ -106,7 +107,7 @@ SCHEMA: dict[str, tuple[Any, Check]] = {
     "writes.mode": ("propose", _choice("propose")),
     "redaction.rejectDurableSecrets": (True, _bool),
     "redaction.detectPii": (False, _bool),
-    "redaction.piiDetector": ("regex", _choice("regex", "ner")),
+    "redaction.piiDetector": ("regex", _choice(*choices("pii"))),
     "redaction.nerModelPath": (None, _opt_str),
     "redaction.rejectDurablePii": (False, _bool),
     "redaction.piiThreshold": (0.7, _num(0, 1, hi_open=True)),
@@ -114,7 +115,7 @@ SCHEMA: dict[str, tuple[Any, Check]] = {
     "embeddings.model": ("Xenova/all-MiniLM-L6-v2", _str),
     "embeddings.dimension": (384, _num(1, 8192, integer=True)),
     "embeddings.cacheSize": (256, _num(0, 1_000_000, integer=True)),
-    "embeddings.provider": ("onnx", _choice("onnx", "hashing")),
+    "embeddings.provider": ("onnx", _choice(*choices("embedder"))),
     "retrieval.rrfK": (60, _num(0, 10_000, lo_open=True)),
     "retrieval.weights.lexical": (0.5, _num(0, 100)),
     "retrieval.weights.dense": (0.4, _num(0, 100)),
@@ -123,7 +124,7 @@ SCHEMA: dict[str, tuple[Any, Check]] = {
     "retrieval.denseRescue": (0.25, _optional(_num(-1, 1))),
     "retrieval.rerank.enabled": (False, _bool),
     "retrieval.rerank.weight": (0.5, _num(0, 1)),
-    "retrieval.rerank.provider": ("maxsim", _choice("maxsim", "cross-encoder", "identity")),
+    "retrieval.rerank.provider": ("maxsim", _choice(*choices("reranker"))),
     "retrieval.rerank.model": ("Xenova/ms-marco-MiniLM-L-6-v2", _str),
     "retrieval.rerank.path": (None, _opt_str),
     "retrieval.latencyBudgetMs": (250, _num(0, 600_000)),

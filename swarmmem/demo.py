@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,10 +53,15 @@ def _project(tmp: Path) -> Path:
     return root
 
 
-def run_demo(*, keep: bool = False, as_json: bool = False) -> dict[str, Any]:
-    """Run the demo and print each step; returns what happened."""
+def run_demo(
+    *,
+    render_evaluation: Callable[[dict[str, Any]], str],
+    keep: bool = False,
+    as_json: bool = False,
+) -> dict[str, Any]:
+    """Run the demo and print each step (the evaluation report through ``render_evaluation``);
+    returns what happened."""
     import swarmmem
-    from swarmmem.cli.render import evaluation_text
     from swarmmem.evaluation import evaluate
 
     say = (lambda *_a, **_k: None) if as_json else click.echo
@@ -112,7 +118,7 @@ def run_demo(*, keep: bool = False, as_json: bool = False) -> dict[str, Any]:
         say("## 5. Offline evaluation on the bundled golden fixtures")
         report = evaluate(project_root=root)
         summary["evaluation"] = report["summary"]
-        say(evaluation_text(report))
+        say(render_evaluation(report))
     finally:
         if keep:
             say(f"\nKept {tmp}")

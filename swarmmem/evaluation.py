@@ -25,7 +25,7 @@ from swarmmem.core.evaluation.metrics import (
     baseline_document,
     check_regression,
     evaluate_fixtures,
-    load_fixtures,
+    parse_fixture,
 )
 from swarmmem.core.model.errors import EvaluationError
 from swarmmem.core.model.ids import to_iso
@@ -65,6 +65,23 @@ def contained_path(option: str, path: str | os.PathLike[str], project_root: Path
             f"{option} {path} escapes the project root and the bundled fixtures directory"
         )
     return real
+
+
+def load_fixtures(directory: Path, *, secrets: Any = None) -> list[Fixture]:
+    """Load every ``*.json`` fixture of ``directory``, sorted by file name."""
+    if not directory.is_dir():
+        raise EvaluationError(f"fixture directory not found: {directory}")
+    files = sorted(directory.glob("*.json"), key=lambda p: (p.name.casefold(), p.name))
+    if not files:
+        raise EvaluationError(f"no *.json fixtures in {directory}")
+    out = []
+    for path in files:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise EvaluationError(f"{path.name}: cannot read fixture: {exc}") from exc
+        out.append(parse_fixture(data, source=path.name, secrets=secrets))
+    return out
 
 
 def resolve_fixture_dir(path: str | os.PathLike[str] | None, project_root: Path) -> Path:

@@ -1,10 +1,11 @@
 """The adapter registry: configuration strings -> adapter factories, imported lazily.
 
 One table names every adapter kind the configuration can choose (stores, vector indexes,
-embedders, rerankers, detectors). The configuration's validation, the CLI's choices and the
-README's configuration table take their choice lists from it (:func:`choices`); the first
-name of each kind is its default. Every place that takes an adapter key also accepts a ready
-instance (:func:`create`).
+embedders, rerankers, detectors) and the file and transfer adapters the composition root uses
+(run log, lesson files; export, import, provider copy). The configuration's validation, the
+CLI's choices and the README's configuration table take their choice lists from it
+(:func:`choices`); the first name of each kind is its default. Every place that takes an
+adapter key also accepts a ready instance (:func:`create`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,11 @@ REGISTRY: dict[str, dict[str, tuple[str, str | None]]] = {
         "cross-encoder": ("swarmmem.adapters.models.rerankers:CrossEncoderReranker", "dense"),
         "identity": ("swarmmem.adapters.models.rerankers:IdentityReranker", None),
     },
+    "transfer": {
+        "export": ("swarmmem.adapters.storage.export_import:export_store", None),
+        "import-jsonl": ("swarmmem.adapters.storage.export_import:import_jsonl", None),
+        "copy": ("swarmmem.adapters.storage.provider_migration:copy_store", None),
+    },
     "file": {
         "run-log": ("swarmmem.adapters.files.runlog:JsonlRunLog", None),
         "lessons": ("swarmmem.adapters.files.lessons:LessonFiles", None),
@@ -48,7 +54,7 @@ REGISTRY: dict[str, dict[str, tuple[str, str | None]]] = {
 }
 
 #: the adapter kinds a caller may replace when opening a memory (plus ``clock``)
-KINDS: tuple[str, ...] = tuple(k for k in REGISTRY if k != "file")
+KINDS: tuple[str, ...] = tuple(k for k in REGISTRY if k not in {"file", "transfer"})
 
 
 def choices(kind: str) -> tuple[str, ...]:

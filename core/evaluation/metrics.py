@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -192,23 +191,6 @@ def _materialise(
         metadata=metadata,
     )
     return validate_record(record, secrets=secrets, reject_durable_secrets=True)
-
-
-def load_fixtures(directory: Path, *, secrets: SecretDetector | None = None) -> list[Fixture]:
-    """Load every ``*.json`` fixture of ``directory``, sorted by file name."""
-    if not directory.is_dir():
-        raise EvaluationError(f"fixture directory not found: {directory}")
-    files = sorted(directory.glob("*.json"), key=lambda p: (p.name.casefold(), p.name))
-    if not files:
-        raise EvaluationError(f"no *.json fixtures in {directory}")
-    out = []
-    for path in files:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise EvaluationError(f"{path.name}: cannot read fixture: {exc}") from exc
-        out.append(parse_fixture(data, source=path.name, secrets=secrets))
-    return out
 
 
 def fixture_request(

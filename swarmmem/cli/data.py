@@ -30,7 +30,7 @@ def _folder_of(state: State, directory: str | None) -> Iterator[tuple[Any, Path]
     storage directory)."""
     with state.open() as mem:
         mem.require_enabled()
-        yield mem.store, Path(directory) if directory else mem.storage_dir
+        yield mem, Path(directory) if directory else mem.storage_dir
 
 
 @main.command("export")
@@ -38,10 +38,8 @@ def _folder_of(state: State, directory: str | None) -> Iterator[tuple[Any, Path]
 @command
 def export_command(state: State, directory: str | None) -> None:
     """Write every memory, proposal and outcome to export/*.jsonl (atomic)."""
-    from swarmmem.adapters.storage.export_import import export_store
-
-    with _folder_of(state, directory) as (store, parent):
-        counts = export_store(store, parent)
+    with _folder_of(state, directory) as (mem, parent):
+        counts = mem.runtime.transfer("export")(mem.store, parent)
     data = {"success": True, "directory": str(parent / "export"), **counts}
     emit(state, data, render.export_text)
 
@@ -51,10 +49,8 @@ def export_command(state: State, directory: str | None) -> None:
 @command
 def import_command(state: State, directory: str | None) -> None:
     """Import memories.jsonl / proposals.jsonl / outcome-events.jsonl (last row wins per id)."""
-    from swarmmem.adapters.storage.export_import import import_jsonl
-
-    with _folder_of(state, directory) as (store, source), progress_bar("importing", state):
-        report = import_jsonl(store, source)
+    with _folder_of(state, directory) as (mem, source), progress_bar("importing", state):
+        report = mem.runtime.transfer("import-jsonl")(mem.store, source)
     emit(state, {"success": True, "directory": str(source), **report}, render.import_text)
 
 

@@ -11,23 +11,22 @@ import click
 from swarmmem.cli import render
 from swarmmem.cli.app import State, command, emit, main, progress_bar
 from swarmmem.core.model.errors import ConfigError
-from swarmmem.registry import choices, resolve
+from swarmmem.registry import choices
 
 TARGETS = tuple(name for name in choices("store") if name in {"postgres", "sqlite"})
 """The registered stores ``migrate --to`` can copy into (the SQL ones the copier supports)."""
 
 
 def _open_target(mem: Any, kind: str, dsn: str | None, schema: str | None, path: str | None) -> Any:
-    cls = resolve("store", kind)
     if kind == "postgres":
         dsn = dsn or mem.config["postgres"]["dsn"] or os.environ.get("SWARMMEM_PG_DSN")
         if not dsn:
             raise ConfigError(
                 "migrate --to postgres needs --dsn (or postgres.dsn, SWARMMEM_PG_DSN)"
             )
-        return cls(
-            dsn,
-            clock=mem.clock,
+        return mem.runtime.open_store(
+            "postgres",
+            dsn=dsn,
             pool_size=mem.config["postgres"]["poolSize"],
             schema=schema or mem.config["postgres"]["schema"],
         )
@@ -36,7 +35,7 @@ def _open_target(mem: Any, kind: str, dsn: str | None, schema: str | None, path:
     source_path = getattr(mem.store, "path", None)
     if source_path is not None and Path(source_path).resolve() == target.resolve():
         raise ConfigError(f"the target {target} is the source database; pass --path")
-    return cls(target, clock=mem.clock)
+    return mem.runtime.open_store("sqlite", path=target)
 
 
 @main.command("migrate")
@@ -60,9 +59,8 @@ def migrate(
 ) -> None:
     """Copy every memory, proposal, audit event (chain intact), outcome, recall usage, reward
     event and relation into an empty store of another provider, in one transaction."""
-    from swarmmem.adapters.storage.provider_migration import copy_store
-
     with state.open() as mem:
+        copy_store = mem.runtime.transfer("copy")
         source = mem.store
         target = _open_target(mem, target_kind, dsn, schema, sqlite_path)
         try:

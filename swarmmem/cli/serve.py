@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from swarmmem.cli import render
 from swarmmem.cli.app import State, command, main
 
 TRANSPORTS = ("stdio",)
@@ -31,4 +32,4 @@ def demo(state: State, keep: bool) -> None:
     """End-to-end demo on the embedded SQLite store in a temporary project."""
     from swarmmem.demo import run_demo
 
-    run_demo(keep=keep, as_json=state.as_json)
+    run_demo(render_evaluation=render.evaluation_text, keep=keep, as_json=state.as_json)

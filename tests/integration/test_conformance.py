@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from swarmmem.core.evaluation.metrics import evaluate_fixtures, load_fixtures
-from swarmmem.evaluation import lexical_recall_fn, temporary_stores
+from swarmmem.core.evaluation.metrics import evaluate_fixtures
+from swarmmem.evaluation import lexical_recall_fn, load_fixtures, temporary_stores
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "spec"
 FIXTURES = SHARED / "upstream-fixtures" / "memory-recall"

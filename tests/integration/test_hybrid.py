@@ -13,12 +13,12 @@ from swarmmem.adapters.models.rerankers import IdentityReranker
 from swarmmem.adapters.storage.memory import InMemoryStore
 from swarmmem.adapters.storage.sqlite import SqliteStore
 from swarmmem.adapters.vectors.local import NumpyVectorIndex, SqliteVecIndex
-from swarmmem.core.evaluation.metrics import fixture_request, load_fixtures
+from swarmmem.core.evaluation.metrics import fixture_request
 from swarmmem.core.model.ids import normalize_text
 from swarmmem.core.recall.embedding_cache import EmbeddingCache
 from swarmmem.core.recall.hybrid import DenseParts, HybridSettings
 from swarmmem.core.recall.pipeline import RecallConfig, run_recall
-from swarmmem.evaluation import temporary_stores
+from swarmmem.evaluation import load_fixtures, temporary_stores
 
 NOW = "2026-11-30T00:00:00.000Z"
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "spec" / "upstream-fixtures"

@@ -626,8 +626,8 @@ def test_golden_fixtures_rank_exactly_like_sqlite(
     from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
     from swarmmem.adapters.storage.postgres import PostgresStore
     from swarmmem.adapters.storage.sqlite import SqliteStore
-    from swarmmem.core.evaluation.metrics import evaluate_fixtures, load_fixtures
-    from swarmmem.evaluation import lexical_recall_fn
+    from swarmmem.core.evaluation.metrics import evaluate_fixtures
+    from swarmmem.evaluation import lexical_recall_fn, load_fixtures
 
     fixtures = load_fixtures(directory or bundled.RECALL_FIXTURES, secrets=RegexSecretDetector())
     counter = itertools.count()

@@ -17,11 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 CLI = REPO / "swarmmem" / "cli"
 PACKAGE = "swarmmem.cli"
 
-OUTSIDE_USERS = {
-    # run_demo prints its evaluation summary with the CLI's renderer (a lazy import); the demo
-    # module belongs to the library side, which is being reshaped separately.
-    "swarmmem/demo.py": {"swarmmem.cli.render"},
-}
+OUTSIDE_USERS: dict[str, set[str]] = {}
 """Modules outside ``swarmmem/cli`` known to import it, and what they import."""
 
 

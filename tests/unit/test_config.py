@@ -88,3 +88,28 @@ def test_readme_documents_every_key() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     missing = [key for key in config.SCHEMA if f"| `{key}` |" not in readme]
     assert not missing
+
+
+@pytest.mark.parametrize(
+    ("key", "kind"),
+    [
+        ("provider", "store"),
+        ("redaction.piiDetector", "pii"),
+        ("embeddings.provider", "embedder"),
+        ("retrieval.rerank.provider", "reranker"),
+    ],
+)
+def test_adapter_choices_come_from_the_registry(key: str, kind: str) -> None:
+    """The configuration accepts exactly the registered names, defaults to the first, and the
+    README row names every one of them."""
+    from swarmmem.registry import choices
+
+    default, _check = config.SCHEMA[key]
+    assert default == choices(kind)[0]
+    for name in choices(kind):
+        config.SCHEMA[key][1](key, name)
+    with pytest.raises(ConfigError, match=", ".join(choices(kind))):
+        config.SCHEMA[key][1](key, "no-such-adapter")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith(f"| `{key}` |"))
+    assert all(f"`{name}`" in row for name in choices(kind)), row

@@ -26,7 +26,6 @@ from swarmmem.core.evaluation.heldout import (
 )
 from swarmmem.core.evaluation.metrics import (
     fixture_request,
-    load_fixtures,
     parse_fixture,
     run_metrics,
     summarize,
@@ -35,6 +34,7 @@ from swarmmem.core.model.errors import EvaluationError
 from swarmmem.evaluation import (
     evaluate,
     evaluate_heldout,
+    load_fixtures,
     read_heldout_corpus,
     resolve_fixture_dir,
     resolve_manifest_path,

@@ -1,0 +1,201 @@
+"""The shape of the package, read from the source: the dependency rule of the architecture.
+
+Every import counts, at module level or inside a function: no import cycle anywhere; ports
+import only ``core.model``; core imports only core, ports and the kernel selectors and does
+no file or database I/O; adapters never import the composition root; inside ``swarmmem/``
+only the registry and the bootstrap import adapters.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+FOLDERS = {
+    "swarmmem": "swarmmem",
+    "core": "swarmmem.core",
+    "ports": "swarmmem.ports",
+    "adapters": "swarmmem.adapters",
+    "_speedups": "swarmmem._speedups",
+}
+COMPOSITION_ROOT = ("swarmmem.registry", "swarmmem.bootstrap")
+# calls and imports that touch files or databases (core must reach them through ports)
+IO_CALLS = {
+    "open",
+    "read_text",
+    "read_bytes",
+    "write_text",
+    "write_bytes",
+    "mkdir",
+    "unlink",
+    "rmdir",
+    "touch",
+    "glob",
+    "rglob",
+    "iterdir",
+    "connect",
+}
+OS_CALLS = {
+    "replace",
+    "rename",
+    "remove",
+    "makedirs",
+    "mkdir",
+    "open",
+    "fsync",
+    "listdir",
+    "scandir",
+}
+IO_MODULES = {"sqlite3", "pysqlite3", "sqlite_vec", "shutil", "tempfile", "psycopg", "onnxruntime"}
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for folder, package in FOLDERS.items():
+        for path in (REPO / folder).rglob("*.py"):
+            parts = path.relative_to(REPO / folder).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join((package, *parts))] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _resolve(name: str) -> str | None:
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imports(path: Path) -> tuple[set[str], set[str]]:
+    """(swarmmem modules imported, other top-level modules imported) by the file at ``path``."""
+    ours: set[str] = set()
+    others: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"{node.module}.{alias.name}" for alias in node.names] + [node.module]
+        for name in names:
+            if name.startswith("swarmmem"):
+                target = _resolve(name)
+                if target is not None:
+                    ours.add(target)
+            else:
+                others.add(name.split(".")[0])
+    return ours, others
+
+
+GRAPH = {name: _imports(path) for name, path in MODULES.items()}
+
+
+def _edges(name: str) -> set[str]:
+    return {t for t in GRAPH[name][0] if t != name and not name.startswith(t + ".")}
+
+
+def test_the_source_tree_was_found() -> None:
+    """The checks below read real modules (a moved folder would make them vacuous)."""
+    assert {"swarmmem.memory", "swarmmem.bootstrap", "swarmmem.core.recall.pipeline"} <= set(
+        MODULES
+    )
+    assert sum(1 for m in MODULES if m.startswith("swarmmem.adapters.")) > 10
+
+
+def test_no_import_cycles() -> None:
+    """No module reaches itself through the imports of others (Tarjan's strongly connected
+    components over every import, function-level ones included)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in _edges(node):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for name in sorted(MODULES):
+        if name not in index:
+            visit(name)
+    assert cycles == []
+
+
+@pytest.mark.parametrize(
+    ("layer", "allowed"),
+    [
+        ("swarmmem.ports", ("swarmmem.ports", "swarmmem.core.model")),
+        ("swarmmem.core", ("swarmmem.core", "swarmmem.ports", "swarmmem._speedups")),
+        ("swarmmem._speedups", ("swarmmem._speedups",)),
+    ],
+)
+def test_inner_layers_import_only_what_the_rule_allows(
+    layer: str, allowed: tuple[str, ...]
+) -> None:
+    """Ports see only the model; core sees core, ports and the kernel selectors."""
+    bad = {
+        name: sorted(t for t in _edges(name) if not t.startswith(allowed))
+        for name in MODULES
+        if name.startswith(layer)
+    }
+    assert {k: v for k, v in bad.items() if v} == {}
+
+
+def test_adapters_never_import_the_composition_root() -> None:
+    """Adapters import core, ports, kernels and each other, nothing of ``swarmmem/``."""
+    inner = ("swarmmem.core", "swarmmem.ports", "swarmmem.adapters", "swarmmem._speedups")
+    bad = {
+        name: sorted(t for t in _edges(name) if not t.startswith(inner))
+        for name in MODULES
+        if name.startswith("swarmmem.adapters")
+    }
+    assert {k: v for k, v in bad.items() if v} == {}
+
+
+def test_only_the_registry_and_bootstrap_import_adapters() -> None:
+    """Everything else in ``swarmmem/`` gets adapters from the composition root."""
+    inner = ("swarmmem.core", "swarmmem.ports", "swarmmem.adapters", "swarmmem._speedups")
+    bad = {
+        name: sorted(t for t in _edges(name) if t.startswith("swarmmem.adapters"))
+        for name in MODULES
+        if not name.startswith(inner) and name not in COMPOSITION_ROOT
+    }
+    assert {k: v for k, v in bad.items() if v} == {}
+
+
+def test_core_does_no_io() -> None:
+    """No file, database or model call in core: it reaches them through ports."""
+    offenders: dict[str, list[str]] = {}
+    for name, path in MODULES.items():
+        if not name.startswith(("swarmmem.core", "swarmmem.ports")):
+            continue
+        found = sorted(GRAPH[name][1] & IO_MODULES)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                func = node.func
+                called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+                on_os = isinstance(func, ast.Attribute) and getattr(func.value, "id", "") == "os"
+                if called in IO_CALLS or (on_os and called in OS_CALLS):
+                    found.append(f"{called}() at line {node.lineno}")
+        if found:
+            offenders[name] = found
+    assert offenders == {}
