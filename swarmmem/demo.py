@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-FACTS = [
+FACTS: list[dict[str, Any]] = [
     {
         "kind": "test_pattern",
         "text": "Run focused tests with `pytest tests/unit -q -k <name>`; the full suite needs "
@@ -76,7 +76,13 @@ def run_demo(
         ) as agent:
             say("## 1. An agent proposes memories")
             for fact in FACTS:
-                prop = agent.propose(operation="add", **fact)
+                prop = agent.propose(
+                    operation="add",
+                    kind=fact["kind"],
+                    text=fact["text"],
+                    rationale=fact["rationale"],
+                    evidence_refs=fact["evidence_refs"],
+                )
                 summary["proposals"].append({"id": prop.id, "status": prop.status})
                 say(f"- {prop.id} [{prop.status}] {fact['kind']}: {fact['text'][:60]}...")
             leaked = agent.propose(

@@ -356,7 +356,7 @@ class MemoryTools:
     def enabled(self) -> bool:
         """Whether memory is enabled right now (the configuration is read again)."""
         if self._resident is not None:
-            return self._resident.enabled
+            return bool(self._resident.enabled)
         return bool(_config.load(self.root, self.config)["enabled"])
 
     def tool_specs(self) -> list[dict[str, Any]]:

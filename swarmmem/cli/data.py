@@ -14,6 +14,7 @@ from swarmmem import datasets, evaluation
 from swarmmem.cli import render
 from swarmmem.cli.app import State, comma_list, command, emit, main, profiles_option, progress_bar
 from swarmmem.core.evaluation.metrics import PROVIDERS
+from swarmmem.core.recall.pipeline import PROFILES
 from swarmmem.registry import choices
 
 EVALUATION_PROVIDERS = (
@@ -62,7 +63,7 @@ def import_command(state: State, directory: str | None) -> None:
 @click.option("--gate", is_flag=True, help="Run twice and compare with the pinned baseline.")
 @click.option("--baseline", default=None, help="Baseline JSON for --gate.")
 @click.option("--update", is_flag=True, help="With --gate: rewrite the baseline.")
-@profiles_option(evaluation.PROFILES, default=None)
+@profiles_option(PROFILES, default=None)
 @click.option(
     "--manifest",
     default=None,
@@ -137,7 +138,7 @@ def evaluate(
 @click.option("--corpus", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--queries", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--qrels", required=True, type=click.Path(exists=True, dir_okay=False))
-@profiles_option(datasets.PROFILES, default="lexical", show_default=True)
+@profiles_option(PROFILES, default="lexical", show_default=True)
 @click.option(
     "-k", "k", default=10, show_default=True, type=int, help="Cut-off for Recall@k and MRR."
 )
