@@ -184,3 +184,31 @@ def learning_gateway(
         secrets=RegexSecretDetector(),
         settings=settings,
     )
+
+
+# --- the Memory facade -----------------------------------------------------------------------
+
+
+def propose_fact(
+    mem: Any,
+    text: str,
+    *,
+    kind: str = "project_fact",
+    evidence: str = "pyproject.toml",
+    rationale: str = "r",
+    **extra: Any,
+) -> Any:
+    """``mem.propose`` an ``add`` of ``text`` citing one evidence ref; return the proposal."""
+    return mem.propose(
+        operation="add",
+        kind=kind,
+        text=text,
+        rationale=rationale,
+        evidence_refs=[evidence],
+        **extra,
+    )
+
+
+def curate_fact(mem: Any, text: str, **kwargs: Any) -> str:
+    """Propose ``text`` (see :func:`propose_fact`), curate it with ``add``; return the memory id."""
+    return str(mem.curate(propose_fact(mem, text, **kwargs).id, "add").memory_id)
