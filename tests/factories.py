@@ -212,3 +212,38 @@ def propose_fact(
 def curate_fact(mem: Any, text: str, **kwargs: Any) -> str:
     """Propose ``text`` (see :func:`propose_fact`), curate it with ``add``; return the memory id."""
     return str(mem.curate(propose_fact(mem, text, **kwargs).id, "add").memory_id)
+
+
+# --- subprocesses ----------------------------------------------------------------------------
+
+
+def run_python(
+    code: str, *options: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> Any:
+    """Run ``code`` in a fresh interpreter (``python *options -c code``); capture its text output.
+
+    Returns the ``subprocess.CompletedProcess``; a non-zero exit is left to the caller to check.
+    """
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, *options, "-c", code],
+        cwd=cwd,
+        env=None if env is None else dict(env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def run_threads(worker: Any, count: int) -> None:
+    """Run ``worker(0)`` ... ``worker(count - 1)`` on ``count`` threads and wait for all."""
+    import threading
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()

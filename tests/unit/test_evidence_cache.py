@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from factories import run_threads
 
 from swarmmem.adapters.files.evidence_cache import DEFAULT_RELATIVE_PATH, EvidenceCache
 from swarmmem.core.model.errors import ConfigError, MemoryValidationError
@@ -294,11 +295,7 @@ def test_concurrent_adds_from_threads_all_land(tmp_path: Path) -> None:
             with lock:
                 refs.append(ref)
 
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_threads(worker, 8)
     assert len(set(refs)) == 200
     assert len(lines(cache)) == 200
     assert cache.check().healthy

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from factories import run_python
 
 # Each import reports the entries it added to ``sys.modules``, so a failure names the module
 # whose import pulled a banned one in.
@@ -37,13 +37,7 @@ def _imports(targets: list[str], *, walk: bool = False) -> dict[str, list[str]]:
     Returns, per imported module, the modules that its import added to ``sys.modules``.
     """
     code = PROBE.format(targets=targets, walk=walk)
-    done = subprocess.run(
-        [sys.executable, "-W", "error", "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_python(code, "-W", "error")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
