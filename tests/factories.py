@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import importlib
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
+
+import pytest
 
 from swarmmem.core.model.ids import content_hash, memory_id, proposal_id, to_iso
 from swarmmem.core.model.records import (
@@ -247,3 +253,43 @@ def run_threads(worker: Any, count: int) -> None:
         thread.start()
     for thread in threads:
         thread.join()
+
+
+# --- kernels -------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelImpl:
+    """One implementation of every ``_speedups`` kernel: the pure twins or the compiled ones."""
+
+    name: str
+    fusion: ModuleType
+    lexical: ModuleType
+    jaccard: ModuleType
+
+    @classmethod
+    def load(cls, name: str) -> KernelImpl:
+        """Import the kernel modules of implementation ``name`` (``py`` or ``compiled``)."""
+        suffix = "c" if name == "compiled" else "py"
+        modules = {
+            kernel: importlib.import_module(f"swarmmem._speedups._{kernel}_{suffix}")
+            for kernel in ("fusion", "lexical", "jaccard")
+        }
+        return cls(name=name, **modules)
+
+
+#: The parameters of a ``kernels`` fixture: the pure twins, then the compiled kernels (marked
+#: ``compiled``, skipped under ``SWARMMEM_NO_EXTENSIONS=1``).
+KERNEL_IMPLS = [
+    pytest.param("py", id="py"),
+    pytest.param(
+        "compiled",
+        id="compiled",
+        marks=[
+            pytest.mark.compiled,
+            pytest.mark.skipif(
+                os.environ.get("SWARMMEM_NO_EXTENSIONS") == "1", reason="SWARMMEM_NO_EXTENSIONS=1"
+            ),
+        ],
+    ),
+]
