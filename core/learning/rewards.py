@@ -128,15 +128,6 @@ class SessionRegistry:
             with self._lock:
                 self._ids.add(session_id)
 
-    def forget(self, session_id: str) -> None:
-        """Remove ``session_id`` (no error when unknown)."""
-        with self._lock:
-            self._ids.discard(session_id)
-
-    def __contains__(self, session_id: object) -> bool:
-        with self._lock:
-            return session_id in self._ids
-
     def snapshot(self) -> frozenset[str]:
         """The known ids right now."""
         with self._lock:
