@@ -77,6 +77,7 @@ MAX_TAGS = 32
 MAX_ANCHORS = 20
 MAX_OUTCOMES = 1000
 
+
 def _fail(name: str, message: str) -> MemoryValidationError:
     return MemoryValidationError(f"{name}: {message}")
 
