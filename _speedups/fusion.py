@@ -2,16 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from swarmmem._speedups._select import load
-
-if TYPE_CHECKING:
-    from swarmmem._speedups._fusion_py import rrf_fuse
-
-    KERNEL_IMPL: str
-else:
-    _module, KERNEL_IMPL = load("fusion")
-    rrf_fuse = _module.rrf_fuse
+from swarmmem._speedups._fusion_py import rrf_fuse
+from swarmmem._speedups._select import bind
 
 __all__ = ["KERNEL_IMPL", "rrf_fuse"]
+KERNEL_IMPL = bind("fusion", globals())

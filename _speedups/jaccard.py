@@ -2,16 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from swarmmem._speedups._select import load
-
-if TYPE_CHECKING:
-    from swarmmem._speedups._jaccard_py import jaccard_many
-
-    KERNEL_IMPL: str
-else:
-    _module, KERNEL_IMPL = load("jaccard")
-    jaccard_many = _module.jaccard_many
+from swarmmem._speedups._jaccard_py import jaccard_many
+from swarmmem._speedups._select import bind
 
 __all__ = ["KERNEL_IMPL", "jaccard_many"]
+KERNEL_IMPL = bind("jaccard", globals())

@@ -3,50 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import os
 import random
-from types import ModuleType
+from typing import Any
 
 import pytest
+from factories import KERNEL_IMPLS, KernelImpl
 
-NO_EXTENSIONS = os.environ.get("SWARMMEM_NO_EXTENSIONS") == "1"
+from swarmmem.core.model.ids import content_hash, memory_id
+from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource
 
 # --- kernels -------------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class KernelImpl:
-    """One implementation of every ``_speedups`` kernel: the pure twins or the compiled ones."""
-
-    name: str
-    fusion: ModuleType
-    lexical: ModuleType
-    jaccard: ModuleType
-
-
-@pytest.fixture(
-    scope="session",
-    params=[
-        pytest.param("py", id="py"),
-        pytest.param(
-            "compiled",
-            id="compiled",
-            marks=[
-                pytest.mark.compiled,
-                pytest.mark.skipif(NO_EXTENSIONS, reason="SWARMMEM_NO_EXTENSIONS=1"),
-            ],
-        ),
-    ],
-)
+@pytest.fixture(scope="session", params=KERNEL_IMPLS)
 def kernels(request: pytest.FixtureRequest) -> KernelImpl:
     """Return the kernel modules of one implementation, so each benchmark runs on both."""
-    suffix = "c" if request.param == "compiled" else "py"
-    modules = {
-        kernel: importlib.import_module(f"swarmmem._speedups._{kernel}_{suffix}")
-        for kernel in ("fusion", "lexical", "jaccard")
-    }
-    return KernelImpl(name=request.param, **modules)
+    return KernelImpl.load(request.param)
 
 
 # --- synthetic memory corpus -----------------------------------------------------------------
@@ -130,3 +102,39 @@ def make_corpus(n: int, seed: int = 20240601) -> list[Candidate]:
 def memory_corpus() -> list[Candidate]:
     """Return 1,000 deterministic memory-like candidates."""
     return make_corpus(1000)
+
+
+# --- storage records -------------------------------------------------------------------------
+
+SCOPE = MemoryScope(type="repository", repo_id="bench")
+T0 = "2026-01-01T00:00:00.000Z"
+WORDS = [
+    "pytest", "ruff", "numpy", "sqlite", "cache", "retry",
+    "deploy", "parser", "schema", "token", "index", "vector",
+]  # fmt: skip
+
+
+def record(i: int, prefix: str = "fact") -> MemoryRecord:
+    """A valid record whose words vary with ``i`` (so full text search has something to rank)."""
+    text = f"{prefix} {i}: {WORDS[i % 12]} {WORDS[(i * 7) % 12]} keeps {WORDS[(i * 5) % 12]} fast"
+    scope = SCOPE.as_dict()
+    return MemoryRecord(
+        id=memory_id(scope, "project_fact", text),
+        scope=SCOPE,
+        kind="project_fact",
+        text=text,
+        tags=(WORDS[i % 12],),
+        confidence=0.8,
+        stability="durable",
+        source=MemorySource(type="file", file_path=f"src/mod{i % 50}.py"),
+        created_at=T0,
+        updated_at=T0,
+        content_hash=content_hash(scope, "project_fact", text),
+    )
+
+
+def bulk(store: Any, records: list[MemoryRecord]) -> None:
+    """Upsert ``records`` into ``store`` in one transaction."""
+    with store.transaction():
+        for item in records:
+            store.upsert(item)

@@ -24,54 +24,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import SCOPE, bulk, record
 from pg_support import require_dsn, schema_for, timed_client
 
-from swarmmem.core.model.ids import content_hash, memory_id
-from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource, RecallRequest
+from swarmmem.core.model.records import RecallRequest
 from swarmmem.core.recall.pipeline import run_recall
 
 SIZE = int(os.environ.get("SWARMMEM_PG_BENCH_SIZE", "2000"))
 CLIENTS = int(os.environ.get("SWARMMEM_PG_BENCH_CLIENTS", "3"))
 ROUNDS = int(os.environ.get("SWARMMEM_PG_BENCH_ROUNDS", "40"))
 PROVIDERS = ["sqlite", "postgres"]
-SCOPE = MemoryScope(type="repository", repo_id="bench")
 NOW = "2026-02-01T00:00:00.000Z"
-T0 = "2026-01-01T00:00:00.000Z"
-WORDS = [
-    "pytest", "ruff", "numpy", "sqlite", "cache", "retry",
-    "deploy", "parser", "schema", "token", "index", "vector",
-]  # fmt: skip
 QUERIES = [
     "how do we run pytest with the cache",
     "retry the deploy when the schema changes",
     "where does the parser keep its token index",
     "numpy vector speed",
 ]
-
-
-def record(i: int, prefix: str = "fact") -> MemoryRecord:
-    """A valid record whose words vary with ``i`` (so full text has something to rank)."""
-    text = f"{prefix} {i}: {WORDS[i % 12]} {WORDS[(i * 7) % 12]} keeps {WORDS[(i * 5) % 12]} fast"
-    scope = SCOPE.as_dict()
-    return MemoryRecord(
-        id=memory_id(scope, "project_fact", text),
-        scope=SCOPE,
-        kind="project_fact",
-        text=text,
-        tags=(WORDS[i % 12],),
-        confidence=0.8,
-        stability="durable",
-        source=MemorySource(type="file", file_path=f"src/mod{i % 50}.py"),
-        created_at=T0,
-        updated_at=T0,
-        content_hash=content_hash(scope, "project_fact", text),
-    )
-
-
-def bulk(store: Any, records: list[MemoryRecord]) -> None:
-    with store.transaction():
-        for item in records:
-            store.upsert(item)
 
 
 @pytest.fixture(scope="module")

@@ -14,50 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import SCOPE, bulk, record
 
 from swarmmem.adapters.storage.jsonl import JsonlStore
 from swarmmem.adapters.storage.memory import InMemoryStore
 from swarmmem.adapters.storage.sqlite import SqliteStore
-from swarmmem.core.model.ids import content_hash, memory_id
-from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource
+from swarmmem.core.model.records import MemoryRecord
 
 SIZES = [10_000] + ([100_000] if os.environ.get("SWARMMEM_BENCH_LARGE") == "1" else [])
 PROVIDERS = ["memory", "local-jsonl", "sqlite"]
-SCOPE = MemoryScope(type="repository", repo_id="bench")
-WORDS = [
-    "pytest",
-    "ruff",
-    "numpy",
-    "sqlite",
-    "cache",
-    "retry",
-    "deploy",
-    "parser",
-    "schema",
-    "token",
-    "index",
-    "vector",
-]
-T0 = "2026-01-01T00:00:00.000Z"
-
-
-def record(i: int, prefix: str = "fact") -> MemoryRecord:
-    """A valid record with a few words that vary with ``i`` (so FTS has something to rank)."""
-    text = f"{prefix} {i}: {WORDS[i % 12]} {WORDS[(i * 7) % 12]} keeps {WORDS[(i * 5) % 12]} fast"
-    scope = SCOPE.as_dict()
-    return MemoryRecord(
-        id=memory_id(scope, "project_fact", text),
-        scope=SCOPE,
-        kind="project_fact",
-        text=text,
-        tags=(WORDS[i % 12],),
-        confidence=0.8,
-        stability="durable",
-        source=MemorySource(type="file", file_path=f"src/mod{i % 50}.py"),
-        created_at=T0,
-        updated_at=T0,
-        content_hash=content_hash(scope, "project_fact", text),
-    )
 
 
 def open_store(kind: str, directory: Path) -> Any:
@@ -66,12 +31,6 @@ def open_store(kind: str, directory: Path) -> Any:
     if kind == "local-jsonl":
         return JsonlStore(directory / "jsonl")
     return SqliteStore(directory / "memory.db")
-
-
-def bulk(store: Any, records: list[MemoryRecord]) -> None:
-    with store.transaction():
-        for item in records:
-            store.upsert(item)
 
 
 @pytest.fixture(scope="module")

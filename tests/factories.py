@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import importlib
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
+
+import pytest
 
 from swarmmem.core.model.ids import content_hash, memory_id, proposal_id, to_iso
 from swarmmem.core.model.records import (
@@ -201,3 +207,106 @@ def learning_gateway(
     )
     writes = WriteService(store, context, allowed_scopes=[scope], clock=clock, secrets=secrets)
     return Gateway(recall, writes)
+
+
+# --- the Memory facade -----------------------------------------------------------------------
+
+
+def propose_fact(
+    mem: Any,
+    text: str,
+    *,
+    kind: str = "project_fact",
+    evidence: str = "pyproject.toml",
+    rationale: str = "r",
+    **extra: Any,
+) -> Any:
+    """``mem.propose`` an ``add`` of ``text`` citing one evidence ref; return the proposal."""
+    return mem.propose(
+        operation="add",
+        kind=kind,
+        text=text,
+        rationale=rationale,
+        evidence_refs=[evidence],
+        **extra,
+    )
+
+
+def curate_fact(mem: Any, text: str, **kwargs: Any) -> str:
+    """Propose ``text`` (see :func:`propose_fact`), curate it with ``add``; return the memory id."""
+    return str(mem.curate(propose_fact(mem, text, **kwargs).id, "add").memory_id)
+
+
+# --- subprocesses ----------------------------------------------------------------------------
+
+
+def run_python(
+    code: str, *options: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> Any:
+    """Run ``code`` in a fresh interpreter (``python *options -c code``); capture its text output.
+
+    Returns the ``subprocess.CompletedProcess``; a non-zero exit is left to the caller to check.
+    """
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, *options, "-c", code],
+        cwd=cwd,
+        env=None if env is None else dict(env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def run_threads(worker: Any, count: int) -> None:
+    """Run ``worker(0)`` ... ``worker(count - 1)`` on ``count`` threads and wait for all."""
+    import threading
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+# --- kernels -------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelImpl:
+    """One implementation of every ``_speedups`` kernel: the pure twins or the compiled ones."""
+
+    name: str
+    fusion: ModuleType
+    lexical: ModuleType
+    jaccard: ModuleType
+
+    @classmethod
+    def load(cls, name: str) -> KernelImpl:
+        """Import the kernel modules of implementation ``name`` (``py`` or ``compiled``)."""
+        suffix = "c" if name == "compiled" else "py"
+        modules = {
+            kernel: importlib.import_module(f"swarmmem._speedups._{kernel}_{suffix}")
+            for kernel in ("fusion", "lexical", "jaccard")
+        }
+        return cls(name=name, **modules)
+
+
+#: The parameters of a ``kernels`` fixture: the pure twins, then the compiled kernels (marked
+#: ``compiled``, skipped under ``SWARMMEM_NO_EXTENSIONS=1``).
+KERNEL_IMPLS = [
+    pytest.param("py", id="py"),
+    pytest.param(
+        "compiled",
+        id="compiled",
+        marks=[
+            pytest.mark.compiled,
+            pytest.mark.skipif(
+                os.environ.get("SWARMMEM_NO_EXTENSIONS") == "1", reason="SWARMMEM_NO_EXTENSIONS=1"
+            ),
+        ],
+    ),
+]

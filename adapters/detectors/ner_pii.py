@@ -167,10 +167,7 @@ class NerPiiDetector:
     # -- internals ----------------------------------------------------------------------
 
     def _load(self) -> _Model:
-        model = self._model
-        if model is not None:
-            return model
-        with self._load_lock:
+        with self._load_lock:  # cheap next to a model run; concurrent first calls load once
             if self._model is None:
                 self._model = self._build()
             return self._model

@@ -48,57 +48,41 @@ _NOT_WS_QUOTE = r"[^\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f
 _A = re.ASCII
 _AI = re.ASCII | re.IGNORECASE
 
-#: ``(type, compiled pattern)`` in the reference order (the order is part of the contract).
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("openai_api_key", re.compile(r"\bsk-[A-Za-z0-9_-]{20,}\b", _A)),
-    (
-        "github_token",
-        re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}\b", _A),
+#: ``type -> pattern`` in the reference order (the order is part of the contract).
+_PATTERN_SOURCES: dict[str, str] = {
+    "openai_api_key": r"\bsk-[A-Za-z0-9_-]{20,}\b",
+    "github_token": r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}\b",
+    "aws_access_key_id": r"\bAKIA[0-9A-Z]{16}\b",
+    "private_key_block": (
+        r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"
     ),
-    ("aws_access_key_id", re.compile(r"\bAKIA[0-9A-Z]{16}\b", _A)),
-    (
-        "private_key_block",
-        re.compile(
-            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----", _A
-        ),
+    "authorization_bearer": rf"\bAuthorization{_WS}*:{_WS}*Bearer{_WS}+[A-Za-z0-9._~+/=-]{{12,}}",
+    "env_secret": (
+        r"\b(?:[A-Z][A-Z0-9]+_)+(?:KEY|TOKEN|SECRET|PASSWORD)\b"
+        rf"{_WS}*={_WS}*[\"']?{_NOT_WS_QUOTE}{{8,}}[\"']?"
     ),
-    (
-        "authorization_bearer",
-        re.compile(rf"\bAuthorization{_WS}*:{_WS}*Bearer{_WS}+[A-Za-z0-9._~+/=-]{{12,}}", _AI),
+    "gitlab_token": r"\bgl(?:pat|ptt)-[A-Za-z0-9_-]{15,}\b",
+    "slack_token": r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b",
+    "jwt_token": r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\b",
+    "aws_secret_access_key": (
+        r"\b(?:aws_secret_access_key|AWS_SECRET_ACCESS_KEY|secret_access_key|SecretAccessKey)"
+        rf"\"?{_WS}*[=:]{_WS}*[\"']?[A-Za-z0-9/+=]{{40}}\b"
     ),
-    (
-        "env_secret",
-        re.compile(
-            r"\b(?:[A-Z][A-Z0-9]+_)+(?:KEY|TOKEN|SECRET|PASSWORD)\b"
-            rf"{_WS}*={_WS}*[\"']?{_NOT_WS_QUOTE}{{8,}}[\"']?",
-            _AI,
-        ),
+    "aws_secret_access_key_context": r"\bAKIA[0-9A-Z]{16}\b[^\n]{0,200}?\b[A-Za-z0-9/+=]{40}\b",
+    "stripe_secret_key": r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{24,}\b",
+    "google_api_key": r"\bAIza[0-9A-Za-z_-]{35}\b",
+    "openssh_private_key_block": (
+        r"-----BEGIN[ ]OPENSSH[ ]PRIVATE[ ]KEY-----[\s\S]*?"
+        r"-----END[ ]OPENSSH[ ]PRIVATE[ ]KEY-----"
     ),
-    ("gitlab_token", re.compile(r"\bgl(?:pat|ptt)-[A-Za-z0-9_-]{15,}\b", _A)),
-    ("slack_token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b", _A)),
-    ("jwt_token", re.compile(r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\b", _A)),
-    (
-        "aws_secret_access_key",
-        re.compile(
-            r"\b(?:aws_secret_access_key|AWS_SECRET_ACCESS_KEY|secret_access_key|SecretAccessKey)"
-            rf"\"?{_WS}*[=:]{_WS}*[\"']?[A-Za-z0-9/+=]{{40}}\b",
-            _A,
-        ),
-    ),
-    (
-        "aws_secret_access_key_context",
-        re.compile(r"\bAKIA[0-9A-Z]{16}\b[^\n]{0,200}?\b[A-Za-z0-9/+=]{40}\b", _A),
-    ),
-    ("stripe_secret_key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{24,}\b", _A)),
-    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b", _A)),
-    (
-        "openssh_private_key_block",
-        re.compile(
-            r"-----BEGIN[ ]OPENSSH[ ]PRIVATE[ ]KEY-----[\s\S]*?"
-            r"-----END[ ]OPENSSH[ ]PRIVATE[ ]KEY-----",
-            _A,
-        ),
-    ),
+}
+#: The two ``/gi`` patterns of the reference (compiled with ``re.I`` as well).
+_IGNORECASE_TYPES = frozenset({"authorization_bearer", "env_secret"})
+
+#: ``(type, compiled pattern)`` in the reference order.
+SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern, _AI if name in _IGNORECASE_TYPES else _A))
+    for name, pattern in _PATTERN_SOURCES.items()
 )
 
 #: Literal anchors per type: ``type -> (test lower-cased text?, groups)``. A pattern can only

@@ -1,21 +1,21 @@
-"""The evidence cache: raw documents (API docs, search results, pages) kept out of memory.
+"""The evidence cache: the JSONL :class:`~swarmmem.ports.evidence.EvidenceStore`.
 
-Documents live in one JSONL file, by default ``<root>/.swarm/evidence-cache/documents.jsonl``,
-one JSON object per line::
+Raw documents (API docs, search results, pages) are kept out of memory. Documents live in one
+JSONL file, by default ``<root>/.swarm/evidence-cache/documents.jsonl``, one JSON object per line::
 
     {"id": "evd_<16 hex>", "source": "...", "text": "...",
      "contentHash": "<64 hex>", "createdAt": "<ISO-8601>"}
 
-Agents cite a document as ``evidence-cache:evd_<16 hex>``. The id is the first 16 hex digits
-of ``contentHash``, the SHA-256 of the stored text with whitespace runs collapsed, so adding
-the same document twice returns the same ref and writes nothing. Text and source are
-secret-redacted *before* anything is hashed or written: a cached page never carries a token.
+Agents cite a document as ``evidence-cache:evd_<16 hex>`` (the ref format and ids live in
+:mod:`swarmmem.core.model.evidence`), so adding the same document twice returns the same ref
+and writes nothing. Text and source are secret-redacted *before* anything is hashed or
+written: a cached page never carries a token.
 
-Retention: append-only unless ``max_bytes`` and/or ``max_records`` is given
-(``evidence.cache_max_bytes`` / ``evidence.cache_max_records``). Then, after each append, the
-oldest lines are dropped until the file is within both bounds; every line counts as one entry,
-an unreadable one included. The file is rewritten through a temporary file and an atomic
-rename, so a crash leaves either the old or the new file.
+Retention (:class:`~swarmmem.core.model.evidence.EvidenceRetention`): append-only unless
+``max_bytes`` and/or ``max_records`` is given. Then, after each append, the oldest lines are
+dropped until the file is within both bounds; every line counts as one entry, an unreadable
+one included. The file is rewritten through a temporary file and an atomic rename, so a crash
+leaves either the old or the new file.
 
 Damaged lines (bad JSON, wrong shape, an id that does not match its text, a half-written last
 line) never stop the cache: they are skipped, and :meth:`EvidenceCache.check` reports their
@@ -31,16 +31,21 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import attrs
-
-from swarmmem.core.model.errors import ConfigError, MemoryValidationError, StorageError
-from swarmmem.core.model.ids import normalize_text, sha256_hex, to_iso
+from swarmmem.core.model.errors import MemoryValidationError, StorageError
+from swarmmem.core.model.evidence import (
+    EVIDENCE_REF_PREFIX,
+    EvidenceDocument,
+    EvidenceReport,
+    EvidenceRetention,
+    evidence_id,
+    parse_evidence_ref,
+)
+from swarmmem.core.model.ids import to_iso
 from swarmmem.ports.clock import Clock, SystemClock
 from swarmmem.ports.detectors import SecretDetector
 
@@ -49,85 +54,9 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = [
-    "DEFAULT_RELATIVE_PATH",
-    "EVIDENCE_REF_PREFIX",
-    "EvidenceCache",
-    "EvidenceCacheReport",
-    "EvidenceDocument",
-    "evidence_id",
-    "parse_evidence_ref",
-]
+__all__ = ["DEFAULT_RELATIVE_PATH", "EvidenceCache"]
 
-EVIDENCE_REF_PREFIX = "evidence-cache:"
 DEFAULT_RELATIVE_PATH = Path(".swarm", "evidence-cache", "documents.jsonl")
-_ID_RE = re.compile(r"^evd_[a-f0-9]{16}$")
-
-
-def evidence_id(text: str) -> tuple[str, str]:
-    """``(id, contentHash)`` of a document text (whitespace-normalised SHA-256)."""
-    digest = sha256_hex(normalize_text(text))
-    return "evd_" + digest[:16], digest
-
-
-def parse_evidence_ref(ref: str) -> str:
-    """The ``evd_`` id inside ``evidence-cache:evd_...`` (a bare ``evd_...`` id is accepted).
-
-    Raises:
-        MemoryValidationError: ``ref`` is not an evidence-cache reference.
-    """
-    if not isinstance(ref, str):
-        raise MemoryValidationError(f"evidence ref must be a string; got {ref!r}")
-    candidate = ref[len(EVIDENCE_REF_PREFIX) :] if ref.startswith(EVIDENCE_REF_PREFIX) else ref
-    if not _ID_RE.match(candidate):
-        raise MemoryValidationError(
-            f"not an evidence-cache reference (expected evidence-cache:evd_<16 hex>): {ref!r}"
-        )
-    return candidate
-
-
-@attrs.frozen(kw_only=True)
-class EvidenceDocument:
-    """One cached document, as stored (already redacted)."""
-
-    id: str
-    source: str
-    text: str
-    content_hash: str
-    created_at: str
-
-    @property
-    def ref(self) -> str:
-        """The citable reference, ``evidence-cache:evd_...``."""
-        return EVIDENCE_REF_PREFIX + self.id
-
-
-@attrs.frozen(kw_only=True)
-class EvidenceCacheReport:
-    """What a full scan of the cache file found.
-
-    Attributes:
-        records: readable documents.
-        corrupt_lines: 1-based numbers of the lines that could not be used.
-        bytes: file size.
-    """
-
-    records: int
-    corrupt_lines: tuple[int, ...]
-    bytes: int
-
-    @property
-    def healthy(self) -> bool:
-        """True when no line was damaged."""
-        return not self.corrupt_lines
-
-
-def _positive_or_none(name: str, value: object) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"{name} must be a positive integer or None; got {value!r}")
-    return value
 
 
 def _decode(raw: bytes) -> EvidenceDocument | None:
@@ -153,7 +82,9 @@ def _decode(raw: bytes) -> EvidenceDocument | None:
 
 
 class EvidenceCache:
-    """Append-only (optionally bounded) store of redacted evidence documents.
+    """Append-only (optionally bounded) JSONL store of redacted evidence documents.
+
+    Implements :class:`~swarmmem.ports.evidence.EvidenceStore`.
 
     Args:
         path: the JSONL file; see :meth:`for_root` for the conventional location.
@@ -176,8 +107,7 @@ class EvidenceCache:
         clock: Clock | None = None,
     ) -> None:
         self.path = Path(path)
-        self.max_bytes = _positive_or_none("evidence.cache_max_bytes", max_bytes)
-        self.max_records = _positive_or_none("evidence.cache_max_records", max_records)
+        self.retention = EvidenceRetention(max_bytes=max_bytes, max_records=max_records)
         if secrets is None:
             from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
 
@@ -230,10 +160,10 @@ class EvidenceCache:
             "createdAt": to_iso(self._clock.now()),
         }
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        if self.max_bytes is not None and len(line) + 1 > self.max_bytes:
+        if not self.retention.fits(len(line) + 1):
             raise MemoryValidationError(
                 f"evidence document of {len(line) + 1} bytes exceeds "
-                f"evidence.cache_max_bytes={self.max_bytes}"
+                f"evidence.cache_max_bytes={self.retention.max_bytes}"
             )
         with self._locked():
             self._sync()
@@ -282,7 +212,7 @@ class EvidenceCache:
             docs = [doc for _, doc in self._read_all() if doc is not None]
         return iter(docs)
 
-    def check(self) -> EvidenceCacheReport:
+    def check(self) -> EvidenceReport:
         """Scan the whole file and report readable records and damaged lines."""
         with self._lock:
             self._signature = None
@@ -291,7 +221,7 @@ class EvidenceCache:
             if self._partial_tail:
                 corrupt.append(self._lines + 1)
             signature = self._signature
-            return EvidenceCacheReport(
+            return EvidenceReport(
                 records=len(self._offsets),
                 corrupt_lines=tuple(corrupt),
                 bytes=signature[1] if signature is not None else 0,
@@ -408,25 +338,11 @@ class EvidenceCache:
         self._sync()
 
     def _enforce_retention(self) -> None:
-        if self.max_bytes is None and self.max_records is None:
-            return
         size = self._signature[1] if self._signature is not None else 0
-        if (self.max_records is None or self._lines <= self.max_records) and (
-            self.max_bytes is None or size <= self.max_bytes
-        ):
+        if not self.retention.exceeded(self._lines, size):
             return
         lines = [raw for raw, _ in self._read_all()]
-        kept: list[bytes] = []
-        total = 0
-        for raw in reversed(lines):
-            cost = len(raw) + 1
-            if self.max_records is not None and len(kept) >= self.max_records:
-                break
-            if self.max_bytes is not None and total + cost > self.max_bytes:
-                break
-            kept.append(raw)
-            total += cost
-        kept.reverse()
+        kept = lines[len(lines) - self.retention.keep_newest([len(raw) + 1 for raw in lines]) :]
         tmp = self.path.with_name(self.path.name + ".tmp")
         try:
             with tmp.open("wb") as handle:

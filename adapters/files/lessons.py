@@ -39,10 +39,8 @@ _STORE_FILES = (
 )
 
 
-class ReflectionLockError(StorageError):
+class ReflectionLockError(StorageError, code="reflection_lock_error"):
     """Another writer held the reflection lock for longer than the retries allow."""
-
-    code = "reflection_lock_error"
 
 
 def reflections_dir(root: Path) -> Path:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 T = TypeVar("T")
 
@@ -67,3 +67,37 @@ class LazyRuntime(Generic[T]):
                 if self._runtime is None:
                     raise self._error(self._failure or "unknown failure")
             return self._runtime
+
+
+class _Status(Protocol):
+    @property
+    def available(self) -> bool: ...
+    @property
+    def loaded(self) -> bool: ...
+    @property
+    def unavailable_reason(self) -> str | None: ...
+
+
+class LazyModel:
+    """Base of the adapters whose runtime loads lazily.
+
+    ``self._lazy`` is their :class:`LazyRuntime`, or the model they wrap; this base supplies
+    the diagnostics every such adapter shares from it. None of them loads anything.
+    """
+
+    _lazy: _Status
+
+    @property
+    def available(self) -> bool:
+        """False when a dependency or file is missing or a load failed; never loads."""
+        return self._lazy.available
+
+    @property
+    def loaded(self) -> bool:
+        """True once the runtime (session and tokenizer) is loaded."""
+        return self._lazy.loaded
+
+    @property
+    def unavailable_reason(self) -> str | None:
+        """Why the model cannot run, when known without loading (for diagnostics)."""
+        return self._lazy.unavailable_reason

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import attrs
 import numpy as np
 
+from swarmmem.adapters.models._inputs import positive_int, text_list
 from swarmmem.core.model.ids import normalize_text
 from swarmmem.ports.embedder import FloatArray
 
@@ -37,29 +39,23 @@ def fnv1a_32(data: bytes) -> int:
     return h
 
 
+def _positive(_inst: object, attribute: attrs.Attribute[int], value: object) -> None:
+    positive_int(attribute.name, value)
+
+
+@attrs.frozen
 class HashingEmbedder:
     """Hashed character n-gram vectors; implements :class:`~swarmmem.ports.embedder.Embedder`.
 
-    Pure and stateless after construction, hence thread-safe; always available.
+    A frozen value: pure and stateless, hence thread-safe; always available.
     """
 
-    def __init__(self, dimension: int = 64) -> None:
-        if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
-            raise ValueError(f"dimension must be an integer >= 1, got {dimension!r}")
-        self._dimension = dimension
-
-    def __repr__(self) -> str:
-        return f"HashingEmbedder(dimension={self._dimension})"
+    dimension: int = attrs.field(default=64, validator=_positive)
 
     @property
     def model_version(self) -> str:
         """``"hashing-ngram-v1:<dimension>"``."""
-        return f"{MODEL_NAME}:{self._dimension}"
-
-    @property
-    def dimension(self) -> int:
-        """Length of every vector."""
-        return self._dimension
+        return f"{MODEL_NAME}:{self.dimension}"
 
     @property
     def available(self) -> bool:
@@ -70,12 +66,12 @@ class HashingEmbedder:
         """The unit-length n-gram vector of ``text`` (zeros when it has no n-gram)."""
         if not isinstance(text, str):
             raise TypeError(f"embed() expects str, got {type(text).__name__}: {text!r}")
-        vector = np.zeros(self._dimension, dtype=np.float64)
+        vector = np.zeros(self.dimension, dtype=np.float64)
         normalised = normalize_text(text).lower()
         for width, weight in NGRAM_WEIGHTS:
             for start in range(len(normalised) - width + 1):
                 gram = normalised[start : start + width]
-                vector[fnv1a_32(gram.encode("utf-8")) % self._dimension] += weight
+                vector[fnv1a_32(gram.encode("utf-8")) % self.dimension] += weight
         norm = float(np.linalg.norm(vector))
         if norm > 0.0:
             vector /= norm
@@ -83,9 +79,8 @@ class HashingEmbedder:
 
     def embed_batch(self, texts: Sequence[str]) -> FloatArray:
         """The vectors of ``texts`` in input order, shape ``(len(texts), dimension)``."""
-        if isinstance(texts, str):
-            raise TypeError("embed_batch() expects a sequence of str, not a single str")
-        out = np.zeros((len(texts), self._dimension), dtype=np.float32)
-        for row, text in enumerate(texts):
+        items = text_list(texts, "embed_batch")
+        out = np.zeros((len(items), self.dimension), dtype=np.float32)
+        for row, text in enumerate(items):
             out[row] = self.embed(text)
         return out

@@ -35,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from swarmmem.adapters.models._lazy import LazyRuntime
+from swarmmem.adapters.models._inputs import positive_int, text_list
+from swarmmem.adapters.models._lazy import LazyModel, LazyRuntime
 from swarmmem.core.model.errors import EmbeddingUnavailableError
 from swarmmem.ports.embedder import FloatArray
 
@@ -77,6 +78,11 @@ def installed_package_file(package: str, *parts: str) -> Path | None:
     if spec is None or not spec.submodule_search_locations:
         return None
     return Path(next(iter(spec.submodule_search_locations)), *parts)
+
+
+def missing_runtime_module() -> str | None:
+    """The first of ``onnxruntime`` and ``tokenizers`` that is not installed, or ``None``."""
+    return next((m for m in ("onnxruntime", "tokenizers") if not module_installed(m)), None)
 
 
 def module_installed(name: str) -> bool:
@@ -190,13 +196,7 @@ def load_tokenizer(tokenizer_path: Path, max_length: int, strategy: str = "longe
     return tokenizer
 
 
-def _check_positive(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return value
-
-
-class OnnxMiniLmEmbedder:
+class OnnxMiniLmEmbedder(LazyModel):
     """all-MiniLM-L6-v2 on onnxruntime; implements :class:`~swarmmem.ports.embedder.Embedder`.
 
     ``model_path``/``tokenizer_path`` default to the files of the installed packages.
@@ -220,10 +220,10 @@ class OnnxMiniLmEmbedder:
     ) -> None:
         self._model_path = Path(model_path) if model_path is not None else None
         self._tokenizer_path = Path(tokenizer_path) if tokenizer_path is not None else None
-        self._dimension = _check_positive("dimension", dimension)
-        self._max_length = _check_positive("max_length", max_length)
-        self._batch_size = _check_positive("batch_size", batch_size)
-        self._threads = _check_positive("intra_op_threads", intra_op_threads)
+        self._dimension = positive_int("dimension", dimension)
+        self._max_length = positive_int("max_length", max_length)
+        self._batch_size = positive_int("batch_size", batch_size)
+        self._threads = positive_int("intra_op_threads", intra_op_threads)
         self._model_version = version if version is not None else f"{model_name}:{dimension}"
         self._lazy: LazyRuntime[_MiniLmRuntime] = LazyRuntime(
             self._load, self._missing, _unavailable
@@ -244,21 +244,6 @@ class OnnxMiniLmEmbedder:
         """Length of every vector (384 for MiniLM-L6)."""
         return self._dimension
 
-    @property
-    def available(self) -> bool:
-        """False when a dependency or file is missing or a load failed; never loads."""
-        return self._lazy.available
-
-    @property
-    def loaded(self) -> bool:
-        """True once the session and tokenizer are loaded."""
-        return self._lazy.loaded
-
-    @property
-    def unavailable_reason(self) -> str | None:
-        """Why the embedder cannot run, when known without loading (for diagnostics)."""
-        return self._lazy.unavailable_reason
-
     def embed(self, text: str) -> FloatArray:
         """The unit-length vector of ``text``, shape ``(dimension,)``."""
         if not isinstance(text, str):
@@ -267,11 +252,11 @@ class OnnxMiniLmEmbedder:
 
     def embed_batch(self, texts: Sequence[str]) -> FloatArray:
         """Unit-length vectors of ``texts`` in input order, shape ``(len(texts), dimension)``."""
-        items = _as_text_list(texts, "embed_batch")
+        items = text_list(texts, "embed_batch")
         out = np.zeros((len(items), self._dimension), dtype=np.float32)
         if not items:
             return out
-        runtime = self._ensure_loaded()
+        runtime = self._lazy.get()
         for rows in self._length_grouped_batches(items):
             hidden, mask, _ = self._run(runtime, [items[i] for i in rows])
             weights = mask[:, :, None].astype(np.float32)
@@ -290,11 +275,11 @@ class OnnxMiniLmEmbedder:
         the real tokens of ``texts[i]``: ``[CLS]``, ``[SEP]`` and padding are left out, so an
         empty text gives ``(0, dimension)``. Used by late-interaction (MaxSim) reranking.
         """
-        items = _as_text_list(texts, "token_vectors")
+        items = text_list(texts, "token_vectors")
         result: list[FloatArray] = [np.zeros((0, self._dimension), np.float32)] * len(items)
         if not items:
             return result
-        runtime = self._ensure_loaded()
+        runtime = self._lazy.get()
         for rows in self._length_grouped_batches(items):
             hidden, mask, encodings = self._run(runtime, [items[i] for i in rows])
             for j, row in enumerate(rows):
@@ -343,13 +328,8 @@ class OnnxMiniLmEmbedder:
                 return f"the {label} package {_DIST_NAMES[package]!r} is not installed"
             if not path.is_file():
                 return f"{label} file not found: {path}"
-        for module in ("onnxruntime", "tokenizers"):
-            if not module_installed(module):
-                return f"Python package {module!r} is not installed"
-        return None
-
-    def _ensure_loaded(self) -> _MiniLmRuntime:
-        return self._lazy.get()
+        module = missing_runtime_module()
+        return None if module is None else f"Python package {module!r} is not installed"
 
     def _load(self) -> _MiniLmRuntime:
         model, tokenizer_path = self._resolve_paths()
@@ -370,16 +350,3 @@ class OnnxMiniLmEmbedder:
             )
         feeds = tuple(sorted(inputs))
         return _MiniLmRuntime(session, tokenizer, feeds, output)
-
-
-def _as_text_list(texts: Sequence[str], caller: str) -> list[str]:
-    if isinstance(texts, str):
-        raise TypeError(f"{caller}() expects a sequence of str, not a single str")
-    items = list(texts)
-    for index, text in enumerate(items):
-        if not isinstance(text, str):
-            raise TypeError(
-                f"{caller}() expects str items, got {type(text).__name__} at index {index}: "
-                f"{text!r}"
-            )
-    return items

@@ -21,13 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from swarmmem.adapters.models._lazy import LazyRuntime
+from swarmmem.adapters.models._inputs import positive_int, text_list
+from swarmmem.adapters.models._lazy import LazyModel, LazyRuntime
 from swarmmem.adapters.models.onnx_embedder import (
     DENSE_INSTALL_HINT,
     OnnxMiniLmEmbedder,
     build_session,
     load_tokenizer,
-    module_installed,
+    missing_runtime_module,
 )
 from swarmmem.core.model.errors import EmbeddingError, RerankError
 
@@ -37,15 +38,7 @@ _PAIR_INPUTS = frozenset({"input_ids", "attention_mask", "token_type_ids"})
 def _check_texts(query: object, texts: Sequence[str]) -> list[str]:
     if not isinstance(query, str):
         raise TypeError(f"rerank() expects a str query, got {type(query).__name__}: {query!r}")
-    if isinstance(texts, str):
-        raise TypeError("rerank() expects a sequence of str texts, not a single str")
-    items = list(texts)
-    for index, text in enumerate(items):
-        if not isinstance(text, str):
-            raise TypeError(
-                f"rerank() expects str texts, got {type(text).__name__} at index {index}: {text!r}"
-            )
-    return items
+    return text_list(texts, "rerank")
 
 
 class IdentityReranker:
@@ -76,7 +69,7 @@ class _CrossEncoderRuntime:
         self.output = session.get_outputs()[0].name
 
 
-class CrossEncoderReranker:
+class CrossEncoderReranker(LazyModel):
     """A local ONNX cross-encoder scoring ``[CLS] query [SEP] text [SEP]`` pairs.
 
     The tokenizer truncates only the text (``only_second``) so the query is always seen whole;
@@ -95,20 +88,13 @@ class CrossEncoderReranker:
         batch_size: int = 32,
         intra_op_threads: int = 1,
     ) -> None:
-        for label, value in (
-            ("max_length", max_length),
-            ("batch_size", batch_size),
-            ("intra_op_threads", intra_op_threads),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{label} must be an integer >= 1, got {value!r}")
+        self._max_length = positive_int("max_length", max_length)
+        self._batch_size = positive_int("batch_size", batch_size)
+        self._threads = positive_int("intra_op_threads", intra_op_threads)
         if max_length < 4:
             raise ValueError(f"max_length must leave room for a pair, got {max_length!r}")
         self._model_dir = Path(model_dir)
         self._tokenizer_path = Path(tokenizer_path) if tokenizer_path is not None else None
-        self._max_length = max_length
-        self._batch_size = batch_size
-        self._threads = intra_op_threads
         self._lazy: LazyRuntime[_CrossEncoderRuntime] = LazyRuntime(
             self._load, self._missing, lambda why: RerankError(f"cross-encoder unavailable: {why}")
         )
@@ -126,27 +112,12 @@ class CrossEncoderReranker:
         """The configured model directory."""
         return self._model_dir
 
-    @property
-    def available(self) -> bool:
-        """False when a dependency or file is missing or a load failed; never loads."""
-        return self._lazy.available
-
-    @property
-    def loaded(self) -> bool:
-        """True once the session and tokenizer are loaded."""
-        return self._lazy.loaded
-
-    @property
-    def unavailable_reason(self) -> str | None:
-        """Why the reranker cannot run, when known without loading (for diagnostics)."""
-        return self._lazy.unavailable_reason
-
     def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
         """The cross-encoder logit of every ``(query, text)`` pair, aligned with ``texts``."""
         items = _check_texts(query, texts)
         if not items:
             return []
-        runtime = self._ensure_loaded()
+        runtime = self._lazy.get()
         scores: list[float] = []
         try:
             for start in range(0, len(items), self._batch_size):
@@ -199,13 +170,10 @@ class CrossEncoderReranker:
         for label, path in zip(("model", "tokenizer"), self._paths(), strict=True):
             if not path.is_file():
                 return f"cross-encoder {label} file not found: {path}"
-        for module in ("onnxruntime", "tokenizers"):
-            if not module_installed(module):
-                return f"Python package {module!r} is not installed ({DENSE_INSTALL_HINT})"
+        module = missing_runtime_module()
+        if module is not None:
+            return f"Python package {module!r} is not installed ({DENSE_INSTALL_HINT})"
         return None
-
-    def _ensure_loaded(self) -> _CrossEncoderRuntime:
-        return self._lazy.get()
 
     def _load(self) -> _CrossEncoderRuntime:
         model, tokenizer = self._paths()
@@ -218,7 +186,7 @@ class CrossEncoderReranker:
         return _CrossEncoderRuntime(session, pair, fallback)
 
 
-class MaxSimReranker:
+class MaxSimReranker(LazyModel):
     """Late-interaction reranking with the bundled all-MiniLM-L6-v2 token vectors.
 
     Score of a text: for every real query token, the best cosine against the text's real
@@ -245,6 +213,7 @@ class MaxSimReranker:
             tokenizer_path=tokenizer_path,
             intra_op_threads=intra_op_threads,
         )
+        self._lazy = self._embedder  # available / loaded / unavailable_reason: the embedder's
 
     def __repr__(self) -> str:
         return f"MaxSimReranker({self._embedder!r})"
@@ -253,16 +222,6 @@ class MaxSimReranker:
     def name(self) -> str:
         """``"maxsim"``."""
         return "maxsim"
-
-    @property
-    def available(self) -> bool:
-        """Same as the underlying embedder; never loads."""
-        return self._embedder.available
-
-    @property
-    def loaded(self) -> bool:
-        """True once the underlying embedder has loaded its model."""
-        return self._embedder.loaded
 
     def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
         """Mean over query tokens of the max cosine over each text's tokens."""

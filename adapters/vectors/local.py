@@ -141,21 +141,18 @@ class SqliteVecIndex:
         return None if row is None else str(row[0])
 
     def seed_model_version(self, version: str) -> str:
-        with self._lock:
-            self._conn.execute(
-                "INSERT OR IGNORE INTO embedding_config (key, value) VALUES ('model_version', ?)",
-                (version,),
-            )
+        self._write_model_version("OR IGNORE", version)
         stored = self.stored_model_version()
         assert stored is not None
         return stored
 
     def set_model_version(self, version: str) -> None:
+        self._write_model_version("OR REPLACE", version)
+
+    def _write_model_version(self, on_conflict: str, version: str) -> None:
+        sql = f"INSERT {on_conflict} INTO embedding_config (key, value) VALUES ('model_version', ?)"
         with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO embedding_config (key, value) VALUES ('model_version', ?)",
-                (version,),
-            )
+            self._conn.execute(sql, (version,))
 
     def upsert(self, ids: Sequence[str], vectors: FloatArray) -> None:
         vecs = np.ascontiguousarray(

@@ -98,6 +98,30 @@ def _err(source: str, message: str) -> EvaluationError:
     return EvaluationError(f"{source}: {message}")
 
 
+def _check_object(
+    raw: Any,
+    keys: set[str],
+    required: Sequence[str],
+    *,
+    source: str,
+    messages: tuple[str, str, str],
+) -> None:
+    """Check that ``raw`` is an object with no key outside ``keys`` and every ``required`` one.
+
+    ``messages``: what to say when it is not an object, and the prefixes of the lists of
+    unknown and of missing keys.
+    """
+    not_object, unknown_prefix, missing_prefix = messages
+    if not isinstance(raw, dict):
+        raise _err(source, not_object)
+    unknown = sorted(set(raw) - keys)
+    if unknown:
+        raise _err(source, f"{unknown_prefix} {', '.join(unknown)}")
+    missing = [key for key in required if key not in raw]
+    if missing:
+        raise _err(source, f"{missing_prefix} {', '.join(missing)}")
+
+
 def normalize_newlines(text: str) -> str:
     """``text`` with CRLF and lone CR turned into LF."""
     return _NEWLINES.sub("\n", text)
@@ -178,14 +202,8 @@ def _thresholds(value: Any, *, source: str) -> dict[str, float]:
 
 def _case(raw: Any, index: int, *, languages: tuple[str, ...], source: str) -> HeldoutCase:
     where = f"cases[{index}]"
-    if not isinstance(raw, dict):
-        raise _err(source, f"{where} must be an object")
-    unknown = sorted(set(raw) - _CASE_KEYS)
-    if unknown:
-        raise _err(source, f"{where} has unknown key(s): {', '.join(unknown)}")
-    missing = [key for key in _CASE_REQUIRED if key not in raw]
-    if missing:
-        raise _err(source, f"{where} is missing {', '.join(missing)}")
+    messages = (f"{where} must be an object", f"{where} has unknown key(s):", f"{where} is missing")
+    _check_object(raw, _CASE_KEYS, _CASE_REQUIRED, source=source, messages=messages)
     language = raw["language"]
     if not isinstance(language, str) or not language:
         raise _err(source, f"{where}.language must be a non-empty string")
@@ -233,14 +251,12 @@ def parse_manifest(data: Any, *, source: str = MANIFEST_NAME) -> HeldoutManifest
     Raises:
         EvaluationError: naming ``source`` and the offending field.
     """
-    if not isinstance(data, dict):
-        raise _err(source, "the manifest must be a JSON object")
-    unknown = sorted(set(data) - _MANIFEST_KEYS)
-    if unknown:
-        raise _err(source, f"unknown manifest key(s): {', '.join(unknown)}")
-    missing = [key for key in _MANIFEST_REQUIRED if key not in data]
-    if missing:
-        raise _err(source, f"manifest is missing {', '.join(missing)}")
+    messages = (
+        "the manifest must be a JSON object",
+        "unknown manifest key(s):",
+        "manifest is missing",
+    )
+    _check_object(data, _MANIFEST_KEYS, _MANIFEST_REQUIRED, source=source, messages=messages)
     for key in ("corpus_id", "split", "version"):
         if not isinstance(data[key], str) or not data[key].strip():
             raise _err(source, f"{key} must be a non-empty string")

@@ -78,40 +78,37 @@ def reward_key(swarm_id: str, task_or_phase: str, round_number: int) -> str:
     return f"{swarm_id}:{task_or_phase}:{round_number}"
 
 
+def _setting(default: float, key: str | None = None) -> Any:
+    """A settings field with its default and, when it has one, its ``memory.learning`` key."""
+    return attrs.field(default=default, metadata={"config_key": key})
+
+
 @attrs.frozen(kw_only=True)
 class LearningSettings:
     """The ``memory.learning`` values the learning loop and the reports use."""
 
-    learning_rate: float = 0.1
-    propagation_factor: float = 0.3
-    suppression_threshold: float = 0.15
-    promotion_threshold: float = 0.85
-    promotion_min_recalls: int = 5
-    token_overlap_threshold: float = 0.4
-    embedding_cosine_threshold: float = 0.7
-    fanout: int = 20
-    lookback_days: float = 30.0
+    learning_rate: float = _setting(0.1, "learningRate")
+    propagation_factor: float = _setting(0.3, "propagationFactor")
+    suppression_threshold: float = _setting(0.15, "suppressionThreshold")
+    promotion_threshold: float = _setting(0.85, "promotionThreshold")
+    promotion_min_recalls: int = _setting(5)
+    token_overlap_threshold: float = _setting(0.4, "propagationTokenOverlapThreshold")
+    embedding_cosine_threshold: float = _setting(0.7, "propagationEmbeddingCosineThreshold")
+    fanout: int = _setting(20, "propagationFanout")
+    lookback_days: float = _setting(30.0, "propagationLookbackDays")
 
     @classmethod
     def from_config(cls, learning: Mapping[str, Any]) -> LearningSettings:
-        """Settings from a resolved ``memory.learning`` section (missing keys: defaults)."""
-        base = cls()
-        return cls(
-            learning_rate=float(learning.get("learningRate", base.learning_rate)),
-            propagation_factor=float(learning.get("propagationFactor", base.propagation_factor)),
-            suppression_threshold=float(
-                learning.get("suppressionThreshold", base.suppression_threshold)
-            ),
-            promotion_threshold=float(learning.get("promotionThreshold", base.promotion_threshold)),
-            token_overlap_threshold=float(
-                learning.get("propagationTokenOverlapThreshold", base.token_overlap_threshold)
-            ),
-            embedding_cosine_threshold=float(
-                learning.get("propagationEmbeddingCosineThreshold", base.embedding_cosine_threshold)
-            ),
-            fanout=int(learning.get("propagationFanout", base.fanout)),
-            lookback_days=float(learning.get("propagationLookbackDays", base.lookback_days)),
-        )
+        """Settings from a resolved ``memory.learning`` section (missing keys: defaults).
+
+        Each value is converted to the type of the field's default (``int`` or ``float``).
+        """
+        values = {
+            field.name: type(field.default)(learning[field.metadata["config_key"]])
+            for field in attrs.fields(cls)
+            if field.metadata["config_key"] in learning
+        }
+        return cls(**values)
 
 
 class SessionRegistry:
@@ -130,15 +127,6 @@ class SessionRegistry:
         if isinstance(session_id, str) and session_id:
             with self._lock:
                 self._ids.add(session_id)
-
-    def forget(self, session_id: str) -> None:
-        """Remove ``session_id`` (no error when unknown)."""
-        with self._lock:
-            self._ids.discard(session_id)
-
-    def __contains__(self, session_id: object) -> bool:
-        with self._lock:
-            return session_id in self._ids
 
     def snapshot(self) -> frozenset[str]:
         """The known ids right now."""
@@ -164,17 +152,10 @@ class RewardUpdate:
         return self.source_memory_id is not None
 
     def as_dict(self) -> dict[str, Any]:
-        """Stable JSON form."""
-        out: dict[str, Any] = {
-            "memory_id": self.memory_id,
-            "verdict": self.verdict,
-            "reward": self.reward,
-            "q_before": self.q_before,
-            "q_after": self.q_after,
-        }
-        if self.source_memory_id is not None:
-            out["source_memory_id"] = self.source_memory_id
-            out["similarity"] = self.similarity
+        """Stable JSON form (``source_memory_id`` and ``similarity`` only when propagated)."""
+        out = attrs.asdict(self)
+        if not self.propagated:
+            del out["source_memory_id"], out["similarity"]
         return out
 
 

@@ -35,6 +35,27 @@ STATUS_PROMOTION = "promotion candidate"
 STATUS_NEUTRAL = "neutral"
 _DAY_MS = 86_400_000.0
 
+#: The stale report's sections: key, label (also of its count), what the section title adds.
+STALE_SECTIONS: tuple[tuple[str, str, str], ...] = (
+    ("expired_scratch", "Expired scratch memories", ""),
+    ("deleted_tombstones", "Deleted tombstones", ""),
+    ("superseded_chains", "Superseded chains", ""),
+    ("structurally_stale", "Structurally stale memories", " (all anchors dead; retained)"),
+    ("low_utility", "Low-utility memories", ""),
+    ("low_learned_utility", "Low-learned-utility memories", " (suppressed by q-value)"),
+)
+#: The label of each count a report summarises under its title.
+_SUMMARY_LABELS: dict[str, str] = {
+    "pending_count": "Pending proposals",
+    "rejected_count": "Rejected proposals",
+    "promotion_candidate_count": "Promotion candidates",
+    "events_scanned": "Recall events scanned",
+    "recalled_memory_count": "Recalled memories",
+    "never_recalled_count": "Never-recalled memories",
+    "active_count": "Active memories",
+    **{f"{key}_count": label for key, label, _ in STALE_SECTIONS},
+}
+
 
 def parse_limit(value: str | int | None) -> int:
     """A ``--limit`` value: digits only, clamped to 1..100; ``None`` gives 20.
@@ -89,6 +110,15 @@ def _memory_line(entry: Mapping[str, Any]) -> str:
         f"- `{entry['id']}` {entry['kind']} confidence={to_fixed(entry['confidence'], 2)} "
         f"updated={entry['updated_at']} - {_clip(entry['text'], 100)}"
     )
+
+
+def _heading(title: str, report: Mapping[str, Any], keys: Iterable[str]) -> list[str]:
+    """``## <title>``, a blank line and ``- <label>: <value>`` for each count in ``keys``."""
+    return [f"## {title}", "", *(f"- {_SUMMARY_LABELS[key]}: {report[key]}" for key in keys)]
+
+
+def _text(lines: Iterable[str]) -> str:
+    return "\n".join(lines) + "\n"
 
 
 def _section(title: str, lines: Sequence[str], total: int | None = None) -> list[str]:
@@ -178,34 +208,25 @@ def pending_report(
     }
 
 
+def _candidate_line(entry: Mapping[str, Any]) -> str:
+    q, text = to_fixed(entry["q"], 3), _clip(entry["text"], 80)
+    return f"- `{entry['id']}` q={q} recalls={entry['recalls']} - {text}"
+
+
 def render_pending(report: Mapping[str, Any]) -> str:
     """The Markdown text of ``pending``."""
-    lines = [
-        "## Swarm Memory Pending",
-        "",
-        f"- Pending proposals: {report['pending_count']}",
-        f"- Rejected proposals: {report['rejected_count']}",
-        f"- Promotion candidates: {report['promotion_candidate_count']}",
-    ]
-    lines += _section(
-        "Pending proposals",
-        [_proposal_line(e) for e in report["pending"]],
-        report["pending_count"],
-    )
-    lines += _section(
-        "Rejected proposal reasons",
-        [_proposal_line(e) for e in report["rejected"]],
-        report["rejected_count"],
-    )
+    counts = ("pending_count", "rejected_count", "promotion_candidate_count")
+    lines = _heading("Swarm Memory Pending", report, counts)
+    pending, rejected, candidates = (report[key] for key in counts)
+    lines += _section("Pending proposals", [_proposal_line(e) for e in report["pending"]], pending)
+    rejections = [_proposal_line(e) for e in report["rejected"]]
+    lines += _section("Rejected proposal reasons", rejections, rejected)
     lines += _section(
         "Promotion candidates (high learned utility, frequently recalled)",
-        [
-            f"- `{c['id']}` q={to_fixed(c['q'], 3)} recalls={c['recalls']} - {_clip(c['text'], 80)}"
-            for c in report["promotion_candidates"]
-        ],
-        report["promotion_candidate_count"],
+        [_candidate_line(e) for e in report["promotion_candidates"]],
+        candidates,
     )
-    return "\n".join(lines) + "\n"
+    return _text(lines)
 
 
 # --------------------------------------------------------------------------- recall log
@@ -270,35 +291,21 @@ def recall_log_report(
 
 def render_recall_log(report: Mapping[str, Any]) -> str:
     """The Markdown text of ``recall-log``."""
-    lines = [
-        "## Swarm Memory Recall Log",
-        "",
-        f"- Recall events scanned: {report['events_scanned']}",
-        f"- Recalled memories: {report['recalled_memory_count']}",
-        f"- Never-recalled memories: {report['never_recalled_count']}",
+    counts = ("events_scanned", "recalled_memory_count", "never_recalled_count")
+    lines = _heading("Swarm Memory Recall Log", report, counts)
+    by_role = [
+        f"- `{e['role']}`: {e['events']} recall event(s), {e['memory_ids']} memory ID(s)"
+        for e in report["by_role"]
     ]
-    lines += _section(
-        "Recall by agent role",
-        [
-            f"- `{e['role']}`: {e['events']} recall event(s), {e['memory_ids']} memory ID(s)"
-            for e in report["by_role"]
-        ],
-    )
-    lines += _section(
-        "Most-recalled memories",
-        [
-            f"- `{e['id']}`: {e['hits']} hit(s), last={e['last']}, "
-            f"avgScore={to_fixed(e['avg_score'], 3)}"
-            for e in report["most_recalled"]
-        ],
-        report["recalled_memory_count"],
-    )
-    lines += _section(
-        "Never-recalled memories",
-        [_memory_line(e) for e in report["never_recalled"]],
-        report["never_recalled_count"],
-    )
-    return "\n".join(lines) + "\n"
+    lines += _section("Recall by agent role", by_role)
+    most = [
+        f"- `{e['id']}`: {e['hits']} hit(s), last={e['last']}, "
+        f"avgScore={to_fixed(e['avg_score'], 3)}"
+        for e in report["most_recalled"]
+    ]
+    lines += _section("Most-recalled memories", most, report["recalled_memory_count"])
+    never = [_memory_line(e) for e in report["never_recalled"]]
+    return _text(lines + _section("Never-recalled memories", never, report["never_recalled_count"]))
 
 
 # --------------------------------------------------------------------------- value log
@@ -384,8 +391,7 @@ def render_value_log(report: Mapping[str, Any]) -> str:
     """The Markdown text of ``value-log``."""
     lines = ["## Swarm Memory Value Log", ""]
     if not report["memories"]:
-        lines.append("- No reward history recorded yet.")
-        return "\n".join(lines) + "\n"
+        return _text([*lines, "- No reward history recorded yet."])
     for entry in report["memories"]:
         text = f" - {_clip(entry['text'], 80)}" if entry["text"] else ""
         lines.append(
@@ -397,7 +403,7 @@ def render_value_log(report: Mapping[str, Any]) -> str:
                 f"    - {event['timestamp']} {event['verdict']} reward={_num(event['reward'], 2)} "
                 f"(q {_num(event['q_before'], 2)}→{_num(event['q_after'], 2)})"
             )
-    return "\n".join(lines) + "\n"
+    return _text(lines)
 
 
 # --------------------------------------------------------------------------- stale
@@ -480,59 +486,30 @@ def stale_report(
     return report
 
 
+def _chain_line(chain: Mapping[str, Any]) -> str:
+    reason = f" - {chain['reason']}" if chain["reason"] else ""
+    return f"- `{chain['id']}` -> `{chain['superseded_by']}`{reason}"
+
+
 def render_stale(report: Mapping[str, Any]) -> str:
     """The Markdown text of ``stale``."""
-    lines = [
-        "## Swarm Memory Stale Report",
-        "",
-        f"- Active memories: {report['active_count']}",
-        f"- Expired scratch memories: {report['expired_scratch_count']}",
-        f"- Deleted tombstones: {report['deleted_tombstones_count']}",
-        f"- Superseded chains: {report['superseded_chains_count']}",
-        f"- Structurally stale memories: {report['structurally_stale_count']}",
-        f"- Low-utility memories: {report['low_utility_count']}",
-        f"- Low-learned-utility memories: {report['low_learned_utility_count']}",
-    ]
-
-    def memories(key: str) -> list[str]:
-        return [_memory_line(e) for e in report[key]]
-
-    lines += _section(
-        "Expired scratch memories", memories("expired_scratch"), report["expired_scratch_count"]
-    )
-    lines += _section(
-        "Deleted tombstones", memories("deleted_tombstones"), report["deleted_tombstones_count"]
-    )
-    lines += _section(
-        "Superseded chains",
-        [
-            f"- `{c['id']}` -> `{c['superseded_by']}`"
-            + (f" - {c['reason']}" if c["reason"] else "")
-            for c in report["superseded_chains"]
-        ],
-        report["superseded_chains_count"],
-    )
-    lines += _section(
-        "Structurally stale memories (all anchors dead; retained)",
-        memories("structurally_stale"),
-        report["structurally_stale_count"],
-    )
-    lines += _section("Low-utility memories", memories("low_utility"), report["low_utility_count"])
-    lines += _section(
-        "Low-learned-utility memories (suppressed by q-value)",
-        memories("low_learned_utility"),
-        report["low_learned_utility_count"],
-    )
-    return "\n".join(lines) + "\n"
+    counts = ["active_count", *(f"{key}_count" for key, _, _ in STALE_SECTIONS)]
+    lines = _heading("Swarm Memory Stale Report", report, counts)
+    for key, label, note in STALE_SECTIONS:
+        line = _chain_line if key == "superseded_chains" else _memory_line
+        lines += _section(label + note, [line(e) for e in report[key]], report[f"{key}_count"])
+    return _text(lines)
 
 
 # --------------------------------------------------------------------------- compaction
 
-COMPACTION_CLASSES: tuple[str, ...] = (
-    "deleted_tombstones",
-    "superseded_records",
-    "expired_scratch",
-)
+_COMPACTION_LABELS: dict[str, str] = {
+    "deleted_tombstones": "Deleted tombstones",
+    "superseded_records": "Superseded records",
+    "expired_scratch": "Expired scratch records",
+}
+#: What a confirmed compaction removes, by class, in this order.
+COMPACTION_CLASSES: tuple[str, ...] = tuple(_COMPACTION_LABELS)
 
 
 def compact_plan(store: StorageProvider, *, now: str) -> dict[str, Any]:
@@ -590,9 +567,7 @@ def render_compaction(report: Mapping[str, Any], *, command: str = "swarmmem com
         "## Swarm Memory Compaction",
         "",
         f"- Mode: `{report['mode']}`",
-        f"- Deleted tombstones: {counts['deleted_tombstones']}",
-        f"- Superseded records: {counts['superseded_records']}",
-        f"- Expired scratch records: {counts['expired_scratch']}",
+        *(f"- {label}: {counts[name]}" for name, label in _COMPACTION_LABELS.items()),
         f"- Remaining memories: {report['remaining_memories']}",
     ]
     if report["mode"] != "confirmed":
@@ -602,4 +577,4 @@ def render_compaction(report: Mapping[str, Any], *, command: str = "swarmmem com
         ]
     else:
         lines.append(f"- Removed records: {report['removed']}")
-    return "\n".join(lines) + "\n"
+    return _text(lines)

@@ -16,9 +16,6 @@ from swarmmem.core.model.ids import canonical_json
 GENESIS = "GENESIS"
 CHAIN_HEAD_KEY = "memory_events_chain_head"
 
-#: ``(id, operation, target_id, reason, timestamp, event_json, prev_hash)``
-EventRow = tuple[str, str, str, "str | None", str, "str | None", "str | None"]
-
 
 def event_row_hash(
     event_id: str,

@@ -20,130 +20,97 @@ Every error the library raises on purpose derives from :class:`SwarmMemoryError`
     ├── RerankError
     ├── DetectorError
     │   └── MemoryPiiDetectorError
-    ├── EvaluationError (ValueError)
-    └── KernelInputError (ValueError)
+    └── EvaluationError (ValueError)
 
-Messages name the offending value so that a caller can fix the input without reading code.
+Each class carries a stable machine-readable ``code`` (the ``error`` field of CLI and MCP
+results), given as a class keyword: ``class ConfigError(SwarmMemoryError, code="config_error")``;
+a subclass declared without one inherits its parent's. Messages name the offending value so
+that a caller can fix the input without reading code.
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 
 class SwarmMemoryError(Exception):
     """Base class of every error raised by swarmmem."""
 
-    code = "swarm_memory_error"
+    code: ClassVar[str] = "swarm_memory_error"
+
+    def __init_subclass__(cls, *, code: str | None = None, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.code = code
 
 
-class ConfigError(SwarmMemoryError, ValueError):
+class ConfigError(SwarmMemoryError, ValueError, code="config_error"):
     """The ``memory`` configuration is malformed, names an unknown key or is out of range."""
 
-    code = "config_error"
 
-
-class UnknownAdapterError(ConfigError, LookupError):
+class UnknownAdapterError(ConfigError, LookupError, code="unknown_adapter"):
     """A configuration string names an adapter that is not registered."""
 
-    code = "unknown_adapter"
 
-
-class MissingDependencyError(ConfigError, ImportError):
+class MissingDependencyError(ConfigError, ImportError, code="missing_dependency"):
     """An optional dependency is not installed; the message names the extra to install."""
 
-    code = "missing_dependency"
 
-
-class MemoryValidationError(SwarmMemoryError, ValueError):
+class MemoryValidationError(SwarmMemoryError, ValueError, code="memory_validation_error"):
     """A record, proposal, decision or request breaks a write or read rule."""
 
-    code = "memory_validation_error"
 
-
-class MemoryPiiRejectedError(MemoryValidationError):
+class MemoryPiiRejectedError(MemoryValidationError, code="memory_pii_rejected"):
     """Durable text scored above the configured PII threshold."""
 
-    code = "memory_pii_rejected"
 
-
-class ScopeError(SwarmMemoryError, PermissionError):
+class ScopeError(SwarmMemoryError, PermissionError, code="scope_not_allowed"):
     """A caller asked for a scope outside the scopes derived from its context."""
 
-    code = "scope_not_allowed"
 
-
-class MemoryDisabledError(SwarmMemoryError):
+class MemoryDisabledError(SwarmMemoryError, code="memory_disabled"):
     """Memory is disabled in the configuration; nothing is read or written."""
 
-    code = "memory_disabled"
 
-
-class NotFoundError(SwarmMemoryError, LookupError):
+class NotFoundError(SwarmMemoryError, LookupError, code="not_found"):
     """A memory, proposal or file that the operation needs does not exist."""
 
-    code = "not_found"
 
-
-class ConflictError(SwarmMemoryError):
+class ConflictError(SwarmMemoryError, code="conflict"):
     """The operation conflicts with stored state (e.g. a proposal that is no longer pending)."""
 
-    code = "conflict"
 
-
-class StorageError(SwarmMemoryError):
+class StorageError(SwarmMemoryError, code="storage_error"):
     """A storage provider failed; the stored data is unchanged."""
 
-    code = "storage_error"
 
-
-class CorruptStoreError(StorageError):
+class CorruptStoreError(StorageError, code="corrupt_store"):
     """A store file could not be read (truncated database, malformed JSONL line)."""
 
-    code = "corrupt_store"
 
-
-class EmbeddingError(SwarmMemoryError):
+class EmbeddingError(SwarmMemoryError, code="embedding_error"):
     """Base class of dense-embedding failures."""
 
-    code = "embedding_error"
 
-
-class EmbeddingUnavailableError(EmbeddingError):
+class EmbeddingUnavailableError(EmbeddingError, code="embedding_unavailable"):
     """The embedder cannot run (missing package or model); recall falls back to lexical."""
 
-    code = "embedding_unavailable"
 
-
-class EmbeddingVersionMismatchError(EmbeddingError):
+class EmbeddingVersionMismatchError(EmbeddingError, code="embedding_version_mismatch"):
     """The stored embedding model version differs from the embedder's version."""
 
-    code = "embedding_version_mismatch"
 
-
-class RerankError(SwarmMemoryError):
+class RerankError(SwarmMemoryError, code="rerank_error"):
     """A reranker failed; recall keeps the fused order."""
 
-    code = "rerank_error"
 
-
-class DetectorError(SwarmMemoryError):
+class DetectorError(SwarmMemoryError, code="detector_error"):
     """A secret or PII detector failed."""
 
-    code = "detector_error"
 
-
-class MemoryPiiDetectorError(DetectorError):
+class MemoryPiiDetectorError(DetectorError, code="memory_pii_detector_error"):
     """The configured PII detector cannot run; detection fails closed."""
 
-    code = "memory_pii_detector_error"
 
-
-class EvaluationError(SwarmMemoryError, ValueError):
+class EvaluationError(SwarmMemoryError, ValueError, code="evaluation_error"):
     """Fixtures, manifests or evaluation options are invalid."""
-
-    code = "evaluation_error"
-
-
-class KernelInputError(SwarmMemoryError, ValueError):
-    """A speed kernel received inputs of mismatched shape or type."""
-
-    code = "kernel_input_error"

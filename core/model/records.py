@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 
@@ -76,8 +76,6 @@ MAX_MEMORY_TEXT_LENGTH = 2000
 MAX_TAGS = 32
 MAX_ANCHORS = 20
 MAX_OUTCOMES = 1000
-
-RecallMode = Literal["manual", "injection", "curator", "evaluation"]
 
 
 def _fail(name: str, message: str) -> MemoryValidationError:
@@ -423,17 +421,6 @@ class RecallBundle:
     token_estimate: int
     prompt_block: str
     diagnostics: dict[str, Any] = attrs.field(factory=dict, hash=False)
-
-
-@attrs.frozen(kw_only=True)
-class OutcomeReport:
-    """An outcome reported by an agent for a memory or a question."""
-
-    outcome: str = attrs.field(validator=_one_of(OUTCOMES))
-    memory_id: str | None = None
-    question: str | None = None
-    correction: str | None = None
-    anchors: tuple[Anchor, ...] = attrs.field(default=(), converter=_tuple)
 
 
 @attrs.frozen(kw_only=True)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import attrs
 
+from swarmmem.core.model.records import MEMORY_KINDS
+
 
 @attrs.frozen(kw_only=True)
 class RoleProfile:
@@ -62,16 +64,8 @@ ROLE_PROFILES: dict[str, RoleProfile] = {
         ),
         RoleProfile(
             name="curator",
-            kinds=(
-                "project_fact",
-                "architecture_decision",
-                "repo_convention",
-                "api_finding",
-                "code_pattern",
-                "test_pattern",
-                "failure_pattern",
-                "security_note",
-                "evidence",
+            kinds=tuple(
+                kind for kind in MEMORY_KINDS if kind not in ("user_preference", "todo", "scratch")
             ),
             max_items=20,
             token_budget=3000,

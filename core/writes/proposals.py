@@ -11,7 +11,6 @@ from swarmmem.core.model.ids import (
     content_hash,
     memory_id_for_hash,
     normalize_text,
-    parse_iso,
     to_iso,
 )
 from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource
@@ -192,8 +191,3 @@ def create_record(
         source_task_id=source_task_id,
         valid_from=stamp,
     )
-
-
-def expiry_ok(expires_at: str | None) -> bool:
-    """True when ``expires_at`` is absent or parsable."""
-    return expires_at is None or parse_iso(expires_at) is not None

@@ -54,17 +54,19 @@ def report() -> dict[str, object]:
 
 def test_summary_matches_reference(report: dict) -> None:
     """48 runs, 30 passed, and the pinned precision@k / recall@k, bit for bit."""
-    summary = report["summary"]
-    assert summary["run_count"] == 48
-    assert summary["fixture_count"] == 8
-    assert summary["passed_run_count"] == 30
-    assert summary["precision@k"] == 0.20833333333333334
-    assert summary["recall@k"] == 0.625
-    assert summary["injection_count"] == 22
-    assert summary["noisy_injection_count"] == 12
-    assert summary["same_scope_noise_count"] == 46
-    assert summary["cross_scope_leak_count"] == 0
-    assert summary["stale_memory_count"] == 0
+    expected = {
+        "run_count": 48,
+        "fixture_count": 8,
+        "passed_run_count": 30,
+        "precision@k": 0.20833333333333334,
+        "recall@k": 0.625,
+        "injection_count": 22,
+        "noisy_injection_count": 12,
+        "same_scope_noise_count": 46,
+        "cross_scope_leak_count": 0,
+        "stale_memory_count": 0,
+    }
+    assert {key: report["summary"][key] for key in expected} == expected
 
 
 def test_every_run_matches_golden_table(report: dict) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from factories import curate_fact
 
 import swarmmem
 from swarmmem.adapters.models.hashing_embedder import HashingEmbedder
@@ -13,10 +14,7 @@ DENSE = {"enabled": True, "embeddings": {"enabled": True, "provider": "hashing",
 
 
 def _add(mem, text: str, kind: str = "repo_convention") -> str:
-    prop = mem.propose(
-        operation="add", kind=kind, text=text, rationale="r", evidence_refs=["README.md"]
-    )
-    return mem.curate(prop.id, "add").memory_id
+    return curate_fact(mem, text, kind=kind, evidence="README.md")
 
 
 def test_curated_memories_are_embedded_and_recalled(tmp_path: Path) -> None:

@@ -43,6 +43,44 @@ def _dense(records, embedder=None, index=None, reranker=None) -> DenseParts:
     return DenseParts(embedder=embedder, index=index, cache=EmbeddingCache(8), reranker=reranker)
 
 
+def _store(records) -> InMemoryStore:
+    """An in-memory store holding ``records``."""
+    store = InMemoryStore()
+    for record in records:
+        store.upsert(record)
+    return store
+
+
+def _first_fixture():
+    """The first golden fixture, its records in a store, and its manual-mode request."""
+    fixture = load_fixtures(_fixture_dirs()[0])[0]
+    request, _ = fixture_request(fixture, "manual")
+    return fixture, _store(fixture.records), request
+
+
+def _recall(store, request, parts, **settings):
+    """The hybrid profile of the pipeline at ``NOW`` with ``HybridSettings(**settings)``."""
+    return run_recall(
+        store,
+        request,
+        now=NOW,
+        parts=parts,
+        config=RecallConfig(profile="hybrid", hybrid=HybridSettings(**settings)),
+    )
+
+
+def _rerank_case(text: str, count: int, query: str):
+    """``count`` code-pattern memories ``text.format(i)`` in a store, dense parts reranking
+    with :class:`_Reverse`, and a request for all of them."""
+    from factories import make_memory
+
+    from swarmmem.core.model.records import RecallRequest
+
+    records = [make_memory(text.format(i), kind="code_pattern") for i in range(count)]
+    request = RecallRequest(query=query, scopes=(records[0].scope,), max_items=count, min_score=0.0)
+    return _store(records), _dense(records, reranker=_Reverse()), request
+
+
 def _snapshot(result) -> str:
     return json.dumps(
         {
@@ -97,59 +135,31 @@ def test_disabled_path_is_byte_identical_on_every_golden_fixture() -> None:
                     store.close()
 
 
-def test_dense_failure_falls_back_to_exact_lexical_output() -> None:
-    """An embedder that raises yields the lexical items and diagnostics unchanged."""
-    fixture = load_fixtures(_fixture_dirs()[0])[0]
-    store = InMemoryStore()
-    for record in fixture.records:
-        store.upsert(record)
-    request, _ = fixture_request(fixture, "manual")
-    parts = DenseParts(embedder=_Broken(), index=NumpyVectorIndex(4), cache=EmbeddingCache(4))
-    result, trace = run_recall(
-        store,
-        request,
-        now=NOW,
-        parts=parts,
-        config=RecallConfig(profile="hybrid", hybrid=HybridSettings()),
-    )
-    assert _snapshot(result) == _snapshot(run_recall(store, request, now=NOW)[0])
-    assert trace.degradation_reason == "dense retrieval failed"
+def _broken_embedder(_records) -> DenseParts:
+    """An embedder that raises."""
+    return DenseParts(embedder=_Broken(), index=NumpyVectorIndex(4), cache=EmbeddingCache(4))
 
 
-def test_version_mismatch_falls_back_to_lexical() -> None:
-    """Vectors stored under another model version are never mixed with new queries."""
-    fixture = load_fixtures(_fixture_dirs()[0])[0]
-    store = InMemoryStore()
-    for record in fixture.records:
-        store.upsert(record)
-    parts = _dense(fixture.records)
+def _other_model_version(records) -> DenseParts:
+    """Vectors stored under another model version (never mixed with new queries)."""
+    parts = _dense(records)
     parts.index.set_model_version("other-model:64")
-    request, _ = fixture_request(fixture, "manual")
-    result, trace = run_recall(
-        store,
-        request,
-        now=NOW,
-        parts=parts,
-        config=RecallConfig(profile="hybrid", hybrid=HybridSettings()),
-    )
+    return parts
+
+
+@pytest.mark.parametrize("failing_parts", [_broken_embedder, _other_model_version])
+def test_dense_failure_falls_back_to_exact_lexical_output(failing_parts) -> None:
+    """A failing dense path yields the lexical items and diagnostics unchanged."""
+    fixture, store, request = _first_fixture()
+    result, trace = _recall(store, request, failing_parts(fixture.records))
     assert _snapshot(result) == _snapshot(run_recall(store, request, now=NOW)[0])
     assert trace.degradation_reason == "dense retrieval failed"
 
 
 def test_fusion_marks_diagnostics_and_normalises_scores() -> None:
     """When fusion runs, fusionActive is set and the top score is exactly 1.0."""
-    fixture = load_fixtures(_fixture_dirs()[0])[0]
-    store = InMemoryStore()
-    for record in fixture.records:
-        store.upsert(record)
-    request, _ = fixture_request(fixture, "manual")
-    result, trace = run_recall(
-        store,
-        request,
-        now=NOW,
-        parts=_dense(fixture.records),
-        config=RecallConfig(profile="hybrid", hybrid=HybridSettings()),
-    )
+    fixture, store, request = _first_fixture()
+    result, trace = _recall(store, request, _dense(fixture.records))
     assert result.diagnostics["fusionActive"] is True
     assert result.items[0].score == 1.0
     assert all(0.0 <= it.score <= 1.0 for it in result.items)
@@ -159,27 +169,11 @@ def test_fusion_marks_diagnostics_and_normalises_scores() -> None:
 
 def test_query_embedding_cache_hit_skips_the_model() -> None:
     """A repeated query (modulo case and spacing) reuses the cached vector."""
-    fixture = load_fixtures(_fixture_dirs()[0])[0]
-    store = InMemoryStore()
-    for record in fixture.records:
-        store.upsert(record)
+    fixture, store, request = _first_fixture()
     parts = _dense(fixture.records)
-    request, _ = fixture_request(fixture, "manual")
-    run_recall(
-        store,
-        request,
-        now=NOW,
-        parts=parts,
-        config=RecallConfig(profile="hybrid", hybrid=HybridSettings()),
-    )
+    _recall(store, request, parts)
     again = attrs.evolve(request, query="  " + request.query.upper() + " ")
-    _, trace = run_recall(
-        store,
-        again,
-        now=NOW,
-        parts=parts,
-        config=RecallConfig(profile="hybrid", hybrid=HybridSettings()),
-    )
+    _, trace = _recall(store, again, parts)
     assert trace.query_embedding_invocation_count == 0
     assert parts.cache.hits >= 1
 
@@ -188,18 +182,9 @@ def test_dense_candidates_respect_scope_kind_and_state() -> None:
     """Dense hits outside the request's scopes, kinds or active set never surface."""
     for directory in _fixture_dirs():
         for fixture in load_fixtures(directory):
-            store = InMemoryStore()
-            for record in fixture.records:
-                store.upsert(record)
-            parts = _dense(fixture.records)
+            store = _store(fixture.records)
             request, _ = fixture_request(fixture, "manual")
-            result, _trace = run_recall(
-                store,
-                request,
-                now=NOW,
-                parts=parts,
-                config=RecallConfig(profile="hybrid", hybrid=HybridSettings(dense_rescue=0.0)),
-            )
+            result, _trace = _recall(store, request, _dense(fixture.records), dense_rescue=0.0)
             keys = {s.key for s in request.scopes}
             for item in result.items:
                 assert item.record.scope.key in keys, fixture.name
@@ -210,11 +195,7 @@ def test_dense_candidates_respect_scope_kind_and_state() -> None:
 
 def test_latency_gate_skips_rerank() -> None:
     """A spent latency budget keeps the fused order and says why."""
-    fixture = load_fixtures(_fixture_dirs()[0])[0]
-    store = InMemoryStore()
-    for record in fixture.records:
-        store.upsert(record)
-    request, _ = fixture_request(fixture, "manual")
+    fixture, store, request = _first_fixture()
     parts = _dense(fixture.records, reranker=IdentityReranker())
     ticks = iter([0.0] + [10.0] * 100)
     result, trace = run_recall(
@@ -227,13 +208,7 @@ def test_latency_gate_skips_rerank() -> None:
         ),
         timer=lambda: next(ticks),
     )
-    plain, _ = run_recall(
-        store,
-        request,
-        now=NOW,
-        parts=parts,
-        config=RecallConfig(profile="hybrid", hybrid=HybridSettings()),
-    )
+    plain, _ = _recall(store, request, parts)
     assert trace.degradation_reason == "reranking skipped by latency budget"
     assert [it.record.id for it in result.items] == [it.record.id for it in plain.items]
 
@@ -250,37 +225,11 @@ class _Reverse:
 
 def test_rerank_reorders_only_the_top_prefix() -> None:
     """Only the top 20 are reordered; the tail keeps its fused order below them."""
-    from factories import make_memory
-
-    records = [
-        make_memory(f"alpha memory number {i} about caching layers", kind="code_pattern")
-        for i in range(30)
-    ]
-    store = InMemoryStore()
-    for record in records:
-        store.upsert(record)
-    parts = _dense(records, reranker=_Reverse())
-    from swarmmem.core.model.records import RecallRequest
-
-    request = RecallRequest(
-        query="alpha caching", scopes=(records[0].scope,), max_items=30, min_score=0.0
+    store, parts, request = _rerank_case(
+        "alpha memory number {} about caching layers", 30, "alpha caching"
     )
-    fused, _ = run_recall(
-        store,
-        request,
-        now=NOW,
-        parts=parts,
-        config=RecallConfig(profile="hybrid", hybrid=HybridSettings()),
-    )
-    reranked, trace = run_recall(
-        store,
-        request,
-        now=NOW,
-        parts=parts,
-        config=RecallConfig(
-            profile="hybrid", hybrid=HybridSettings(rerank=True, rerank_weight=1.0)
-        ),
-    )
+    fused, _ = _recall(store, request, parts)
+    reranked, trace = _recall(store, request, parts, rerank=True, rerank_weight=1.0)
     before = [it.record.id for it in fused.items]
     after = [it.record.id for it in reranked.items]
     assert trace.used_reranker and trace.rerank_candidate_count == 20
@@ -341,45 +290,10 @@ def test_hybrid_rescues_paraphrases_with_the_real_model(tmp_path: Path) -> None:
 def test_rerank_blend_weighs_both_orders() -> None:
     """With weight 0.5 the blend of a reversing reranker and the fused order ties the ends,
     and weight 0 keeps the fused order exactly."""
-    from factories import make_memory
-
-    from swarmmem.core.model.records import RecallRequest
-
-    records = [
-        make_memory(f"beta note {i} on retry budgets", kind="code_pattern") for i in range(5)
-    ]
-    store = InMemoryStore()
-    for record in records:
-        store.upsert(record)
-    parts = _dense(records, reranker=_Reverse())
-    request = RecallRequest(
-        query="beta retry", scopes=(records[0].scope,), max_items=5, min_score=0.0
-    )
-    fused, _ = run_recall(
-        store,
-        request,
-        now=NOW,
-        parts=parts,
-        config=RecallConfig(profile="hybrid", hybrid=HybridSettings()),
-    )
-    kept, trace = run_recall(
-        store,
-        request,
-        now=NOW,
-        parts=parts,
-        config=RecallConfig(
-            profile="hybrid", hybrid=HybridSettings(rerank=True, rerank_weight=0.0)
-        ),
-    )
+    store, parts, request = _rerank_case("beta note {} on retry budgets", 5, "beta retry")
+    fused, _ = _recall(store, request, parts)
+    kept, trace = _recall(store, request, parts, rerank=True, rerank_weight=0.0)
     assert trace.used_reranker
     assert [it.record.id for it in kept.items] == [it.record.id for it in fused.items]
-    flipped, _ = run_recall(
-        store,
-        request,
-        now=NOW,
-        parts=parts,
-        config=RecallConfig(
-            profile="hybrid", hybrid=HybridSettings(rerank=True, rerank_weight=1.0)
-        ),
-    )
+    flipped, _ = _recall(store, request, parts, rerank=True, rerank_weight=1.0)
     assert [it.record.id for it in flipped.items] == [it.record.id for it in reversed(fused.items)]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import numpy as np
 import pytest
+from factories import run_threads
 
 from swarmmem.adapters.models import onnx_embedder as oe
 from swarmmem.adapters.models.onnx_embedder import (
@@ -123,13 +123,7 @@ def test_loads_lazily_once(embedder: OnnxMiniLmEmbedder) -> None:
     assert fresh.available is True
     assert fresh.loaded is False
     results: list[np.ndarray] = []
-    threads = [
-        threading.Thread(target=lambda: results.append(fresh.embed("lazy load"))) for _ in range(3)
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_threads(lambda _n: results.append(fresh.embed("lazy load")), 3)
     assert fresh.loaded is True
     assert len(results) == 3
     for result in results:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
+
+from factories import run_python
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -14,14 +14,7 @@ def test_python_example_runs(tmp_path: Path) -> None:
     """The "Using it from Python" block runs in a fresh project and prints a prompt block."""
     block = re.search(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
     assert block is not None
-    result = subprocess.run(
-        [sys.executable, "-c", block.group(1)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    result = run_python(block.group(1), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "## Retrieved Swarm Memory" in result.stdout
     assert "Run focused tests with pytest -k <name>." in result.stdout

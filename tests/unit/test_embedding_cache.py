@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
+from factories import run_threads
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -156,11 +155,7 @@ def test_concurrent_use_keeps_the_bound() -> None:
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_threads(worker, 4)
     assert errors == []
     assert len(cache) == 8
     assert cache.hits + cache.misses == 1600

@@ -9,15 +9,13 @@ import threading
 from pathlib import Path
 
 import pytest
+from factories import run_threads
 
-from swarmmem.adapters.files.evidence_cache import (
-    DEFAULT_RELATIVE_PATH,
-    EvidenceCache,
-    evidence_id,
-    parse_evidence_ref,
-)
+from swarmmem.adapters.files.evidence_cache import DEFAULT_RELATIVE_PATH, EvidenceCache
 from swarmmem.core.model.errors import ConfigError, MemoryValidationError
+from swarmmem.core.model.evidence import EvidenceRetention, evidence_id, parse_evidence_ref
 from swarmmem.ports.clock import FixedClock
+from swarmmem.ports.evidence import EvidenceStore
 
 GITHUB_TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123"
 MOMENT = dt.datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=dt.timezone.utc)
@@ -38,6 +36,30 @@ def test_for_root_uses_the_documented_location(tmp_path: Path) -> None:
     cache = EvidenceCache.for_root(tmp_path)
     assert cache.path == tmp_path / ".swarm" / "evidence-cache" / "documents.jsonl"
     assert Path(".swarm/evidence-cache/documents.jsonl") == DEFAULT_RELATIVE_PATH
+
+
+def test_the_cache_is_an_evidence_store_with_its_retention(tmp_path: Path) -> None:
+    """The adapter implements the port and exposes the bounds it was given."""
+    cache = make_cache(tmp_path, max_records=3)
+    assert isinstance(cache, EvidenceStore)
+    assert cache.retention == EvidenceRetention(max_records=3)
+    assert make_cache(tmp_path).retention == EvidenceRetention()
+
+
+def test_retention_keeps_the_newest_entries_within_both_bounds() -> None:
+    """The policy counts entries from the newest end and stops at the first bound."""
+    sizes = [50, 40, 30, 20, 10]
+    assert EvidenceRetention().keep_newest(sizes) == 5
+    assert EvidenceRetention(max_records=2).keep_newest(sizes) == 2
+    assert EvidenceRetention(max_bytes=60).keep_newest(sizes) == 3
+    assert EvidenceRetention(max_bytes=60, max_records=2).keep_newest(sizes) == 2
+    assert EvidenceRetention(max_bytes=5).keep_newest(sizes) == 0
+    assert not EvidenceRetention().exceeded(10**6, 10**9)
+    assert EvidenceRetention(max_records=2).exceeded(3, 0)
+    assert not EvidenceRetention(max_records=2).exceeded(2, 10**9)
+    assert EvidenceRetention(max_bytes=100).exceeded(1, 101)
+    assert EvidenceRetention(max_bytes=100).fits(100)
+    assert not EvidenceRetention(max_bytes=100).fits(101)
 
 
 def test_constructing_touches_nothing(tmp_path: Path) -> None:
@@ -273,11 +295,7 @@ def test_concurrent_adds_from_threads_all_land(tmp_path: Path) -> None:
             with lock:
                 refs.append(ref)
 
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_threads(worker, 8)
     assert len(set(refs)) == 200
     assert len(lines(cache)) == 200
     assert cache.check().healthy

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from factories import curate_fact, propose_fact
 
 import swarmmem
 from swarmmem.adapters.storage.memory import InMemoryStore
@@ -38,21 +39,12 @@ def mem(tmp_path: Path):
 
 def add_fact(mem, text="Run tests with pytest -q from the repo root.", kind="test_pattern"):
     """Propose and curate one fact; return its memory id."""
-    prop = mem.propose(
-        operation="add", kind=kind, text=text, rationale="useful", evidence_refs=["pyproject.toml"]
-    )
-    return mem.curate(prop.id, "add").memory_id
+    return curate_fact(mem, text, kind=kind, rationale="useful")
 
 
 def test_propose_creates_pending_proposal_only(mem) -> None:
     """Proposals never write durable memory."""
-    prop = mem.propose(
-        operation="add",
-        kind="repo_convention",
-        text="Use ruff.",
-        rationale="style",
-        evidence_refs=["pyproject.toml"],
-    )
+    prop = propose_fact(mem, "Use ruff.", kind="repo_convention", rationale="style")
     assert prop.status == "pending"
     assert prop.proposed_record.scope.type == "repository"
     assert mem.store.count() == 0
@@ -60,12 +52,12 @@ def test_propose_creates_pending_proposal_only(mem) -> None:
 
 def test_secret_in_proposal_is_redacted_and_auto_rejected(mem) -> None:
     """A likely secret is redacted and the proposal rejected by auto_policy."""
-    prop = mem.propose(
-        operation="add",
+    prop = propose_fact(
+        mem,
+        "Deploy key AKIAABCDEFGHIJKLMNOP for staging",
         kind="repo_convention",
-        text="Deploy key AKIAABCDEFGHIJKLMNOP for staging",
         rationale="token ghp_abcdefghijklmnopqrstuvwxyz0123456789",
-        evidence_refs=["docs/deploy.md"],
+        evidence="docs/deploy.md",
     )
     assert prop.status == "rejected" and prop.reviewer == "auto_policy"
     assert "AKIA" not in prop.proposed_record.text and "ghp_" not in prop.rationale
@@ -107,13 +99,7 @@ def test_curate_add_then_recall(mem) -> None:
 
 def test_curate_twice_is_a_conflict(mem) -> None:
     """A decided proposal cannot be decided again; an unknown one is not found."""
-    prop = mem.propose(
-        operation="add",
-        kind="test_pattern",
-        text="Use tox.",
-        rationale="r",
-        evidence_refs=["tox.ini"],
-    )
+    prop = propose_fact(mem, "Use tox.", kind="test_pattern", evidence="tox.ini")
     mem.curate(prop.id, "reject", reason="duplicate")
     with pytest.raises(ConflictError, match="not pending"):
         mem.curate(prop.id, "add")
@@ -298,13 +284,7 @@ def _pii_memory(tmp_path: Path, **redaction):
 def test_pii_summary_is_stored_without_the_matched_text(tmp_path: Path) -> None:
     """detectPii attaches types, counts and score to the proposal, never the text itself."""
     with _pii_memory(tmp_path) as mem:
-        prop = mem.propose(
-            operation="add",
-            kind="project_fact",
-            text="Escalate to ops@example.com.",
-            rationale="r",
-            evidence_refs=["docs/oncall.md"],
-        )
+        prop = propose_fact(mem, "Escalate to ops@example.com.", evidence="docs/oncall.md")
         assert prop.metadata["pii"] == {"score": 0.9, "countsByType": {"email": 1}}
         assert "ops@example.com" not in json.dumps(prop.metadata)
 
@@ -315,23 +295,11 @@ def test_durable_pii_is_rejected_and_audited(tmp_path: Path) -> None:
 
     with _pii_memory(tmp_path, rejectDurablePii=True) as mem:
         with pytest.raises(MemoryPiiRejectedError, match=r"score 0\.90 \(types: emailx1\)"):
-            mem.propose(
-                operation="add",
-                kind="project_fact",
-                text="Escalate to ops@example.com.",
-                rationale="r",
-                evidence_refs=["docs/oncall.md"],
-            )
+            propose_fact(mem, "Escalate to ops@example.com.", evidence="docs/oncall.md")
         events = [e for e in mem.store.list_events() if e.operation == "pii_rejected"]
         assert len(events) == 1 and "ops@example.com" not in (events[0].event_json or "")
         assert mem.store.list_proposals() == []
-        phone_only = mem.propose(
-            operation="add",
-            kind="project_fact",
-            text="Desk line 555 123 4567.",
-            rationale="r",
-            evidence_refs=["docs/oncall.md"],
-        )
+        phone_only = propose_fact(mem, "Desk line 555 123 4567.", evidence="docs/oncall.md")
         assert phone_only.status == "pending"  # a phone alone scores 0.7, not above 0.7
         memory_id = mem.curate(phone_only.id, "add").memory_id
         with pytest.raises(MemoryPiiRejectedError, match="correction"):
@@ -348,10 +316,4 @@ def test_ner_detector_fails_closed_without_a_model(tmp_path: Path) -> None:
         _pii_memory(tmp_path, piiDetector="ner") as mem,
         pytest.raises(MemoryPiiDetectorError, match="regex"),
     ):
-        mem.propose(
-            operation="add",
-            kind="project_fact",
-            text="Alice owns the billing service.",
-            rationale="r",
-            evidence_refs=["docs/owners.md"],
-        )
+        propose_fact(mem, "Alice owns the billing service.", evidence="docs/owners.md")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import json
-import subprocess
-import sys
+from pathlib import Path
+
+from factories import run_python
 
 # Each import reports the entries it added to ``sys.modules``, so a failure names the module
 # whose import pulled a banned one in.
@@ -35,13 +37,7 @@ def _imports(targets: list[str], *, walk: bool = False) -> dict[str, list[str]]:
     Returns, per imported module, the modules that its import added to ``sys.modules``.
     """
     code = PROBE.format(targets=targets, walk=walk)
-    done = subprocess.run(
-        [sys.executable, "-W", "error", "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_python(code, "-W", "error")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -70,3 +66,24 @@ def test_import_swarmmem_loads_no_database_or_model_module():
     added = _imports(["swarmmem"])
     assert "swarmmem" in added["swarmmem"]
     assert _offenders(added, HEAVY) == {}
+
+
+def _swarmmem_imports(path: Path) -> list[str]:
+    """The ``swarmmem...`` modules that ``path`` imports (read statically)."""
+    modules = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            modules.append(node.module or "")
+        elif isinstance(node, ast.Import):
+            modules.extend(alias.name for alias in node.names)
+    return [m for m in modules if m.split(".")[0] == "swarmmem"]
+
+
+def test_ports_import_only_the_core_model():
+    """Every ``swarmmem`` import in ``ports/`` names ``swarmmem.core.model`` (or another port)."""
+    ports = sorted((Path(__file__).resolve().parents[2] / "ports").glob("*.py"))
+    imports = {path.name: _swarmmem_imports(path) for path in ports}
+    assert "swarmmem.core.model.evidence" in imports["evidence.py"]
+    allowed = ("swarmmem.core.model.", "swarmmem.ports.")
+    bad = {name: [m for m in found if not m.startswith(allowed)] for name, found in imports.items()}
+    assert {name: found for name, found in bad.items() if found} == {}

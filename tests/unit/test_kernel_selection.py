@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
+from factories import run_python
 
 SELECTORS = ("fusion", "lexical", "jaccard")
 
@@ -33,15 +32,7 @@ def _probe(tmp_path, **env_overrides: str | None) -> dict[str, dict[str, object]
             env.pop(key, None)
         else:
             env[key] = value
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_python(PROBE, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 

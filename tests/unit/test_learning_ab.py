@@ -10,7 +10,6 @@ them first. Both arms run the same recalls and outcomes through the gateway; onl
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
 
 import pytest
 from factories import learning_gateway
@@ -27,112 +26,75 @@ from swarmmem.ports.storage import ListFilter
 SCOPE = {"type": "repository", "repoId": "ab-repo"}
 START = dt.datetime(2026, 6, 1, tzinfo=dt.timezone.utc)
 K = 2
-A, R, C = "APPROVE", "REJECT", "CONCERNS"
 
-# label -> (text, probe query that pinpoints it, verdict per training round or None)
-TOPICS: dict[str, dict[str, Any]] = {
-    "tests": {
-        "query": "run the test suite locally",
-        "good": {
-            "t-pytest": (
-                "Run pytest -q from the repository root for the unit tests",
-                "pytest",
-                (A, A, A),
-            ),
-            "t-tox": (
-                "The tox environments run the test matrix before a release",
-                "tox environments",
-                (A, A, C),
-            ),
-        },
-        "bad": {
-            "t-nose": ("Run the test suite locally with nosetests", "nosetests", (R, R, R)),
-            "t-make": (
-                "Run the whole test suite locally through make check",
-                "make check",
-                (R, R, R),
-            ),
-        },
-    },
-    "format": {
-        "query": "format the python code",
-        "good": {
-            "f-ruff": ("Format Python code with ruff format before committing", "ruff", (A, A, A)),
-            "f-pre": (
-                "pre-commit hooks format the code automatically",
-                "pre-commit hooks",
-                (A, C, A),
-            ),
-        },
-        "bad": {
-            "f-black": ("Format the python code with black", "black", (R, R, R)),
-            "f-yapf": ("To format the python code use yapf", "yapf", (R, None, None)),
-        },
-    },
-    "migrations": {
-        "query": "create a database migration",
-        "good": {
-            "d-alembic": (
-                "Create a database migration with alembic revision --autogenerate",
-                "alembic",
-                (A, A, A),
-            ),
-            "d-review": (
-                "Every database migration is reviewed by the data team",
-                "reviewed data team",
-                (A, A, None),
-            ),
-        },
-        "bad": {
-            "d-manual": (
-                "Create a database migration by editing schema.sql by hand",
-                "schema.sql by hand",
-                (R, R, R),
-            ),
-            "d-old": (
-                "To create a database migration run the legacy migrate.py script",
-                "legacy migrate.py script",
-                (R, R, R),
-            ),
-        },
-    },
-    "logs": {
-        "query": "where are the application logs",
-        "good": {
-            "l-path": (
-                "Application logs are written to var/log/app.log",
-                "var/log/app.log",
-                (A, A, A),
-            ),
-            "l-json": ("The application logs are JSON lines", "JSON lines", (A, A, A)),
-        },
-        "bad": {
-            "l-stdout": (
-                "Where are the application logs? They go to stdout only",
-                "stdout only",
-                (R, R, R),
-            ),
-            "l-syslog": ("The application logs are in syslog", "syslog", (R, R, None)),
-        },
-    },
+#: topic -> the query that should recall the memories that helped with it
+QUERIES: dict[str, str] = {
+    "tests": "run the test suite locally",
+    "format": "format the python code",
+    "migrations": "create a database migration",
+    "logs": "where are the application logs",
 }
+#: label -> text of the memory
+TEXTS: dict[str, str] = {
+    "t-pytest": "Run pytest -q from the repository root for the unit tests",
+    "t-tox": "The tox environments run the test matrix before a release",
+    "t-nose": "Run the test suite locally with nosetests",
+    "t-make": "Run the whole test suite locally through make check",
+    "f-ruff": "Format Python code with ruff format before committing",
+    "f-pre": "pre-commit hooks format the code automatically",
+    "f-black": "Format the python code with black",
+    "f-yapf": "To format the python code use yapf",
+    "d-alembic": "Create a database migration with alembic revision --autogenerate",
+    "d-review": "Every database migration is reviewed by the data team",
+    "d-manual": "Create a database migration by editing schema.sql by hand",
+    "d-old": "To create a database migration run the legacy migrate.py script",
+    "l-path": "Application logs are written to var/log/app.log",
+    "l-json": "The application logs are JSON lines",
+    "l-stdout": "Where are the application logs? They go to stdout only",
+    "l-syslog": "The application logs are in syslog",
+}
+#: label -> (topic, helped agents?, probe query that pinpoints it, verdict per training
+#: round: A(PPROVE), R(EJECT), C(ONCERNS) or - for none)
+PLANS: dict[str, tuple[str, bool, str, str]] = {
+    "t-pytest": ("tests", True, "pytest", "AAA"),
+    "t-tox": ("tests", True, "tox environments", "AAC"),
+    "t-nose": ("tests", False, "nosetests", "RRR"),
+    "t-make": ("tests", False, "make check", "RRR"),
+    "f-ruff": ("format", True, "ruff", "AAA"),
+    "f-pre": ("format", True, "pre-commit hooks", "ACA"),
+    "f-black": ("format", False, "black", "RRR"),
+    "f-yapf": ("format", False, "yapf", "R--"),
+    "d-alembic": ("migrations", True, "alembic", "AAA"),
+    "d-review": ("migrations", True, "reviewed data team", "AA-"),
+    "d-manual": ("migrations", False, "schema.sql by hand", "RRR"),
+    "d-old": ("migrations", False, "legacy migrate.py script", "RRR"),
+    "l-path": ("logs", True, "var/log/app.log", "AAA"),
+    "l-json": ("logs", True, "JSON lines", "AAA"),
+    "l-stdout": ("logs", False, "stdout only", "RRR"),
+    "l-syslog": ("logs", False, "syslog", "RR-"),
+}
+VERDICTS = {"A": "APPROVE", "R": "REJECT", "C": "CONCERNS", "-": None}
+
+
+def labels_of(topic: str, helped: bool) -> list[str]:
+    """The labels of ``topic`` whose memories helped (or misled) agents, in table order."""
+    return [label for label, (t, good, _, _) in PLANS.items() if t == topic and good == helped]
 
 
 def fixtures() -> list[Fixture]:
     """One evaluator fixture per topic; the expected labels are the memories that helped."""
     out = []
-    for name, topic in TOPICS.items():
+    for name, query in QUERIES.items():
         records = [
-            {"label": label, "scope": SCOPE, "kind": "repo_convention", "text": text}
-            for group in ("good", "bad")
-            for label, (text, _probe, _plan) in topic[group].items()
+            {"label": label, "scope": SCOPE, "kind": "repo_convention", "text": TEXTS[label]}
+            for label in labels_of(name, True) + labels_of(name, False)
         ]
         document = {
             "name": f"ab-{name}",
-            "query": topic["query"],
+            "query": query,
             "scopes": [SCOPE],
             "k": K,
-            "expectedLabels": list(topic["good"]),
+            "expectedLabels": labels_of(name, True),
             "records": records,
         }
         out.append(parse_fixture(document, source=f"ab-{name}"))
@@ -152,22 +114,16 @@ def run_arm(
         for record in fixture.records:
             store.upsert(record)
             ids[fixture.labels[record.id]] = record.id
-    plans = {
-        label: (probe, plan, group == "good")
-        for topic in TOPICS.values()
-        for group in ("good", "bad")
-        for label, (_text, probe, plan) in topic[group].items()
-    }
     for round_number in range(3):
-        for label in sorted(plans):
-            probe, plan, helped = plans[label]
+        for label in sorted(PLANS):
+            _topic, helped, probe, plan = PLANS[label]
             session = f"{label}-round-{round_number}"
             clock.advance(minutes=5)
             gateway = learning_gateway(store, clock, session_id=session, scope=scope)
             bundle = gateway.recall(probe, max_items=1, include_low_q=True)
             assert [i.record.id for i in bundle.items] == [ids[label]], label
             gateway.record_outcome(memory_id=ids[label], outcome="useful" if helped else "dead_end")
-            verdict = plan[round_number]
+            verdict = VERDICTS[plan[round_number]]
             if learning and verdict is not None:
                 clock.advance(minutes=1)
                 apply_verdict(
@@ -233,9 +189,9 @@ def test_learned_values_separate_helpful_from_misleading(
     """Every helpful memory ends above 0.5 and every misleading one below it."""
     _mean, _topics, store, now = arms["on"]
     by_label = {r.metadata["fixtureLabel"]: r.q for r in store.list(ListFilter(now=now))}
-    for topic in TOPICS.values():
-        assert all(by_label[label] > 0.5 for label in topic["good"])
-        assert all(by_label[label] < 0.5 for label in topic["bad"])
+    for topic in QUERIES:
+        assert all(by_label[label] > 0.5 for label in labels_of(topic, True))
+        assert all(by_label[label] < 0.5 for label in labels_of(topic, False))
 
 
 def test_outcomes_feed_the_reflection_digest(
@@ -248,5 +204,5 @@ def test_outcomes_feed_the_reflection_digest(
     digest = build_digest(records, now=now, anchor_alive=lambda file: True)
     preferred = {labels[i["memoryId"]] for i in digest["preferred"]}
     dead = {labels[i["memoryId"]] for i in digest["deadEnds"]}
-    assert preferred == {label for t in TOPICS.values() for label in t["good"]}
-    assert dead == {label for t in TOPICS.values() for label in t["bad"]}
+    assert preferred == {label for t in QUERIES for label in labels_of(t, True)}
+    assert dead == {label for t in QUERIES for label in labels_of(t, False)}

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from factories import run_threads
 
 from swarmmem.adapters.detectors import ner_pii
 from swarmmem.adapters.detectors.ner_pii import NerPiiDetector
@@ -454,17 +455,13 @@ def test_ner_concurrent_first_calls_share_one_load(
     results: list[PiiFindings] = []
     lock = threading.Lock()
 
-    def worker() -> None:
+    def worker(_n: int) -> None:
         barrier.wait()
         found = detector.detect("Alice Smith in Paris")
         with lock:
             results.append(found)
 
-    threads = [threading.Thread(target=worker) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_threads(worker, 8)
     assert len(calls) == 1
     assert len(results) == 8
     assert all(r.counts_by_type == {"person": 1, "location": 1} for r in results)

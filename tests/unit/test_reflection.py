@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from factories import BASE_TIME, at, make_memory
+from factories import BASE_TIME, at, curate_fact, make_memory
 
 import swarmmem
 from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
@@ -516,14 +516,12 @@ def test_inject_blocks_adds_lessons_when_they_fit(tmp_path: Path) -> None:
         store=InMemoryStore(),
         context={"agent_role": "coder", "session_id": "s"},
     ) as mem:
-        prop = mem.propose(
-            operation="add",
+        memory_id = curate_fact(
+            mem,
+            "Open database connections with connect() from src/db.py.",
             kind="code_pattern",
-            text="Open database connections with connect() from src/db.py.",
-            rationale="r",
-            evidence_refs=["src/db.py"],
+            evidence="src/db.py",
         )
-        memory_id = mem.curate(prop.id, "add").memory_id
         for _ in range(2):
             mem.record_outcome(
                 memory_id=memory_id, outcome="useful", anchors=[{"file": "src/db.py"}]
