@@ -401,8 +401,8 @@ class Runtime:
     def injection(self) -> InjectionService:
         """Automatic recall before agent calls."""
         return InjectionService(
-            self.recall,
-            self.run_log,
+            recall=self.recall,
+            run_log=self.run_log,
             settings=self.injection_settings(),
             now=self.now,
             lessons=self.reflection.block,
@@ -412,7 +412,7 @@ class Runtime:
     def embeddings(self) -> EmbeddingSync:
         """Write-time embedding and index rebuilds."""
         return EmbeddingSync(
-            self.store,
+            store=self.store,
             enabled=bool(self.config["embeddings"]["enabled"]),
             parts=lambda: self.dense_parts(rerank=False),
             reason=lambda: self.dense_unavailable_reason,
@@ -428,8 +428,8 @@ class Runtime:
             return parts.embedder.embed_batch if parts is not None else None
 
         return VerdictService(
-            self.store,
-            self.context,
+            store=self.store,
+            context=self.context,
             now=self.now,
             policy=self.learning_settings(),
             known_sessions=self.known_sessions,
@@ -440,8 +440,8 @@ class Runtime:
     def reflection(self) -> LessonService:
         """Regeneration and reading of the reflection lessons."""
         return LessonService(
-            self.store,
-            self.lessons,
+            store=self.store,
+            files=self.lessons,
             enabled=self.reflection_enabled,
             now=self.now,
             secrets=self.secrets,
@@ -457,7 +457,7 @@ class Runtime:
             return parts.index if parts is not None else None
 
         return MaintenanceService(
-            self.store,
+            store=self.store,
             now=self.now,
             policy=self.learning_settings(),
             lessons=self.lessons,

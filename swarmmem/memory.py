@@ -95,7 +95,8 @@ class Memory:
         include_low_q: bool = False,
     ) -> RecallBundle:
         """Recall memories relevant to ``query`` within this context's scopes."""
-        return self._ready().recall.recall(
+        service = self._ready().recall
+        request = service.build_request(
             query,
             task=task,
             kinds=kinds,
@@ -106,6 +107,7 @@ class Memory:
             scopes=scopes,
             include_low_q=include_low_q,
         )
+        return service.run(request)
 
     def inject(
         self,

@@ -172,7 +172,7 @@ class Gateway:
     def __init__(self, recall: Any, writes: Any) -> None:
         self.recall_service = recall
         self.writes = writes
-        self.recall = recall.recall
+        self.recall = lambda query, **options: recall.run(recall.build_request(query, **options))
         self.record_outcome = writes.record_outcome
         self.propose = writes.propose
         self.curate = writes.curate

@@ -10,6 +10,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+import attrs
+
 from swarmmem.core.learning import reflection
 from swarmmem.ports.detectors import SecretDetector
 from swarmmem.ports.files import LessonFiles
@@ -101,26 +103,17 @@ def refresh_status(enabled: bool, regenerate: Callable[[], dict[str, Any]]) -> d
     return out
 
 
+@attrs.frozen(kw_only=True)
 class LessonService:
     """Reflection for one project: regenerate the lessons, read their prompt block, and report
     the outcome of a regeneration triggered by another call."""
 
-    def __init__(
-        self,
-        store: StorageProvider,
-        files: LessonFiles,
-        *,
-        enabled: bool,
-        now: Callable[[], str],
-        secrets: SecretDetector,
-        half_life_days: float = 30.0,
-    ) -> None:
-        self.store = store
-        self.files = files
-        self.enabled = enabled
-        self._now = now
-        self.secrets = secrets
-        self.half_life_days = half_life_days
+    store: StorageProvider
+    files: LessonFiles
+    enabled: bool
+    now: Callable[[], str]
+    secrets: SecretDetector
+    half_life_days: float = 30.0
 
     def regenerate(self) -> dict[str, Any]:
         """Rebuild the lesson files (``{"updated": False, "reason": "disabled"}`` when off)."""
@@ -129,7 +122,7 @@ class LessonService:
         result = regenerate(
             self.store,
             self.files,
-            now=self._now(),
+            now=self.now(),
             secrets=self.secrets,
             half_life_days=self.half_life_days,
         )

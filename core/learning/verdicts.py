@@ -5,31 +5,24 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from swarmmem.core.learning.rewards import EmbedFn, LearningSettings, apply_verdict
 from swarmmem.core.model.scopes import MemoryContext
 from swarmmem.ports.storage import StorageProvider
 
 
+@attrs.frozen(kw_only=True)
 class VerdictService:
     """Applies verdicts for one host session; ``known_sessions`` names the member sessions a
     verdict may target and ``embed`` (when embeddings are on) enables cross-kind propagation."""
 
-    def __init__(
-        self,
-        store: StorageProvider,
-        context: MemoryContext,
-        *,
-        now: Callable[[], str],
-        policy: LearningSettings,
-        known_sessions: Callable[[], Collection[str]],
-        embed: Callable[[], EmbedFn | None],
-    ) -> None:
-        self.store = store
-        self.context = context
-        self._now = now
-        self.policy = policy
-        self._known = known_sessions
-        self._embed = embed
+    store: StorageProvider
+    context: MemoryContext
+    now: Callable[[], str]
+    policy: LearningSettings
+    known_sessions: Callable[[], Collection[str]]
+    embed: Callable[[], EmbedFn | None]
 
     def record(
         self,
@@ -47,13 +40,13 @@ class VerdictService:
             verdict=verdict,
             host_session_id=self.context.session_id,
             session_ids=session_ids,
-            known_sessions=self._known(),
+            known_sessions=self.known_sessions(),
             swarm_id=swarm_id,
             task_or_phase=task_or_phase,
             round_number=round_number,
-            now=self._now(),
+            now=self.now(),
             unit_id=self.context.unit_id,
             policy=self.policy,
-            embed=self._embed(),
+            embed=self.embed(),
             synthesis=synthesis,
         ).as_dict()

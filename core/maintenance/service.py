@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import attrs
+
 from swarmmem.core.learning.lessons import dead_anchor_ids
 from swarmmem.core.learning.rewards import LearningSettings
 from swarmmem.core.maintenance import reports
@@ -16,28 +18,21 @@ from swarmmem.ports.vectors import VectorIndex
 Limit = int | str | None
 
 
+@attrs.frozen(kw_only=True)
 class MaintenanceService:
-    """Reports priced by what they show and the explicit compaction of one store."""
+    """Reports priced by what they show and the explicit compaction of one store; ``vectors``
+    gives the vector index compaction keeps in step (``None`` when embeddings are off)."""
 
-    def __init__(
-        self,
-        store: StorageProvider,
-        *,
-        now: Callable[[], str],
-        policy: LearningSettings,
-        lessons: LessonFiles,
-        vectors: Callable[[], VectorIndex | None],
-    ) -> None:
-        self.store = store
-        self._now = now
-        self.policy = policy
-        self.lessons = lessons
-        self._vectors = vectors
+    store: StorageProvider
+    now: Callable[[], str]
+    policy: LearningSettings
+    lessons: LessonFiles
+    vectors: Callable[[], VectorIndex | None]
 
     def _report(
         self, build: Callable[..., dict[str, Any]], limit: Limit, **extra: Any
     ) -> dict[str, Any]:
-        return build(self.store, now=self._now(), limit=reports.parse_limit(limit), **extra)
+        return build(self.store, now=self.now(), limit=reports.parse_limit(limit), **extra)
 
     def value_log(self, limit: Limit = None) -> dict[str, Any]:
         """Per-memory Q-values, statuses and recent rewards."""
@@ -59,8 +54,8 @@ class MaintenanceService:
     def compact(self, confirm: bool = False) -> dict[str, Any]:
         """Remove deleted tombstones, superseded records and expired scratch, and their
         vectors; a dry run unless ``confirm``."""
-        report = reports.apply_compaction(self.store, now=self._now(), confirm=confirm)
-        vectors = self._vectors() if confirm and report["removed"] else None
+        report = reports.apply_compaction(self.store, now=self.now(), confirm=confirm)
+        vectors = self.vectors() if confirm and report["removed"] else None
         if vectors is not None:  # vectors live beside the store: drop the removed ones too
             vectors.delete([i for name in reports.COMPACTION_CLASSES for i in report[name]])
         return report

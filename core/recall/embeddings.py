@@ -10,6 +10,8 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import attrs
+
 from swarmmem.core.model.ids import normalize_text
 from swarmmem.core.model.records import DURABLE_MEMORY_KINDS, MemoryRecord
 from swarmmem.core.recall.hybrid import DenseParts
@@ -77,37 +79,29 @@ def rebuild_index(
     }
 
 
+@attrs.frozen(kw_only=True)
 class EmbeddingSync:
     """Keeps one store's vector index in step. ``parts`` gives the dense parts (``None`` when
     unavailable, ``reason`` saying why); writes embed only when ``enabled``."""
 
-    def __init__(
-        self,
-        store: StorageProvider,
-        *,
-        enabled: bool,
-        parts: Callable[[], DenseParts | None],
-        reason: Callable[[], str | None],
-        now: Callable[[], str],
-    ) -> None:
-        self.store = store
-        self.enabled = enabled
-        self._parts = parts
-        self._reason = reason
-        self._now = now
+    store: StorageProvider
+    enabled: bool
+    parts: Callable[[], DenseParts | None]
+    reason: Callable[[], str | None]
+    now: Callable[[], str]
 
     def embed(self, records: Iterable[MemoryRecord]) -> int:
         """Write-time embedding of ``records`` (0 when embeddings are off)."""
-        parts = self._parts() if self.enabled else None
+        parts = self.parts() if self.enabled else None
         return embed_records(parts, records) if parts is not None else 0
 
     def rebuild(
         self, progress: Callable[[int, int], None] | None = None, batch_size: int = 64
     ) -> dict[str, Any]:
         """:func:`rebuild_index`, or why it could not run."""
-        parts = self._parts()
+        parts = self.parts()
         if parts is None:
-            return {"rebuilt": 0, "failed": 0, "advanced": False, "reason": self._reason()}
+            return {"rebuilt": 0, "failed": 0, "advanced": False, "reason": self.reason()}
         return rebuild_index(
-            self.store, parts, now=self._now(), progress=progress, batch_size=batch_size
+            self.store, parts, now=self.now(), progress=progress, batch_size=batch_size
         )

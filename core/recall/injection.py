@@ -106,23 +106,16 @@ def sanitize_run_id(run_id: str | None) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", (run_id or "").strip() or "unknown")[:80]
 
 
+@attrs.frozen(kw_only=True)
 class InjectionService:
-    """Automatic recall before agent calls, logged to the run log."""
+    """Automatic recall before agent calls, logged to the run log; ``lessons`` gives the
+    reflection block that may follow the recall block."""
 
-    def __init__(
-        self,
-        recall: RecallService,
-        run_log: RunLog,
-        *,
-        settings: InjectionSettings,
-        now: Callable[[], str],
-        lessons: Callable[[], str] = lambda: "",
-    ) -> None:
-        self.recall = recall
-        self.run_log = run_log
-        self.settings = settings
-        self._now = now
-        self._lessons = lessons
+    recall: RecallService
+    run_log: RunLog
+    settings: InjectionSettings
+    now: Callable[[], str]
+    lessons: Callable[[], str] = lambda: ""
 
     def inject(
         self,
@@ -141,7 +134,7 @@ class InjectionService:
         ``below_threshold``, ``no_results``) to the run log.
         """
         run_id = self.recall.context.effective_run_id
-        stamp = self._now()
+        stamp = self.now()
 
         def log(event: dict[str, Any]) -> None:
             self.run_log.append(run_id, event, stamp)
@@ -162,15 +155,17 @@ class InjectionService:
             current_plan=current_plan,
         )
         log({"type": "recall_requested", "query": plan.query})
-        bundle = self.recall.recall(
-            plan.query,
-            task=plan.task or None,
-            kinds=plan.kinds,
-            max_items=plan.max_items,
-            token_budget=plan.token_budget,
-            mode="injection",
-            min_score=settings.min_score,
-            require_query_signal=settings.require_query_signal,
+        bundle = self.recall.run(
+            self.recall.build_request(
+                plan.query,
+                task=plan.task or None,
+                kinds=plan.kinds,
+                max_items=plan.max_items,
+                token_budget=plan.token_budget,
+                mode="injection",
+                min_score=settings.min_score,
+                require_query_signal=settings.require_query_signal,
+            )
         )
         if not bundle.items:
             reason = bundle.diagnostics.get("injectionSkipReason") or "no_results"
@@ -183,7 +178,7 @@ class InjectionService:
     def blocks(self, bundle: RecallBundle | None, messages: Sequence[str]) -> list[str]:
         """The blocks for an injected ``bundle`` (see :func:`injection_blocks`)."""
         return injection_blocks(
-            bundle, self._lessons(), messages=messages, token_budget=self.settings.token_budget
+            bundle, self.lessons(), messages=messages, token_budget=self.settings.token_budget
         )
 
 

@@ -195,44 +195,13 @@ class RecallService:
             profile=profile,
         )
 
-    def recall(
-        self,
-        query: str,
-        *,
-        task: str | None = None,
-        kinds: Sequence[str] | None = None,
-        max_items: int | None = None,
-        token_budget: int | None = None,
-        min_score: float | None = None,
-        mode: str = "manual",
-        scopes: Sequence[MemoryScope] | None = None,
-        include_low_q: bool = False,
-        require_query_signal: bool | None = None,
-        profile: str | None = None,
-    ) -> RecallBundle:
-        """Recall memories for ``query`` and build the prompt block.
+    def run(self, request: RecallRequest) -> RecallBundle:
+        """Run a request of :meth:`build_request`: rank, budget, redact, record usage.
 
         Raises:
-            MemoryValidationError: a too-short query or unknown kinds.
+            MemoryValidationError: a too-short query or unknown kinds (from the request).
             ScopeError: a requested scope outside the context's allowed scopes.
         """
-        request = self.build_request(
-            query,
-            task=task,
-            kinds=kinds,
-            max_items=max_items,
-            token_budget=token_budget,
-            min_score=min_score,
-            mode=mode,
-            scopes=scopes,
-            include_low_q=include_low_q,
-            require_query_signal=require_query_signal,
-            profile=profile,
-        )
-        return self.recall_request(request)
-
-    def recall_request(self, request: RecallRequest) -> RecallBundle:
-        """Run a ready request: rank, budget, redact, record usage."""
         if self._resolve is not None:
             config, parts = self._resolve(request.profile)
         else:
