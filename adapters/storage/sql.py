@@ -835,8 +835,9 @@ class SqlStore(StoreBase):
 
     def _iter_views(self, rows: Sequence[Sequence[Any]]) -> Iterator[MemoryRecord]:
         for start in range(0, len(rows), 500):
+            batch = rows[start : start + 500]
             with self._guard(), self._connection() as conn:
-                chunk = [r for r in map(self._row_to_record, rows[start : start + 500]) if r]
+                chunk = [r for r in map(self._row_to_record, batch) if r is not None]
                 views = self._views(conn, chunk)
             yield from views
 

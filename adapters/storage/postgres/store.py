@@ -303,10 +303,11 @@ class PostgresStore(SqlStore):
         if conn is self._opening:
             return
         pool = self._pool
-        if pool is None:
-            conn.close()
-        else:
-            pool.putconn(conn)
+        with contextlib.suppress(Exception):
+            if pool is None:
+                conn.close()
+            else:
+                pool.putconn(conn)
 
     def _shutdown(self) -> None:
         pool, self._pool = self._pool, None
