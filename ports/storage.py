@@ -1,8 +1,13 @@
-"""Storage provider port.
+"""Storage ports: what callers need from the place one project's memory is kept.
 
-A provider keeps memories, proposals, audit events, recall usage, outcome events, reward
-events and merge relations for one project. Three adapters ship: in-memory, JSONL and SQLite
-(the default); every one passes ``tests/contracts/test_storage_contract.py``.
+Three small Protocols say what each kind of caller relies on: :class:`RecordStore` (the
+memories), :class:`ProposalStore` (the curator's queue) and :class:`EventLedger` (the audit
+log and the learning ledgers). :class:`StorageProvider` combines them with transactions and
+is what a provider implements; four ship (in-memory, JSONL, SQLite, the default, and
+PostgreSQL), and every one passes ``tests/contracts/test_storage_contract.py``.
+
+What a stored record means (stored form, derived fields, ledger normalisation, list order)
+is stated once, in :mod:`swarmmem.core.model.semantics`; :class:`ListFilter` lives there.
 """
 
 from __future__ import annotations
@@ -15,23 +20,17 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from swarmmem.core.model.records import MemoryProposal, MemoryRecord
+from swarmmem.core.model.semantics import ListFilter
 
-
-@attrs.frozen(kw_only=True)
-class ListFilter:
-    """Which memories ``list`` returns.
-
-    ``scope_keys``/``kinds``: ``None`` means any. Inactive (deleted or superseded) and expired
-    records are hidden unless asked for; ``now`` is the ISO time expiry is judged against.
-    Results are ordered by ``updated_at`` descending, then id ascending.
-    """
-
-    now: str
-    scope_keys: tuple[str, ...] | None = attrs.field(default=None)
-    kinds: tuple[str, ...] | None = attrs.field(default=None)
-    include_inactive: bool = False
-    include_expired: bool = False
-    limit: int | None = None
+__all__ = [
+    "Candidates",
+    "EventLedger",
+    "ListFilter",
+    "ProposalStore",
+    "RecordStore",
+    "StorageProvider",
+    "StoredEvent",
+]
 
 
 @attrs.frozen(kw_only=True)
@@ -60,26 +59,20 @@ class StoredEvent:
 
 
 @runtime_checkable
-class StorageProvider(Protocol):
-    """**Protocol:** durable state of one project's memory.
+class RecordStore(Protocol):
+    """**Protocol:** the memories of one project.
 
     Obligations:
 
-    * ``upsert`` is idempotent per id; the last write wins. ``list``/``get`` never return
-      ``relations`` that were not derived from applied merge proposals.
-    * Every mutation appends an audit event (``upsert``, ``delete``, ``proposal``, ...).
-    * Inside ``transaction()`` all writes become visible together or not at all; a failure
-      (exception) rolls every one of them back. Transactions may nest (inner ones join).
-    * Deletes are tombstones (``metadata.deleted = True``) unless ``hard=True``.
-    * Bad rows on disk are reported, never silently dropped, and never crash ``open``.
-    * ``close`` releases files and connections; providers are context managers.
+    * ``upsert`` is idempotent per id; the last write wins. It keeps and returns the stored
+      form (``semantics.stored_form``) and appends an ``upsert`` audit event.
+    * ``delete`` tombstones (``semantics.tombstone``) unless ``hard=True``, which erases the
+      record with its outcome events and merge relations; either appends a ``delete`` event.
+    * Reads return records in any state with their derived fields materialised
+      (``semantics.materialize``); ``relations`` come only from applied merge proposals.
+    * A stored row that does not parse is reported in the provider's ``load_report`` and
+      skipped by reads; it never crashes ``open`` and is never silently dropped.
     """
-
-    name: str
-
-    def transaction(self) -> AbstractContextManager[None]:
-        """All-or-nothing scope for a group of writes."""
-        ...
 
     def get(self, memory_id: str) -> MemoryRecord | None:
         """The record with ``memory_id`` (any state), or ``None``."""
@@ -90,7 +83,7 @@ class StorageProvider(Protocol):
         ...
 
     def list(self, flt: ListFilter) -> builtins.list[MemoryRecord]:
-        """Records matching ``flt``, newest first."""
+        """Records matching ``flt``, newest first (exactly ``semantics.filter_records``)."""
         ...
 
     def count(self) -> int:
@@ -98,11 +91,11 @@ class StorageProvider(Protocol):
         ...
 
     def upsert(self, record: MemoryRecord) -> MemoryRecord:
-        """Insert or replace ``record`` (already validated by the caller)."""
+        """Insert or replace ``record`` (already validated by the caller); the stored form."""
         ...
 
     def delete(self, memory_id: str, *, reason: str, now: str, hard: bool = False) -> bool:
-        """Tombstone (or, internally, erase) a record; False when it did not exist."""
+        """Tombstone (or erase) a record; False when it did not exist."""
         ...
 
     def select_candidates(
@@ -120,12 +113,33 @@ class StorageProvider(Protocol):
         """Active scoped records to score for a recall, pre-selected by full text if supported.
 
         ``fts_query`` is a ready FTS5 ``MATCH`` string (quoted terms joined by ``OR``) or None.
-        Providers without full-text search return every scoped record (up to the cap).
+        Without it, or without full-text search, the answer is ``list`` of the scope (newest
+        first, at most ``candidate_cap``). With it, the records whose text matches, at most
+        ``max(100, 20 * max_items)`` by BM25, in list order with ``fts_order``; when nothing
+        matches, a ``manual`` recall falls back to the whole scope and others get nothing.
         """
         ...
 
+    def iter_all_records(self) -> Iterator[MemoryRecord]:
+        """Every record in any state, oldest update first, with provenance, for export."""
+        ...
+
+    def related_ids(self, memory_id: str) -> builtins.list[str]:
+        """Ids merged with ``memory_id`` (sorted, at most 32)."""
+        ...
+
+
+@runtime_checkable
+class ProposalStore(Protocol):
+    """**Protocol:** the curator's queue of proposals.
+
+    Obligations: every write appends a ``proposal`` audit event
+    (``semantics.proposal_event``); writing an applied merge proposal relates its existing
+    memories pairwise (``semantics.merge_pairs``), and those relations survive reopening.
+    """
+
     def create_proposal(self, proposal: MemoryProposal) -> MemoryProposal:
-        """Store a new proposal."""
+        """Store a new proposal (ConflictError when the id exists)."""
         ...
 
     def get_proposal(self, proposal_id: str) -> MemoryProposal | None:
@@ -133,12 +147,23 @@ class StorageProvider(Protocol):
         ...
 
     def list_proposals(self, status: str | None = None) -> builtins.list[MemoryProposal]:
-        """Proposals (optionally of one status), oldest first."""
+        """Proposals (optionally of one status), oldest first, then by id."""
         ...
 
     def update_proposal(self, proposal: MemoryProposal) -> MemoryProposal:
-        """Replace a stored proposal (status, review fields)."""
+        """Replace a stored proposal (NotFoundError when it does not exist)."""
         ...
+
+
+@runtime_checkable
+class EventLedger(Protocol):
+    """**Protocol:** the audit log and the learning ledgers.
+
+    Obligations: events and ledger entries are append-only and listed oldest first; SQL
+    providers chain audit events by ``prev_hash`` (``swarmmem.core.model.audit``). Ledger
+    entries are normalised (``semantics.normalize_*``) before they are stored, so every
+    provider returns the same plain dicts; invalid ones raise MemoryValidationError.
+    """
 
     def append_event(
         self,
@@ -148,7 +173,7 @@ class StorageProvider(Protocol):
         reason: str | None = None,
         event: dict[str, Any] | None = None,
     ) -> None:
-        """Append an audit event."""
+        """Append an audit event (``event_json`` is ``event``, else ``{"reason": ...}``)."""
         ...
 
     def list_events(self) -> builtins.list[StoredEvent]:
@@ -162,11 +187,14 @@ class StorageProvider(Protocol):
     def list_recall_usage(
         self, *, run_id: str | None = None, since: str | None = None
     ) -> builtins.list[dict[str, Any]]:
-        """Recorded recall usage, oldest first, optionally for one run or after ``since``."""
+        """Recorded recall usage, oldest first, optionally for one run or from ``since`` on."""
         ...
 
     def append_outcome(self, event: dict[str, Any]) -> None:
-        """Append an outcome event (``id``, ``memoryId``, ``generation``, ``outcome``, ...)."""
+        """Append an outcome event (``id``, ``memoryId``, ``generation``, ``outcome``, ...).
+
+        The same id with the same payload is a no-op; with another payload, ConflictError.
+        """
         ...
 
     def list_outcomes(self, memory_id: str | None = None) -> builtins.list[dict[str, Any]]:
@@ -174,19 +202,33 @@ class StorageProvider(Protocol):
         ...
 
     def append_reward_event(self, event: dict[str, Any]) -> None:
-        """Append a learning reward event."""
+        """Append a learning reward event (``id`` and ``timestamp`` default)."""
         ...
 
     def list_reward_events(self) -> builtins.list[dict[str, Any]]:
         """Every reward event, oldest first."""
         ...
 
-    def related_ids(self, memory_id: str) -> builtins.list[str]:
-        """Ids merged with ``memory_id`` (sorted, at most 32)."""
-        ...
 
-    def iter_all_records(self) -> Iterator[MemoryRecord]:
-        """Every record in any state, with provenance, for export."""
+@runtime_checkable
+class StorageProvider(RecordStore, ProposalStore, EventLedger, Protocol):
+    """**Protocol:** durable state of one project's memory (all three stores at once).
+
+    Obligations, besides those of each store:
+
+    * Every mutation appends an audit event.
+    * Inside ``transaction()`` all writes become visible together or not at all; a failure
+      (exception) rolls every one of them back. Transactions may nest (a failing inner block
+      undoes only its own writes, like a savepoint).
+    * Driver errors surface as :class:`~swarmmem.core.model.errors.StorageError`.
+    * ``close`` releases files and connections; later calls raise StorageError. Providers are
+      context managers.
+    """
+
+    name: str
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """All-or-nothing scope for a group of writes."""
         ...
 
     def close(self) -> None:

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from swarmmem.adapters.storage.jsonl import atomic_write_lines, read_jsonl
-from swarmmem.adapters.storage.memory import dumps, normalize_outcome_event
 from swarmmem.core.model.codec import (
     proposal_from_dict,
     proposal_to_dict,
@@ -30,6 +29,7 @@ from swarmmem.core.model.codec import (
 )
 from swarmmem.core.model.errors import ConflictError, MemoryValidationError, StorageError
 from swarmmem.core.model.ids import PROPOSAL_ID_RE
+from swarmmem.core.model.semantics import dumps, normalize_outcome_event
 from swarmmem.core.writes.validation import validate_record
 from swarmmem.ports.storage import StorageProvider
 

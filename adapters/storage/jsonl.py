@@ -29,18 +29,19 @@ from typing import Any
 from swarmmem.adapters.storage.memory import (
     InMemoryStore,
     _event_line,
-    _proposal_line,
     _record_line,
     _usage_line,
+)
+from swarmmem.core.model.codec import proposal_from_dict, proposal_to_dict, record_from_dict
+from swarmmem.core.model.errors import MemoryValidationError, StorageError
+from swarmmem.core.model.records import MemoryProposal, MemoryRecord
+from swarmmem.core.model.semantics import (
     dumps,
     merge_pairs,
     normalize_outcome_event,
     normalize_recall_usage,
     normalize_reward_event,
 )
-from swarmmem.core.model.codec import proposal_from_dict, record_from_dict
-from swarmmem.core.model.errors import MemoryValidationError, StorageError
-from swarmmem.core.model.records import MemoryProposal, MemoryRecord
 from swarmmem.ports.clock import Clock
 from swarmmem.ports.storage import StoredEvent
 
@@ -247,7 +248,7 @@ class JsonlStore(InMemoryStore):
             return [dumps(_record_line(r)) + "\n" for r in records]
         if file == "proposals.jsonl":
             proposals: list[MemoryProposal] = self.list_proposals()
-            return [dumps(_proposal_line(p)) + "\n" for p in proposals]
+            return [dumps(proposal_to_dict(p)) + "\n" for p in proposals]
         if file == "outcome-events.jsonl":
             return [dumps(e) + "\n" for e in self._outcomes.values()]
         if file == "reward-events.jsonl":

@@ -124,18 +124,19 @@ TABLES: tuple[Table, ...] = (
 
 
 class _Side:
-    """SQL access to one provider's tables inside its open transaction."""
-
-    placeholder = "?"
+    """SQL access to one provider's tables inside its open transaction (``?`` placeholders)."""
 
     def __init__(self, store: Any) -> None:
         self.store = store
 
     def execute(self, statement: str, params: Sequence[Any] = ()) -> Any:
-        raise NotImplementedError
+        return self.store._execute(self.store._tx_conn(), statement, tuple(params))
+
+    def executemany(self, statement: str, rows: list[tuple[Any, ...]]) -> None:
+        self.store._executemany(self.store._tx_conn(), statement, rows)
 
     def order(self, table: Table) -> str:
-        raise NotImplementedError
+        return table.sqlite_order if self.store.name == "sqlite" else table.postgres_order
 
     def count(self, table: str) -> int:
         return int(self.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
@@ -151,66 +152,29 @@ class _Side:
             yield [tuple(r) for r in chunk]
 
     def insert(self, table: Table, rows: list[tuple[Any, ...]]) -> None:
-        marks = ", ".join(self.placeholder for _ in table.columns)
+        marks = ", ".join("?" for _ in table.columns)
         self.executemany(
             f"INSERT INTO {table.name} ({', '.join(table.columns)}) VALUES ({marks})", rows
         )
 
-    def executemany(self, statement: str, rows: list[tuple[Any, ...]]) -> None:
-        raise NotImplementedError
-
     def meta(self, key: str) -> str | None:
-        row = self.execute(
-            f"SELECT value FROM _meta WHERE key = {self.placeholder}", (key,)
-        ).fetchone()
-        return None if row is None else str(row[0])
+        value: str | None = self.store._get_meta(self.store._tx_conn(), key)
+        return value
 
     def set_head(self, head: str | None) -> None:
-        raise NotImplementedError
+        self.store._set_chain_head(head)
 
     def finish(self) -> None:
-        """Work after the rows are in (derived indexes, notifications)."""
-
-
-class _SqliteSide(_Side):
-    def execute(self, statement: str, params: Sequence[Any] = ()) -> Any:
-        return self.store._conn.execute(statement, tuple(params))
-
-    def executemany(self, statement: str, rows: list[tuple[Any, ...]]) -> None:
-        self.store._conn.executemany(statement, rows)
-
-    def order(self, table: Table) -> str:
-        return table.sqlite_order
-
-    def set_head(self, head: str | None) -> None:
-        if head is None:
-            self.execute("DELETE FROM _meta WHERE key = ?", (CHAIN_HEAD_KEY,))
-        else:
-            self.store._set_meta(CHAIN_HEAD_KEY, head)
-
-    def finish(self) -> None:
-        self.store._rebuild_fts_rows()
-        self.store._cache.clear()
+        """Rebuild what the copied rows left stale (full text, caches, statistics)."""
+        self.store._after_bulk_load(self.store._tx_conn())
 
 
 class _PostgresSide(_Side):
-    placeholder = "%s"
-
-    def execute(self, statement: str, params: Sequence[Any] = ()) -> Any:
-        return self.store._tx_conn().execute(statement, tuple(params))
-
-    def executemany(self, statement: str, rows: list[tuple[Any, ...]]) -> None:
-        with self.store._tx_conn().cursor() as cursor:
-            cursor.executemany(statement, rows)
-
-    def order(self, table: Table) -> str:
-        return table.postgres_order
-
     def insert(self, table: Table, rows: list[tuple[Any, ...]]) -> None:
         if table.name != "memory_items":
             super().insert(table, rows)
             return
-        from swarmmem.adapters.storage.postgres import fts_document
+        from swarmmem.adapters.storage.postgres.text_search import fts_document
 
         full = []
         for row in rows:
@@ -220,32 +184,18 @@ class _PostgresSide(_Side):
                 data = {}
             literal, length = fts_document(data if isinstance(data, dict) else {})
             full.append((*row, literal, length))
-        marks = ", ".join("%s" for _ in table.columns)
+        marks = ", ".join("?" for _ in table.columns)
         self.executemany(
             f"INSERT INTO memory_items ({', '.join(table.columns)}, fts, fts_len) "
-            f"VALUES ({marks}, %s::tsvector, %s)",
+            f"VALUES ({marks}, ?::tsvector, ?)",
             full,
         )
-
-    def set_head(self, head: str | None) -> None:
-        conn = self.store._tx_conn()
-        state = self.store._state
-        state.head, state.head_loaded, state.head_dirty = None, False, False
-        if head is None:
-            conn.execute("DELETE FROM _meta WHERE key = %s", (CHAIN_HEAD_KEY,))
-        else:
-            self.store._set_meta(conn, CHAIN_HEAD_KEY, head)
-
-    def finish(self) -> None:
-        self.store._touch(everything=True)
-        self.store._recount_stats(self.store._tx_conn())
-        self.execute("ANALYZE memory_items")  # planner statistics for the bulk-loaded rows
 
 
 def _side(store: Any) -> _Side:
     name = getattr(store, "name", None)
     if name == "sqlite":
-        return _SqliteSide(store)
+        return _Side(store)
     if name == "postgres":
         return _PostgresSide(store)
     raise ConfigError(f"migrate moves data between sqlite and postgres, not {name!r}")

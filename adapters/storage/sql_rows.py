@@ -1,7 +1,7 @@
 """Row <-> value mappings shared by the SQL providers (SQLite and PostgreSQL).
 
-The SQL text stays in each provider (placeholders and ordering columns differ); the column
-lists and the conversion of rows to records, events and dicts live here once.
+The column lists of the reference tables and the conversion of records, events and ledger
+entries to rows and back live here once (the SQL itself is in :mod:`.sql`).
 """
 
 from __future__ import annotations
@@ -10,18 +10,57 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from swarmmem.adapters.storage.memory import dumps
 from swarmmem.core.model.codec import record_from_dict
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.records import MemoryRecord
+from swarmmem.core.model.semantics import dumps
 from swarmmem.ports.storage import StoredEvent
 
+ITEM_COLUMNS = (
+    "id, record_json, source_task_id, agent_role, embedding_model_version, valid_from, "
+    "supersedes_reason"
+)
+ITEM_WRITE_COLUMNS = (
+    "id, scope_key, kind, updated_at, expires_at, superseded_by, deleted, record_json, "
+    "source_task_id, agent_role, embedding_model_version, valid_from, supersedes_reason"
+)
+# on a rewrite, ``valid_from`` is kept and an absent ``supersedes_reason`` keeps the old one
+ITEM_UPDATE = (
+    "scope_key = excluded.scope_key, kind = excluded.kind, "
+    "updated_at = excluded.updated_at, expires_at = excluded.expires_at, "
+    "superseded_by = excluded.superseded_by, deleted = excluded.deleted, "
+    "record_json = excluded.record_json, source_task_id = excluded.source_task_id, "
+    "agent_role = excluded.agent_role, embedding_model_version = excluded.embedding_model_version, "
+    "valid_from = memory_items.valid_from, "
+    "supersedes_reason = COALESCE(excluded.supersedes_reason, memory_items.supersedes_reason)"
+)
 EVENT_COLUMNS = "id, operation, target_id, reason, timestamp, event_json, prev_hash"
 REWARD_COLUMNS = (
     "id, memory_id, run_id, unit_id, verdict, reward, q_before, q_after, "
     "verdict_synthesis_json, timestamp"
 )
 RECALL_USAGE_COLUMNS = "id, bundle_id, timestamp, usage_json, run_id, unit_id"
+
+
+def item_params(
+    record: MemoryRecord, data: Mapping[str, Any], model_version: str
+) -> tuple[Any, ...]:
+    """Insert parameters (``ITEM_WRITE_COLUMNS`` order) of a stored record and its JSON."""
+    return (
+        record.id,
+        record.scope.key,
+        record.kind,
+        record.updated_at,
+        record.expires_at,
+        record.superseded_by,
+        1 if record.deleted else 0,
+        dumps(data),
+        record.source_task_id or "",
+        record.producer_agent_role or "unknown",
+        model_version,
+        record.valid_from,
+        record.supersedes_reason,
+    )
 
 
 def record_from_columns(
@@ -112,4 +151,37 @@ def recall_usage_params(row_id: str, stored: Mapping[str, Any]) -> tuple[Any, ..
         dumps(stored),
         run_id if isinstance(run_id, str) else None,
         unit_id if isinstance(unit_id, str) else None,
+    )
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [v for v in value if isinstance(v, str)]
+    return []
+
+
+def fts_values(record: Mapping[str, Any]) -> tuple[str, str, str, str, str, str, str]:
+    """The full-text columns (text, tags, kind, source_file_path, source_ref,
+    metadata_symbols, metadata_files) of a record in its JSON shape."""
+    source = record.get("source") if isinstance(record.get("source"), Mapping) else {}
+    metadata = record.get("metadata") if isinstance(record.get("metadata"), Mapping) else {}
+    assert isinstance(source, Mapping) and isinstance(metadata, Mapping)
+    text = record.get("text")
+    kind = record.get("kind")
+    file_path = source.get("filePath")
+    ref = source.get("ref")
+    symbols = [*_strings(metadata.get("symbol")), *_strings(metadata.get("symbols"))]
+    files: list[str] = []
+    for key in ("file", "filePath", "files", "touchedFiles"):
+        files.extend(_strings(metadata.get(key)))
+    return (
+        text if isinstance(text, str) else "",
+        " ".join(_strings(record.get("tags"))),
+        kind.replace("_", " ") if isinstance(kind, str) else "",
+        file_path if isinstance(file_path, str) else "",
+        ref if isinstance(ref, str) else "",
+        " ".join(symbols),
+        " ".join(files),
     )

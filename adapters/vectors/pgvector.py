@@ -34,10 +34,10 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from swarmmem.adapters.storage.memory import passes_parsed_expiry
-from swarmmem.adapters.storage.postgres import parse_dsn
+from swarmmem.adapters.storage.postgres.dsn import parse_dsn
 from swarmmem.core.model.errors import ConfigError, EmbeddingUnavailableError, StorageError
 from swarmmem.core.model.ids import iso_to_ms
+from swarmmem.core.model.semantics import passes_parsed_expiry
 
 FloatArray = npt.NDArray[np.float32]
 MAX_EF_SEARCH = 1000

@@ -19,7 +19,13 @@ from swarmmem.core.model.errors import (
     StorageError,
 )
 from swarmmem.core.model.records import Anchor, OutcomeEntry, Relation
-from swarmmem.ports.storage import ListFilter, StorageProvider
+from swarmmem.ports.storage import (
+    EventLedger,
+    ListFilter,
+    ProposalStore,
+    RecordStore,
+    StorageProvider,
+)
 
 NOW = at(days=1)
 
@@ -38,8 +44,9 @@ def operations(store: Any) -> list[tuple[str, str]]:
 
 class TestIdentity:
     def test_is_a_storage_provider(self, store: Any, store_kind: str) -> None:
-        """Every provider satisfies the Protocol and names itself by its registry key."""
+        """Every provider satisfies the Protocols and names itself by its registry key."""
         assert isinstance(store, StorageProvider)
+        assert all(isinstance(store, p) for p in (RecordStore, ProposalStore, EventLedger))
         assert store.name == store_kind
 
     def test_close_is_idempotent_and_later_calls_fail(self, store: Any) -> None:

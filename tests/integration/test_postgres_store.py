@@ -127,7 +127,7 @@ def test_an_older_schema_is_upgraded_in_place(dsn: str, tmp_path: Path) -> None:
     import psycopg
     from psycopg import sql
 
-    from swarmmem.adapters.storage.postgres import _NAMES, MIGRATIONS
+    from swarmmem.adapters.storage.postgres.migrations import MIGRATIONS
 
     schema = schema_for(tmp_path)
     with psycopg.connect(dsn, autocommit=True) as conn:
@@ -137,14 +137,14 @@ def test_an_older_schema_is_upgraded_in_place(dsn: str, tmp_path: Path) -> None:
             "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
             "applied_at TEXT NOT NULL DEFAULT '')"
         )
-        for version, statements in MIGRATIONS:
+        for version, name, statements in MIGRATIONS:
             if version > 9:
                 break
             for statement in statements:
                 conn.execute(statement)
             conn.execute(
                 "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
-                (version, _NAMES[version]),
+                (version, name),
             )
         record = make_memory("legacy row from an older writer")
         conn.execute(

@@ -1,0 +1,229 @@
+"""The provider flow every store shares, over a few primitive reads and writes.
+
+:class:`StoreBase` implements the write side of
+:class:`~swarmmem.ports.storage.StorageProvider` once: argument checks, one transaction per
+call, the audit event of every mutation, the conflict rules of proposals and outcome events,
+ledger normalisation (:mod:`swarmmem.core.model.semantics`) and the candidate filter of a
+recall. A store supplies ``transaction``/``close``, the reads, and the primitives below
+(``_write_record``, ``_erase_record``, ``_store_event``, ...), each called inside a
+transaction.
+"""
+
+from __future__ import annotations
+
+import abc
+import builtins
+import uuid
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, TypeVar
+
+from swarmmem.core.model.errors import (
+    ConflictError,
+    MemoryValidationError,
+    NotFoundError,
+    StorageError,
+)
+from swarmmem.core.model.ids import to_iso
+from swarmmem.core.model.records import MemoryProposal, MemoryRecord
+from swarmmem.core.model.semantics import (
+    ListFilter,
+    event_json_for,
+    normalize_outcome_event,
+    normalize_recall_usage,
+    normalize_reward_event,
+    proposal_event,
+    tombstone,
+)
+from swarmmem.ports.clock import Clock
+from swarmmem.ports.storage import Candidates, StoredEvent
+
+_S = TypeVar("_S", bound="StoreBase")
+#: an audit event's JSON payload (stored as ``event_json``)
+Payload = Mapping[str, Any] | None
+
+
+class StoreBase(abc.ABC):
+    """The shared write flow of a storage provider (see the module docstring)."""
+
+    name: str
+    _clock: Clock
+    load_report: builtins.list[dict[str, Any]]
+
+    # -- what a store supplies -------------------------------------------------------------
+
+    @abc.abstractmethod
+    def transaction(self) -> AbstractContextManager[None]: ...
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    @abc.abstractmethod
+    def list(self, flt: ListFilter) -> builtins.list[MemoryRecord]: ...
+
+    @abc.abstractmethod
+    def _write_record(self, record: MemoryRecord) -> MemoryRecord:
+        """Store the stored form of ``record`` (``semantics.stored_form``) and return it."""
+
+    @abc.abstractmethod
+    def _has_record(self, memory_id: str) -> bool: ...
+
+    @abc.abstractmethod
+    def _stored_record(self, memory_id: str) -> MemoryRecord | None:
+        """The stored form (no derived fields), or None when the row does not parse."""
+
+    @abc.abstractmethod
+    def _erase_record(self, memory_id: str) -> None:
+        """Remove the record, its outcome events and its merge relations."""
+
+    @abc.abstractmethod
+    def _has_proposal(self, proposal_id: str) -> bool: ...
+
+    @abc.abstractmethod
+    def _write_proposal(self, proposal: MemoryProposal) -> None:
+        """Store the proposal and the merge relations it creates."""
+
+    @abc.abstractmethod
+    def _store_event(self, event: StoredEvent) -> None: ...
+
+    @abc.abstractmethod
+    def _stored_outcome(self, event_id: str) -> dict[str, Any] | None: ...
+
+    @abc.abstractmethod
+    def _write_outcome(self, event: dict[str, Any]) -> None: ...
+
+    @abc.abstractmethod
+    def _write_usage(self, usage: dict[str, Any]) -> None: ...
+
+    @abc.abstractmethod
+    def _write_reward(self, event: dict[str, Any]) -> None: ...
+
+    def _preselect(
+        self, flt: ListFilter, fts_query: str, *, mode: str, max_items: int
+    ) -> Candidates | None:
+        """Full-text pre-selection; ``None``: every scoped record is a candidate."""
+        return None
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    def _now(self) -> str:
+        return to_iso(self._clock.now())
+
+    def _log(self, op: str, target: str, reason: str | None = None, event: Payload = None) -> None:
+        """Append an audit event (inside a transaction)."""
+        self._store_event(
+            StoredEvent(
+                id=str(uuid.uuid4()),
+                operation=op,
+                target_id=target,
+                timestamp=self._now(),
+                reason=reason,
+                event_json=event_json_for(reason, event),
+            )
+        )
+
+    def __enter__(self: _S) -> _S:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- records ---------------------------------------------------------------------------
+
+    def upsert(self, record: MemoryRecord) -> MemoryRecord:
+        if not isinstance(record, MemoryRecord):
+            raise MemoryValidationError(f"upsert needs a MemoryRecord; got {type(record).__name__}")
+        with self.transaction():
+            stored = self._write_record(record)
+            self._log("upsert", stored.id)
+        return stored
+
+    def delete(self, memory_id: str, *, reason: str, now: str, hard: bool = False) -> bool:
+        with self.transaction():
+            if not self._has_record(memory_id):
+                return False
+            if hard:
+                self._erase_record(memory_id)
+                self._log("delete", memory_id, reason, {"reason": reason, "hard": True})
+                return True
+            record = self._stored_record(memory_id)
+            if record is None:
+                raise StorageError(
+                    f"stored record {memory_id} is invalid; only a hard delete can remove it"
+                )
+            self._write_record(tombstone(record, reason, now))
+            self._log("delete", memory_id, reason)
+        return True
+
+    def select_candidates(
+        self,
+        *,
+        scope_keys: Sequence[str],
+        kinds: Sequence[str] | None,
+        fts_query: str | None,
+        mode: str,
+        max_items: int,
+        now: str,
+        include_expired: bool,
+        candidate_cap: int,
+    ) -> Candidates:
+        flt = ListFilter(
+            now=now,
+            scope_keys=tuple(scope_keys),
+            kinds=None if kinds is None else tuple(kinds),
+            include_expired=include_expired,
+            limit=candidate_cap,
+        )
+        if fts_query:
+            found = self._preselect(flt, fts_query, mode=mode, max_items=max_items)
+            if found is not None:
+                return found
+        return Candidates(records=tuple(self.list(flt)), fts_order=None)
+
+    # -- proposals -------------------------------------------------------------------------
+
+    def _put_proposal(self, proposal: MemoryProposal, *, exists: bool) -> MemoryProposal:
+        if not isinstance(proposal, MemoryProposal):
+            verb = "update" if exists else "create"
+            raise MemoryValidationError(f"{verb}_proposal needs a MemoryProposal")
+        with self.transaction():
+            found = self._has_proposal(proposal.id)
+            if found and not exists:
+                raise ConflictError(f"memory proposal already exists: {proposal.id}")
+            if exists and not found:
+                raise NotFoundError("memory proposal was not found")
+            self._write_proposal(proposal)
+            self._log("proposal", proposal.id, event=proposal_event(proposal))
+        return proposal
+
+    def create_proposal(self, proposal: MemoryProposal) -> MemoryProposal:
+        return self._put_proposal(proposal, exists=False)
+
+    def update_proposal(self, proposal: MemoryProposal) -> MemoryProposal:
+        return self._put_proposal(proposal, exists=True)
+
+    # -- events and ledgers ----------------------------------------------------------------
+
+    def append_event(
+        self, operation: str, target_id: str, *, reason: str | None = None, event: Payload = None
+    ) -> None:
+        with self.transaction():
+            self._log(operation, target_id, reason, event)
+
+    def record_recall_usage(self, usage: dict[str, Any]) -> None:
+        with self.transaction():
+            self._write_usage(normalize_recall_usage(usage, self._now()))
+
+    def append_outcome(self, event: dict[str, Any]) -> None:
+        with self.transaction():
+            stored = normalize_outcome_event(event)
+            existing = self._stored_outcome(stored["id"])
+            if existing is not None:
+                if existing == stored:
+                    return
+                raise ConflictError("outcome event id already exists with a different payload")
+            self._write_outcome(stored)
+
+    def append_reward_event(self, event: dict[str, Any]) -> None:
+        with self.transaction():
+            self._write_reward(normalize_reward_event(event, self._now()))

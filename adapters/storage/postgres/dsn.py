@@ -1,0 +1,48 @@
+"""Connection strings without their secret.
+
+The DSN password is kept out of the pool's connection string and of every message:
+:func:`parse_dsn` splits it off (it is passed to the driver as a separate argument), the
+shown form has none, and :meth:`Dsn.scrub` removes it (plain or URL-quoted) from driver
+errors before they surface.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+
+import attrs
+import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from swarmmem.core.model.errors import ConfigError
+
+
+@attrs.frozen
+class Dsn:
+    """A password-free connection string, the password, and the form shown in messages."""
+
+    conninfo: str
+    password: str | None
+    shown: str
+
+    def scrub(self, text: str) -> str:
+        """``text`` with the password (plain or URL-quoted) replaced by ``***``."""
+        if not self.password:
+            return text
+        for secret in {self.password, urllib.parse.quote(self.password, safe="")}:
+            if secret:
+                text = text.replace(secret, "***")
+        return text
+
+
+def parse_dsn(dsn: str) -> Dsn:
+    """Split a DSN into a password-free connection string and the password."""
+    if not isinstance(dsn, str) or not dsn.strip():
+        raise ConfigError("memory.postgres.dsn must be a non-empty connection string")
+    try:
+        params = conninfo_to_dict(dsn)
+    except psycopg.Error:
+        raise ConfigError("memory.postgres.dsn is not a valid PostgreSQL connection string")
+    password = params.pop("password", None)
+    conninfo = make_conninfo("", **params)
+    return Dsn(conninfo=conninfo, password=str(password) if password else None, shown=conninfo)

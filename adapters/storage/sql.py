@@ -1,0 +1,1055 @@
+"""One SQL store for every database: the whole provider flow, written once.
+
+:class:`SqlStore` keeps a project's memory in the reference tables (``memory_items``,
+``memory_proposals``, ``memory_relations``, ``memory_events``, ``memory_recall_usage``,
+``memory_outcomes``, ``memory_reward_events``, ``_meta``, ``schema_migrations``). A subclass
+per database supplies a :class:`SqlDialect` (the SQL text that differs), how a connection is
+obtained, how an item row and its full-text entry are written and erased, and full-text
+pre-selection. SQL here is written with ``?`` placeholders; the dialect rewrites them.
+
+Transactions. The outermost ``transaction()`` runs the dialect's ``begin`` statements (the
+write lock: SQLite's ``BEGIN IMMEDIATE``, PostgreSQL's transaction-scoped advisory lock), so
+writers queue and the audit chain never forks; nested blocks are savepoints. Each thread has
+its own transaction state (:class:`TxState`): the pinned connection, the cached chain head
+(written to ``_meta`` once, at commit) and the ids the transaction touched, whose cached
+records are dropped when it ends. Driver errors surface as StorageError.
+
+Audit chain. Once ``event_hash_chain_backfilled`` is set, every ``memory_events`` row stores
+``prev_hash``, the hash of the previous row (:mod:`swarmmem.core.model.audit`), and ``_meta``
+holds the head.
+
+Migrations. A dialect lists its steps (:func:`migration_steps`, named by :data:`MIGRATION_NAMES` so
+every database records the same ``schema_migrations`` rows); :meth:`SqlStore._migrate` runs
+the missing ones, each in its own (nested) transaction and audited, then the backfills run
+once each, remembered by a ``_meta`` flag.
+
+Records are parsed once and cached per id with a token that proves the row unchanged (the
+whole row, or the dialect's ``version_column``).
+"""
+
+from __future__ import annotations
+
+import abc
+import builtins
+import contextlib
+import functools
+import json
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, NamedTuple, TypeVar
+
+import attrs
+
+from swarmmem.adapters.storage.base import StoreBase
+from swarmmem.adapters.storage.sql_rows import (
+    EVENT_COLUMNS,
+    ITEM_COLUMNS,
+    RECALL_USAGE_COLUMNS,
+    REWARD_COLUMNS,
+    event_from_row,
+    item_params,
+    recall_usage_params,
+    record_from_columns,
+    reward_event_from_row,
+    reward_event_params,
+)
+from swarmmem.core.model.audit import CHAIN_HEAD_KEY, GENESIS, event_row_hash, verify_event_chain
+from swarmmem.core.model.codec import proposal_from_dict, proposal_to_dict, record_to_dict
+from swarmmem.core.model.errors import MemoryValidationError, StorageError
+from swarmmem.core.model.ids import iso_to_ms, stable_scope_key
+from swarmmem.core.model.records import MemoryProposal, MemoryRecord
+from swarmmem.core.model.semantics import (
+    MAX_RELATIONS_PER_MEMORY,
+    ListFilter,
+    dumps,
+    materialize,
+    merge_pairs,
+    normalize_outcome_event,
+    passes_parsed_expiry,
+    relation_created_at,
+    stored_form,
+)
+from swarmmem.ports.clock import Clock, SystemClock
+from swarmmem.ports.storage import Candidates, StoredEvent
+
+CACHE_LIMIT = 50_000
+F = TypeVar("F", bound=Callable[..., Any])
+
+MIGRATION_NAMES: dict[int, str] = {
+    1: "create_memory_provider_tables",
+    # 2 is SQLite's marker row of the one-time legacy JSONL import
+    3: "create_memory_fts5_shadow_index",
+    4: "create_meta_table",
+    5: "create_recall_usage_timestamp_index",
+    6: "create_embedding_config_table",
+    7: "add_recall_learning_columns",
+    8: "add_recall_reward_idempotency_key",
+    9: "add_reward_events_and_recall_run_id",
+    10: "add_recall_usage_unit_id",
+    11: "create_memory_outcomes",
+    12: "add_memory_provenance_columns",
+    13: "add_memory_events_prev_hash",
+    14: "create_memory_relations",
+}
+
+
+#: v14's merge relations table; ``{text}`` is the dialect's type of compared text columns
+RELATIONS_TABLE = """CREATE TABLE IF NOT EXISTS memory_relations (
+  source_id {text} NOT NULL, target_id {text} NOT NULL, proposal_id {text} NOT NULL,
+  created_at {text} NOT NULL,
+  PRIMARY KEY (source_id, target_id),
+  FOREIGN KEY (source_id) REFERENCES memory_items(id) ON DELETE CASCADE,
+  FOREIGN KEY (target_id) REFERENCES memory_items(id) ON DELETE CASCADE,
+  FOREIGN KEY (proposal_id) REFERENCES memory_proposals(id))"""
+RELATIONS_INDEX = (
+    "CREATE INDEX IF NOT EXISTS idx_memory_relations_source "
+    "ON memory_relations(source_id, target_id)"
+)
+
+
+class Migration(NamedTuple):
+    """One schema step: recorded as (``version``, ``name``) once its statements ran."""
+
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+def migration_steps(statements: Mapping[int, tuple[str, ...]]) -> tuple[Migration, ...]:
+    """A dialect's steps (every version of :data:`MIGRATION_NAMES`), in version order."""
+    if set(statements) != set(MIGRATION_NAMES):
+        raise ValueError("a dialect must define every migration version")
+    return tuple(Migration(v, MIGRATION_NAMES[v], statements[v]) for v in sorted(statements))
+
+
+class Touched(NamedTuple):
+    """What a transaction changed: these memories, the item rows at all, or everything."""
+
+    ids: frozenset[str] = frozenset()
+    items: bool = False
+    everything: bool = False
+
+
+class FullTextHits(NamedTuple):
+    """A full-text pre-selection: the scoped ids in list order, the best matches first,
+    and the row versions read with them (for the record cache)."""
+
+    scoped: builtins.list[str]
+    ranked: builtins.list[str]
+    versions: dict[str, Any]
+
+
+class ItemQuery(NamedTuple):
+    """A list query: ``columns`` of the items in ``scope_keys`` (any when None) that match
+    every ``where`` condition (with ``params``), newest first, at most ``limit``."""
+
+    columns: str
+    scope_keys: Sequence[str] | None
+    where: builtins.list[str]
+    params: builtins.list[Any]
+    limit: int | None
+
+
+class SqlDialect(abc.ABC):
+    """The SQL text that differs between databases (one subclass per database)."""
+
+    #: how the driver marks a parameter (SQL here is written with ``?``)
+    placeholder = "?"
+    #: the column that orders rows by insertion
+    order_column: str
+    #: a column that changes on every write of an item row (else the whole row is compared)
+    version_column: str | None = None
+
+    def sql(self, statement: str) -> str:
+        """``statement`` with this driver's placeholders."""
+        return statement if self.placeholder == "?" else _rewrite(statement, self.placeholder)
+
+    @abc.abstractmethod
+    def begin(self) -> builtins.list[tuple[str, tuple[Any, ...]]]:
+        """The statements that open the outermost transaction and take the write lock."""
+
+    @abc.abstractmethod
+    def one_of(self, column: str, values: Sequence[str]) -> tuple[str, builtins.list[Any]]:
+        """A condition ``column`` in a short list of ``values``, with its parameters."""
+
+    @abc.abstractmethod
+    def any_of(self, column: str) -> str:
+        """A condition ``column`` in a list of any length passed as one parameter."""
+
+    @abc.abstractmethod
+    def array(self, values: Sequence[str]) -> Any:
+        """The one parameter of :meth:`any_of`."""
+
+    def select_items(self, q: ItemQuery) -> tuple[str, builtins.list[Any]]:
+        """The list query of ``q``: one statement with its parameters."""
+        where, params = q.where, q.params
+        if q.scope_keys is not None:
+            clause, values = self.one_of("scope_key", q.scope_keys)
+            where, params = [clause, *where], [*values, *params]
+        statement = f"SELECT {q.columns} FROM memory_items"
+        if where:
+            statement += " WHERE " + " AND ".join(where)
+        statement += " ORDER BY updated_at DESC, id ASC"
+        if q.limit is not None:
+            statement += " LIMIT ?"
+            params = [*params, q.limit]
+        return statement, params
+
+
+@functools.lru_cache(maxsize=512)
+def _rewrite(statement: str, placeholder: str) -> str:
+    return statement.replace("?", placeholder)
+
+
+class TxState(threading.local):
+    """One thread's transaction: its connection, savepoint depth, cached chain head and
+    what it touched."""
+
+    def __init__(self) -> None:
+        self.conn: Any = None
+        self.depth = 0
+        self.reset()
+
+    def reset(self) -> None:
+        self.ids: set[str] = set()
+        self.items = False
+        self.everything = False
+        self.head: str | None = None
+        self.head_loaded = False
+        self.head_dirty = False
+
+    def touched(self) -> Touched:
+        return Touched(frozenset(self.ids), self.items, self.everything)
+
+    def mark(self) -> tuple[Any, ...]:
+        """What a savepoint restores when it rolls back (the touched sets only grow)."""
+        return (self.head, self.head_loaded, self.head_dirty)
+
+    def restore(self, mark: tuple[Any, ...]) -> None:
+        self.head, self.head_loaded, self.head_dirty = mark
+
+
+def guarded(method: F) -> F:
+    """Translate driver errors raised by a store method into StorageError."""
+
+    @functools.wraps(method)
+    def wrapper(self: SqlStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except self.driver_errors as exc:
+            raise self._translate(exc) from self._cause(exc)
+
+    return wrapper  # type: ignore[return-value]
+
+
+class SqlStore(StoreBase):
+    """A :class:`~swarmmem.ports.storage.StorageProvider` over SQL (see the module docstring)."""
+
+    dialect: SqlDialect
+    migrations: tuple[Migration, ...]
+    driver_errors: tuple[type[BaseException], ...]
+
+    def __init__(self, *, clock: Clock | None, embedding_model_version: str | None) -> None:
+        self.embedding_model_version = embedding_model_version
+        self.load_report: builtins.list[dict[str, Any]] = []
+        self.migration_report: dict[str, Any] | None = None
+        self.fts_disabled_reason: str | None = None
+        self._clock = clock or SystemClock()
+        self._state = self._new_state()
+        self._lock = threading.RLock()
+        self._cache: dict[str, tuple[Any, MemoryRecord]] = {}
+        self._reported_ids: set[str] = set()
+        self._fts_enabled = True
+        self._chain_active = False
+        self._closed = False
+
+    # -- what a database supplies ------------------------------------------------------------
+
+    def _new_state(self) -> TxState:
+        return TxState()
+
+    @abc.abstractmethod
+    def _acquire(self) -> Any:
+        """A connection for one transaction or read (raises StorageError when closed)."""
+
+    def _release(self, conn: Any) -> None:
+        """Give back what :meth:`_acquire` returned."""
+
+    def _shutdown(self) -> None:
+        """Close connections (for :meth:`close`)."""
+
+    @property
+    @abc.abstractmethod
+    def _location(self) -> str:
+        """Where the rows live, for messages and ``load_report``."""
+
+    @abc.abstractmethod
+    def _translate(self, exc: BaseException) -> StorageError:
+        """A driver error as StorageError (with nothing secret in its message)."""
+
+    def _cause(self, exc: BaseException) -> BaseException | None:
+        """The cause to chain to a translated driver error."""
+        return exc
+
+    @abc.abstractmethod
+    def _table_exists(self, conn: Any, table: str) -> bool: ...
+
+    @abc.abstractmethod
+    def _has_column(self, conn: Any, table: str, column: str) -> bool: ...
+
+    @abc.abstractmethod
+    def _backfill_recall_run_ids(self, conn: Any) -> None:
+        """``memory_recall_usage.run_id`` from the usage JSON (rows of older writers)."""
+
+    @abc.abstractmethod
+    def _backfill_provenance(self, conn: Any) -> None:
+        """``memory_items.valid_from`` from the record's ``createdAt``, else ``updatedAt``."""
+
+    @abc.abstractmethod
+    def _write_item(
+        self, conn: Any, record: MemoryRecord, data: Mapping[str, Any], params: tuple[Any, ...]
+    ) -> tuple[str | None, str | None]:
+        """Upsert the item row (``params`` in ``ITEM_WRITE_COLUMNS`` order) and its full-text
+        entry; returns the stored ``valid_from`` and ``supersedes_reason``."""
+
+    @abc.abstractmethod
+    def _erase_item(self, conn: Any, memory_id: str) -> None:
+        """Delete the item row and its full-text entry."""
+
+    @abc.abstractmethod
+    def _full_text(
+        self, conn: Any, flt: ListFilter, fts_query: str, limit: int
+    ) -> FullTextHits | None:
+        """Scoped full-text matches, best first, at most ``limit``; ``None`` when full text
+        failed (it is then off for this store, with ``fts_disabled_reason``)."""
+
+    def _sync(self) -> None:
+        """Catch up with other writers before a read outside a transaction (caches)."""
+
+    def _before_commit(self, conn: Any, state: TxState) -> None:
+        """Write what the transaction kept in memory: the chain head."""
+        if state.head_dirty:
+            if state.head is None:
+                self._execute(conn, "DELETE FROM _meta WHERE key = ?", (CHAIN_HEAD_KEY,))
+            else:
+                self._set_meta(conn, CHAIN_HEAD_KEY, state.head)
+            state.head_dirty = False
+
+    def _invalidate(self, touched: Touched) -> None:
+        """Drop cached records the ended transaction (or another writer) changed."""
+        with self._lock:
+            if touched.everything:
+                self._cache.clear()
+            for memory_id in touched.ids:
+                self._cache.pop(memory_id, None)
+
+    # -- connections and transactions --------------------------------------------------------
+
+    def _execute(self, conn: Any, statement: str, params: Sequence[Any] = ()) -> Any:
+        return conn.execute(self.dialect.sql(statement), params)
+
+    def _executemany(self, conn: Any, statement: str, rows: Sequence[Sequence[Any]]) -> None:
+        cursor = conn.cursor()
+        try:
+            cursor.executemany(self.dialect.sql(statement), rows)
+        finally:
+            cursor.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StorageError(f"the {self.name} store {self._location} is closed")
+
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[None]:
+        try:
+            yield
+        except self.driver_errors as exc:
+            raise self._translate(exc) from self._cause(exc)
+
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[Any]:
+        """The thread's transaction connection, else one acquired for this read."""
+        self._check_open()
+        if self._state.conn is not None:
+            yield self._state.conn
+            return
+        self._sync()
+        conn = self._acquire()
+        try:
+            yield conn
+        finally:
+            self._release(conn)
+
+    def _tx_conn(self) -> Any:
+        conn = self._state.conn
+        assert conn is not None, "must run inside transaction()"
+        return conn
+
+    def _touch(
+        self, ids: Iterable[str] = (), *, items: bool = False, everything: bool = False
+    ) -> None:
+        state = self._state
+        state.ids.update(ids)
+        state.items = state.items or items
+        state.everything = state.everything or everything
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All-or-nothing; the outermost block takes the write lock, inner ones are savepoints."""
+        state = self._state
+        if state.conn is not None:
+            with self._savepoint(state):
+                yield
+            return
+        self._check_open()
+        with self._guard():
+            conn = self._acquire()
+        state.conn = conn
+        state.reset()
+        try:
+            for statement, params in self.dialect.begin():
+                self._execute(conn, statement, params)
+            yield
+            self._before_commit(conn, state)
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            with contextlib.suppress(Exception):
+                conn.execute("ROLLBACK")
+            if isinstance(exc, self.driver_errors):
+                raise self._translate(exc) from self._cause(exc)
+            raise
+        finally:
+            touched = state.touched()
+            state.conn = None
+            state.depth = 0
+            state.reset()
+            self._release(conn)
+            self._invalidate(touched)
+
+    @contextlib.contextmanager
+    def _savepoint(self, state: TxState) -> Iterator[None]:
+        conn, depth, mark = state.conn, state.depth, state.mark()
+        name = f"swarmmem_sp{depth}"
+        with self._guard():
+            conn.execute(f"SAVEPOINT {name}")
+        state.depth += 1
+        try:
+            yield
+        except BaseException as exc:
+            state.depth = depth
+            state.restore(mark)
+            with contextlib.suppress(Exception):
+                conn.execute(f"ROLLBACK TO {name}")
+                conn.execute(f"RELEASE {name}")
+            if isinstance(exc, self.driver_errors):
+                raise self._translate(exc) from self._cause(exc)
+            raise
+        state.depth = depth
+        with self._guard():
+            conn.execute(f"RELEASE {name}")
+
+    def close(self) -> None:
+        """Close the connections (idempotent); later calls raise StorageError."""
+        self._closed = True
+        self._shutdown()
+        with self._lock:
+            self._cache.clear()
+
+    # -- opening: migrations and backfills ---------------------------------------------------
+
+    def _get_meta(self, conn: Any, key: str) -> str | None:
+        row = self._execute(conn, "SELECT value FROM _meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _set_meta(self, conn: Any, key: str, value: str) -> None:
+        self._execute(
+            conn,
+            "INSERT INTO _meta (key, value) VALUES (?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def _current_version(self, conn: Any) -> int:
+        if not self._table_exists(conn, "schema_migrations"):
+            return 0
+        row = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()
+        return int(row[0])
+
+    def _backfills(self) -> tuple[tuple[str, Callable[[Any], None]], ...]:
+        """The one-time data steps after the migrations, in order: (``_meta`` flag, step)."""
+        return (
+            ("scope_key_backfilled", self._backfill_scope_keys),
+            ("recall_run_id_backfilled", self._backfill_recall_run_ids),
+            ("provenance_columns_backfilled", self._backfill_provenance),
+            ("event_hash_chain_backfilled", self._backfill_event_chain),
+        )
+
+    def _needs_upgrade(self, conn: Any) -> bool:
+        """A migration is missing or a backfill has not run."""
+        if self._current_version(conn) < self.migrations[-1].version:
+            return True
+        return any(self._get_meta(conn, key) != "1" for key, _ in self._backfills())
+
+    def _refresh_chain_state(self) -> None:
+        with self._connection() as conn:
+            self._chain_active = (
+                self._has_column(conn, "memory_events", "prev_hash")
+                and self._table_exists(conn, "_meta")
+                and self._get_meta(conn, "event_hash_chain_backfilled") == "1"
+            )
+
+    def _migrate(self) -> None:
+        """Run the missing migration steps, each in its own transaction and audited."""
+        self._refresh_chain_state()
+        with self._connection() as conn:
+            if self._current_version(conn) >= self.migrations[-1].version:
+                return
+        for step in self.migrations:
+            with self.transaction():
+                conn = self._tx_conn()
+                if step.version <= self._current_version(conn):
+                    continue
+                for statement in step.statements:
+                    conn.execute(statement)
+                self._execute(
+                    conn,
+                    "INSERT INTO schema_migrations (version, name) VALUES (?, ?)",
+                    (step.version, step.name),
+                )
+                self._log("migration", str(step.version), step.name)
+
+    def _run_backfills(self) -> None:
+        """Run each backfill not yet flagged done in ``_meta``, once, in its own transaction."""
+        for key, step in self._backfills():
+            with self._connection() as conn:
+                if self._get_meta(conn, key) == "1":
+                    continue
+            with self.transaction():
+                conn = self._tx_conn()
+                if self._get_meta(conn, key) == "1":
+                    continue
+                step(conn)
+                self._set_meta(conn, key, "1")
+        self._refresh_chain_state()
+
+    def _backfill_scope_keys(self, conn: Any) -> None:
+        """Recompute ``scope_key`` from each record's scope (rows of older writers)."""
+        rows = conn.execute("SELECT id, scope_key, record_json FROM memory_items").fetchall()
+        for memory_id, scope_key, record_json in rows:
+            try:
+                key = stable_scope_key(json.loads(record_json).get("scope"))
+            except (ValueError, TypeError, KeyError, AttributeError):
+                continue
+            if key != scope_key:
+                self._execute(
+                    conn, "UPDATE memory_items SET scope_key = ? WHERE id = ?", (key, memory_id)
+                )
+
+    def _backfill_event_chain(self, conn: Any) -> None:
+        """Chain the existing events in insertion order and start chaining new ones."""
+        order = self.dialect.order_column
+        rows = conn.execute(
+            f"SELECT {order}, id, operation, target_id, reason, timestamp, event_json "
+            f"FROM memory_events ORDER BY {order} ASC"
+        ).fetchall()
+        previous = GENESIS
+        for position, event_id, operation, target_id, reason, timestamp, event_json in rows:
+            self._execute(
+                conn,
+                f"UPDATE memory_events SET prev_hash = ? WHERE {order} = ?",
+                (previous, position),
+            )
+            previous = event_row_hash(
+                event_id, operation, target_id, reason, timestamp, event_json, previous
+            )
+        if rows:
+            self._set_chain_head(previous)
+        self._chain_active = True
+        self._log(
+            "migration",
+            "13",
+            "backfill_event_hash_chain",
+            {"detail": f"{len(rows)} memory_events row(s) chained deterministically"},
+        )
+
+    def _replay_relations(self) -> None:
+        """Rebuild merge relations missing on disk from the applied merge proposals."""
+        with self._connection() as conn:
+            proposals = []
+            for (proposal_json,) in conn.execute(
+                "SELECT proposal_json FROM memory_proposals WHERE status = 'applied' "
+                "ORDER BY created_at ASC, id ASC"
+            ).fetchall():
+                try:
+                    proposal = proposal_from_dict(json.loads(proposal_json))
+                except (ValueError, MemoryValidationError):
+                    continue
+                if proposal.operation == "merge":
+                    proposals.append(proposal)
+            missing = any(
+                self._execute(
+                    conn,
+                    "SELECT 1 FROM memory_relations WHERE source_id = ? AND target_id = ?",
+                    pair,
+                ).fetchone()
+                is None
+                for proposal in proposals
+                for pair in merge_pairs(proposal)
+            )
+        if missing:
+            with self.transaction():
+                for proposal in proposals:
+                    self._write_relations(self._tx_conn(), proposal)
+
+    def _after_bulk_load(self, conn: Any) -> None:
+        """Rebuild what rows written around the store's own writes left stale (a migration)."""
+        self._touch(everything=True)
+
+    # -- the audit chain ---------------------------------------------------------------------
+
+    def _set_chain_head(self, head: str | None) -> None:
+        """Replace the chain head (written to ``_meta`` at commit; ``None`` removes it)."""
+        state = self._state
+        state.head, state.head_loaded, state.head_dirty = head, True, True
+
+    def _store_event(self, event: StoredEvent) -> None:
+        conn = self._tx_conn()
+        values = (
+            event.id,
+            event.operation,
+            event.target_id,
+            event.reason,
+            event.timestamp,
+            event.event_json,
+        )
+        if not self._chain_active:
+            self._execute(
+                conn,
+                "INSERT INTO memory_events (id, operation, target_id, reason, timestamp, "
+                "event_json) VALUES (?, ?, ?, ?, ?, ?)",
+                values,
+            )
+            return
+        state = self._state
+        if not state.head_loaded:
+            state.head, state.head_loaded = self._get_meta(conn, CHAIN_HEAD_KEY), True
+        head = state.head or GENESIS
+        self._execute(
+            conn,
+            f"INSERT INTO memory_events ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (*values, head),
+        )
+        state.head, state.head_dirty = event_row_hash(*values, head), True
+
+    def _event_rows(self, conn: Any) -> builtins.list[Any]:
+        order = self.dialect.order_column
+        rows: builtins.list[Any] = conn.execute(
+            f"SELECT {EVENT_COLUMNS} FROM memory_events ORDER BY {order} ASC"
+        ).fetchall()
+        return rows
+
+    @guarded
+    def list_events(self) -> builtins.list[StoredEvent]:
+        with self._connection() as conn:
+            return [event_from_row(r) for r in self._event_rows(conn)]
+
+    @guarded
+    def verify_audit_chain(self) -> dict[str, Any]:
+        """Walk ``memory_events`` in insertion order and check every ``prev_hash`` and the head.
+
+        Returns ``{supported, totalRows, chainedRows, legacyRows, verified, headMatch,
+        headStored}`` plus ``divergence: {rowId, detail}`` at the first broken link, or
+        ``headExpected`` (the last row's hash) when the walk completed.
+        """
+        with self._connection() as conn:
+            rows = self._event_rows(conn)
+            state = self._state
+            if state.conn is conn and state.head_dirty:
+                head = state.head
+            else:
+                head = self._get_meta(conn, CHAIN_HEAD_KEY)
+        return verify_event_chain(rows, head)
+
+    # -- records -----------------------------------------------------------------------------
+
+    @property
+    def _item_columns(self) -> str:
+        version = self.dialect.version_column
+        return ITEM_COLUMNS if version is None else f"{ITEM_COLUMNS}, {version}"
+
+    def _report(self, row_id: str, exc: BaseException) -> None:
+        if row_id not in self._reported_ids:
+            self._reported_ids.add(row_id)
+            self.load_report.append(
+                {"file": self._location, "line": None, "id": row_id, "error": str(exc)}
+            )
+
+    def _row_to_record(self, row: Sequence[Any]) -> MemoryRecord | None:
+        """The record of an ``_item_columns`` row (cached), or None (reported) if invalid."""
+        memory_id = row[0]
+        token = tuple(row) if self.dialect.version_column is None else row[7]
+        cached = self._cache.get(memory_id)
+        if cached is not None and cached[0] == token:
+            return cached[1]
+        _id, record_json, source_task_id, _role, model_version, valid_from, reason = row[:7]
+        try:
+            record = record_from_columns(
+                record_json, source_task_id, model_version, valid_from, reason
+            )
+        except (ValueError, TypeError, MemoryValidationError) as exc:
+            self._report(memory_id, exc)
+            return None
+        with self._lock:
+            if len(self._cache) >= CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[memory_id] = (token, record)
+        return record
+
+    def _view_parts(
+        self, conn: Any, ids: builtins.list[str]
+    ) -> dict[str, tuple[tuple[str, ...], tuple[dict[str, Any], ...]]]:
+        """Per memory id: its related ids and outcome events (two batched queries)."""
+        related: dict[str, builtins.list[str]] = {}
+        for source, target in self._execute(
+            conn,
+            "SELECT source_id, target_id FROM memory_relations WHERE "
+            f"{self.dialect.any_of('source_id')} ORDER BY source_id ASC, target_id ASC",
+            (self.dialect.array(ids),),
+        ):
+            bucket = related.setdefault(source, [])
+            if len(bucket) < MAX_RELATIONS_PER_MEMORY:
+                bucket.append(target)
+        outcomes: dict[str, builtins.list[dict[str, Any]]] = {}
+        for memory_id, event_json in self._execute(
+            conn,
+            "SELECT memory_id, event_json FROM memory_outcomes WHERE "
+            f"{self.dialect.any_of('memory_id')} ORDER BY at ASC, id ASC",
+            (self.dialect.array(ids),),
+        ):
+            with contextlib.suppress(ValueError, MemoryValidationError):
+                outcomes.setdefault(memory_id, []).append(
+                    normalize_outcome_event(json.loads(event_json))
+                )
+        return {i: (tuple(related.get(i, ())), tuple(outcomes.get(i, ()))) for i in ids}
+
+    def _views(self, conn: Any, records: Sequence[MemoryRecord]) -> builtins.list[MemoryRecord]:
+        """``records`` with their relations and outcome views attached."""
+        if not records:
+            return []
+        parts = self._view_parts(conn, sorted({r.id for r in records}))
+        return [materialize(r, parts[r.id][1], parts[r.id][0]) for r in records]
+
+    def _stored(self, conn: Any, memory_id: str) -> MemoryRecord | None:
+        row = self._execute(
+            conn, f"SELECT {self._item_columns} FROM memory_items WHERE id = ?", (memory_id,)
+        ).fetchone()
+        return None if row is None else self._row_to_record(row)
+
+    def _records_by_id(
+        self, conn: Any, ids: Sequence[str], versions: Mapping[str, Any]
+    ) -> builtins.list[MemoryRecord]:
+        """Records for ``ids`` in order (unknown or unreadable ids skipped); rows whose cached
+        version is in ``versions`` are not read again."""
+        found: dict[str, MemoryRecord] = {}
+        stale = []
+        with self._lock:
+            for memory_id in ids:
+                cached = self._cache.get(memory_id)
+                if (
+                    cached is not None
+                    and memory_id in versions
+                    and cached[0] == versions[memory_id]
+                ):
+                    found[memory_id] = cached[1]
+                else:
+                    stale.append(memory_id)
+        if stale:
+            rows = self._execute(
+                conn,
+                f"SELECT {self._item_columns} FROM memory_items WHERE {self.dialect.any_of('id')}",
+                (self.dialect.array(stale),),
+            ).fetchall()
+            for record in map(self._row_to_record, rows):
+                if record is not None:
+                    found[record.id] = record
+        return self._views(conn, [found[i] for i in ids if i in found])
+
+    def _list_sql(self, flt: ListFilter, columns: str) -> tuple[str, builtins.list[Any]] | None:
+        """The reference list query for ``flt`` selecting ``columns`` (None: nothing matches)."""
+        if flt.scope_keys is not None and not flt.scope_keys:
+            return None
+        if flt.kinds is not None and not flt.kinds:
+            return None
+        where: builtins.list[str] = []
+        params: builtins.list[Any] = []
+        if flt.kinds is not None:
+            clause, values = self.dialect.one_of("kind", flt.kinds)
+            where.append(clause)
+            params.extend(values)
+        if not flt.include_inactive:
+            where.append("superseded_by IS NULL AND deleted = 0")
+        if not flt.include_expired:
+            where.append("(expires_at IS NULL OR expires_at > ?)")
+            params.append(flt.now)
+        limit = None if flt.limit is None else max(flt.limit, 0)
+        return self.dialect.select_items(ItemQuery(columns, flt.scope_keys, where, params, limit))
+
+    @guarded
+    def get(self, memory_id: str) -> MemoryRecord | None:
+        with self._connection() as conn:
+            record = self._stored(conn, memory_id)
+            return None if record is None else self._views(conn, [record])[0]
+
+    @guarded
+    def get_many(self, memory_ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        with self._connection() as conn:
+            return {r.id: r for r in self._records_by_id(conn, memory_ids, {})}
+
+    @guarded
+    def list(self, flt: ListFilter) -> builtins.list[MemoryRecord]:
+        self._check_open()
+        query = self._list_sql(flt, self._item_columns)
+        if query is None:
+            return []
+        with self._connection() as conn:
+            rows = self._execute(conn, *query).fetchall()
+            records = [r for r in map(self._row_to_record, rows) if r is not None]
+            if not flt.include_expired:
+                now_ms = iso_to_ms(flt.now)
+                records = [r for r in records if passes_parsed_expiry(r.expires_at, now_ms)]
+            return self._views(conn, records)
+
+    @guarded
+    def count(self) -> int:
+        with self._connection() as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM memory_items").fetchone()[0])
+
+    @guarded
+    def iter_all_records(self) -> Iterator[MemoryRecord]:
+        with self._connection() as conn:
+            rows = conn.execute(
+                f"SELECT {self._item_columns} FROM memory_items ORDER BY updated_at ASC, id ASC"
+            ).fetchall()
+        return self._iter_views(rows)
+
+    def _iter_views(self, rows: Sequence[Sequence[Any]]) -> Iterator[MemoryRecord]:
+        for start in range(0, len(rows), 500):
+            batch = rows[start : start + 500]
+            with self._guard(), self._connection() as conn:
+                chunk = [r for r in map(self._row_to_record, batch) if r is not None]
+                views = self._views(conn, chunk)
+            yield from views
+
+    def _preselect(
+        self, flt: ListFilter, fts_query: str, *, mode: str, max_items: int
+    ) -> Candidates | None:
+        """Full-text pre-selection: only the chosen records are read (or taken from cache)."""
+        if not self._fts_enabled:
+            return None
+        with self._guard(), self._connection() as conn:
+            hits = self._full_text(conn, flt, fts_query, max(100, max_items * 20))
+            if hits is None:
+                return None
+            if not hits.scoped:
+                return Candidates(records=())
+            if not hits.ranked:
+                return None if mode == "manual" else Candidates(records=())
+            order = {memory_id: position for position, memory_id in enumerate(hits.ranked)}
+            chosen = [i for i in hits.scoped if i in order]
+            records = self._records_by_id(conn, chosen, hits.versions)
+        return Candidates(records=tuple(records), fts_order=order)
+
+    def _write_record(self, record: MemoryRecord) -> MemoryRecord:
+        conn = self._tx_conn()
+        record = stored_form(record, None)
+        data = record_to_dict(record, include_provenance=False, include_outcomes=False)
+        model_version = self.embedding_model_version or record.embedding_model_version or ""
+        params = item_params(record, data, model_version)
+        valid_from, supersedes_reason = self._write_item(conn, record, data, params)
+        self._touch((record.id,), items=True)
+        changes: dict[str, Any] = {}
+        if valid_from != record.valid_from:
+            changes["valid_from"] = valid_from
+        if supersedes_reason != record.supersedes_reason:
+            changes["supersedes_reason"] = supersedes_reason
+        if (model_version or None) != record.embedding_model_version:
+            changes["embedding_model_version"] = model_version or None
+        return attrs.evolve(record, **changes) if changes else record
+
+    def _has_record(self, memory_id: str) -> bool:
+        row = self._execute(
+            self._tx_conn(), "SELECT 1 FROM memory_items WHERE id = ?", (memory_id,)
+        ).fetchone()
+        return row is not None
+
+    def _stored_record(self, memory_id: str) -> MemoryRecord | None:
+        return self._stored(self._tx_conn(), memory_id)
+
+    def _erase_record(self, memory_id: str) -> None:
+        conn = self._tx_conn()
+        linked = [
+            row[0]
+            for row in self._execute(
+                conn, "SELECT source_id FROM memory_relations WHERE target_id = ?", (memory_id,)
+            ).fetchall()
+        ]
+        self._execute(conn, "DELETE FROM memory_outcomes WHERE memory_id = ?", (memory_id,))
+        self._erase_item(conn, memory_id)  # its relations go with it (ON DELETE CASCADE)
+        self._touch([memory_id, *linked], items=True)
+
+    @guarded
+    def related_ids(self, memory_id: str) -> builtins.list[str]:
+        with self._connection() as conn:
+            rows = self._execute(
+                conn,
+                "SELECT target_id FROM memory_relations WHERE source_id = ? "
+                "ORDER BY target_id ASC LIMIT ?",
+                (memory_id, MAX_RELATIONS_PER_MEMORY),
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    # -- proposals ---------------------------------------------------------------------------
+
+    def _parse_proposal(self, proposal_id: str, proposal_json: str) -> MemoryProposal | None:
+        try:
+            return proposal_from_dict(json.loads(proposal_json))
+        except (ValueError, TypeError, MemoryValidationError) as exc:
+            self._report(proposal_id, exc)
+            return None
+
+    def _has_proposal(self, proposal_id: str) -> bool:
+        row = self._execute(
+            self._tx_conn(), "SELECT 1 FROM memory_proposals WHERE id = ?", (proposal_id,)
+        ).fetchone()
+        return row is not None
+
+    def _write_proposal(self, proposal: MemoryProposal) -> None:
+        conn = self._tx_conn()
+        self._execute(
+            conn,
+            "INSERT INTO memory_proposals (id, status, created_at, proposal_json) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET status = excluded.status, "
+            "created_at = excluded.created_at, proposal_json = excluded.proposal_json",
+            (proposal.id, proposal.status, proposal.created_at, dumps(proposal_to_dict(proposal))),
+        )
+        self._write_relations(conn, proposal)
+
+    def _write_relations(self, conn: Any, proposal: MemoryProposal) -> None:
+        """The relation clique of an applied merge proposal, between records that exist."""
+        pairs = merge_pairs(proposal)
+        if not pairs:
+            return
+        created = relation_created_at(proposal)
+        self._executemany(
+            conn,
+            "INSERT INTO memory_relations (source_id, target_id, proposal_id, created_at) "
+            "SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM memory_items WHERE id = ?) "
+            "AND EXISTS (SELECT 1 FROM memory_items WHERE id = ?) "
+            "ON CONFLICT (source_id, target_id) DO NOTHING",
+            [(s, t, proposal.id, created, s, t) for s, t in pairs],
+        )
+        self._touch({i for pair in pairs for i in pair})
+
+    @guarded
+    def get_proposal(self, proposal_id: str) -> MemoryProposal | None:
+        with self._connection() as conn:
+            row = self._execute(
+                conn, "SELECT proposal_json FROM memory_proposals WHERE id = ?", (proposal_id,)
+            ).fetchone()
+        return None if row is None else self._parse_proposal(proposal_id, row[0])
+
+    @guarded
+    def list_proposals(self, status: str | None = None) -> builtins.list[MemoryProposal]:
+        statement = "SELECT id, proposal_json FROM memory_proposals"
+        params: tuple[str, ...] = ()
+        if status is not None:
+            statement, params = statement + " WHERE status = ?", (status,)
+        with self._connection() as conn:
+            rows = self._execute(conn, statement + " ORDER BY created_at ASC, id ASC", params)
+            parsed = [self._parse_proposal(pid, pjson) for pid, pjson in rows.fetchall()]
+        return [p for p in parsed if p is not None]
+
+    # -- ledgers -----------------------------------------------------------------------------
+
+    def _write_usage(self, usage: dict[str, Any]) -> None:
+        self._execute(
+            self._tx_conn(),
+            f"INSERT INTO memory_recall_usage ({RECALL_USAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
+            recall_usage_params(str(uuid.uuid4()), usage),
+        )
+
+    @guarded
+    def list_recall_usage(
+        self, *, run_id: str | None = None, since: str | None = None
+    ) -> builtins.list[dict[str, Any]]:
+        where, params = [], []
+        if run_id is not None:
+            where.append("run_id = ?")
+            params.append(run_id)
+        if since is not None:
+            where.append("timestamp >= ?")
+            params.append(since)
+        statement = "SELECT usage_json FROM memory_recall_usage"
+        if where:
+            statement += " WHERE " + " AND ".join(where)
+        statement += f" ORDER BY timestamp ASC, {self.dialect.order_column} ASC"
+        with self._connection() as conn:
+            rows = self._execute(conn, statement, params).fetchall()
+        out = []
+        for (usage_json,) in rows:
+            with contextlib.suppress(ValueError):
+                out.append(json.loads(usage_json))
+        return out
+
+    def _stored_outcome(self, event_id: str) -> dict[str, Any] | None:
+        row = self._execute(
+            self._tx_conn(), "SELECT event_json FROM memory_outcomes WHERE id = ?", (event_id,)
+        ).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def _write_outcome(self, event: dict[str, Any]) -> None:
+        self._execute(
+            self._tx_conn(),
+            "INSERT INTO memory_outcomes (id, memory_id, generation, at, event_json) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (
+                event["id"],
+                event["memoryId"],
+                event["generation"],
+                event["outcome"]["at"],
+                dumps(event),
+            ),
+        )
+        self._touch((event["memoryId"],))
+
+    @guarded
+    def list_outcomes(self, memory_id: str | None = None) -> builtins.list[dict[str, Any]]:
+        statement = "SELECT event_json FROM memory_outcomes"
+        params: tuple[str, ...] = ()
+        if memory_id is not None:
+            statement, params = statement + " WHERE memory_id = ?", (memory_id,)
+        with self._connection() as conn:
+            rows = self._execute(conn, statement + " ORDER BY at ASC, id ASC", params).fetchall()
+        out = []
+        for (event_json,) in rows:
+            with contextlib.suppress(ValueError, MemoryValidationError):
+                out.append(normalize_outcome_event(json.loads(event_json)))
+        return out
+
+    def _write_reward(self, event: dict[str, Any]) -> None:
+        self._execute(
+            self._tx_conn(),
+            f"INSERT INTO memory_reward_events ({REWARD_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            reward_event_params(event),
+        )
+
+    @guarded
+    def list_reward_events(self) -> builtins.list[dict[str, Any]]:
+        with self._connection() as conn:
+            rows = conn.execute(
+                f"SELECT {REWARD_COLUMNS} FROM memory_reward_events "
+                f"ORDER BY timestamp ASC, {self.dialect.order_column} ASC"
+            ).fetchall()
+        return [reward_event_from_row(r) for r in rows]

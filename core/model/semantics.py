@@ -1,0 +1,322 @@
+"""What a stored record means, whichever store holds it.
+
+Every storage provider (in-memory, JSONL, SQLite, PostgreSQL) applies these rules, so the
+providers agree by construction; the contract suite checks the rest.
+
+* ``upsert`` keeps the *stored form* of a record (:func:`stored_form`): derived fields are
+  dropped (``relations``; the ``outcomes`` view and ``metadata.outcomeEventIds``),
+  ``validFrom`` is never reset once a row exists and ``supersedesReason`` keeps its previous
+  value when the new one is absent.
+* Reads materialise derived fields (:func:`materialize`): ``relations`` from applied merge
+  proposals (:func:`merge_pairs`) and, for the record's current
+  ``metadata.outcomeGeneration``, ``outcomes``, ``metadata.outcomeEventIds`` and the union of
+  record and outcome anchors.
+* Outcome, reward and recall-usage ledgers are normalised through JSON (``normalize_*``), so
+  every provider returns the same plain dicts.
+* ``list`` filters, orders and limits as :func:`filter_records` does.
+
+Pure: no I/O; the JSON text is the on-disk form of every JSON column and line (:func:`dumps`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from swarmmem.core.model.codec import (
+    anchor_from_dict,
+    anchor_to_dict,
+    outcome_from_dict,
+    outcome_to_dict,
+)
+from swarmmem.core.model.errors import MemoryValidationError
+from swarmmem.core.model.ids import iso_to_ms
+from swarmmem.core.model.records import (
+    MAX_ANCHORS,
+    Anchor,
+    MemoryProposal,
+    MemoryRecord,
+    MemoryScope,
+    Relation,
+)
+
+MAX_RELATIONS_PER_MEMORY = 32
+
+
+@attrs.frozen(kw_only=True)
+class ListFilter:
+    """Which memories ``list`` returns (:func:`filter_records` states it exactly).
+
+    ``scope_keys``/``kinds``: ``None`` means any. Inactive (deleted or superseded) and expired
+    records are hidden unless asked for; ``now`` is the ISO time expiry is judged against.
+    Results are ordered by ``updated_at`` descending, then id ascending.
+    """
+
+    now: str
+    scope_keys: tuple[str, ...] | None = attrs.field(default=None)
+    kinds: tuple[str, ...] | None = attrs.field(default=None)
+    include_inactive: bool = False
+    include_expired: bool = False
+    limit: int | None = None
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON (no spaces, non-ASCII kept), the on-disk form of every JSON column/line."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def plain_json(value: Any) -> Any:
+    """``value`` after a JSON round trip (tuples become lists, keys become strings)."""
+    return json.loads(dumps(value))
+
+
+# --------------------------------------------------------------------------- records
+
+
+def stored_form(record: MemoryRecord, previous: MemoryRecord | None) -> MemoryRecord:
+    """The record as a provider stores it (see the module docstring)."""
+    changes: dict[str, Any] = {}
+    if "outcomeEventIds" in record.metadata:
+        changes["metadata"] = {k: v for k, v in record.metadata.items() if k != "outcomeEventIds"}
+    if record.outcomes is not None:
+        changes["outcomes"] = None
+    if record.relations:
+        changes["relations"] = ()
+    if record.source_task_id == "":
+        changes["source_task_id"] = None
+    if record.embedding_model_version == "":
+        changes["embedding_model_version"] = None
+    if previous is not None:
+        if record.valid_from != previous.valid_from:
+            changes["valid_from"] = previous.valid_from
+        if record.supersedes_reason is None and previous.supersedes_reason is not None:
+            changes["supersedes_reason"] = previous.supersedes_reason
+    return attrs.evolve(record, **changes) if changes else record
+
+
+def tombstone(record: MemoryRecord, reason: str, now: str) -> MemoryRecord:
+    """``record`` soft-deleted at ``now`` (``metadata.deleted`` and ``deleteReason`` set)."""
+    return attrs.evolve(
+        record,
+        metadata={**record.metadata, "deleted": True, "deleteReason": reason},
+        updated_at=now,
+    )
+
+
+def materialize(
+    record: MemoryRecord, outcome_events: Sequence[Mapping[str, Any]], related: Sequence[str]
+) -> MemoryRecord:
+    """Attach derived fields: relations and the current generation's outcome view."""
+    changes: dict[str, Any] = {}
+    generation = record.metadata.get("outcomeGeneration")
+    current = [
+        e for e in outcome_events if isinstance(generation, str) and e["generation"] == generation
+    ]
+    if current:
+        current.sort(key=lambda e: (e["outcome"]["at"], e["id"]))
+        changes["outcomes"] = tuple(outcome_from_dict(e["outcome"]) for e in current)
+        changes["metadata"] = {**record.metadata, "outcomeEventIds": [e["id"] for e in current]}
+        anchors: dict[tuple[str, str], Anchor] = {}
+        for anchor in record.anchors or ():
+            anchors.setdefault((anchor.file, anchor.symbol or ""), anchor)
+        for event in current:
+            for raw in event.get("anchors") or ():
+                anchor = anchor_from_dict(raw)
+                anchors.setdefault((anchor.file, anchor.symbol or ""), anchor)
+        if anchors:
+            changes["anchors"] = tuple(anchors[k] for k in sorted(anchors))[:MAX_ANCHORS]
+    if related:
+        changes["relations"] = tuple(Relation(memory_id=m) for m in related)
+    elif record.relations:
+        changes["relations"] = ()
+    return attrs.evolve(record, **changes) if changes else record
+
+
+# --------------------------------------------------------------------------- listing
+
+
+def passes_sql_expiry(expires_at: str | None, now: str) -> bool:
+    """The SQL expiry test: no expiry, or an expiry string after ``now``."""
+    return expires_at is None or expires_at > now
+
+
+def passes_parsed_expiry(expires_at: str | None, now_ms: float | None) -> bool:
+    """The post-filter: records whose expiry does not parse are kept; parsed ones must be later."""
+    if expires_at is None or now_ms is None:
+        return True
+    expires_ms = iso_to_ms(expires_at)
+    return expires_ms is None or expires_ms > now_ms
+
+
+_SCOPE_KEYS: dict[MemoryScope, str] = {}
+
+
+def scope_key_of(scope: MemoryScope) -> str:
+    """``scope.key``, memoised (the stable key is a JSON dump, costly in tight loops)."""
+    key = _SCOPE_KEYS.get(scope)
+    if key is None:
+        if len(_SCOPE_KEYS) > 4096:
+            _SCOPE_KEYS.clear()
+        key = _SCOPE_KEYS[scope] = scope.key
+    return key
+
+
+def filter_records(records: Iterable[MemoryRecord], flt: ListFilter) -> list[MemoryRecord]:
+    """Apply ``flt`` exactly as the SQL list query does (filter, order, limit, post-filter)."""
+    scopes = None if flt.scope_keys is None else frozenset(flt.scope_keys)
+    kinds = None if flt.kinds is None else frozenset(flt.kinds)
+    out = [
+        r
+        for r in records
+        if (scopes is None or scope_key_of(r.scope) in scopes)
+        and (kinds is None or r.kind in kinds)
+        and (flt.include_inactive or r.active)
+        and (flt.include_expired or passes_sql_expiry(r.expires_at, flt.now))
+    ]
+    out.sort(key=lambda r: r.id)
+    out.sort(key=lambda r: r.updated_at, reverse=True)
+    if flt.limit is not None:
+        out = out[: max(flt.limit, 0)]
+    if not flt.include_expired:
+        now_ms = iso_to_ms(flt.now)
+        out = [r for r in out if passes_parsed_expiry(r.expires_at, now_ms)]
+    return out
+
+
+# --------------------------------------------------------------------------- ledgers
+
+
+def _require_str(event: Mapping[str, Any], key: str, what: str, hi: int = 256) -> str:
+    value = event.get(key)
+    if not isinstance(value, str) or not 1 <= len(value) <= hi:
+        raise MemoryValidationError(f"{what}.{key} must be a string of 1..{hi} characters")
+    return value
+
+
+def _strict_keys(event: Any, allowed: frozenset[str], what: str) -> Mapping[str, Any]:
+    if not isinstance(event, Mapping):
+        raise MemoryValidationError(f"{what} must be an object; got {type(event).__name__}")
+    unknown = sorted(str(k) for k in event if k not in allowed)
+    if unknown:
+        raise MemoryValidationError(f"{what} has unknown key(s): {', '.join(unknown)}")
+    return event
+
+
+_OUTCOME_EVENT_KEYS = frozenset({"id", "memoryId", "generation", "outcome", "anchors"})
+
+
+def normalize_outcome_event(event: Any) -> dict[str, Any]:
+    """The canonical outcome event ``{id, memoryId, generation, outcome, anchors}`` (strict)."""
+    obj = _strict_keys(event, _OUTCOME_EVENT_KEYS, "outcome event")
+    anchors = obj.get("anchors") or []
+    if not isinstance(anchors, list | tuple):
+        raise MemoryValidationError("outcome event.anchors must be an array")
+    if len(anchors) > MAX_ANCHORS:
+        raise MemoryValidationError(f"outcome event.anchors: at most {MAX_ANCHORS} anchors")
+    return {
+        "id": _require_str(obj, "id", "outcome event"),
+        "memoryId": _require_str(obj, "memoryId", "outcome event"),
+        "generation": _require_str(obj, "generation", "outcome event"),
+        "outcome": outcome_to_dict(outcome_from_dict(obj.get("outcome"))),
+        "anchors": [anchor_to_dict(anchor_from_dict(a)) for a in anchors],
+    }
+
+
+_REWARD_KEYS = (
+    "id",
+    "memoryId",
+    "runId",
+    "unitId",
+    "verdict",
+    "reward",
+    "qBefore",
+    "qAfter",
+    "verdictSynthesis",
+    "timestamp",
+)
+
+
+def normalize_reward_event(event: Any, now: str) -> dict[str, Any]:
+    """The canonical reward event; ``id`` defaults to a UUID and ``timestamp`` to ``now``."""
+    obj = dict(_strict_keys(event, frozenset(_REWARD_KEYS), "reward event"))
+    obj.setdefault("id", str(uuid.uuid4()))
+    obj.setdefault("timestamp", now)
+    _require_str(obj, "id", "reward event")
+    _require_str(obj, "memoryId", "reward event")
+    _require_str(obj, "verdict", "reward event", 10_000)
+    _require_str(obj, "timestamp", "reward event")
+    for key in ("reward", "qBefore", "qAfter"):
+        value = obj.get(key)
+        if value is None and key != "reward":
+            continue
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
+            raise MemoryValidationError(f"reward event.{key} must be a number; got {value!r}")
+        obj[key] = float(value)
+    for key in ("runId", "unitId"):
+        if obj.get(key) is not None and not isinstance(obj[key], str):
+            raise MemoryValidationError(f"reward event.{key} must be a string")
+    out = {key: obj[key] for key in _REWARD_KEYS if obj.get(key) is not None}
+    stored: dict[str, Any] = plain_json(out)
+    return stored
+
+
+def normalize_recall_usage(usage: Any, now: str) -> dict[str, Any]:
+    """The recall usage as stored: a JSON object with ``bundleId`` and a ``timestamp``."""
+    if not isinstance(usage, Mapping):
+        raise MemoryValidationError("recall usage must be an object")
+    if not isinstance(usage.get("bundleId"), str) or not usage["bundleId"]:
+        raise MemoryValidationError("recall usage.bundleId must be a non-empty string")
+    out = dict(usage)
+    if not isinstance(out.get("timestamp"), str):
+        out["timestamp"] = out["generatedAt"] if isinstance(out.get("generatedAt"), str) else now
+    stored: dict[str, Any] = plain_json(out)
+    return stored
+
+
+def usage_matches(usage: Mapping[str, Any], run_id: str | None, since: str | None) -> bool:
+    """The ``list_recall_usage`` filter (``since`` is inclusive)."""
+    if run_id is not None and usage.get("runId") != run_id:
+        return False
+    return since is None or usage["timestamp"] >= since
+
+
+# --------------------------------------------------------------------------- audit events
+
+
+def event_json_for(reason: str | None, event: Mapping[str, Any] | None) -> str | None:
+    """The stored ``event_json``: the caller's JSON, else ``{"reason": ...}``, else NULL."""
+    if event is not None:
+        return dumps(event)
+    if reason:
+        return dumps({"reason": reason})
+    return None
+
+
+def proposal_event(proposal: MemoryProposal) -> dict[str, Any]:
+    """The payload of the ``proposal`` audit event written with every proposal write."""
+    return {"operation": proposal.operation, "status": proposal.status}
+
+
+# --------------------------------------------------------------------------- merge relations
+
+
+def merge_pairs(proposal: MemoryProposal) -> list[tuple[str, str]]:
+    """Ordered pairs of the relation clique an applied merge proposal creates."""
+    if proposal.operation != "merge" or proposal.status != "applied":
+        return []
+    ids = sorted(set(proposal.related_memory_ids or ()))
+    return [(a, b) for a in ids for b in ids if a != b]
+
+
+def relation_created_at(proposal: MemoryProposal) -> str:
+    """When a merge relation came into being: the review time, else the proposal's creation."""
+    return proposal.reviewed_at or proposal.created_at
