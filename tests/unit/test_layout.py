@@ -199,3 +199,26 @@ def test_core_does_no_io() -> None:
         if found:
             offenders[name] = found
     assert offenders == {}
+
+
+def test_readme_layout_table_matches_the_tree() -> None:
+    """Every folder of the README's "Where things live" table exists, and every package
+    folder of the tree has a row (its own, or rows for the folders inside it)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Where things live", 1)[1].split("\n## ", 1)[0]
+    listed = {
+        line.split("`")[1].rstrip("/")
+        for line in section.splitlines()
+        if line.startswith("| `") and line.count("`") >= 2
+    }
+    assert listed, "the README has no layout table"
+    missing = sorted(folder for folder in listed if not (REPO / folder).is_dir())
+    packages = {
+        str(init.parent.relative_to(REPO))
+        for folder in FOLDERS
+        for init in (REPO / folder).rglob("__init__.py")
+    }
+    unlisted = sorted(
+        pkg for pkg in packages if not any(f == pkg or f.startswith(pkg + "/") for f in listed)
+    )
+    assert (missing, unlisted) == ([], [])
