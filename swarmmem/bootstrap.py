@@ -110,6 +110,8 @@ class Runtime:
         adapters: Mapping[str, Any] | None = None,
     ) -> None:
         self.root = Path(root).resolve()
+        if not self.root.is_dir():
+            raise ConfigError(f"the project root {self.root} does not exist or is not a folder")
         self.config: dict[str, Any] = _config.load(self.root, config)
         ctx = dict(context or {})
         unknown = set(ctx) - CONTEXT_KEYS
@@ -314,7 +316,11 @@ class Runtime:
     @property
     def allowed_scopes(self) -> list[MemoryScope]:
         """Scopes this context may read and write."""
-        return derive_allowed_scopes(self.context, remote_url=git_remote_origin(self.root))
+        return derive_allowed_scopes(
+            self.context,
+            remote_url=git_remote_origin(self.root),
+            project_id=self.config["projectId"],
+        )
 
     def recall_defaults(self) -> RecallDefaults:
         """``memory.recall`` as request defaults."""

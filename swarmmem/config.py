@@ -61,6 +61,14 @@ def _opt_str(key: str, value: Any) -> None:
         _str(key, value)
 
 
+def _project_id(key: str, value: Any) -> None:
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}", value):
+        raise ConfigError(
+            f"memory.{key} must be 1-128 letters, digits or . _ : - (starting with a letter "
+            f"or digit); got {value!r}"
+        )
+
+
 def _identifier(key: str, value: Any) -> None:
     if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,62}", value):
         raise ConfigError(f"memory.{key} must be a plain SQL identifier; got {value!r}")
@@ -87,6 +95,7 @@ INF = float("inf")
 # dotted key -> (default, check). Order is the documentation order.
 SCHEMA: dict[str, tuple[Any, Check]] = {
     "enabled": (False, _bool),
+    "projectId": (None, _optional(_project_id)),
     "provider": ("sqlite", _choice(*choices("store"))),
     "storageDir": (".swarm/memory", _str),
     "sqlite.path": (".swarm/memory/memory.db", _str),
@@ -226,15 +235,21 @@ def _read_section(path: Path) -> Mapping[str, Any]:
         raise ConfigError(f"cannot read configuration {path}: {exc}") from exc
     if not isinstance(data, Mapping):
         raise ConfigError(f"configuration {path} must hold a JSON object")
-    section = data.get("memory", {}) if "memory" in data or not _looks_like_section(data) else data
+    stray = sorted(key for key in data if key in _TOP_KEYS)
+    if "memory" in data:
+        if stray:
+            raise ConfigError(f'{path}: {", ".join(stray)} must be inside the "memory" section')
+        section = data["memory"]
+    elif stray:  # a bare memory section: every key in it must be a memory key
+        section = data
+    else:  # the file configures other parts of the swarm only
+        section = {}
     if not isinstance(section, Mapping):
         raise ConfigError(f"memory in {path} must be an object")
     return section
 
 
-def _looks_like_section(data: Mapping[str, Any]) -> bool:
-    top = {d.split(".")[0] for d in SCHEMA}
-    return bool(data) and all(key in top for key in data)
+_TOP_KEYS = frozenset(dotted.split(".")[0] for dotted in SCHEMA)
 
 
 def get(config: Mapping[str, Any], dotted: str) -> Any:

@@ -39,6 +39,19 @@ FACTS: list[dict[str, Any]] = [
 ]
 
 
+QUERY = "why does the upload test time out"
+TASK = "fix flaky upload test"
+EVALUATION_NOTE = (
+    "Each fixture is a small store with a query and the memories that should (and should not)\n"
+    "come back, run in manual, injection and curator modes. What good looks like:\n"
+    "- Precision@k / Recall@k: the share of returned items that were expected / of expected\n"
+    "  items that came back; 1.0 is perfect.\n"
+    "- Cross-scope leaks and stale memories: must be 0 (another repository's memory, or a\n"
+    "  superseded/expired one, was returned).\n"
+    "- Noisy injections and same-scope noise: unexpected items in the prompt; lower is better.\n"
+)
+
+
 def _project(tmp: Path) -> Path:
     root = tmp / "shop-api"
     (root / ".git").mkdir(parents=True)
@@ -109,7 +122,10 @@ def run_demo(
             root, context={"session_id": "demo-session-2", "agent_role": "coder"}
         ) as agent:
             say("## 3. A later agent recalls (the prompt block it would see)")
-            bundle = agent.recall("why does the upload test time out", task="fix flaky upload test")
+            query, task = QUERY, TASK
+            say(f'Query: "{query}"  (task: "{task}")\n')
+            bundle = agent.recall(query, task=task)
+            summary["query"] = {"query": query, "task": task}
             summary["recalled"] = [item.record.id for item in bundle.items]
             say(bundle.prompt_block + "\n")
             say("## 4. It reports the outcome")
@@ -122,6 +138,7 @@ def run_demo(
                 summary["outcome"] = result
                 say(f"- useful: {result['memory_id']} ({result['outcomes']} outcome(s))\n")
         say("## 5. Offline evaluation on the bundled golden fixtures")
+        say(EVALUATION_NOTE)
         report = evaluate(project_root=root)
         summary["evaluation"] = report["summary"]
         say(render_evaluation(report))

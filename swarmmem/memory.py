@@ -25,8 +25,9 @@ from swarmmem.core.writes.importing import ImportResult, import_records
 from swarmmem.ports.storage import StorageProvider
 
 DISABLED_MESSAGE = (
-    "Swarm memory is disabled. Set memory.enabled=true in .opencode/opencode-swarm.json "
-    "(or pass config={'enabled': True})."
+    'Swarm memory is disabled: set "enabled": true in the "memory" section of '
+    ".opencode/opencode-swarm.json (`swarmmem init` writes it), or pass "
+    "config={'enabled': True} to swarmmem.open()."
 )
 
 __all__ = ["DISABLED_MESSAGE", "ImportResult", "Memory"]

@@ -29,23 +29,36 @@ class MemoryContext:
         return self.run_id or self.session_id
 
 
+def repository_identity(project_id: str | None, remote_url: str | None, root: str) -> str:
+    """What identifies the repository: the configured project id, else the ``origin`` remote,
+    else the folder name."""
+    if project_id:
+        return f"project:{project_id}"
+    return remote_url or os.path.basename(root)
+
+
 def derive_allowed_scopes(
-    context: MemoryContext, *, remote_url: str | None, cohort_id: str | None = None
+    context: MemoryContext,
+    *,
+    remote_url: str | None,
+    cohort_id: str | None = None,
+    project_id: str | None = None,
 ) -> list[MemoryScope]:
     """The allowed scopes, most general first: workspace, repository, [cohort], [run], [agent].
 
     Args:
         context: the caller's context; ``directory`` is resolved to an absolute path.
-        remote_url: the ``origin`` remote of the repository, if any (else the folder name
-            identifies the repository).
+        remote_url: the ``origin`` remote of the repository, if any.
         cohort_id: a linked cohort, when memory sharing between worktrees is configured.
+        project_id: ``memory.projectId``; when set it identifies the repository (see
+            :func:`repository_identity`).
     """
     root = os.path.abspath(context.directory)
     scopes = [
         MemoryScope(type="workspace", workspace_id=stable_id(os.path.dirname(root))),
         MemoryScope(
             type="repository",
-            repo_id=stable_id(remote_url or os.path.basename(root)),
+            repo_id=stable_id(repository_identity(project_id, remote_url, root)),
             repo_root=root,
         ),
     ]

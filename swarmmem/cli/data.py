@@ -14,6 +14,7 @@ from swarmmem import datasets, evaluation
 from swarmmem.cli import render
 from swarmmem.cli.app import State, comma_list, command, emit, main, profiles_option, progress_bar
 from swarmmem.core.evaluation.metrics import PROVIDERS
+from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.recall.pipeline import PROFILES
 from swarmmem.registry import choices
 
@@ -23,6 +24,10 @@ EVALUATION_PROVIDERS = (
 )
 """The stores ``evaluate --provider`` accepts: the default ones first, then every other
 registered store that a run can create in a temporary folder (not postgres: it needs a server)."""
+
+
+IMPORT_FILES = ("memories.jsonl", "proposals.jsonl", "outcome-events.jsonl")
+"""The files ``import`` reads from its folder."""
 
 
 @contextmanager
@@ -49,10 +54,21 @@ def export_command(state: State, directory: str | None) -> None:
 @click.option("--dir", "directory", default=None, help="Folder holding memories.jsonl etc.")
 @command
 def import_command(state: State, directory: str | None) -> None:
-    """Import memories.jsonl / proposals.jsonl / outcome-events.jsonl (last row wins per id)."""
-    with _folder_of(state, directory) as (mem, source), progress_bar("importing", state):
-        report = mem.runtime.transfer("import-jsonl")(mem.store, source)
-    emit(state, {"success": True, "directory": str(source), **report}, render.import_text)
+    """Import memories.jsonl / proposals.jsonl / outcome-events.jsonl (last row wins per id).
+
+    Exits 2 when the folder holds none of them, 1 when rows were read but none was valid."""
+    with _folder_of(state, directory) as (mem, source):
+        present = [name for name in IMPORT_FILES if (source / name).is_file()]
+        if not present:
+            raise MemoryValidationError(
+                f"import --dir {source}: no {', '.join(IMPORT_FILES)} in that folder"
+            )
+        with progress_bar("importing", state):
+            report = mem.runtime.transfer("import-jsonl")(mem.store, source)
+    imported = sum(report[k] for k in ("importedMemories", "importedProposals", "importedOutcomes"))
+    ok = imported > 0 or report["invalidCount"] == 0
+    data = {"success": ok, "directory": str(source), **report}
+    emit(state, data, render.import_text, ok=ok)
 
 
 @main.command()

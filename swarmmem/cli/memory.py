@@ -8,6 +8,7 @@ command hands its options to :class:`~swarmmem.memory.Memory` as they come.
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import click
@@ -69,16 +70,28 @@ def status_report(mem: Any) -> dict[str, Any]:
     return report
 
 
+def _stdin_dash(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``-`` reads the value from standard input (trailing newlines dropped)."""
+    if value != "-":
+        return value
+    text = sys.stdin.read().rstrip("\n")
+    if not text.strip():
+        raise click.BadParameter("standard input was empty", param=param)
+    return text
+
+
 @main.command()
-@click.argument("query")
+@click.argument("query", callback=_stdin_dash)
 @click.option("--task", default=None, help="Task description (adds task-term signal).")
 @click.option("--kind", "kinds", multiple=True, help="Restrict to a memory kind (repeatable).")
-@click.option("--max-items", type=int, default=None)
-@click.option("--token-budget", type=int, default=None)
+@click.option("--max-items", type=click.IntRange(1, 20), default=None, help="1..20 items.")
+@click.option(
+    "--token-budget", type=click.IntRange(100, 5000), default=None, help="100..5000 tokens."
+)
 @click.option("--mode", type=click.Choice(CALLER_MODES), default="manual")
 @command
 def recall(state: State, query: str, kinds: tuple[str, ...], **options: Any) -> None:
-    """Recall memories for QUERY and print the prompt block."""
+    """Recall memories for QUERY (``-`` reads it from stdin) and print the prompt block."""
     with state.open() as mem:
         bundle = mem.recall(query, kinds=list(kinds) or None, **options)
     emit(state, render.bundle_json(bundle), render.recall_text)
@@ -89,7 +102,7 @@ def recall(state: State, query: str, kinds: tuple[str, ...], **options: Any) -> 
     "--operation", default="add", show_default=True, type=click.Choice(PROPOSAL_OPERATIONS)
 )
 @click.option("--kind", default=None)
-@click.option("--text", default=None)
+@click.option("--text", default=None, callback=_stdin_dash, help="Memory text (- reads stdin).")
 @click.option("--rationale", required=True)
 @click.option("--evidence", "evidence_refs", multiple=True, help="Evidence ref (repeatable).")
 @click.option("--target", "target_memory_id", default=None)

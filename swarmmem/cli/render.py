@@ -88,6 +88,11 @@ def _code(value: Any) -> str:
     return f"`{shown}`"
 
 
+def _count(n: int, noun: str) -> str:
+    """``1 row``, ``2 rows``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _lines(*parts: Iterable[str]) -> str:
     return "\n".join(line for part in parts for line in part)
 
@@ -264,6 +269,14 @@ def audit_text(report: Data) -> str:
 
 
 # ------------------------------------------------------------------- data commands
+def init_text(data: Data) -> str:
+    """What ``init`` changed, as sentences (or that nothing needed to change)."""
+    lines = list(data["actions"]) or ["Memory was already set up; nothing changed."]
+    project = data["project_id"] or "none (the remote URL or folder name identifies the project)"
+    lines.append(f"Project id: {project}.")
+    return "\n".join(lines)
+
+
 def export_text(data: Data) -> str:
     """The counts an export wrote and the files they went to."""
     target = Path(data["directory"])
@@ -279,17 +292,16 @@ def export_text(data: Data) -> str:
 
 
 def import_text(data: Data) -> str:
-    """What an import read, wrote and refused (at most 20 rows listed per list)."""
-    lines = _heading("Swarm Memory Import")
-    for key, value in data.items():
-        if key in ("success", "directory"):
-            continue
-        label = key.replace("_", " ").capitalize()
-        if isinstance(value, list):
-            lines.append(f"- {label}: {len(value)}")
-            lines.extend(f"  - {row}" for row in value[:20])
-        else:
-            lines.append(f"- {label}: {value}")
+    """What an import read, wrote and refused, as sentences (at most 20 refused rows listed)."""
+    lines = [
+        f"Imported {data['importedMemories']} memories, {data['importedProposals']} proposals "
+        f"and {data['importedOutcomes']} outcome events from {data['directory']} "
+        f"({_count(data['scannedRows'], 'row')} read).",
+    ]
+    refused = data["invalidRows"]
+    if refused:
+        lines.append(f"Refused {_count(data['invalidCount'], 'row')}:")
+        lines.extend(f"- {row['file']} line {row['line']}: {row['reason']}" for row in refused[:20])
     return "\n".join(lines)
 
 

@@ -1,0 +1,217 @@
+"""Everyday use from the shell: ``init``, errors that name the real problem, stdin text,
+import exit codes, recall limits and the demo's explanations."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+import swarmmem
+from swarmmem.cli import main
+from swarmmem.core.model.errors import ConfigError
+from swarmmem.memory import DISABLED_MESSAGE
+
+CONFIG = Path(".opencode") / "opencode-swarm.json"
+
+
+def cli(root: Path, *args: str, stdin: str | None = None) -> Result:
+    """``swarmmem --root ROOT ARGS`` in process (unexpected exceptions propagate)."""
+    return CliRunner().invoke(
+        main, ["--root", str(root), *args], input=stdin, catch_exceptions=False
+    )
+
+
+def as_json(result: Result) -> dict[str, Any]:
+    data = json.loads(result.stdout)
+    assert isinstance(data, dict)
+    return data
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An initialised project (memory on, random project id, .swarm/ ignored)."""
+    root = tmp_path / "shop"
+    root.mkdir()
+    assert cli(root, "init").exit_code == 0
+    return root
+
+
+# ----------------------------------------------------------------------------- init
+def test_init_turns_memory_on_once_and_keeps_what_was_there(tmp_path: Path) -> None:
+    """init writes the config with a random project id and ignores .swarm/; a second run
+    changes nothing; other configuration sections and .gitignore lines are kept."""
+    root = tmp_path / "repo"
+    (root / ".opencode").mkdir(parents=True)
+    (root / CONFIG).write_text(json.dumps({"agents": {"coder": {"model": "x"}}}), "utf-8")
+    (root / ".gitignore").write_text("node_modules", encoding="utf-8")
+
+    first = cli(root, "init", "--json")
+    assert first.exit_code == 0, first.output
+    data = as_json(first)
+    assert data["changed"] is True and data["project_id"].startswith("proj_")
+    written = json.loads((root / CONFIG).read_text("utf-8"))
+    assert written["agents"] == {"coder": {"model": "x"}}
+    assert written["memory"] == {"enabled": True, "projectId": data["project_id"]}
+    assert (root / ".gitignore").read_text("utf-8").splitlines()[0] == "node_modules"
+    assert ".swarm/" in (root / ".gitignore").read_text("utf-8").splitlines()
+
+    again = cli(root, "init")
+    assert again.exit_code == 0
+    assert "nothing changed" in again.stdout
+    assert json.loads((root / CONFIG).read_text("utf-8")) == written
+    assert (root / ".gitignore").read_text("utf-8").count(".swarm/") == 1
+    with swarmmem.open(root) as mem:
+        assert mem.enabled and mem.config["projectId"] == data["project_id"]
+
+
+def test_two_initialised_checkouts_with_one_name_do_not_share_a_scope(tmp_path: Path) -> None:
+    """The random project id, not the folder name, identifies an initialised repository."""
+    scopes = []
+    for parent in ("a", "b"):
+        root = tmp_path / parent / "api"
+        root.mkdir(parents=True)
+        assert cli(root, "init").exit_code == 0
+        with swarmmem.open(root) as mem:
+            scopes.append(mem.runtime.allowed_scopes[1].key)
+    assert scopes[0] != scopes[1]
+
+
+def test_init_keeps_the_identity_of_memories_already_stored(tmp_path: Path) -> None:
+    """A project with stored memories keeps its repository identity (no project id added),
+    so those memories stay visible."""
+    root = tmp_path / "old"
+    (root / ".opencode").mkdir(parents=True)
+    (root / CONFIG).write_text(json.dumps({"memory": {"enabled": True}}), "utf-8")
+    with swarmmem.open(root) as mem:
+        mem.import_records([{"kind": "repo_convention", "text": "Releases are cut on Fridays."}])
+    result = cli(root, "init", "--json")
+    assert result.exit_code == 0, result.output
+    assert as_json(result)["project_id"] is None
+    with swarmmem.open(root) as mem:
+        assert [i.record.text for i in mem.recall("when are releases cut").items] == [
+            "Releases are cut on Fridays."
+        ]
+
+
+# --------------------------------------------------------------------- real problems
+@pytest.mark.parametrize("args", [("status",), ("recall", "how are tests run"), ("init",)])
+def test_a_missing_root_exits_2_and_creates_nothing(tmp_path: Path, args: tuple[str, ...]) -> None:
+    missing = tmp_path / "typo"
+    result = cli(missing, *args)
+    assert result.exit_code == 2
+    assert "does not exist" in result.output
+    assert not missing.exists()
+
+
+def test_the_library_refuses_a_missing_root(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        swarmmem.open(tmp_path / "nowhere", config={"enabled": True})
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_disabled_memory_says_which_file_and_key(tmp_path: Path) -> None:
+    result = cli(tmp_path, "recall", "how are tests run")
+    assert result.exit_code == 1
+    assert ".opencode/opencode-swarm.json" in DISABLED_MESSAGE
+    assert '"enabled": true' in DISABLED_MESSAGE and "swarmmem init" in DISABLED_MESSAGE
+    assert DISABLED_MESSAGE in result.output
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ({"enabled": True, "foo": 1}, "unknown configuration key memory.foo"),
+        ({"memory": {"enabled": True}, "enabled": True}, 'inside the "memory" section'),
+    ],
+)
+def test_memory_keys_outside_the_section_are_errors(
+    tmp_path: Path, document: dict[str, Any], message: str
+) -> None:
+    """A top-level typo no longer leaves memory silently disabled."""
+    (tmp_path / ".opencode").mkdir()
+    (tmp_path / CONFIG).write_text(json.dumps(document), "utf-8")
+    result = cli(tmp_path, "status")
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_other_sections_of_the_file_are_left_alone(tmp_path: Path) -> None:
+    (tmp_path / ".opencode").mkdir()
+    (tmp_path / CONFIG).write_text(json.dumps({"agents": {}}), "utf-8")
+    result = cli(tmp_path, "status", "--json")
+    assert result.exit_code == 0
+    assert as_json(result)["enabled"] is False
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "allowed"),
+    [
+        ("--max-items", "0", "1<=x<=20"),
+        ("--max-items", "-5", "1<=x<=20"),
+        ("--max-items", "500", "1<=x<=20"),
+        ("--token-budget", "50", "100<=x<=5000"),
+    ],
+)
+def test_recall_limits_out_of_range_exit_2_with_the_range(
+    project: Path, option: str, value: str, allowed: str
+) -> None:
+    result = cli(project, "recall", "how are tests run", option, value)
+    assert result.exit_code == 2
+    assert allowed in result.output
+
+
+# ------------------------------------------------------------------------- stdin
+def test_text_and_query_read_stdin_with_a_dash(project: Path) -> None:
+    proposed = cli(
+        project,
+        "propose", "--kind", "repo_convention", "--text", "-", "--rationale", "house style",
+        "--evidence", "pyproject.toml", "--json",
+        stdin="Use ruff for lint.\n",
+    )  # fmt: skip
+    assert proposed.exit_code == 0, proposed.output
+    data = as_json(proposed)
+    assert cli(project, "curate", data["proposal_id"], "add").exit_code == 0
+    recalled = cli(project, "recall", "-", "--json", stdin="which tool does lint\n")
+    assert recalled.exit_code == 0, recalled.output
+    assert [item["text"] for item in as_json(recalled)["items"]] == ["Use ruff for lint."]
+
+
+def test_an_empty_stdin_is_refused(project: Path) -> None:
+    result = cli(project, "recall", "-", stdin="\n")
+    assert result.exit_code == 2
+    assert "standard input was empty" in result.output
+
+
+# ------------------------------------------------------------------------ import
+def test_import_without_any_file_exits_2(project: Path, tmp_path: Path) -> None:
+    result = cli(project, "import", "--dir", str(tmp_path / "empty"))
+    assert result.exit_code == 2
+    assert "no memories.jsonl" in result.output
+
+
+def test_import_with_only_invalid_rows_exits_1_and_lists_them(
+    project: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "dump"
+    folder.mkdir()
+    (folder / "memories.jsonl").write_text('{"bad": 1}\nnot json\n', encoding="utf-8")
+    text = cli(project, "import", "--dir", str(folder))
+    assert text.exit_code == 1
+    assert text.stdout.startswith("Imported 0 memories, 0 proposals and 0 outcome events")
+    assert "Refused 2 rows:" in text.stdout
+    assert "memories.jsonl line 1:" in text.stdout
+    data = as_json(cli(project, "import", "--dir", str(folder), "--json"))
+    assert data["success"] is False and data["invalidCount"] == 2
+
+
+# -------------------------------------------------------------------------- demo
+def test_the_demo_shows_its_query_and_what_good_numbers_are() -> None:
+    result = CliRunner().invoke(main, ["demo"], catch_exceptions=False)
+    assert result.exit_code == 0
+    assert 'Query: "why does the upload test time out"' in result.stdout
+    assert "What good looks like" in result.stdout
+    assert "must be 0" in result.stdout
