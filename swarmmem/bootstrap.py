@@ -33,6 +33,7 @@ from swarmmem.core.recall.scoring import LearningPolicy
 from swarmmem.core.recall.service import RecallDefaults, RecallService
 from swarmmem.core.writes.service import WritePolicy, WriteService
 from swarmmem.ports.clock import Clock, SystemClock
+from swarmmem.ports.evidence import EvidenceStore
 from swarmmem.ports.files import LessonFiles, RunLog
 from swarmmem.ports.storage import StorageProvider
 from swarmmem.registry import KINDS, create, resolve
@@ -312,6 +313,18 @@ class Runtime:
             extra_store_files=(self.sqlite_path,),
         )
 
+    @cached_property
+    def evidence(self) -> EvidenceStore:
+        """The evidence cache (``.swarm/evidence-cache``), bounded by ``evidence.*``."""
+        ev = self.config["evidence"]
+        return resolve("file", "evidence").for_root(  # type: ignore[no-any-return]
+            self.root,
+            max_bytes=ev["cache_max_bytes"],
+            max_records=ev["cache_max_records"],
+            secrets=self.secrets,
+            clock=self.clock,
+        )
+
     # --------------------------------------------------------------- settings
     @property
     def allowed_scopes(self) -> list[MemoryScope]:
@@ -401,6 +414,7 @@ class Runtime:
             secrets=self.secrets,
             pii=self.pii,
             policy=self.write_policy(),
+            known_evidence=self.evidence.__contains__,
         )
 
     @cached_property

@@ -1,9 +1,5 @@
-"""The :class:`Memory` facade: one project's memory seen from one context.
-
-It holds no domain logic: each call checks that memory is enabled and hands over to a use
-case in :mod:`swarmmem.core` with the adapters the composition root
-(:mod:`swarmmem.bootstrap`) built from the configuration.
-"""
+"""The :class:`Memory` facade: each call checks that memory is enabled and hands over to a use
+case of :mod:`swarmmem.core` built by the composition root (:mod:`swarmmem.bootstrap`)."""
 
 from __future__ import annotations
 
@@ -22,6 +18,7 @@ from swarmmem.core.model.records import (
     RecallBundle,
 )
 from swarmmem.core.writes.importing import ImportResult, import_records
+from swarmmem.ports.evidence import EvidenceStore
 from swarmmem.ports.storage import StorageProvider
 
 DISABLED_MESSAGE = (
@@ -72,9 +69,13 @@ class Memory:
         """The storage provider, opened on first use."""
         return self._rt.store
 
+    @property
+    def evidence(self) -> EvidenceStore:
+        """The evidence cache: ``add(text, source)`` returns a ref proposals may cite."""
+        return self._ready(startup=False).evidence
+
     def _ready(self, *, startup: bool = True) -> Runtime:
-        """The runtime of an enabled memory; the first agent-facing call also regenerates the
-        lessons once (a deferred startup task whose failures are only logged)."""
+        """The runtime of an enabled memory (the first agent call regenerates lessons once)."""
         self.require_enabled()
         if startup and not self._reflected:
             self._reflected = True
@@ -139,8 +140,7 @@ class Memory:
         project: str | None = None,
         current_plan: str | None = None,
     ) -> list[str]:
-        """Every block to place before the agent's task message: the recall block of
-        :meth:`inject`, then the reflection block when it fits the injection budget."""
+        """The recall block of :meth:`inject`, then lessons when they fit the injection budget."""
         bundle = self.inject(
             agent_task=agent_task,
             user_goal=user_goal,
@@ -214,8 +214,7 @@ class Memory:
         return {**result, **self._rt.reflection.refresh()}
 
     def import_records(self, records: Iterable[Mapping[str, Any]]) -> ImportResult:
-        """Trusted bulk write of records in the reference shape, in one transaction (see
-        :mod:`swarmmem.core.writes.importing`)."""
+        """Trusted bulk write of reference-shaped records in one transaction (refusals listed)."""
         rt = self._ready(startup=False)
         result, written = import_records(
             rt.store,

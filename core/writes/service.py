@@ -12,7 +12,7 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -23,6 +23,7 @@ from swarmmem.core.model.errors import (
     MemoryValidationError,
     NotFoundError,
 )
+from swarmmem.core.model.evidence import EVIDENCE_REF_PREFIX
 from swarmmem.core.model.ids import (
     MEMORY_ID_RE,
     normalize_text,
@@ -106,8 +107,10 @@ class WriteService:
         secrets: SecretDetector,
         pii: PiiDetector | None = None,
         policy: WritePolicy | None = None,
+        known_evidence: Callable[[str], bool] | None = None,
     ) -> None:
         self.store = store
+        self.known_evidence = known_evidence
         self.context = context
         self.allowed_scopes = list(allowed_scopes)
         self.clock = clock
@@ -187,6 +190,7 @@ class WriteService:
         if not clean_rationale:
             raise MemoryValidationError("rationale is required")
         refs = [ref[:500] for ref in values["evidenceRefs"] or ()][:20]
+        self._check_cached_evidence(refs)
         target = values["targetMemoryId"] if isinstance(values["targetMemoryId"], str) else None
         related = (
             values["relatedMemoryIds"] if isinstance(values["relatedMemoryIds"], list) else None
@@ -266,6 +270,19 @@ class WriteService:
                 rejection_reason=redaction_rejection_reason(redacted.changed),
             )
         return self.store.create_proposal(proposal)
+
+    def _check_cached_evidence(self, refs: Sequence[str]) -> None:
+        """Refs into the evidence cache must name a stored document."""
+        if self.known_evidence is None:
+            return
+        unknown = [
+            r for r in refs if r.startswith(EVIDENCE_REF_PREFIX) and not self.known_evidence(r)
+        ]
+        if unknown:
+            raise MemoryValidationError(
+                f"evidenceRefs cites {', '.join(unknown)}, which the evidence cache does not "
+                "hold; add the document first (swarmmem evidence add)"
+            )
 
     # ------------------------------------------------------------------ curate
     def curate(

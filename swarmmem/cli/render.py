@@ -269,6 +269,39 @@ def audit_text(report: Data) -> str:
 
 
 # ------------------------------------------------------------------- data commands
+def evidence_json(document: Any, *, added: bool = False, with_text: bool = True) -> dict[str, Any]:
+    """One evidence document (``added``: the result of ``evidence add``)."""
+    data: dict[str, Any] = {
+        "ref": document.ref,
+        "source": document.source,
+        "created_at": document.created_at,
+        "bytes": len(document.text.encode("utf-8")),
+    }
+    if with_text:
+        data["text"] = document.text
+    return {"success": True, "added": True, **data} if added else data
+
+
+def evidence_added_text(data: Data) -> str:
+    """The ref to cite, and where the document came from."""
+    return f"{data['ref']}\nStored {data['bytes']} bytes from {data['source']}; cite the ref above."
+
+
+def evidence_text(data: Data) -> str:
+    """A document with its ref and source."""
+    return f"{data['ref']} (from {data['source']}, {data['created_at']})\n\n{data['text']}"
+
+
+def evidence_list_text(data: Data) -> str:
+    """One line per document, oldest first."""
+    rows = data["documents"]
+    if not rows:
+        return "The evidence cache is empty."
+    return "\n".join(
+        f"{d['ref']}  {d['bytes']:>7} bytes  {d['created_at']}  {d['source']}" for d in rows
+    )
+
+
 def init_text(data: Data) -> str:
     """What ``init`` changed, as sentences (or that nothing needed to change)."""
     lines = list(data["actions"]) or ["Memory was already set up; nothing changed."]

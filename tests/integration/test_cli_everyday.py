@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 
 import swarmmem
 from swarmmem.cli import main
-from swarmmem.core.model.errors import ConfigError
+from swarmmem.core.model.errors import ConfigError, MemoryValidationError
 from swarmmem.memory import DISABLED_MESSAGE
 
 CONFIG = Path(".opencode") / "opencode-swarm.json"
@@ -215,3 +215,52 @@ def test_the_demo_shows_its_query_and_what_good_numbers_are() -> None:
     assert 'Query: "why does the upload test time out"' in result.stdout
     assert "What good looks like" in result.stdout
     assert "must be 0" in result.stdout
+
+
+# ---------------------------------------------------------------------- evidence
+def test_evidence_add_show_list_and_cite_through_the_cli(project: Path, tmp_path: Path) -> None:
+    """A stored document's ref can be cited; show and list find it; secrets are redacted."""
+    doc = tmp_path / "limits.md"
+    doc.write_text("Uploads above 10 MB get HTTP 413. token AKIAABCDEFGHIJKLMNOP\n", "utf-8")
+    added = cli(project, "evidence", "add", str(doc), "--json")
+    assert added.exit_code == 0, added.output
+    ref = as_json(added)["ref"]
+    assert ref.startswith("evidence-cache:evd_")
+    shown = as_json(cli(project, "evidence", "show", ref, "--json"))
+    assert "AKIAABCDEFGHIJKLMNOP" not in shown["text"] and "413" in shown["text"]
+    listed = as_json(cli(project, "evidence", "list", "--json"))
+    assert [d["ref"] for d in listed["documents"]] == [ref]
+    again = cli(project, "evidence", "add", "-", "--source", "pasted", stdin=doc.read_text("utf-8"))
+    assert again.stdout.splitlines()[0] == ref  # same text, same ref, nothing new stored
+    cited = cli(
+        project, "propose", "--kind", "project_fact", "--text", "Uploads above 10 MB get 413.",
+        "--rationale", "api limits", "--evidence", ref, "--json",
+    )  # fmt: skip
+    assert cited.exit_code == 0, cited.output
+    assert as_json(cited)["status"] == "pending"
+
+
+def test_a_proposal_citing_an_unknown_evidence_ref_is_refused(project: Path) -> None:
+    result = cli(
+        project, "propose", "--kind", "project_fact", "--text", "Uploads above 10 MB get 413.",
+        "--rationale", "api limits", "--evidence", "evidence-cache:evd_0000000000000000",
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "evidence cache does not hold" in result.output
+    assert cli(project, "evidence", "show", "evidence-cache:evd_0000000000000000").exit_code == 2
+
+
+def test_the_library_evidence_cache_follows_the_retention_keys(tmp_path: Path) -> None:
+    config = {"enabled": True, "evidence": {"cache_max_records": 2}}
+    with swarmmem.open(tmp_path, config=config) as mem:
+        refs = [mem.evidence.add(f"document number {n}", f"doc-{n}") for n in range(3)]
+        assert [d.ref for d in mem.evidence] == refs[1:]
+        assert refs[0] not in mem.evidence and mem.evidence.get(refs[2]).source == "doc-2"
+        with pytest.raises(MemoryValidationError, match="evidence cache does not hold"):
+            mem.propose(
+                operation="add",
+                kind="project_fact",
+                text="Document zero was dropped.",
+                rationale="r",
+                evidence_refs=[refs[0]],
+            )
