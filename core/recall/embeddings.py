@@ -54,6 +54,9 @@ def rebuild_index(
     """Re-embed every active durable memory, drop vectors of records that are gone, and
     advance the stored model version when nothing failed."""
     records = embeddable(store.list(ListFilter(now=now)))
+    before = set(parts.index.ids())
+    missing = sum(1 for r in records if r.id not in before)
+    outdated = parts.index.stored_model_version() not in (None, parts.embedder.model_version)
     done = failed = 0
     for start in range(0, len(records), batch_size):
         batch = records[start : start + batch_size]
@@ -76,6 +79,27 @@ def rebuild_index(
         "failed": failed,
         "advanced": advanced,
         "model_version": parts.embedder.model_version,
+        "missing_before": missing,
+        "stale_removed": len(stale),
+        "outdated_model": outdated,
+    }
+
+
+def coverage(store: StorageProvider, parts: DenseParts, *, now: str) -> dict[str, Any]:
+    """How many embeddable memories have a vector, under which model version, and whether
+    ``rebuild_index`` is needed (missing vectors or vectors of another model)."""
+    records = embeddable(store.list(ListFilter(now=now)))
+    stored = set(parts.index.ids())
+    embedded = sum(1 for r in records if r.id in stored)
+    version = parts.index.stored_model_version()
+    current = parts.embedder.model_version
+    return {
+        "embedded": embedded,
+        "total": len(records),
+        "missing": len(records) - embedded,
+        "model_version": current,
+        "stored_model_version": version,
+        "needs_rebuild": embedded < len(records) or version not in (None, current),
     }
 
 
@@ -94,6 +118,16 @@ class EmbeddingSync:
         """Write-time embedding of ``records`` (0 when embeddings are off)."""
         parts = self.parts() if self.enabled else None
         return embed_records(parts, records) if parts is not None else 0
+
+    def coverage(self) -> dict[str, Any]:
+        """:func:`coverage` when embeddings are on (``{"enabled": False}`` otherwise, with the
+        reason when they are on but unavailable)."""
+        if not self.enabled:
+            return {"enabled": False}
+        parts = self.parts()
+        if parts is None:
+            return {"enabled": True, "available": False, "reason": self.reason()}
+        return {"enabled": True, "available": True, **coverage(self.store, parts, now=self.now())}
 
     def rebuild(
         self, progress: Callable[[int, int], None] | None = None, batch_size: int = 64

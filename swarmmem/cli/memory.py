@@ -67,6 +67,7 @@ def status_report(mem: Any) -> dict[str, Any]:
     if mem.enabled and (mem.config["provider"] != "sqlite" or db.exists()):
         report["memory_count"] = mem.store.count()
         report["pending_proposals"] = len(mem.store.list_proposals("pending"))
+        report["embeddings"] = mem.runtime.embeddings.coverage()
     return report
 
 

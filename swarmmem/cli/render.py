@@ -154,6 +154,7 @@ def status_text(report: Data) -> str:
                 ("Pending proposals", report["pending_proposals"]),
             ]
         )
+    lines += _embedding_lines(report.get("embeddings"))
     lines += ["", "### Legacy JSONL"]
     for name, info in report["legacy_jsonl"].items():
         state = "present" if info["present"] else "missing"
@@ -230,12 +231,39 @@ def reflect_text(data: Data) -> str:
     )
 
 
+def _embedding_lines(cov: Data | None) -> list[str]:
+    """The embeddings part of ``status``: coverage, model version and what to run."""
+    if not cov or not cov.get("enabled"):
+        return [] if cov is None else ["- Embeddings: `off`"]
+    if not cov.get("available"):
+        return [f"- Embeddings: `on` but unavailable ({cov['reason']})"]
+    lines = [
+        f"- Embeddings: {cov['embedded']}/{cov['total']} memories embedded "
+        f"(model {_code(cov['model_version'])})"
+    ]
+    if cov["needs_rebuild"]:
+        why = (
+            f"{cov['missing']} memories have no vector"
+            if cov["missing"]
+            else f"vectors were made with {cov['stored_model_version']}"
+        )
+        lines.append(f"- Warning: {why}; run `swarmmem rebuild-embeddings`.")
+    return lines
+
+
 def rebuild_text(data: Data) -> str:
-    """The result of re-embedding every durable memory."""
-    reason = f" - {data['reason']}" if data.get("reason") else ""
+    """The result of re-embedding every durable memory, naming what it fixed."""
+    if data.get("reason"):
+        return f"Embeddings were not rebuilt: {data['reason']}."
+    fixed = [f"{data['missing_before']} memories had no vector"]
+    if data["stale_removed"]:
+        fixed.append(f"{data['stale_removed']} vectors of removed memories were dropped")
+    if data["outdated_model"]:
+        fixed.append("the stored vectors came from another model")
+    version = "advanced to" if data["advanced"] else "left unchanged, not"
     return (
-        f"Re-embedded {data['rebuilt']} memories ({data['failed']} failed); "
-        f"model version {'advanced' if data['advanced'] else 'unchanged'}{reason}"
+        f"Re-embedded {data['rebuilt']} memories ({data['failed']} failed): "
+        f"{'; '.join(fixed)}. The model version was {version} {data['model_version']}."
     )
 
 

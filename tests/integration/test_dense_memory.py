@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from factories import curate_fact
@@ -51,6 +53,9 @@ def test_rebuild_advances_the_model_version(tmp_path: Path) -> None:
             "failed": 0,
             "advanced": True,
             "model_version": "hashing-ngram-v1:64",
+            "missing_before": 0,
+            "stale_removed": 0,
+            "outdated_model": True,
         }
         after = mem.recall("how are release tags signed")
         assert after.diagnostics.get("fusionActive") is True
@@ -89,3 +94,34 @@ def test_real_model_end_to_end(tmp_path: Path) -> None:
         _add(mem, "The changelog lists every public API change.")
         bundle = mem.recall("how often should secrets be replaced", max_items=2)
         assert target in [it.record.id for it in bundle.items]
+
+
+def test_status_reports_coverage_and_rebuild_names_what_it_fixed(tmp_path: Path) -> None:
+    """Turning embeddings on over an existing store: status counts the memories without a
+    vector and says what to run; rebuild-embeddings fixes exactly those."""
+    from click.testing import CliRunner
+
+    from swarmmem.cli import main
+
+    with swarmmem.open(tmp_path, config={"enabled": True}) as mem:
+        mem.import_records(
+            [{"kind": "repo_convention", "text": f"Convention number {n}."} for n in range(3)]
+        )
+    (tmp_path / ".opencode").mkdir()
+    (tmp_path / ".opencode" / "opencode-swarm.json").write_text(
+        json.dumps({"memory": DENSE}), encoding="utf-8"
+    )
+
+    def run(*args: str) -> Any:
+        return CliRunner().invoke(main, ["--root", str(tmp_path), *args], catch_exceptions=False)
+
+    status = json.loads(run("status", "--json").stdout)["embeddings"]
+    assert status["enabled"] is True and status["available"] is True
+    assert (status["embedded"], status["total"], status["missing"]) == (0, 3, 3)
+    assert status["needs_rebuild"] is True
+    assert "3 memories have no vector; run `swarmmem rebuild-embeddings`" in run("status").stdout
+    rebuilt = run("rebuild-embeddings")
+    assert "Re-embedded 3 memories (0 failed): 3 memories had no vector." in rebuilt.stdout
+    after = json.loads(run("status", "--json").stdout)["embeddings"]
+    assert (after["embedded"], after["missing"], after["needs_rebuild"]) == (3, 0, False)
+    assert "Warning" not in run("status").stdout
