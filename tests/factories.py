@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from swarmmem.core.model.events import Anchor, OutcomeEntry, OutcomeEvent
 from swarmmem.core.model.ids import content_hash, memory_id, proposal_id, to_iso
 from swarmmem.core.model.records import (
     MemoryProposal,
@@ -164,6 +165,16 @@ def recall_row(
         "unitId": unit_id,
         "timestamp": timestamp,
     }
+
+
+def outcome_event(
+    event_id: str, memory_id: str, generation: str, *, anchors: Sequence[Anchor] = (), **entry: Any
+) -> OutcomeEvent:
+    """An outcome event; ``entry`` overrides the ``OutcomeEntry`` (useful, at ``at(1)``)."""
+    outcome = OutcomeEntry(**{"outcome": "useful", "at": at(1), **entry})
+    return OutcomeEvent(
+        id=event_id, memory_id=memory_id, generation=generation, outcome=outcome, anchors=anchors
+    )
 
 
 class Gateway:
