@@ -6,8 +6,9 @@ log and the learning ledgers). :class:`StorageProvider` combines them with trans
 is what a provider implements; four ship (in-memory, JSONL, SQLite, the default, and
 PostgreSQL), and every one passes ``tests/contracts/test_storage_contract.py``.
 
-What a stored record means (stored form, derived fields, ledger normalisation, list order)
-is stated once, in :mod:`swarmmem.core.model.semantics`; :class:`ListFilter` lives there.
+What a stored record means (stored form, derived fields, list order) is stated once, in
+:mod:`swarmmem.core.model.semantics`; :class:`ListFilter` lives there. Ledger entries are the
+typed values of :mod:`swarmmem.core.model.events`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
+from swarmmem.core.model.events import OutcomeEvent, RecallUsage, RewardEvent
 from swarmmem.core.model.records import MemoryProposal, MemoryRecord
 from swarmmem.core.model.semantics import ListFilter
 
@@ -26,8 +28,11 @@ __all__ = [
     "Candidates",
     "EventLedger",
     "ListFilter",
+    "OutcomeEvent",
     "ProposalStore",
+    "RecallUsage",
     "RecordStore",
+    "RewardEvent",
     "StorageProvider",
     "StoredEvent",
 ]
@@ -161,8 +166,9 @@ class EventLedger(Protocol):
 
     Obligations: events and ledger entries are append-only and listed oldest first; SQL
     providers chain audit events by ``prev_hash`` (``swarmmem.core.model.audit``). Ledger
-    entries are normalised (``semantics.normalize_*``) before they are stored, so every
-    provider returns the same plain dicts; invalid ones raise MemoryValidationError.
+    entries are the typed values of ``swarmmem.core.model.events`` (validated when built;
+    anything else raises MemoryValidationError), stored in the JSON shape of
+    ``swarmmem.core.model.codec``, so every provider returns values equal to those stored.
     """
 
     def append_event(
@@ -180,33 +186,34 @@ class EventLedger(Protocol):
         """Every audit event in insertion order."""
         ...
 
-    def record_recall_usage(self, usage: dict[str, Any]) -> None:
-        """Store one recall bundle's usage (``bundleId``, ``memoryIds``, ``scores``, ...)."""
+    def record_recall_usage(self, usage: RecallUsage) -> None:
+        """Store one recall bundle's usage."""
         ...
 
     def list_recall_usage(
         self, *, run_id: str | None = None, since: str | None = None
-    ) -> builtins.list[dict[str, Any]]:
-        """Recorded recall usage, oldest first, optionally for one run or from ``since`` on."""
+    ) -> builtins.list[RecallUsage]:
+        """Recorded recall usage, oldest first, optionally for one run or from ``since`` on
+        (exactly ``RecallUsage.matches``)."""
         ...
 
-    def append_outcome(self, event: dict[str, Any]) -> None:
-        """Append an outcome event (``id``, ``memoryId``, ``generation``, ``outcome``, ...).
+    def append_outcome(self, event: OutcomeEvent) -> None:
+        """Append an outcome event.
 
-        The same id with the same payload is a no-op; with another payload, ConflictError.
+        The same id with an equal event is a no-op; with another event, ConflictError.
         """
         ...
 
-    def list_outcomes(self, memory_id: str | None = None) -> builtins.list[dict[str, Any]]:
-        """Outcome events, optionally of one memory, ordered by (``at``, ``id``)."""
+    def list_outcomes(self, memory_id: str | None = None) -> builtins.list[OutcomeEvent]:
+        """Outcome events, optionally of one memory, ordered by ``OutcomeEvent.sort_key``."""
         ...
 
-    def append_reward_event(self, event: dict[str, Any]) -> None:
-        """Append a learning reward event (``id`` and ``timestamp`` default)."""
+    def append_reward_event(self, event: RewardEvent) -> None:
+        """Append a learning reward event (a ``timestamp`` of ``None`` becomes the clock's now)."""
         ...
 
-    def list_reward_events(self) -> builtins.list[dict[str, Any]]:
-        """Every reward event, oldest first."""
+    def list_reward_events(self) -> builtins.list[RewardEvent]:
+        """Every reward event, oldest first (by ``timestamp``)."""
         ...
 
 

@@ -373,8 +373,8 @@ class Runtime:
     def known_sessions(self) -> frozenset[str]:
         """Sessions a verdict may name: this one, registered ones, and those with recall usage
         in the store (so members in other processes count too)."""
-        seen = {u.get("sessionId") for u in self.store.list_recall_usage()}
-        return self.sessions.snapshot() | {s for s in seen if isinstance(s, str) and s}
+        seen = {u.session_id for u in self.store.list_recall_usage() if u.session_id}
+        return self.sessions.snapshot() | seen
 
     @property
     def reflection_enabled(self) -> bool:

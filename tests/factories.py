@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from swarmmem.core.model.events import Anchor, OutcomeEntry, OutcomeEvent, RecallUsage
 from swarmmem.core.model.ids import content_hash, memory_id, proposal_id, to_iso
 from swarmmem.core.model.records import (
     MemoryProposal,
@@ -149,21 +150,31 @@ def recall_row(
     unit_id: str | None = None,
     role: str | None = "coder",
     scores: Sequence[float] | None = None,
-) -> dict[str, Any]:
-    """A recall-usage row shaped like the ones the gateway records."""
+) -> RecallUsage:
+    """A recall usage like the ones the gateway records."""
     from swarmmem.core.model.ids import bundle_id as make_bundle_id
 
-    return {
-        "bundleId": bundle_id or make_bundle_id(f"{session_id}:{memory_ids}", timestamp),
-        "query": "test query",
-        "memoryIds": list(memory_ids),
-        "scores": list(scores) if scores is not None else [0.5] * len(memory_ids),
-        "agentRole": role,
-        "runId": run_id or session_id,
-        "sessionId": session_id,
-        "unitId": unit_id,
-        "timestamp": timestamp,
-    }
+    return RecallUsage(
+        bundle_id=bundle_id or make_bundle_id(f"{session_id}:{memory_ids}", timestamp),
+        query="test query",
+        memory_ids=tuple(memory_ids),
+        scores=tuple(scores) if scores is not None else (0.5,) * len(memory_ids),
+        agent_role=role,
+        run_id=run_id or session_id,
+        session_id=session_id,
+        unit_id=unit_id,
+        timestamp=timestamp,
+    )
+
+
+def outcome_event(
+    event_id: str, memory_id: str, generation: str, *, anchors: Sequence[Anchor] = (), **entry: Any
+) -> OutcomeEvent:
+    """An outcome event; ``entry`` overrides the ``OutcomeEntry`` (useful, at ``at(1)``)."""
+    outcome = OutcomeEntry(**{"outcome": "useful", "at": at(1), **entry})
+    return OutcomeEvent(
+        id=event_id, memory_id=memory_id, generation=generation, outcome=outcome, anchors=anchors
+    )
 
 
 class Gateway:

@@ -3,10 +3,9 @@
 :class:`StoreBase` implements the write side of
 :class:`~swarmmem.ports.storage.StorageProvider` once: argument checks, one transaction per
 call, the audit event of every mutation, the conflict rules of proposals and outcome events,
-ledger normalisation (:mod:`swarmmem.core.model.semantics`) and the candidate filter of a
-recall. A store supplies ``transaction``/``close``, the reads, and the primitives below
-(``_write_record``, ``_erase_record``, ``_store_event``, ...), each called inside a
-transaction.
+the default time of reward events and the candidate filter of a recall. A store supplies
+``transaction``/``close``, the reads, and the primitives below (``_write_record``,
+``_erase_record``, ``_store_event``, ...), each called inside a transaction.
 """
 
 from __future__ import annotations
@@ -18,20 +17,20 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
+import attrs
+
 from swarmmem.core.model.errors import (
     ConflictError,
     MemoryValidationError,
     NotFoundError,
     StorageError,
 )
+from swarmmem.core.model.events import OutcomeEvent, RecallUsage, RewardEvent
 from swarmmem.core.model.ids import to_iso
 from swarmmem.core.model.records import MemoryProposal, MemoryRecord
 from swarmmem.core.model.semantics import (
     ListFilter,
     event_json_for,
-    normalize_outcome_event,
-    normalize_recall_usage,
-    normalize_reward_event,
     proposal_event,
     tombstone,
 )
@@ -87,16 +86,16 @@ class StoreBase(abc.ABC):
     def _store_event(self, event: StoredEvent) -> None: ...
 
     @abc.abstractmethod
-    def _stored_outcome(self, event_id: str) -> dict[str, Any] | None: ...
+    def _stored_outcome(self, event_id: str) -> OutcomeEvent | None: ...
 
     @abc.abstractmethod
-    def _write_outcome(self, event: dict[str, Any]) -> None: ...
+    def _write_outcome(self, event: OutcomeEvent) -> None: ...
 
     @abc.abstractmethod
-    def _write_usage(self, usage: dict[str, Any]) -> None: ...
+    def _write_usage(self, usage: RecallUsage) -> None: ...
 
     @abc.abstractmethod
-    def _write_reward(self, event: dict[str, Any]) -> None: ...
+    def _write_reward(self, event: RewardEvent) -> None: ...
 
     def _preselect(
         self, flt: ListFilter, fts_query: str, *, mode: str, max_items: int
@@ -131,8 +130,7 @@ class StoreBase(abc.ABC):
     # -- records ---------------------------------------------------------------------------
 
     def upsert(self, record: MemoryRecord) -> MemoryRecord:
-        if not isinstance(record, MemoryRecord):
-            raise MemoryValidationError(f"upsert needs a MemoryRecord; got {type(record).__name__}")
+        _require(record, MemoryRecord, "upsert")
         with self.transaction():
             stored = self._write_record(record)
             self._log("upsert", stored.id)
@@ -210,20 +208,30 @@ class StoreBase(abc.ABC):
         with self.transaction():
             self._log(operation, target_id, reason, event)
 
-    def record_recall_usage(self, usage: dict[str, Any]) -> None:
+    def record_recall_usage(self, usage: RecallUsage) -> None:
+        _require(usage, RecallUsage, "record_recall_usage")
         with self.transaction():
-            self._write_usage(normalize_recall_usage(usage, self._now()))
+            self._write_usage(usage)
 
-    def append_outcome(self, event: dict[str, Any]) -> None:
+    def append_outcome(self, event: OutcomeEvent) -> None:
+        _require(event, OutcomeEvent, "append_outcome")
         with self.transaction():
-            stored = normalize_outcome_event(event)
-            existing = self._stored_outcome(stored["id"])
+            existing = self._stored_outcome(event.id)
             if existing is not None:
-                if existing == stored:
+                if existing == event:
                     return
                 raise ConflictError("outcome event id already exists with a different payload")
-            self._write_outcome(stored)
+            self._write_outcome(event)
 
-    def append_reward_event(self, event: dict[str, Any]) -> None:
+    def append_reward_event(self, event: RewardEvent) -> None:
+        _require(event, RewardEvent, "append_reward_event")
+        if event.timestamp is None:
+            event = attrs.evolve(event, timestamp=self._now())
         with self.transaction():
-            self._write_reward(normalize_reward_event(event, self._now()))
+            self._write_reward(event)
+
+
+def _require(value: object, kind: type, method: str) -> None:
+    """A ledger entry of the wrong type is a validation error naming the expected type."""
+    if not isinstance(value, kind):
+        raise MemoryValidationError(f"{method} needs a {kind.__name__}; got {type(value).__name__}")

@@ -22,6 +22,8 @@ from typing import Any
 
 from swarmmem.adapters.storage.jsonl import atomic_write_lines, read_jsonl
 from swarmmem.core.model.codec import (
+    outcome_event_from_dict,
+    outcome_event_to_dict,
     proposal_from_dict,
     proposal_to_dict,
     record_from_dict,
@@ -29,7 +31,7 @@ from swarmmem.core.model.codec import (
 )
 from swarmmem.core.model.errors import ConflictError, MemoryValidationError, StorageError
 from swarmmem.core.model.ids import PROPOSAL_ID_RE
-from swarmmem.core.model.semantics import dumps, normalize_outcome_event
+from swarmmem.core.model.semantics import dumps
 from swarmmem.core.writes.validation import validate_record
 from swarmmem.ports.storage import StorageProvider
 
@@ -65,7 +67,9 @@ def export_store(store: StorageProvider, directory: str | os.PathLike[str]) -> d
         proposals = write_jsonl_atomic(
             target / "proposals.jsonl", (proposal_to_dict(p) for p in store.list_proposals())
         )
-        outcomes = write_jsonl_atomic(target / "outcome-events.jsonl", store.list_outcomes())
+        outcomes = write_jsonl_atomic(
+            target / "outcome-events.jsonl", map(outcome_event_to_dict, store.list_outcomes())
+        )
     except OSError as exc:
         raise StorageError(f"cannot write the export to {target}: {exc}") from exc
     return {"memories": memories, "proposals": proposals, "outcomes": outcomes}
@@ -134,7 +138,7 @@ def import_jsonl(store: StorageProvider, directory: str | os.PathLike[str]) -> d
             counts["proposals"] += 1
         for line, obj in outcomes.values():
             try:
-                store.append_outcome(normalize_outcome_event(obj))
+                store.append_outcome(outcome_event_from_dict(obj))
             except (MemoryValidationError, ConflictError) as exc:
                 invalid.append({"file": "outcome-events.jsonl", "line": line, "reason": str(exc)})
                 continue

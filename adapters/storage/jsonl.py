@@ -32,16 +32,19 @@ from swarmmem.adapters.storage.memory import (
     _record_line,
     _usage_line,
 )
-from swarmmem.core.model.codec import proposal_from_dict, proposal_to_dict, record_from_dict
+from swarmmem.core.model.codec import (
+    outcome_event_from_dict,
+    outcome_event_to_dict,
+    proposal_from_dict,
+    proposal_to_dict,
+    recall_usage_from_dict,
+    record_from_dict,
+    reward_event_from_dict,
+    reward_event_to_dict,
+)
 from swarmmem.core.model.errors import MemoryValidationError, StorageError
 from swarmmem.core.model.records import MemoryProposal, MemoryRecord
-from swarmmem.core.model.semantics import (
-    dumps,
-    merge_pairs,
-    normalize_outcome_event,
-    normalize_recall_usage,
-    normalize_reward_event,
-)
+from swarmmem.core.model.semantics import dumps, merge_pairs
 from swarmmem.ports.clock import Clock
 from swarmmem.ports.storage import StoredEvent
 
@@ -159,25 +162,29 @@ class JsonlStore(InMemoryStore):
                 self._problem("audit.jsonl", number, f"invalid audit line: {exc}")
         for number, obj in self._lines("outcome-events.jsonl"):
             try:
-                event = normalize_outcome_event(obj)
+                event = outcome_event_from_dict(obj)
             except MemoryValidationError as exc:
                 self._problem("outcome-events.jsonl", number, str(exc))
                 continue
-            previous = self._outcomes.get(event["id"])
+            previous = self._outcomes.get(event.id)
             if previous is not None:
-                self._outcomes_by_memory[previous["memoryId"]].pop(event["id"], None)
-            self._outcomes[event["id"]] = event
-            self._outcomes_by_memory.setdefault(event["memoryId"], {})[event["id"]] = event
+                self._outcomes_by_memory[previous.memory_id].pop(event.id, None)
+            self._outcomes[event.id] = event
+            self._outcomes_by_memory.setdefault(event.memory_id, {})[event.id] = event
         for number, obj in self._lines("reward-events.jsonl"):
             try:
-                self._rewards.append(normalize_reward_event(obj, ""))
+                reward = reward_event_from_dict(obj)
+                if reward.timestamp is None:
+                    raise MemoryValidationError("reward event: timestamp is required")
             except MemoryValidationError as exc:
                 self._problem("reward-events.jsonl", number, str(exc))
+                continue
+            self._rewards.append(reward)
         self._rebuild_relations()
 
     def _load_audit_line(self, obj: Mapping[str, Any]) -> None:
         if "usage" in obj:
-            self._usage.append(normalize_recall_usage(obj["usage"], str(obj["timestamp"])))
+            self._usage.append(recall_usage_from_dict(obj["usage"], str(obj["timestamp"])))
             return
         for key in ("id", "operation", "targetId", "timestamp"):
             if not isinstance(obj[key], str):
@@ -250,8 +257,8 @@ class JsonlStore(InMemoryStore):
             proposals: list[MemoryProposal] = self.list_proposals()
             return [dumps(proposal_to_dict(p)) + "\n" for p in proposals]
         if file == "outcome-events.jsonl":
-            return [dumps(e) + "\n" for e in self._outcomes.values()]
+            return [dumps(outcome_event_to_dict(e)) + "\n" for e in self._outcomes.values()]
         if file == "reward-events.jsonl":
-            return [dumps(e) + "\n" for e in self._rewards]
+            return [dumps(reward_event_to_dict(e)) + "\n" for e in self._rewards]
         lines = [dumps(_event_line(e)) + "\n" for e in self._events]
         return lines + [dumps(_usage_line(u)) + "\n" for u in self._usage]

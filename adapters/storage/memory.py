@@ -15,8 +15,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from swarmmem.adapters.storage.base import StoreBase
-from swarmmem.core.model.codec import proposal_to_dict, record_to_dict
+from swarmmem.core.model.codec import (
+    outcome_event_to_dict,
+    proposal_to_dict,
+    recall_usage_to_dict,
+    record_to_dict,
+    reward_event_to_dict,
+)
 from swarmmem.core.model.errors import StorageError
+from swarmmem.core.model.events import OutcomeEvent, RecallUsage, RewardEvent
 from swarmmem.core.model.records import MemoryProposal, MemoryRecord
 from swarmmem.core.model.semantics import (
     MAX_RELATIONS_PER_MEMORY,
@@ -24,10 +31,8 @@ from swarmmem.core.model.semantics import (
     filter_records,
     materialize,
     merge_pairs,
-    plain_json,
     relation_created_at,
     stored_form,
-    usage_matches,
 )
 from swarmmem.ports.clock import Clock, SystemClock
 from swarmmem.ports.storage import StoredEvent
@@ -49,10 +54,10 @@ class InMemoryStore(StoreBase):
         self._records: dict[str, MemoryRecord] = {}
         self._proposals: dict[str, MemoryProposal] = {}
         self._events: builtins.list[StoredEvent] = []
-        self._usage: builtins.list[dict[str, Any]] = []
-        self._outcomes: dict[str, dict[str, Any]] = {}
-        self._outcomes_by_memory: dict[str, dict[str, dict[str, Any]]] = {}
-        self._rewards: builtins.list[dict[str, Any]] = []
+        self._usage: builtins.list[RecallUsage] = []
+        self._outcomes: dict[str, OutcomeEvent] = {}
+        self._outcomes_by_memory: dict[str, dict[str, OutcomeEvent]] = {}
+        self._rewards: builtins.list[RewardEvent] = []
         self._relations: dict[str, dict[str, str]] = {}
         self._undo: builtins.list[Callable[[], None]] = []
         self._depth = 0
@@ -228,45 +233,45 @@ class InMemoryStore(StoreBase):
         self._check_open()
         return list(self._events)
 
-    def _write_usage(self, usage: dict[str, Any]) -> None:
+    def _write_usage(self, usage: RecallUsage) -> None:
         self._append(self._usage, usage)
         self._journal("audit.jsonl", _usage_line(usage))
 
     def list_recall_usage(
         self, *, run_id: str | None = None, since: str | None = None
-    ) -> builtins.list[dict[str, Any]]:
+    ) -> builtins.list[RecallUsage]:
         self._check_open()
-        out = [dict(u) for u in self._usage if usage_matches(u, run_id, since)]
-        out.sort(key=lambda u: u["timestamp"])
+        out = [u for u in self._usage if u.matches(run_id, since)]
+        out.sort(key=lambda u: u.timestamp)
         return out
 
-    def _stored_outcome(self, event_id: str) -> dict[str, Any] | None:
+    def _stored_outcome(self, event_id: str) -> OutcomeEvent | None:
         return self._outcomes.get(event_id)
 
-    def _write_outcome(self, event: dict[str, Any]) -> None:
-        self._set(self._outcomes, event["id"], event)
-        bucket = self._outcomes_by_memory.get(event["memoryId"])
+    def _write_outcome(self, event: OutcomeEvent) -> None:
+        self._set(self._outcomes, event.id, event)
+        bucket = self._outcomes_by_memory.get(event.memory_id)
         if bucket is None:
             bucket = {}
-            self._set(self._outcomes_by_memory, event["memoryId"], bucket)
-        self._set(bucket, event["id"], event)
-        self._journal("outcome-events.jsonl", event)
+            self._set(self._outcomes_by_memory, event.memory_id, bucket)
+        self._set(bucket, event.id, event)
+        self._journal("outcome-events.jsonl", outcome_event_to_dict(event))
 
-    def list_outcomes(self, memory_id: str | None = None) -> builtins.list[dict[str, Any]]:
+    def list_outcomes(self, memory_id: str | None = None) -> builtins.list[OutcomeEvent]:
         self._check_open()
         if memory_id is None:
-            events: Iterable[dict[str, Any]] = self._outcomes.values()
+            events: Iterable[OutcomeEvent] = self._outcomes.values()
         else:
             events = self._outcomes_by_memory.get(memory_id, {}).values()
-        return sorted((plain_json(e) for e in events), key=lambda e: (e["outcome"]["at"], e["id"]))
+        return sorted(events, key=lambda e: e.sort_key)
 
-    def _write_reward(self, event: dict[str, Any]) -> None:
+    def _write_reward(self, event: RewardEvent) -> None:
         self._append(self._rewards, event)
-        self._journal("reward-events.jsonl", event)
+        self._journal("reward-events.jsonl", reward_event_to_dict(event))
 
-    def list_reward_events(self) -> builtins.list[dict[str, Any]]:
+    def list_reward_events(self) -> builtins.list[RewardEvent]:
         self._check_open()
-        return sorted((dict(e) for e in self._rewards), key=lambda e: e["timestamp"])
+        return sorted(self._rewards, key=_reward_time)
 
 
 # --------------------------------------------------------------------------- line shapes
@@ -291,11 +296,16 @@ def _event_line(event: StoredEvent) -> dict[str, Any]:
     return line
 
 
-def _usage_line(usage: Mapping[str, Any]) -> dict[str, Any]:
+def _usage_line(usage: RecallUsage) -> dict[str, Any]:
     return {
         "id": str(uuid.uuid4()),
         "operation": "recall",
-        "targetId": usage["bundleId"],
-        "timestamp": usage["timestamp"],
-        "usage": dict(usage),
+        "targetId": usage.bundle_id,
+        "timestamp": usage.timestamp,
+        "usage": recall_usage_to_dict(usage),
     }
+
+
+def _reward_time(event: RewardEvent) -> str:
+    """The listing order of reward events (a stored event always has its timestamp)."""
+    return event.timestamp or ""

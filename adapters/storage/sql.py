@@ -49,14 +49,22 @@ from swarmmem.adapters.storage.sql_rows import (
     REWARD_COLUMNS,
     event_from_row,
     item_params,
+    outcome_event_from_row,
+    recall_usage_from_row,
     recall_usage_params,
     record_from_columns,
     reward_event_from_row,
     reward_event_params,
 )
 from swarmmem.core.model.audit import CHAIN_HEAD_KEY, GENESIS, event_row_hash, verify_event_chain
-from swarmmem.core.model.codec import proposal_from_dict, proposal_to_dict, record_to_dict
-from swarmmem.core.model.errors import MemoryValidationError, StorageError
+from swarmmem.core.model.codec import (
+    outcome_event_to_dict,
+    proposal_from_dict,
+    proposal_to_dict,
+    record_to_dict,
+)
+from swarmmem.core.model.errors import ConflictError, MemoryValidationError, StorageError
+from swarmmem.core.model.events import OutcomeEvent, RecallUsage, RewardEvent
 from swarmmem.core.model.ids import iso_to_ms, stable_scope_key
 from swarmmem.core.model.records import MemoryProposal, MemoryRecord
 from swarmmem.core.model.semantics import (
@@ -65,7 +73,6 @@ from swarmmem.core.model.semantics import (
     dumps,
     materialize,
     merge_pairs,
-    normalize_outcome_event,
     passes_parsed_expiry,
     relation_created_at,
     stored_form,
@@ -75,6 +82,7 @@ from swarmmem.ports.storage import Candidates, StoredEvent
 
 CACHE_LIMIT = 50_000
 F = TypeVar("F", bound=Callable[..., Any])
+R = TypeVar("R")
 
 MIGRATION_NAMES: dict[int, str] = {
     1: "create_memory_provider_tables",
@@ -708,7 +716,7 @@ class SqlStore(StoreBase):
 
     def _view_parts(
         self, conn: Any, ids: builtins.list[str]
-    ) -> dict[str, tuple[tuple[str, ...], tuple[dict[str, Any], ...]]]:
+    ) -> dict[str, tuple[tuple[str, ...], tuple[OutcomeEvent, ...]]]:
         """Per memory id: its related ids and outcome events (two batched queries)."""
         related: dict[str, builtins.list[str]] = {}
         for source, target in self._execute(
@@ -720,17 +728,15 @@ class SqlStore(StoreBase):
             bucket = related.setdefault(source, [])
             if len(bucket) < MAX_RELATIONS_PER_MEMORY:
                 bucket.append(target)
-        outcomes: dict[str, builtins.list[dict[str, Any]]] = {}
-        for memory_id, event_json in self._execute(
+        outcomes: dict[str, builtins.list[OutcomeEvent]] = {}
+        rows = self._execute(
             conn,
-            "SELECT memory_id, event_json FROM memory_outcomes WHERE "
+            "SELECT event_json, memory_id FROM memory_outcomes WHERE "
             f"{self.dialect.any_of('memory_id')} ORDER BY at ASC, id ASC",
             (self.dialect.array(ids),),
-        ):
-            with contextlib.suppress(ValueError, MemoryValidationError):
-                outcomes.setdefault(memory_id, []).append(
-                    normalize_outcome_event(json.loads(event_json))
-                )
+        )
+        for event in _parsed(rows, outcome_event_from_row):
+            outcomes.setdefault(event.memory_id, []).append(event)
         return {i: (tuple(related.get(i, ())), tuple(outcomes.get(i, ()))) for i in ids}
 
     def _views(self, conn: Any, records: Sequence[MemoryRecord]) -> builtins.list[MemoryRecord]:
@@ -961,10 +967,8 @@ class SqlStore(StoreBase):
 
     @guarded
     def list_proposals(self, status: str | None = None) -> builtins.list[MemoryProposal]:
-        statement = "SELECT id, proposal_json FROM memory_proposals"
-        params: tuple[str, ...] = ()
-        if status is not None:
-            statement, params = statement + " WHERE status = ?", (status,)
+        select = "SELECT id, proposal_json FROM memory_proposals"
+        statement, params = _where(select, "status", status)
         with self._connection() as conn:
             rows = self._execute(conn, statement + " ORDER BY created_at ASC, id ASC", params)
             parsed = [self._parse_proposal(pid, pjson) for pid, pjson in rows.fetchall()]
@@ -972,7 +976,7 @@ class SqlStore(StoreBase):
 
     # -- ledgers -----------------------------------------------------------------------------
 
-    def _write_usage(self, usage: dict[str, Any]) -> None:
+    def _write_usage(self, usage: RecallUsage) -> None:
         self._execute(
             self._tx_conn(),
             f"INSERT INTO memory_recall_usage ({RECALL_USAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
@@ -982,7 +986,7 @@ class SqlStore(StoreBase):
     @guarded
     def list_recall_usage(
         self, *, run_id: str | None = None, since: str | None = None
-    ) -> builtins.list[dict[str, Any]]:
+    ) -> builtins.list[RecallUsage]:
         where, params = [], []
         if run_id is not None:
             where.append("run_id = ?")
@@ -990,54 +994,48 @@ class SqlStore(StoreBase):
         if since is not None:
             where.append("timestamp >= ?")
             params.append(since)
-        statement = "SELECT usage_json FROM memory_recall_usage"
+        statement = "SELECT timestamp, usage_json FROM memory_recall_usage"
         if where:
             statement += " WHERE " + " AND ".join(where)
         statement += f" ORDER BY timestamp ASC, {self.dialect.order_column} ASC"
         with self._connection() as conn:
             rows = self._execute(conn, statement, params).fetchall()
-        out = []
-        for (usage_json,) in rows:
-            with contextlib.suppress(ValueError):
-                out.append(json.loads(usage_json))
-        return out
+        return _parsed(rows, recall_usage_from_row)
 
-    def _stored_outcome(self, event_id: str) -> dict[str, Any] | None:
+    def _stored_outcome(self, event_id: str) -> OutcomeEvent | None:
         row = self._execute(
             self._tx_conn(), "SELECT event_json FROM memory_outcomes WHERE id = ?", (event_id,)
         ).fetchone()
-        return None if row is None else json.loads(row[0])
+        if row is None:
+            return None
+        try:
+            return outcome_event_from_row(row)
+        except ValueError as exc:  # an unreadable row still owns its id
+            raise ConflictError(f"outcome event id {event_id} is taken by an invalid row") from exc
 
-    def _write_outcome(self, event: dict[str, Any]) -> None:
+    def _write_outcome(self, event: OutcomeEvent) -> None:
         self._execute(
             self._tx_conn(),
             "INSERT INTO memory_outcomes (id, memory_id, generation, at, event_json) "
             "VALUES (?, ?, ?, ?, ?)",
             (
-                event["id"],
-                event["memoryId"],
-                event["generation"],
-                event["outcome"]["at"],
-                dumps(event),
+                event.id,
+                event.memory_id,
+                event.generation,
+                event.outcome.at,
+                dumps(outcome_event_to_dict(event)),
             ),
         )
-        self._touch((event["memoryId"],))
+        self._touch((event.memory_id,))
 
     @guarded
-    def list_outcomes(self, memory_id: str | None = None) -> builtins.list[dict[str, Any]]:
-        statement = "SELECT event_json FROM memory_outcomes"
-        params: tuple[str, ...] = ()
-        if memory_id is not None:
-            statement, params = statement + " WHERE memory_id = ?", (memory_id,)
+    def list_outcomes(self, memory_id: str | None = None) -> builtins.list[OutcomeEvent]:
+        statement, params = _where("SELECT event_json FROM memory_outcomes", "memory_id", memory_id)
         with self._connection() as conn:
             rows = self._execute(conn, statement + " ORDER BY at ASC, id ASC", params).fetchall()
-        out = []
-        for (event_json,) in rows:
-            with contextlib.suppress(ValueError, MemoryValidationError):
-                out.append(normalize_outcome_event(json.loads(event_json)))
-        return out
+        return _parsed(rows, outcome_event_from_row)
 
-    def _write_reward(self, event: dict[str, Any]) -> None:
+    def _write_reward(self, event: RewardEvent) -> None:
         self._execute(
             self._tx_conn(),
             f"INSERT INTO memory_reward_events ({REWARD_COLUMNS}) "
@@ -1046,10 +1044,24 @@ class SqlStore(StoreBase):
         )
 
     @guarded
-    def list_reward_events(self) -> builtins.list[dict[str, Any]]:
+    def list_reward_events(self) -> builtins.list[RewardEvent]:
         with self._connection() as conn:
             rows = conn.execute(
                 f"SELECT {REWARD_COLUMNS} FROM memory_reward_events "
                 f"ORDER BY timestamp ASC, {self.dialect.order_column} ASC"
             ).fetchall()
-        return [reward_event_from_row(r) for r in rows]
+        return _parsed(rows, reward_event_from_row)
+
+
+def _where(statement: str, column: str, value: str | None) -> tuple[str, tuple[str, ...]]:
+    """``statement`` limited to rows whose ``column`` is ``value`` (all rows when None)."""
+    return (statement, ()) if value is None else (f"{statement} WHERE {column} = ?", (value,))
+
+
+def _parsed(rows: Iterable[Sequence[Any]], parse: Callable[[Sequence[Any]], R]) -> builtins.list[R]:
+    """``parse`` of every row, skipping rows that do not parse (ValueError)."""
+    out = []
+    for row in rows:
+        with contextlib.suppress(ValueError):
+            out.append(parse(row))
+    return out

@@ -10,8 +10,14 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from swarmmem.core.model.codec import record_from_dict
+from swarmmem.core.model.codec import (
+    outcome_event_from_dict,
+    recall_usage_from_dict,
+    recall_usage_to_dict,
+    record_from_dict,
+)
 from swarmmem.core.model.errors import MemoryValidationError
+from swarmmem.core.model.events import OutcomeEvent, RecallUsage, RewardEvent
 from swarmmem.core.model.records import MemoryRecord
 from swarmmem.core.model.semantics import dumps
 from swarmmem.ports.storage import StoredEvent
@@ -39,6 +45,8 @@ REWARD_COLUMNS = (
     "id, memory_id, run_id, unit_id, verdict, reward, q_before, q_after, "
     "verdict_synthesis_json, timestamp"
 )
+# the RewardEvent field of each of ``REWARD_COLUMNS`` (``verdict_synthesis`` is JSON text)
+_REWARD_FIELDS = tuple(column.removesuffix("_json") for column in REWARD_COLUMNS.split(", "))
 RECALL_USAGE_COLUMNS = "id, bundle_id, timestamp, usage_json, run_id, unit_id"
 
 
@@ -106,51 +114,48 @@ def event_from_row(row: Sequence[Any]) -> StoredEvent:
     )
 
 
-def reward_event_params(event: Mapping[str, Any]) -> tuple[Any, ...]:
-    """Insert parameters (``REWARD_COLUMNS`` order) of a normalised reward event."""
-    synthesis = event.get("verdictSynthesis")
-    return (
-        event["id"],
-        event["memoryId"],
-        event.get("runId"),
-        event.get("unitId"),
-        event["verdict"],
-        event["reward"],
-        event.get("qBefore"),
-        event.get("qAfter"),
-        None if synthesis is None else dumps(synthesis),
-        event["timestamp"],
-    )
+def reward_event_params(event: RewardEvent) -> tuple[Any, ...]:
+    """Insert parameters (``REWARD_COLUMNS`` order) of a reward event with its timestamp."""
+    values = {name: getattr(event, name) for name in _REWARD_FIELDS}
+    if values["verdict_synthesis"] is not None:
+        values["verdict_synthesis"] = dumps(values["verdict_synthesis"])
+    return tuple(values.values())
 
 
-def reward_event_from_row(row: Sequence[Any]) -> dict[str, Any]:
-    """A ``memory_reward_events`` row (``REWARD_COLUMNS`` order) as an event dict."""
-    event = {
-        "id": row[0],
-        "memoryId": row[1],
-        "runId": row[2],
-        "unitId": row[3],
-        "verdict": row[4],
-        "reward": row[5],
-        "qBefore": row[6],
-        "qAfter": row[7],
-        "verdictSynthesis": None if row[8] is None else json.loads(row[8]),
-        "timestamp": row[9],
-    }
-    return {k: v for k, v in event.items() if v is not None}
+def reward_event_from_row(row: Sequence[Any]) -> RewardEvent:
+    """A ``memory_reward_events`` row (``REWARD_COLUMNS`` order) as a reward event.
+
+    Raises ValueError (MemoryValidationError included) for a row that does not parse.
+    """
+    values = dict(zip(_REWARD_FIELDS, row, strict=True))
+    if values["verdict_synthesis"] is not None:
+        values["verdict_synthesis"] = json.loads(values["verdict_synthesis"])
+    return RewardEvent(**values)
 
 
-def recall_usage_params(row_id: str, stored: Mapping[str, Any]) -> tuple[Any, ...]:
-    """Insert parameters (``RECALL_USAGE_COLUMNS`` order) of a normalised usage record."""
-    run_id = stored.get("runId")
-    unit_id = stored.get("unitId")
+def outcome_event_from_row(row: Sequence[Any]) -> OutcomeEvent:
+    """An outcome event from a row whose first column is ``event_json``.
+
+    Raises ValueError (MemoryValidationError included) for a row that does not parse.
+    """
+    return outcome_event_from_dict(json.loads(row[0]))
+
+
+def recall_usage_from_row(row: Sequence[Any]) -> RecallUsage:
+    """A recall usage from ``(timestamp, usage_json)`` (the column stands in for a JSON
+    ``timestamp`` that is missing). Raises ValueError for a row that does not parse."""
+    return recall_usage_from_dict(json.loads(row[1]), row[0])
+
+
+def recall_usage_params(row_id: str, usage: RecallUsage) -> tuple[Any, ...]:
+    """Insert parameters (``RECALL_USAGE_COLUMNS`` order) of a recall usage."""
     return (
         row_id,
-        stored["bundleId"],
-        stored["timestamp"],
-        dumps(stored),
-        run_id if isinstance(run_id, str) else None,
-        unit_id if isinstance(unit_id, str) else None,
+        usage.bundle_id,
+        usage.timestamp,
+        dumps(recall_usage_to_dict(usage)),
+        usage.run_id,
+        usage.unit_id,
     )
 
 

@@ -31,6 +31,7 @@ import attrs
 
 from swarmmem._speedups import jaccard
 from swarmmem.core.model.errors import MemoryValidationError
+from swarmmem.core.model.events import RecallUsage, RewardEvent
 from swarmmem.core.model.ids import iso_to_ms, parse_iso, to_iso
 from swarmmem.core.model.records import MemoryRecord
 from swarmmem.ports.storage import ListFilter, StorageProvider
@@ -199,11 +200,8 @@ class VerdictResult:
         }
 
 
-def _event_reward_key(event: Mapping[str, Any]) -> str | None:
-    key = event.get("rewardKey")
-    if isinstance(key, str):
-        return key
-    synthesis = event.get("verdictSynthesis")
+def _event_reward_key(event: RewardEvent) -> str | None:
+    synthesis = event.verdict_synthesis
     if isinstance(synthesis, Mapping) and isinstance(synthesis.get("rewardKey"), str):
         return str(synthesis["rewardKey"])
     return None
@@ -212,8 +210,8 @@ def _event_reward_key(event: Mapping[str, Any]) -> str | None:
 def reward_key_applied(store: StorageProvider, key: str) -> bool:
     """True when a reward event with ``key`` exists.
 
-    The key is read from ``rewardKey`` or, as this package writes it (the reward ledger has no
-    column of its own for it), from ``verdictSynthesis.rewardKey``.
+    The key is read from ``verdict_synthesis["rewardKey"]``, where this package writes it (the
+    reward ledger has no column of its own for it).
     """
     return any(_event_reward_key(e) == key for e in store.list_reward_events())
 
@@ -242,23 +240,22 @@ def _target_sessions(
 
 
 def latest_bundles(
-    usage: Sequence[Mapping[str, Any]], sessions: Sequence[str], unit_id: str | None
-) -> list[Mapping[str, Any]]:
+    usage: Sequence[RecallUsage], sessions: Sequence[str], unit_id: str | None
+) -> list[RecallUsage]:
     """Per session, its most recent recall bundle that listed at least one memory.
 
     Bundles of another unit of work are skipped when both the bundle and the caller name one.
     ``usage`` is oldest first, so the last match of a session wins.
     """
     wanted = set(sessions)
-    latest: dict[str, Mapping[str, Any]] = {}
+    latest: dict[str, RecallUsage] = {}
     for row in usage:
-        sid = row.get("sessionId")
-        if sid not in wanted or not row.get("memoryIds"):
+        sid = row.session_id
+        if sid is None or sid not in wanted or not row.memory_ids:
             continue
-        row_unit = row.get("unitId")
-        if unit_id is not None and row_unit is not None and row_unit != unit_id:
+        if unit_id is not None and row.unit_id is not None and row.unit_id != unit_id:
             continue
-        latest[str(sid)] = row
+        latest[sid] = row
     return [latest[s] for s in sessions if s in latest]
 
 
@@ -326,11 +323,10 @@ def apply_verdict(
         return attrs.evolve(base, status=STATUS_ALREADY_APPLIED)
 
     bundles = latest_bundles(store.list_recall_usage(), targets, unit_id)
-    first_bundle: dict[str, Mapping[str, Any]] = {}
+    first_bundle: dict[str, RecallUsage] = {}
     for bundle in bundles:
-        for mid in bundle.get("memoryIds") or ():
-            if isinstance(mid, str):
-                first_bundle.setdefault(mid, bundle)
+        for mid in bundle.memory_ids:
+            first_bundle.setdefault(mid, bundle)
     records: list[MemoryRecord] = []
     for mid in sorted(first_bundle):
         record = store.get(mid)
@@ -352,12 +348,12 @@ def apply_verdict(
                 signal=reward,
                 eta=policy.learning_rate,
                 now=now,
-                run_id=run_id if run_id is not None else _opt_str(bundle.get("runId")),
-                unit_id=unit_id if unit_id is not None else _opt_str(bundle.get("unitId")),
+                run_id=run_id if run_id is not None else bundle.run_id or None,
+                unit_id=unit_id if unit_id is not None else bundle.unit_id or None,
                 synthesis={
                     **context,
-                    "sessionId": bundle.get("sessionId"),
-                    "bundleId": bundle.get("bundleId"),
+                    "sessionId": bundle.session_id,
+                    "bundleId": bundle.bundle_id,
                 },
             )
             updates.append(update)
@@ -378,13 +374,9 @@ def apply_verdict(
     return attrs.evolve(
         base,
         status=STATUS_APPLIED,
-        bundle_ids=tuple(str(b.get("bundleId")) for b in bundles),
+        bundle_ids=tuple(b.bundle_id for b in bundles),
         updates=tuple(updates),
     )
-
-
-def _opt_str(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def _write_q(
@@ -405,20 +397,19 @@ def _write_q(
     q_after = ema(q_before, signal, eta)
     # A system write of the learned value: content, stability and timestamps stay as they are.
     store.upsert(attrs.evolve(record, metadata={**record.metadata, "qValue": q_after}))
-    event: dict[str, Any] = {
-        "memoryId": record.id,
-        "verdict": verdict,
-        "reward": signal,
-        "qBefore": q_before,
-        "qAfter": q_after,
-        "verdictSynthesis": {k: v for k, v in synthesis.items() if v is not None},
-        "timestamp": now,
-    }
-    if run_id is not None:
-        event["runId"] = run_id
-    if unit_id is not None:
-        event["unitId"] = unit_id
-    store.append_reward_event(event)
+    store.append_reward_event(
+        RewardEvent(
+            memory_id=record.id,
+            verdict=verdict,
+            reward=signal,
+            q_before=q_before,
+            q_after=q_after,
+            verdict_synthesis={k: v for k, v in synthesis.items() if v is not None},
+            timestamp=now,
+            run_id=run_id,
+            unit_id=unit_id,
+        )
+    )
     return RewardUpdate(
         memory_id=record.id,
         verdict=verdict,
@@ -441,12 +432,12 @@ def recent_recall_times(
     now_ms = iso_to_ms(now) or 0.0
     latest: dict[str, str] = {}
     for row in store.list_recall_usage(since=since):
-        stamp = row.get("timestamp")
-        stamp_ms = iso_to_ms(stamp) if isinstance(stamp, str) else None
-        if stamp_ms is None or stamp_ms > now_ms or not isinstance(stamp, str):
+        stamp = row.timestamp
+        stamp_ms = iso_to_ms(stamp)
+        if stamp_ms is None or stamp_ms > now_ms:
             continue
-        for mid in row.get("memoryIds") or ():
-            if isinstance(mid, str) and stamp > latest.get(mid, ""):
+        for mid in row.memory_ids:
+            if stamp > latest.get(mid, ""):
                 latest[mid] = stamp
     return latest
 
@@ -572,11 +563,11 @@ def _propagate(
     return updates
 
 
-def recall_counts(usage: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+def recall_counts(usage: Iterable[RecallUsage]) -> dict[str, int]:
     """How many recall-usage rows list each memory id (a row counts once per id)."""
     counts: dict[str, int] = {}
     for row in usage:
-        for mid in set(m for m in row.get("memoryIds") or () if isinstance(m, str)):
+        for mid in set(row.memory_ids):
             counts[mid] = counts.get(mid, 0) + 1
     return counts
 

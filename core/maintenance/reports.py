@@ -20,6 +20,7 @@ from swarmmem.core.learning.rewards import (
     recall_counts,
 )
 from swarmmem.core.model.errors import MemoryValidationError
+from swarmmem.core.model.events import RewardEvent
 from swarmmem.core.model.formatting import to_fixed
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import MemoryProposal, MemoryRecord
@@ -240,25 +241,16 @@ def recall_log_report(
     roles: dict[str, dict[str, Any]] = {}
     hits: dict[str, dict[str, Any]] = {}
     for row in usage:
-        role = row.get("agentRole") if isinstance(row.get("agentRole"), str) else None
-        bucket = roles.setdefault(role or "unknown", {"events": 0, "ids": set()})
+        bucket = roles.setdefault(row.agent_role or "unknown", {"events": 0, "ids": set()})
         bucket["events"] += 1
-        ids = row.get("memoryIds") or []
-        scores = row.get("scores") or []
-        stamp = row.get("timestamp") if isinstance(row.get("timestamp"), str) else ""
-        for index, mid in enumerate(ids):
-            if not isinstance(mid, str):
-                continue
+        scores, stamp = row.scores, row.timestamp
+        for index, mid in enumerate(row.memory_ids):
             bucket["ids"].add(mid)
             entry = hits.setdefault(mid, {"hits": 0, "last": "", "score_sum": 0.0, "scored": 0})
             entry["hits"] += 1
             entry["last"] = max(entry["last"], stamp)
             score = scores[index] if index < len(scores) else None
-            if (
-                isinstance(score, int | float)
-                and not isinstance(score, bool)
-                and math.isfinite(score)
-            ):
+            if score is not None and math.isfinite(score):
                 entry["score_sum"] += float(score)
                 entry["scored"] += 1
     by_role = sorted(
@@ -332,22 +324,20 @@ def value_log_report(
     """Per memory: current Q, status and up to five recent rewards (newest first)."""
     policy = policy or LearningSettings()
     events = list(reversed(store.list_reward_events()))
-    events.sort(key=lambda e: str(e.get("timestamp", "")), reverse=True)  # stable: newest first
+    events.sort(key=lambda e: e.timestamp or "", reverse=True)  # stable: newest first
     window = events[: limit * VALUE_LOG_EVENTS_PER_LIMIT]
-    grouped: dict[str, list[Mapping[str, Any]]] = {}
+    grouped: dict[str, list[RewardEvent]] = {}
     for event in window:
-        mid = event.get("memoryId")
-        if isinstance(mid, str):
-            grouped.setdefault(mid, []).append(event)
+        grouped.setdefault(event.memory_id, []).append(event)
     counts = recall_counts(store.list_recall_usage())
     memories: list[dict[str, Any]] = []
     for mid, rows in list(grouped.items())[:limit]:
         record = store.get(mid)
-        last_q = rows[0].get("qAfter")
+        last_q = rows[0].q_after
         if record is not None:
             q = record.q
-        elif isinstance(last_q, int | float) and not isinstance(last_q, bool):
-            q = float(last_q)
+        elif last_q is not None:
+            q = last_q
         else:
             q = 0.5
         memories.append(
@@ -360,11 +350,11 @@ def value_log_report(
                 "text": record.text if record is not None else "",
                 "recent": [
                     {
-                        "timestamp": e.get("timestamp"),
-                        "verdict": e.get("verdict"),
-                        "reward": e.get("reward"),
-                        "q_before": e.get("qBefore"),
-                        "q_after": e.get("qAfter"),
+                        "timestamp": e.timestamp,
+                        "verdict": e.verdict,
+                        "reward": e.reward,
+                        "q_before": e.q_before,
+                        "q_after": e.q_after,
                     }
                     for e in rows[:VALUE_LOG_RECENT]
                 ],

@@ -1,8 +1,10 @@
-"""The reference JSON shape of records and proposals (``record_json``, JSONL lines, exports).
+"""The reference JSON shape of records, proposals and ledger entries (``record_json``, the
+``*_json`` columns, JSONL lines, exports).
 
 This shape is a file format shared by every provider, the golden fixtures and
 ``Memory.import_records``, so it lives beside the value objects. Parsing is strict: an
-unknown key is an error naming the key, as in the reference schema.
+unknown key is an error naming the key, as in the reference schema. The one exception is
+recall usage, whose unknown keys are kept (:class:`~swarmmem.core.model.events.RecallUsage`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from swarmmem.core.model.errors import MemoryValidationError
+from swarmmem.core.model.events import OutcomeEvent, RecallUsage, RewardEvent
 from swarmmem.core.model.records import (
     Anchor,
     MemoryProposal,
@@ -302,4 +305,129 @@ def proposal_to_dict(proposal: MemoryProposal) -> dict[str, Any]:
         elif key == "metadata":
             value = dict(value)
         out[key] = value
+    return out
+
+
+# --------------------------------------------------------------------------- ledgers
+
+# JSON key -> attribute, in the order recall usage is written (``usage_json``, audit lines).
+_USAGE_KEYS: tuple[tuple[str, str], ...] = (
+    ("bundleId", "bundle_id"),
+    ("query", "query"),
+    ("scopes", "scopes"),
+    ("kinds", "kinds"),
+    ("memoryIds", "memory_ids"),
+    ("scores", "scores"),
+    ("tokenEstimate", "token_estimate"),
+    ("agentRole", "agent_role"),
+    ("runId", "run_id"),
+    ("sessionId", "session_id"),
+    ("unitId", "unit_id"),
+    ("timestamp", "timestamp"),
+)
+_USAGE_JSON_TO_ATTR = dict(_USAGE_KEYS)
+# JSON key -> attribute, in the order reward events are written (absent when None).
+_REWARD_KEYS: tuple[tuple[str, str], ...] = (
+    ("id", "id"),
+    ("memoryId", "memory_id"),
+    ("runId", "run_id"),
+    ("unitId", "unit_id"),
+    ("verdict", "verdict"),
+    ("reward", "reward"),
+    ("qBefore", "q_before"),
+    ("qAfter", "q_after"),
+    ("verdictSynthesis", "verdict_synthesis"),
+    ("timestamp", "timestamp"),
+)
+_OUTCOME_EVENT_KEYS = {"id", "memoryId", "generation", "outcome", "anchors"}
+
+
+def recall_usage_from_dict(data: Any, now: str | None = None) -> RecallUsage:
+    """Parse a stored recall usage; unknown keys are kept in ``extra``.
+
+    A ``timestamp`` that is not a string is taken from ``generatedAt``, else ``now``.
+    """
+    if not isinstance(data, Mapping):
+        raise MemoryValidationError(f"recall usage must be an object; got {type(data).__name__}")
+    kwargs: dict[str, Any] = {"bundle_id": None}
+    omitted: set[str] = set()
+    for key, attr in _USAGE_KEYS:
+        if key not in data:
+            omitted.add(attr)
+            continue
+        value = data[key]
+        if key == "scopes" and isinstance(value, list | tuple):
+            value = [scope_from_dict(scope) for scope in value]
+        kwargs[attr] = value
+    if not isinstance(kwargs.get("timestamp"), str):
+        generated = data.get("generatedAt")
+        kwargs["timestamp"] = generated if isinstance(generated, str) else now
+        omitted.discard("timestamp")
+    omitted.discard("bundle_id")
+    extra = {k: v for k, v in data.items() if k not in _USAGE_JSON_TO_ATTR}
+    return RecallUsage(**kwargs, extra=extra, omitted=omitted)
+
+
+def recall_usage_to_dict(usage: RecallUsage) -> dict[str, Any]:
+    """The JSON form of a recall usage (``None`` is ``null``; omitted fields are absent)."""
+    out: dict[str, Any] = {}
+    for key, attr in _USAGE_KEYS:
+        if attr in usage.omitted:
+            continue
+        value = getattr(usage, attr)
+        if key == "scopes" and value is not None:
+            value = [scope.as_dict() for scope in value]
+        elif isinstance(value, tuple):
+            value = list(value)
+        out[key] = value
+    clash = sorted(k for k in usage.extra if k in _USAGE_JSON_TO_ATTR)
+    if clash:
+        raise MemoryValidationError(f"recall usage extra repeats known key(s): {', '.join(clash)}")
+    out.update(usage.extra)
+    return out
+
+
+def outcome_event_from_dict(data: Any) -> OutcomeEvent:
+    """Parse an outcome event ``{id, memoryId, generation, outcome, anchors}`` (strict)."""
+    obj = _strict(data, _OUTCOME_EVENT_KEYS, "outcome event")
+    return OutcomeEvent(
+        id=obj.get("id"),  # type: ignore[arg-type]
+        memory_id=obj.get("memoryId"),  # type: ignore[arg-type]
+        generation=obj.get("generation"),  # type: ignore[arg-type]
+        outcome=outcome_from_dict(obj.get("outcome")),
+        anchors=[anchor_from_dict(a) for a in _list(obj.get("anchors") or [], "anchors")],
+    )
+
+
+def outcome_event_to_dict(event: OutcomeEvent) -> dict[str, Any]:
+    """The JSON form of an outcome event (``anchors`` always present)."""
+    return {
+        "id": event.id,
+        "memoryId": event.memory_id,
+        "generation": event.generation,
+        "outcome": outcome_to_dict(event.outcome),
+        "anchors": [anchor_to_dict(a) for a in event.anchors],
+    }
+
+
+def reward_event_from_dict(data: Any) -> RewardEvent:
+    """Parse a reward event (strict). Without ``id`` a new one is made; without
+    ``timestamp`` it stays ``None`` (an explicit ``null`` of either is an error)."""
+    allowed = dict(_REWARD_KEYS)
+    obj = _strict(data, allowed, "reward event")
+    for key in ("id", "timestamp"):
+        if key in obj and obj[key] is None:
+            raise MemoryValidationError(f"reward event: {key} must not be null")
+    kwargs: dict[str, Any] = {"memory_id": None, "verdict": None, "reward": None}
+    kwargs.update((allowed[key], value) for key, value in obj.items())
+    return RewardEvent(**kwargs)
+
+
+def reward_event_to_dict(event: RewardEvent) -> dict[str, Any]:
+    """The JSON form of a reward event (fields that are ``None`` are absent)."""
+    out: dict[str, Any] = {}
+    for key, attr in _REWARD_KEYS:
+        value = getattr(event, attr)
+        if value is not None:
+            out[key] = value
     return out

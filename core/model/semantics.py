@@ -11,8 +11,9 @@ providers agree by construction; the contract suite checks the rest.
   proposals (:func:`merge_pairs`) and, for the record's current
   ``metadata.outcomeGeneration``, ``outcomes``, ``metadata.outcomeEventIds`` and the union of
   record and outcome anchors.
-* Outcome, reward and recall-usage ledgers are normalised through JSON (``normalize_*``), so
-  every provider returns the same plain dicts.
+* Outcome, reward and recall-usage ledger entries are typed values
+  (:mod:`swarmmem.core.model.events`), validated when they are built and stored in the JSON
+  shape of :mod:`swarmmem.core.model.codec`, so every provider returns equal values.
 * ``list`` filters, orders and limits as :func:`filter_records` does.
 
 Pure: no I/O; the JSON text is the on-disk form of every JSON column and line (:func:`dumps`).
@@ -21,20 +22,12 @@ Pure: no I/O; the JSON text is the on-disk form of every JSON column and line (:
 from __future__ import annotations
 
 import json
-import math
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
-from swarmmem.core.model.codec import (
-    anchor_from_dict,
-    anchor_to_dict,
-    outcome_from_dict,
-    outcome_to_dict,
-)
-from swarmmem.core.model.errors import MemoryValidationError
+from swarmmem.core.model.events import OutcomeEvent
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import (
     MAX_ANCHORS,
@@ -68,11 +61,6 @@ class ListFilter:
 def dumps(value: Any) -> str:
     """Compact JSON (no spaces, non-ASCII kept), the on-disk form of every JSON column/line."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def plain_json(value: Any) -> Any:
-    """``value`` after a JSON round trip (tuples become lists, keys become strings)."""
-    return json.loads(dumps(value))
 
 
 # --------------------------------------------------------------------------- records
@@ -109,25 +97,21 @@ def tombstone(record: MemoryRecord, reason: str, now: str) -> MemoryRecord:
 
 
 def materialize(
-    record: MemoryRecord, outcome_events: Sequence[Mapping[str, Any]], related: Sequence[str]
+    record: MemoryRecord, outcome_events: Sequence[OutcomeEvent], related: Sequence[str]
 ) -> MemoryRecord:
     """Attach derived fields: relations and the current generation's outcome view."""
     changes: dict[str, Any] = {}
     generation = record.metadata.get("outcomeGeneration")
     current = [
-        e for e in outcome_events if isinstance(generation, str) and e["generation"] == generation
+        e for e in outcome_events if isinstance(generation, str) and e.generation == generation
     ]
     if current:
-        current.sort(key=lambda e: (e["outcome"]["at"], e["id"]))
-        changes["outcomes"] = tuple(outcome_from_dict(e["outcome"]) for e in current)
-        changes["metadata"] = {**record.metadata, "outcomeEventIds": [e["id"] for e in current]}
+        current.sort(key=lambda e: e.sort_key)
+        changes["outcomes"] = tuple(e.outcome for e in current)
+        changes["metadata"] = {**record.metadata, "outcomeEventIds": [e.id for e in current]}
         anchors: dict[tuple[str, str], Anchor] = {}
-        for anchor in record.anchors or ():
+        for anchor in [*(record.anchors or ()), *(a for e in current for a in e.anchors)]:
             anchors.setdefault((anchor.file, anchor.symbol or ""), anchor)
-        for event in current:
-            for raw in event.get("anchors") or ():
-                anchor = anchor_from_dict(raw)
-                anchors.setdefault((anchor.file, anchor.symbol or ""), anchor)
         if anchors:
             changes["anchors"] = tuple(anchors[k] for k in sorted(anchors))[:MAX_ANCHORS]
     if related:
@@ -186,107 +170,6 @@ def filter_records(records: Iterable[MemoryRecord], flt: ListFilter) -> list[Mem
         now_ms = iso_to_ms(flt.now)
         out = [r for r in out if passes_parsed_expiry(r.expires_at, now_ms)]
     return out
-
-
-# --------------------------------------------------------------------------- ledgers
-
-
-def _require_str(event: Mapping[str, Any], key: str, what: str, hi: int = 256) -> str:
-    value = event.get(key)
-    if not isinstance(value, str) or not 1 <= len(value) <= hi:
-        raise MemoryValidationError(f"{what}.{key} must be a string of 1..{hi} characters")
-    return value
-
-
-def _strict_keys(event: Any, allowed: frozenset[str], what: str) -> Mapping[str, Any]:
-    if not isinstance(event, Mapping):
-        raise MemoryValidationError(f"{what} must be an object; got {type(event).__name__}")
-    unknown = sorted(str(k) for k in event if k not in allowed)
-    if unknown:
-        raise MemoryValidationError(f"{what} has unknown key(s): {', '.join(unknown)}")
-    return event
-
-
-_OUTCOME_EVENT_KEYS = frozenset({"id", "memoryId", "generation", "outcome", "anchors"})
-
-
-def normalize_outcome_event(event: Any) -> dict[str, Any]:
-    """The canonical outcome event ``{id, memoryId, generation, outcome, anchors}`` (strict)."""
-    obj = _strict_keys(event, _OUTCOME_EVENT_KEYS, "outcome event")
-    anchors = obj.get("anchors") or []
-    if not isinstance(anchors, list | tuple):
-        raise MemoryValidationError("outcome event.anchors must be an array")
-    if len(anchors) > MAX_ANCHORS:
-        raise MemoryValidationError(f"outcome event.anchors: at most {MAX_ANCHORS} anchors")
-    return {
-        "id": _require_str(obj, "id", "outcome event"),
-        "memoryId": _require_str(obj, "memoryId", "outcome event"),
-        "generation": _require_str(obj, "generation", "outcome event"),
-        "outcome": outcome_to_dict(outcome_from_dict(obj.get("outcome"))),
-        "anchors": [anchor_to_dict(anchor_from_dict(a)) for a in anchors],
-    }
-
-
-_REWARD_KEYS = (
-    "id",
-    "memoryId",
-    "runId",
-    "unitId",
-    "verdict",
-    "reward",
-    "qBefore",
-    "qAfter",
-    "verdictSynthesis",
-    "timestamp",
-)
-
-
-def normalize_reward_event(event: Any, now: str) -> dict[str, Any]:
-    """The canonical reward event; ``id`` defaults to a UUID and ``timestamp`` to ``now``."""
-    obj = dict(_strict_keys(event, frozenset(_REWARD_KEYS), "reward event"))
-    obj.setdefault("id", str(uuid.uuid4()))
-    obj.setdefault("timestamp", now)
-    _require_str(obj, "id", "reward event")
-    _require_str(obj, "memoryId", "reward event")
-    _require_str(obj, "verdict", "reward event", 10_000)
-    _require_str(obj, "timestamp", "reward event")
-    for key in ("reward", "qBefore", "qAfter"):
-        value = obj.get(key)
-        if value is None and key != "reward":
-            continue
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
-            raise MemoryValidationError(f"reward event.{key} must be a number; got {value!r}")
-        obj[key] = float(value)
-    for key in ("runId", "unitId"):
-        if obj.get(key) is not None and not isinstance(obj[key], str):
-            raise MemoryValidationError(f"reward event.{key} must be a string")
-    out = {key: obj[key] for key in _REWARD_KEYS if obj.get(key) is not None}
-    stored: dict[str, Any] = plain_json(out)
-    return stored
-
-
-def normalize_recall_usage(usage: Any, now: str) -> dict[str, Any]:
-    """The recall usage as stored: a JSON object with ``bundleId`` and a ``timestamp``."""
-    if not isinstance(usage, Mapping):
-        raise MemoryValidationError("recall usage must be an object")
-    if not isinstance(usage.get("bundleId"), str) or not usage["bundleId"]:
-        raise MemoryValidationError("recall usage.bundleId must be a non-empty string")
-    out = dict(usage)
-    if not isinstance(out.get("timestamp"), str):
-        out["timestamp"] = out["generatedAt"] if isinstance(out.get("generatedAt"), str) else now
-    stored: dict[str, Any] = plain_json(out)
-    return stored
-
-
-def usage_matches(usage: Mapping[str, Any], run_id: str | None, since: str | None) -> bool:
-    """The ``list_recall_usage`` filter (``since`` is inclusive)."""
-    if run_id is not None and usage.get("runId") != run_id:
-        return False
-    return since is None or usage["timestamp"] >= since
 
 
 # --------------------------------------------------------------------------- audit events

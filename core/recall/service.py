@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from swarmmem.core.model.errors import MemoryValidationError
+from swarmmem.core.model.events import RecallUsage
 from swarmmem.core.model.ids import bundle_id, normalize_text, to_iso
 from swarmmem.core.model.records import (
     MEMORY_KINDS,
@@ -98,24 +99,22 @@ def assemble_bundle(
     )
 
 
-def usage_row(
-    bundle: RecallBundle, request: RecallRequest, context: MemoryContext
-) -> dict[str, Any]:
-    """The recall-usage row of ``bundle`` (what learning later rewards)."""
-    return {
-        "bundleId": bundle.id,
-        "query": request.query,
-        "scopes": [scope.as_dict() for scope in request.scopes],
-        "kinds": list(request.kinds or ()),
-        "memoryIds": [item.record.id for item in bundle.items],
-        "scores": [item.score for item in bundle.items],
-        "tokenEstimate": bundle.token_estimate,
-        "agentRole": context.agent_role,
-        "runId": context.effective_run_id,
-        "sessionId": context.session_id,
-        "unitId": context.unit_id,
-        "timestamp": bundle.generated_at,
-    }
+def usage_row(bundle: RecallBundle, request: RecallRequest, context: MemoryContext) -> RecallUsage:
+    """The recall usage of ``bundle`` (what learning later rewards)."""
+    return RecallUsage(
+        bundle_id=bundle.id,
+        query=request.query,
+        scopes=request.scopes,
+        kinds=request.kinds or (),
+        memory_ids=tuple(item.record.id for item in bundle.items),
+        scores=tuple(item.score for item in bundle.items),
+        token_estimate=bundle.token_estimate,
+        agent_role=context.agent_role,
+        run_id=context.effective_run_id,
+        session_id=context.session_id,
+        unit_id=context.unit_id,
+        timestamp=bundle.generated_at,
+    )
 
 
 class RecallService:

@@ -23,6 +23,7 @@ from swarmmem.core.model.errors import (
     MemoryValidationError,
     NotFoundError,
 )
+from swarmmem.core.model.events import OutcomeEntry, OutcomeEvent
 from swarmmem.core.model.evidence import EVIDENCE_REF_PREFIX
 from swarmmem.core.model.ids import (
     MEMORY_ID_RE,
@@ -400,43 +401,33 @@ class WriteService:
                     record, metadata={**record.metadata, "outcomeGeneration": generation}
                 )
                 self.store.upsert(record)
-            existing = [
-                e for e in self.store.list_outcomes(record.id) if e.get("generation") == generation
-            ]
-            if len(existing) >= 1000:
+            events = self.store.list_outcomes(record.id)
+            if sum(1 for e in events if e.generation == generation) >= 1000:
                 raise MemoryValidationError("memory outcome limit exceeded")
-            payload: dict[str, Any] = {"outcome": outcome}
-            if self.context.unit_id:
-                payload["taskId"] = self.context.unit_id
-            if correction:
-                payload["correction"] = correction
-            anchors_json = [
-                {"file": a.file, **({"symbol": a.symbol} if a.symbol else {})} for a in anchor_list
-            ]
-            eid = event_id or str(uuid.uuid4())
-            prior = next(
-                (e for e in self.store.list_outcomes(record.id) if e.get("id") == eid), None
+            entry = OutcomeEntry(
+                outcome=outcome,
+                at=to_iso(now),
+                task_id=self.context.unit_id or None,
+                correction=correction or None,
             )
+            eid = event_id or str(uuid.uuid4())
+            prior = next((e for e in events if e.id == eid), None)
             if prior is not None:
-                same = {
-                    k: v for k, v in prior.get("outcome", {}).items() if k != "at"
-                } == payload and prior.get("anchors", []) == anchors_json
-                if not same:
+                # a retry must repeat the event; its time stays the first sending's
+                same = attrs.evolve(entry, at=prior.outcome.at) == prior.outcome
+                if not same or prior.anchors != tuple(anchor_list):
                     raise ConflictError("outcome event id already exists with a different payload")
             else:
-                payload["at"] = to_iso(now)
                 self.store.append_outcome(
-                    {
-                        "id": eid,
-                        "memoryId": record.id,
-                        "generation": generation,
-                        "outcome": payload,
-                        "anchors": anchors_json,
-                    }
+                    OutcomeEvent(
+                        id=eid,
+                        memory_id=record.id,
+                        generation=generation,
+                        outcome=entry,
+                        anchors=anchor_list,
+                    )
                 )
-        count = sum(
-            1 for e in self.store.list_outcomes(record.id) if e.get("generation") == generation
-        )
+        count = sum(1 for e in self.store.list_outcomes(record.id) if e.generation == generation)
         return {
             "success": True,
             "outcome_recorded": True,

@@ -8,17 +8,36 @@ from typing import Any
 
 import attrs
 import pytest
-from factories import OTHER_SCOPE, REPO_SCOPE, T0, at, make_memory, make_proposal, open_store
+from factories import (
+    OTHER_SCOPE,
+    REPO_SCOPE,
+    T0,
+    at,
+    make_memory,
+    make_proposal,
+    open_store,
+    outcome_event,
+)
 
 from swarmmem.adapters.storage.export_import import export_store, import_jsonl
-from swarmmem.core.model.codec import record_to_dict
+from swarmmem.core.model.codec import (
+    outcome_event_from_dict,
+    outcome_event_to_dict,
+    recall_usage_from_dict,
+    recall_usage_to_dict,
+    record_to_dict,
+    reward_event_from_dict,
+    reward_event_to_dict,
+)
 from swarmmem.core.model.errors import (
     ConflictError,
     MemoryValidationError,
     NotFoundError,
     StorageError,
 )
+from swarmmem.core.model.events import RecallUsage, RewardEvent
 from swarmmem.core.model.records import Anchor, OutcomeEntry, Relation
+from swarmmem.core.model.semantics import dumps
 from swarmmem.ports.storage import (
     EventLedger,
     ListFilter,
@@ -293,26 +312,45 @@ class TestRecallUsage:
     def test_records_and_filters_usage(self, store: Any) -> None:
         """Usage comes back oldest first, filtered by run and by an inclusive since."""
         store.record_recall_usage(
-            {"bundleId": "b2", "runId": "r1", "timestamp": at(2), "scores": (0.5,)}
+            RecallUsage(bundle_id="b2", run_id="r1", timestamp=at(2), scores=(0.5,))
         )
-        store.record_recall_usage({"bundleId": "b1", "runId": "r2", "timestamp": at(1)})
-        store.record_recall_usage({"bundleId": "b3", "runId": "r1", "timestamp": at(3)})
-        assert [u["bundleId"] for u in store.list_recall_usage()] == ["b1", "b2", "b3"]
-        assert [u["bundleId"] for u in store.list_recall_usage(run_id="r1")] == ["b2", "b3"]
-        assert [u["bundleId"] for u in store.list_recall_usage(since=at(2))] == ["b2", "b3"]
-        assert store.list_recall_usage(run_id="r1")[0]["scores"] == [0.5]
+        store.record_recall_usage(RecallUsage(bundle_id="b1", run_id="r2", timestamp=at(1)))
+        store.record_recall_usage(RecallUsage(bundle_id="b3", run_id="r1", timestamp=at(3)))
+        assert [u.bundle_id for u in store.list_recall_usage()] == ["b1", "b2", "b3"]
+        assert [u.bundle_id for u in store.list_recall_usage(run_id="r1")] == ["b2", "b3"]
+        assert [u.bundle_id for u in store.list_recall_usage(since=at(2))] == ["b2", "b3"]
+        assert store.list_recall_usage(run_id="r1")[0].scores == (0.5,)
 
     def test_usage_needs_a_bundle_id(self, store: Any) -> None:
         """A usage without bundleId is rejected."""
         with pytest.raises(MemoryValidationError):
-            store.record_recall_usage({"memoryIds": []})
+            store.record_recall_usage(recall_usage_from_dict({"memoryIds": []}, at(1)))
+        with pytest.raises(MemoryValidationError):
+            store.record_recall_usage({"bundleId": "b1", "timestamp": at(1)})
         assert store.list_recall_usage() == []
 
-
-def outcome_event(event_id: str, memory_id: str, generation: str, **outcome: Any) -> dict[str, Any]:
-    body = {"outcome": "useful", "at": at(1)}
-    body.update(outcome)
-    return {"id": event_id, "memoryId": memory_id, "generation": generation, "outcome": body}
+    def test_usage_comes_back_as_recorded(self, store: Any, reopen: Any) -> None:
+        """Every field, unknown JSON keys and a row's missing keys survive reopening."""
+        full = RecallUsage(
+            bundle_id="b1",
+            query="how are tests run",
+            scopes=(REPO_SCOPE,),
+            kinds=("project_fact",),
+            memory_ids=("mem_a", "mem_b"),
+            scores=(0.75, 0.25),
+            token_estimate=9,
+            run_id="r1",
+            session_id="s1",
+            timestamp=T0,
+        )
+        raw = {"bundleId": "b0", "memoryIds": ["mem_a"], "timestamp": at(-1), "custom": [1]}
+        store.record_recall_usage(full)
+        store.record_recall_usage(recall_usage_from_dict(raw))
+        store = reopen(store)
+        legacy, again = store.list_recall_usage()
+        assert again == full
+        assert legacy.extra == {"custom": [1]} and legacy.memory_ids == ("mem_a",)
+        assert dumps(recall_usage_to_dict(legacy)) == dumps(raw)
 
 
 class TestOutcomes:
@@ -321,9 +359,9 @@ class TestOutcomes:
         store.append_outcome(outcome_event("b", "mem_a", "g", at=at(2)))
         store.append_outcome(outcome_event("a", "mem_a", "g", at=at(2)))
         store.append_outcome(outcome_event("c", "mem_b", "g", at=at(1)))
-        assert [e["id"] for e in store.list_outcomes()] == ["c", "a", "b"]
-        assert [e["id"] for e in store.list_outcomes("mem_a")] == ["a", "b"]
-        assert store.list_outcomes("mem_a")[0]["anchors"] == []
+        assert [e.id for e in store.list_outcomes()] == ["c", "a", "b"]
+        assert [e.id for e in store.list_outcomes("mem_a")] == ["a", "b"]
+        assert store.list_outcomes("mem_a")[0].anchors == ()
 
     def test_same_id_same_payload_is_idempotent_other_payload_conflicts(self, store: Any) -> None:
         """Re-sending an event is a no-op; reusing its id for another payload is refused."""
@@ -336,10 +374,13 @@ class TestOutcomes:
 
     def test_invalid_events_are_refused(self, store: Any) -> None:
         """Unknown keys and a correction on a non-corrected outcome are validation errors."""
+        valid = outcome_event_to_dict(outcome_event("e1", "mem_a", "g"))
         with pytest.raises(MemoryValidationError):
-            store.append_outcome({**outcome_event("e1", "mem_a", "g"), "extra": 1})
+            store.append_outcome(outcome_event_from_dict({**valid, "extra": 1}))
         with pytest.raises(MemoryValidationError):
             store.append_outcome(outcome_event("e2", "mem_a", "g", correction="no"))
+        with pytest.raises(MemoryValidationError):
+            store.append_outcome(valid)
         assert store.list_outcomes() == []
 
     def test_reads_materialise_the_current_generation(self, store: Any) -> None:
@@ -348,9 +389,15 @@ class TestOutcomes:
         store.upsert(record)
         store.append_outcome(outcome_event("old", record.id, "gen-1"))
         later = outcome_event(
-            "e2", record.id, "gen-2", outcome="corrected", correction="use uv", at=at(5)
+            "e2",
+            record.id,
+            "gen-2",
+            outcome="corrected",
+            correction="use uv",
+            at=at(5),
+            anchors=[Anchor(file="a.py", symbol="main")],
         )
-        store.append_outcome({**later, "anchors": [{"file": "a.py", "symbol": "main"}]})
+        store.append_outcome(later)
         store.append_outcome(outcome_event("e1", record.id, "gen-2", at=at(4)))
         got = store.get(record.id)
         assert [o.outcome for o in got.outcomes] == ["useful", "corrected"]
@@ -373,23 +420,23 @@ class TestRewards:
     def test_append_and_list(self, store: Any) -> None:
         """Reward events are normalised (floats, defaults filled) and listed oldest first."""
         store.append_reward_event(
-            {"id": "r2", "memoryId": "mem_a", "verdict": "APPROVE", "reward": 1, "timestamp": at(2)}
+            RewardEvent(id="r2", memory_id="mem_a", verdict="APPROVE", reward=1, timestamp=at(2))
         )
         store.append_reward_event(
-            {
-                "memoryId": "mem_b",
-                "verdict": "REJECT",
-                "reward": -1,
-                "qBefore": 0.5,
-                "qAfter": 0.4,
-                "verdictSynthesis": {"votes": [1, 2]},
-                "runId": "run-1",
-            }
+            RewardEvent(
+                memory_id="mem_b",
+                verdict="REJECT",
+                reward=-1,
+                q_before=0.5,
+                q_after=0.4,
+                verdict_synthesis={"votes": (1, 2)},
+                run_id="run-1",
+            )
         )
         events = store.list_reward_events()
-        assert [e["memoryId"] for e in events] == ["mem_b", "mem_a"]
-        assert events[0]["timestamp"] == T0 and events[0]["verdictSynthesis"] == {"votes": [1, 2]}
-        assert events[1] == {
+        assert [e.memory_id for e in events] == ["mem_b", "mem_a"]
+        assert events[0].timestamp == T0 and events[0].verdict_synthesis == {"votes": [1, 2]}
+        assert reward_event_to_dict(events[1]) == {
             "id": "r2",
             "memoryId": "mem_a",
             "verdict": "APPROVE",
@@ -400,9 +447,13 @@ class TestRewards:
     def test_rejects_malformed_reward_events(self, store: Any) -> None:
         """Unknown keys and non-numeric rewards are refused."""
         with pytest.raises(MemoryValidationError):
-            store.append_reward_event({"memoryId": "m", "verdict": "APPROVE", "reward": 1, "x": 1})
+            store.append_reward_event(
+                reward_event_from_dict({"memoryId": "m", "verdict": "APPROVE", "reward": 1, "x": 1})
+            )
         with pytest.raises(MemoryValidationError):
-            store.append_reward_event({"memoryId": "m", "verdict": "APPROVE", "reward": "1"})
+            store.append_reward_event(RewardEvent(memory_id="m", verdict="APPROVE", reward="1"))
+        with pytest.raises(MemoryValidationError):
+            store.append_reward_event({"memoryId": "m", "verdict": "APPROVE", "reward": 1})
         assert store.list_reward_events() == []
 
 
@@ -522,7 +573,7 @@ class TestExportImport:
         for record in (a, b, scratch):
             store.upsert(record)
         store.delete(b.id, reason="obsolete", now=at(3))
-        store.append_outcome({**outcome_event("e1", a.id, "g1"), "anchors": [{"file": "src/x.py"}]})
+        store.append_outcome(outcome_event("e1", a.id, "g1", anchors=[Anchor(file="src/x.py")]))
         store.create_proposal(make_proposal(record=make_memory("pending idea")))
         store.create_proposal(
             make_proposal(

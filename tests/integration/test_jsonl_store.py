@@ -11,6 +11,7 @@ from factories import at, make_memory, make_proposal
 
 from swarmmem.adapters.storage.jsonl import FILES, JsonlStore
 from swarmmem.core.model.codec import record_to_dict
+from swarmmem.core.model.events import RecallUsage
 
 
 def lines(path: Path) -> list[str]:
@@ -96,11 +97,11 @@ def test_hard_delete_rewrites_the_file(tmp_path: Path) -> None:
 def test_recall_usage_is_logged_as_recall_lines(tmp_path: Path) -> None:
     """Recall usage is logged to audit.jsonl as `recall` lines, read back apart from events."""
     with JsonlStore(tmp_path) as store:
-        store.record_recall_usage({"bundleId": "bundle_1", "runId": "r", "timestamp": at(1)})
+        store.record_recall_usage(RecallUsage(bundle_id="bundle_1", run_id="r", timestamp=at(1)))
         store.append_event("compact", "store")
     audit = [json.loads(line) for line in lines(tmp_path / "audit.jsonl")]
     assert [a["operation"] for a in audit] == ["recall", "compact"]
     assert audit[0]["usage"]["bundleId"] == "bundle_1"
     with JsonlStore(tmp_path) as again:
-        assert [u["bundleId"] for u in again.list_recall_usage()] == ["bundle_1"]
+        assert [u.bundle_id for u in again.list_recall_usage()] == ["bundle_1"]
         assert [e.operation for e in again.list_events()] == ["compact"]

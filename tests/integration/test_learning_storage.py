@@ -15,6 +15,7 @@ from factories import (
     available_store_kinds,
     make_memory,
     open_store,
+    outcome_event,
     recall_row,
 )
 
@@ -64,7 +65,7 @@ def test_verdicts_persist_and_stay_idempotent_across_reopen(kind: str, tmp_path:
     try:
         assert store.get(fact.id).q == pytest.approx(0.55)
         assert store.get(twin.id).q == pytest.approx(0.515)
-        verdicts = sorted(e["verdict"] for e in store.list_reward_events())
+        verdicts = sorted(e.verdict for e in store.list_reward_events())
         assert verdicts == ["APPROVE", "APPROVE_PROPAGATED"]
         assert (
             apply_verdict(store, **{**args, "verdict": "REJECT"}).status == STATUS_ALREADY_APPLIED
@@ -88,15 +89,7 @@ def test_compaction_removes_only_the_three_classes_on_every_provider(
     ]
     for record in keep + drop:
         store.upsert(record)
-    store.append_outcome(
-        {
-            "id": "ev-1",
-            "memoryId": drop[0].id,
-            "generation": "g",
-            "outcome": {"outcome": "dead_end", "at": at(1)},
-            "anchors": [],
-        }
-    )
+    store.append_outcome(outcome_event("ev-1", drop[0].id, "g", outcome="dead_end"))
     try:
         assert mt.apply_compaction(store, now=NOW)["removed"] == 0
         assert store.count() == 6
@@ -126,13 +119,14 @@ def test_reflection_digest_is_identical_on_every_provider(tmp_path: Path) -> Non
         )
         for index, outcome in enumerate(("useful", "useful", "dead_end")):
             store.append_outcome(
-                {
-                    "id": f"ev-{index}",
-                    "memoryId": record.id,
-                    "generation": generation,
-                    "outcome": {"outcome": outcome, "at": at(index)},
-                    "anchors": [{"file": "src/app.py", "symbol": "main"}],
-                }
+                outcome_event(
+                    f"ev-{index}",
+                    record.id,
+                    generation,
+                    outcome=outcome,
+                    at=at(index),
+                    anchors=[Anchor(file="src/app.py", symbol="main")],
+                )
             )
         entries = select_entries(store, now=NOW)
         assert entries[0].outcomes == (

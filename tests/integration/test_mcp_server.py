@@ -240,8 +240,8 @@ def test_propose_curate_recall_outcome_loop(tmp_path: Path) -> None:
         events = mem.store.list_outcomes(seen["memory_id"])
     assert stored is not None
     assert stored.proposed_by.run_id == "sess-mcp-1"  # the session comes from --session
-    assert [event["id"] for event in events] == [result["event_id"]]
-    assert {a["file"] for a in events[0]["anchors"]} == {"pyproject.toml", "tests/unit"}
+    assert [event.id for event in events] == [result["event_id"]]
+    assert {a.file for a in events[0].anchors} == {"pyproject.toml", "tests/unit"}
     assert "Traceback" not in stderr
 
 
@@ -1079,8 +1079,8 @@ def test_curator_writes_from_another_handle_are_seen_by_the_next_call(
     assert not is_error
     with swarmmem.open(root) as mem:
         events = mem.store.list_outcomes(change.memory_id)
-    assert [e["id"] for e in events] == [result["event_id"]]
-    assert events[0]["outcome"]["outcome"] == "dead_end"
+    assert [e.id for e in events] == [result["event_id"]]
+    assert events[0].outcome.outcome == "dead_end"
     retry, is_error = tools.call(
         OUTCOME, {"memoryId": change.memory_id, "outcome": "dead_end"}, request_id="7"
     )

@@ -15,6 +15,7 @@ from factories import (
     make_memory,
     make_proposal,
     open_store,
+    outcome_event,
     recall_row,
 )
 from pg_support import require_dsn, schema_for
@@ -24,6 +25,8 @@ from swarmmem.adapters.storage.sqlite import SqliteStore
 from swarmmem.cli import main
 from swarmmem.core.model.codec import proposal_to_dict, record_to_dict
 from swarmmem.core.model.errors import ConflictError
+from swarmmem.core.model.events import RewardEvent
+from swarmmem.core.model.records import Anchor
 from swarmmem.core.recall.fts import build_fts_query
 
 
@@ -57,27 +60,21 @@ def fill(store: Any) -> None:
         make_proposal(operation="merge", related=[a.id, b.id], status="applied", created_at=at(9))
     )
     store.append_outcome(
-        {
-            "id": "ev-1",
-            "memoryId": a.id,
-            "generation": "g",
-            "outcome": {"outcome": "useful", "at": at(10)},
-            "anchors": [{"file": "src/app.py"}],
-        }
+        outcome_event("ev-1", a.id, "g", at=at(10), anchors=[Anchor(file="src/app.py")])
     )
     store.record_recall_usage(recall_row([a.id, b.id], timestamp=at(11), run_id="run-7"))
     store.record_recall_usage(recall_row([b.id], timestamp=at(11), session_id="s2"))
     store.append_reward_event(
-        {
-            "id": "rw-1",
-            "memoryId": a.id,
-            "verdict": "APPROVE",
-            "reward": 1.0,
-            "qBefore": 0.5,
-            "qAfter": 0.55,
-            "timestamp": at(12),
-            "verdictSynthesis": {"votes": [1, 2]},
-        }
+        RewardEvent(
+            id="rw-1",
+            memory_id=a.id,
+            verdict="APPROVE",
+            reward=1.0,
+            q_before=0.5,
+            q_after=0.55,
+            timestamp=at(12),
+            verdict_synthesis={"votes": [1, 2]},
+        )
     )
     store.append_event("note", a.id, reason="hand-written", event={"k": [1, "two"]})
 

@@ -16,7 +16,15 @@ from typing import Any
 import attrs
 import numpy as np
 import pytest
-from factories import OTHER_SCOPE, REPO_SCOPE, at, make_memory, make_proposal, open_store
+from factories import (
+    OTHER_SCOPE,
+    REPO_SCOPE,
+    at,
+    make_memory,
+    make_proposal,
+    open_store,
+    outcome_event,
+)
 from pg_support import chain_writer, require_dsn, require_vector, schema_for
 
 from swarmmem.core.model.codec import record_to_dict
@@ -495,15 +503,7 @@ def test_notify_invalidates_another_instances_caches(pg: Any, tmp_path: Path) ->
         twin = a.upsert(make_memory("Tests also run with tox"))
         assert a.get(record.id).outcomes is None  # the view is now cached in A
         assert a.cache_info()["views"] >= 1
-        b.append_outcome(
-            {
-                "id": "ev-1",
-                "memoryId": record.id,
-                "generation": "g1",
-                "outcome": {"outcome": "useful", "at": at(3)},
-                "anchors": [],
-            }
-        )
+        b.append_outcome(outcome_event("ev-1", record.id, "g1", at=at(3)))
         real_sync = a._sync
         a._sync = lambda: None  # stop draining: the cached view is stale
         try:

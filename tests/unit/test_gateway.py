@@ -18,7 +18,7 @@ from swarmmem.core.model.errors import (
     NotFoundError,
     ScopeError,
 )
-from swarmmem.core.model.records import MemoryScope
+from swarmmem.core.model.records import Anchor, MemoryScope
 from swarmmem.ports.clock import FixedClock
 
 CLOCK_START = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.timezone.utc)
@@ -92,9 +92,9 @@ def test_curate_add_then_recall(mem) -> None:
     assert [it.record.id for it in bundle.items] == [memory_id]
     assert bundle.prompt_block.startswith("## Retrieved Swarm Memory\nSwarm-Recall-Bundle: bundle_")
     usage = mem.store.list_recall_usage()
-    assert usage[-1]["memoryIds"] == [memory_id]
-    assert usage[-1]["bundleId"] == bundle.id
-    assert usage[-1]["runId"] == "s1"
+    assert usage[-1].memory_ids == (memory_id,)
+    assert usage[-1].bundle_id == bundle.id
+    assert usage[-1].run_id == "s1"
 
 
 def test_curate_twice_is_a_conflict(mem) -> None:
@@ -161,7 +161,7 @@ def test_outcome_rules(mem) -> None:
     )
     assert result["outcome_recorded"] and result["outcomes"] == 1
     event = mem.store.list_outcomes(memory_id)[-1]
-    assert event["anchors"] == [{"file": "tests/unit/test_a.py", "symbol": "test_x"}]
+    assert event.anchors == (Anchor(file="tests/unit/test_a.py", symbol="test_x"),)
 
 
 def test_outcome_event_id_is_idempotent(mem) -> None:

@@ -30,6 +30,7 @@ from swarmmem.core.learning.rewards import (
     recall_counts,
 )
 from swarmmem.core.model.errors import MemoryValidationError
+from swarmmem.core.model.events import RewardEvent
 from swarmmem.core.model.records import MemoryRecord, MemoryScope
 from swarmmem.core.recall.scoring import LearningPolicy
 from swarmmem.core.recall.service import RecallDefaults
@@ -166,15 +167,15 @@ def test_reward_event_records_the_update(store: InMemoryStore) -> None:
     recalled(store, [fact.id], run_id="run-9", unit_id="unit-3")
     verdict(store, "APPROVE")
     (event,) = store.list_reward_events()
-    assert event["memoryId"] == fact.id
-    assert event["runId"] == "run-9"
-    assert event["unitId"] == "unit-3"
-    assert event["verdict"] == "APPROVE"
-    assert event["reward"] == 1.0
-    assert event["qBefore"] == 0.5
-    assert event["qAfter"] == pytest.approx(0.55)
-    assert event["timestamp"] == NOW
-    assert event["verdictSynthesis"]["rewardKey"] == "swarm-a:task-1:1"
+    assert event.memory_id == fact.id
+    assert event.run_id == "run-9"
+    assert event.unit_id == "unit-3"
+    assert event.verdict == "APPROVE"
+    assert event.reward == 1.0
+    assert event.q_before == 0.5
+    assert event.q_after == pytest.approx(0.55)
+    assert event.timestamp == NOW
+    assert event.verdict_synthesis["rewardKey"] == "swarm-a:task-1:1"
 
 
 def test_a_memory_in_several_bundles_gets_exactly_one_step(store: InMemoryStore) -> None:
@@ -185,7 +186,7 @@ def test_a_memory_in_several_bundles_gets_exactly_one_step(store: InMemoryStore)
     result = verdict(store, session_ids=["sess-2"], known_sessions={"sess-2"})
     assert sorted(u.memory_id for u in result.direct) == sorted([fact.id, other.id])
     assert q_of(store, fact.id) == pytest.approx(0.55)
-    assert len([e for e in store.list_reward_events() if e["memoryId"] == fact.id]) == 1
+    assert len([e for e in store.list_reward_events() if e.memory_id == fact.id]) == 1
 
 
 def test_stability_and_content_are_never_changed(store: InMemoryStore) -> None:
@@ -323,7 +324,7 @@ def test_updates_are_all_or_nothing(store: InMemoryStore, monkeypatch: pytest.Mo
     calls = {"n": 0}
     original = store.append_reward_event
 
-    def failing(event: dict[str, Any]) -> None:
+    def failing(event: RewardEvent) -> None:
         calls["n"] += 1
         if calls["n"] == 2:
             raise RuntimeError("disk full")
@@ -351,9 +352,9 @@ def test_near_duplicate_receives_the_propagated_update(store: InMemoryStore) -> 
     assert update.verdict == "APPROVE_PROPAGATED"
     assert update.source_memory_id == fact.id
     assert q_of(store, twin.id) == pytest.approx(0.515)
-    event = next(e for e in store.list_reward_events() if e["memoryId"] == twin.id)
-    assert event["verdict"] == "APPROVE_PROPAGATED"
-    assert event["reward"] == pytest.approx(0.65)
+    event = next(e for e in store.list_reward_events() if e.memory_id == twin.id)
+    assert event.verdict == "APPROVE_PROPAGATED"
+    assert event.reward == pytest.approx(0.65)
 
 
 def test_reject_propagates_a_weakened_negative_signal(store: InMemoryStore) -> None:

@@ -7,12 +7,13 @@ from typing import Any
 
 import attrs
 import pytest
-from factories import BASE_TIME, at, make_memory, make_proposal, recall_row
+from factories import BASE_TIME, at, make_memory, make_proposal, outcome_event, recall_row
 
 from swarmmem.adapters.storage.memory import InMemoryStore
 from swarmmem.core.learning.rewards import LearningSettings
 from swarmmem.core.maintenance import reports as mt
 from swarmmem.core.model.errors import MemoryValidationError
+from swarmmem.core.model.events import OutcomeEvent, RewardEvent
 from swarmmem.core.model.records import MemoryRecord
 from swarmmem.ports.clock import FixedClock
 
@@ -30,15 +31,9 @@ def with_q(record: MemoryRecord, q: float) -> MemoryRecord:
     return attrs.evolve(record, metadata={**record.metadata, "qValue": q})
 
 
-def outcome_event(memory_id: str, event_id: str) -> dict[str, Any]:
+def dead_end(memory_id: str, event_id: str) -> OutcomeEvent:
     """A minimal outcome event for ``memory_id``."""
-    return {
-        "id": event_id,
-        "memoryId": memory_id,
-        "generation": "gen-1",
-        "outcome": {"outcome": "dead_end", "at": at(5)},
-        "anchors": [],
-    }
+    return outcome_event(event_id, memory_id, "gen-1", outcome="dead_end", at=at(5))
 
 
 @pytest.fixture
@@ -67,8 +62,8 @@ def mixed(store: InMemoryStore) -> dict[str, MemoryRecord]:
     )
     for record in records.values():
         store.upsert(record)
-    store.append_outcome(outcome_event(records["tombstone"].id, "ev-tomb"))
-    store.append_outcome(outcome_event(records["superseded"].id, "ev-sup"))
+    store.append_outcome(dead_end(records["tombstone"].id, "ev-tomb"))
+    store.append_outcome(dead_end(records["superseded"].id, "ev-sup"))
     return records
 
 
@@ -254,16 +249,16 @@ def test_recall_log_by_role_most_and_never_recalled(store: InMemoryStore) -> Non
 
 def reward(
     memory_id: str, minute: int, verdict: str, q_before: float, q_after: float
-) -> dict[str, Any]:
+) -> RewardEvent:
     """A reward event."""
-    return {
-        "memoryId": memory_id,
-        "verdict": verdict,
-        "reward": 1.0 if verdict.startswith("APPROVE") else -1.0,
-        "qBefore": q_before,
-        "qAfter": q_after,
-        "timestamp": at(minute),
-    }
+    return RewardEvent(
+        memory_id=memory_id,
+        verdict=verdict,
+        reward=1.0 if verdict.startswith("APPROVE") else -1.0,
+        q_before=q_before,
+        q_after=q_after,
+        timestamp=at(minute),
+    )
 
 
 def test_value_log_groups_rewards_newest_first_with_statuses(store: InMemoryStore) -> None:
