@@ -109,8 +109,8 @@ class RecordStore(Protocol):
         scope_keys: Sequence[str],
         kinds: Sequence[str] | None,
         fts_query: str | None,
-        mode: str,
-        max_items: int,
+        preselect_limit: int,
+        scope_when_unmatched: bool,
         now: str,
         include_expired: bool,
         candidate_cap: int,
@@ -120,8 +120,9 @@ class RecordStore(Protocol):
         ``fts_query`` is a ready FTS5 ``MATCH`` string (quoted terms joined by ``OR``) or None.
         Without it, or without full-text search, the answer is ``list`` of the scope (newest
         first, at most ``candidate_cap``). With it, the records whose text matches, at most
-        ``max(100, 20 * max_items)`` by BM25, in list order with ``fts_order``; when nothing
-        matches, a ``manual`` recall falls back to the whole scope and others get nothing.
+        ``preselect_limit`` by BM25, in list order with ``fts_order``; when nothing matches,
+        the whole scope when ``scope_when_unmatched``, else nothing. (The recall pipeline
+        decides both values: :func:`swarmmem.core.recall.lexical.preselect_limit`.)
         """
         ...
 

@@ -98,7 +98,7 @@ class StoreBase(abc.ABC):
     def _write_reward(self, event: RewardEvent) -> None: ...
 
     def _preselect(
-        self, flt: ListFilter, fts_query: str, *, mode: str, max_items: int
+        self, flt: ListFilter, fts_query: str, *, limit: int, scope_when_unmatched: bool
     ) -> Candidates | None:
         """Full-text pre-selection; ``None``: every scoped record is a candidate."""
         return None
@@ -159,8 +159,8 @@ class StoreBase(abc.ABC):
         scope_keys: Sequence[str],
         kinds: Sequence[str] | None,
         fts_query: str | None,
-        mode: str,
-        max_items: int,
+        preselect_limit: int,
+        scope_when_unmatched: bool,
         now: str,
         include_expired: bool,
         candidate_cap: int,
@@ -173,7 +173,9 @@ class StoreBase(abc.ABC):
             limit=candidate_cap,
         )
         if fts_query:
-            found = self._preselect(flt, fts_query, mode=mode, max_items=max_items)
+            found = self._preselect(
+                flt, fts_query, limit=preselect_limit, scope_when_unmatched=scope_when_unmatched
+            )
             if found is not None:
                 return found
         return Candidates(records=tuple(self.list(flt)), fts_order=None)

@@ -848,19 +848,19 @@ class SqlStore(StoreBase):
             yield from views
 
     def _preselect(
-        self, flt: ListFilter, fts_query: str, *, mode: str, max_items: int
+        self, flt: ListFilter, fts_query: str, *, limit: int, scope_when_unmatched: bool
     ) -> Candidates | None:
         """Full-text pre-selection: only the chosen records are read (or taken from cache)."""
         if not self._fts_enabled:
             return None
         with self._guard(), self._connection() as conn:
-            hits = self._full_text(conn, flt, fts_query, max(100, max_items * 20))
+            hits = self._full_text(conn, flt, fts_query, limit)
             if hits is None:
                 return None
             if not hits.scoped:
                 return Candidates(records=())
             if not hits.ranked:
-                return None if mode == "manual" else Candidates(records=())
+                return None if scope_when_unmatched else Candidates(records=())
             order = {memory_id: position for position, memory_id in enumerate(hits.ranked)}
             chosen = [i for i in hits.scoped if i in order]
             records = self._records_by_id(conn, chosen, hits.versions)

@@ -30,6 +30,12 @@ class RecallResult:
     lexical_order: tuple[str, ...] = ()
 
 
+def preselect_limit(request: RecallRequest) -> int:
+    """How many full-text hits (best BM25 first) a recall scores: ``max(100, 20 * maxItems)``;
+    the same number bounds the dense kNN candidates."""
+    return max(100, request.max_items * 20)
+
+
 def candidate_cap(request: RecallRequest) -> int:
     """The provider candidate limit (1000, or a lower quality-profile cap)."""
     if request.candidate_cap is None:
@@ -52,8 +58,10 @@ def lexical_recall(
         scope_keys=[scope.key for scope in request.scopes],
         kinds=request.kinds,
         fts_query=build_fts_query(request.query, request.task, request.mode),
-        mode=request.mode,
-        max_items=request.max_items,
+        preselect_limit=preselect_limit(request),
+        # a manual recall whose words match nothing still scores the scope (the reference's
+        # fallback); injection and curator recalls then return nothing
+        scope_when_unmatched=request.mode == "manual",
         now=now,
         include_expired=request.include_expired,
         candidate_cap=candidate_cap(request),

@@ -31,7 +31,13 @@ from swarmmem.core.recall.hybrid import (
     query_vector,
     rescue,
 )
-from swarmmem.core.recall.lexical import RecallResult, expand_related, lexical_recall, slice_items
+from swarmmem.core.recall.lexical import (
+    RecallResult,
+    expand_related,
+    lexical_recall,
+    preselect_limit,
+    slice_items,
+)
 from swarmmem.core.recall.scoring import LearningPolicy
 from swarmmem.ports.storage import StorageProvider
 
@@ -129,7 +135,7 @@ def run_recall(
     explored = [it for it in lexical.items if it.explored]
     try:
         vector, embeds = query_vector(parts, request.query)
-        k = request.candidate_cap if request.candidate_cap else max(100, request.max_items * 20)
+        k = request.candidate_cap if request.candidate_cap else preselect_limit(request)
         dense = dense_candidates(store, parts, request, vector, now=now, k=k)
     except Exception:  # any dense failure degrades to the exact lexical result
         return lexical_only("dense retrieval failed")
