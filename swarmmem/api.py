@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from swarmmem._version import __version__
+from swarmmem.bootstrap import Runtime
 from swarmmem.memory import Memory
 
 _OPTIONAL = {
@@ -48,7 +49,7 @@ def open(
     Returns:
         A :class:`Memory`; use it as a context manager or call ``close()``.
     """
-    return Memory.open(Path(root), config, context=context, **adapters)
+    return Memory(Runtime(Path(root), config, context=context, adapters=adapters))
 
 
 def diagnostics() -> dict[str, Any]:

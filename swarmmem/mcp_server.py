@@ -49,6 +49,7 @@ from typing import Any
 
 from swarmmem import config as _config
 from swarmmem._version import __version__
+from swarmmem.api import open as open_memory
 from swarmmem.core.model.errors import (
     MemoryDisabledError,
     MemoryValidationError,
@@ -696,7 +697,7 @@ class MemoryTools:
         ctx.setdefault("session_id", str(uuid.uuid4()))
         self.context = ctx
         self._resident: Memory | None = None
-        Memory.open(self.root, self.config, context=self.context).close()  # fail fast
+        open_memory(self.root, self.config, context=self.context).close()  # fail fast
 
     @property
     def session_id(self) -> str:
@@ -709,7 +710,7 @@ class MemoryTools:
         if self._resident is not None:
             yield self._resident
             return
-        mem = Memory.open(self.root, self.config, context=self.context)
+        mem = open_memory(self.root, self.config, context=self.context)
         if mem.config["provider"] == "memory":
             self._resident = mem
             yield mem

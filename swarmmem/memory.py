@@ -3,9 +3,7 @@ case of :mod:`swarmmem.core` built by the composition root (:mod:`swarmmem.boots
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from swarmmem.bootstrap import Runtime
@@ -36,18 +34,6 @@ class Memory:
     def __init__(self, runtime: Runtime) -> None:
         self._rt = runtime
         self._reflected = False
-
-    @classmethod
-    def open(
-        cls,
-        root: Path,
-        config: Mapping[str, Any] | str | os.PathLike[str] | None,
-        *,
-        context: Mapping[str, Any] | None = None,
-        **adapters: Any,
-    ) -> Memory:
-        """See :func:`swarmmem.open`."""
-        return cls(Runtime(root, config, context=context, adapters=adapters))
 
     # ------------------------------------------------------------- the wiring
     root = property(lambda self: self._rt.root, doc="The project root.")
