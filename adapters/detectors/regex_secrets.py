@@ -35,11 +35,20 @@ what :meth:`RegexSecretDetector.find` returns.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from swarmmem.ports.detectors import SecretFinding
 
-__all__ = ["PATTERN_HINTS", "SECRET_PATTERNS", "RegexSecretDetector", "redaction_marker"]
+__all__ = [
+    "DEFAULT_PATTERNS",
+    "EXTRA_PATTERNS",
+    "PATTERN_HINTS",
+    "SECRET_PATTERNS",
+    "RegexSecretDetector",
+    "normalized_view",
+    "redaction_marker",
+]
 
 # JavaScript's \s: ECMAScript WhiteSpace + LineTerminator.
 _WS = r"[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
@@ -111,6 +120,65 @@ PATTERN_HINTS: dict[str, tuple[bool, tuple[tuple[str, ...], ...]]] = {
     "openssh_private_key_block": (False, (("-----BEGIN OPENSSH",), ("-----END OPENSSH",))),
 }
 
+#: Our own patterns, checked after the reference's fourteen (``type -> (pattern, flags)``):
+#: credentials in URLs (database, broker and basic-auth URLs), password assignments, Azure
+#: storage account keys, npm and Anthropic tokens, Slack webhook URLs, ``Authorization:
+#: Basic``, private-key blocks cut before their END line, and 40-character AWS secret keys
+#: near an access key id whatever characters they start or end with.
+_B64 = r"[A-Za-z0-9/+=]"
+_EXTRA_SOURCES: dict[str, tuple[str, re.RegexFlag]] = {
+    "url_credentials": (r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@\[\]]*:[^\s:/@\[\]]{3,}@", _A),
+    # the value is neither a placeholder (``$VAR``, ``<pw>``, ``{{ x }}``, ``***``) nor a
+    # type annotation (``password: String``)
+    "password_assignment": (
+        rf"\b(?:password|passwd|passphrase|pwd)\b[\"']?{_WS}*[:=]{_WS}*[\"']?"
+        r"(?![$<{%*(])(?!(?:String|string|str|Int|int|bool|Boolean|CharArray|SecureString|"
+        r"Optional|Option|None|null|nil|undefined|Any|any|Text|text)\b)"
+        rf"{_NOT_WS_QUOTE}{{4,}}",
+        _AI,
+    ),
+    "azure_storage_key": (r"\bAccountKey=[A-Za-z0-9+/]{40,}={0,2}", _A),
+    "npm_token": (r"\bnpm_[A-Za-z0-9]{36}\b", _A),
+    "anthropic_api_key": (r"\bsk-ant-[A-Za-z0-9_-]{20,}", _A),
+    "slack_webhook_url": (
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}",
+        _A,
+    ),
+    "authorization_basic": (rf"\bAuthorization{_WS}*:{_WS}*Basic{_WS}+[A-Za-z0-9+/=]{{8,}}", _AI),
+    "private_key_unterminated": (
+        r"-----BEGIN [A-Z ]*PRIVATE KEY-----(?![\s\S]*-----END [A-Z ]*PRIVATE KEY-----)"
+        r"[A-Za-z0-9+/=\r\n]*",
+        _A,
+    ),
+    "aws_secret_near_key_id": (
+        rf"\bAKIA[0-9A-Z]{{16}}\b[^\n]{{0,200}}?(?<!{_B64}){_B64}{{40}}(?!{_B64})",
+        _A,
+    ),
+}
+EXTRA_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern, flags)) for name, (pattern, flags) in _EXTRA_SOURCES.items()
+)
+#: What the default detector looks for: the reference's fourteen, then ours.
+DEFAULT_PATTERNS = SECRET_PATTERNS + EXTRA_PATTERNS
+
+PATTERN_HINTS.update(
+    {
+        "url_credentials": (False, (("://",), ("@",))),
+        "password_assignment": (True, (("pass", "pwd"), ("=", ":"))),
+        "azure_storage_key": (False, (("AccountKey=",),)),
+        "npm_token": (False, (("npm_",),)),
+        "anthropic_api_key": (False, (("sk-ant-",),)),
+        "slack_webhook_url": (False, (("hooks.slack.com",),)),
+        "authorization_basic": (True, (("authorization",), ("basic",))),
+        "private_key_unterminated": (False, (("-----BEGIN ",),)),
+        "aws_secret_near_key_id": (False, (("AKIA",),)),
+    }
+)
+
+#: Characters removed before detection: zero-width spaces and joiners, word joiner, BOM,
+#: soft hyphen (they split a secret without changing how it reads).
+INVISIBLE = frozenset("\u00ad\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff")
+
 #: Redaction passes before the whole-text fallback (one pass is enough for every known input).
 MAX_REDACTION_ROUNDS = 4
 
@@ -132,12 +200,13 @@ class RegexSecretDetector:
 
     def __init__(
         self,
-        patterns: Sequence[tuple[str, re.Pattern[str]]] = SECRET_PATTERNS,
+        patterns: Sequence[tuple[str, re.Pattern[str]]] = DEFAULT_PATTERNS,
         hints: Mapping[str, tuple[bool, tuple[tuple[str, ...], ...]]] | None = None,
     ) -> None:
         self._patterns = tuple(patterns)
         if hints is None:
-            hints = PATTERN_HINTS if self._patterns == SECRET_PATTERNS else {}
+            builtin = set(DEFAULT_PATTERNS)
+            hints = PATTERN_HINTS if all(p in builtin for p in self._patterns) else {}
         self._hints = dict(hints)
         self._order = {name: rank for rank, (name, _) in enumerate(self._patterns)}
 
@@ -161,17 +230,23 @@ class RegexSecretDetector:
             yield name, pattern
 
     def find(self, text: str) -> list[SecretFinding]:
-        """Every non-empty match of every pattern, grouped by pattern in pattern order."""
+        """Every non-empty match of every pattern, grouped by pattern in pattern order.
+
+        Matching runs on the text as it reads (:func:`normalized_view`: NFKC, invisible
+        characters dropped); spans are positions in ``text`` itself.
+        """
+        view, origin = normalized_view(text)
         return [
-            SecretFinding(type=name, start=m.start(), end=m.end())
-            for name, pattern in self._candidates(text)
-            for m in pattern.finditer(text)
+            SecretFinding(type=name, start=origin[m.start()], end=origin[m.end() - 1] + 1)
+            for name, pattern in self._candidates(view)
+            for m in pattern.finditer(view)
             if m.end() > m.start()
         ]
 
     def contains_secret(self, text: str) -> bool:
         """True when any pattern matches (stops at the first hit)."""
-        return any(pattern.search(text) is not None for _, pattern in self._candidates(text))
+        view, _ = normalized_view(text)
+        return any(pattern.search(view) is not None for _, pattern in self._candidates(view))
 
     def redact(self, text: str) -> str:
         """Replace every detected secret with ``[REDACTED:<type>]`` (see the module docstring)."""
@@ -186,6 +261,26 @@ class RegexSecretDetector:
             return current
         marker = redaction_marker(min(findings, key=lambda f: self._order[f.type]).type)
         return "" if self.find(marker) else marker
+
+
+def normalized_view(text: str) -> tuple[str, list[int]]:
+    """``text`` as a reader sees it, and the index in ``text`` each of its characters comes from.
+
+    Each character is NFKC-normalised on its own (full-width ``ｓｋ－`` reads as ``sk-``) and
+    :data:`INVISIBLE` characters are dropped, so ``AKIA\u200b...`` cannot hide a key id. ASCII
+    text is its own view.
+    """
+    if text.isascii():
+        return text, list(range(len(text)))
+    pieces: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        if char in INVISIBLE:
+            continue
+        piece = unicodedata.normalize("NFKC", char) if ord(char) > 127 else char
+        pieces.append(piece)
+        origin.extend([index] * len(piece))
+    return "".join(pieces), origin
 
 
 def _merge(findings: Iterable[SecretFinding]) -> list[list[SecretFinding]]:

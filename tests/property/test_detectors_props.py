@@ -10,13 +10,13 @@ from hypothesis import strategies as st
 
 from swarmmem.adapters.detectors.regex_pii import PII_CONFIDENCE, RegexPiiDetector
 from swarmmem.adapters.detectors.regex_secrets import (
+    DEFAULT_PATTERNS,
     PATTERN_HINTS,
-    SECRET_PATTERNS,
     RegexSecretDetector,
 )
 
 SECRETS = RegexSecretDetector()
-UNHINTED = RegexSecretDetector(SECRET_PATTERNS, hints={})
+UNHINTED = RegexSecretDetector(DEFAULT_PATTERNS, hints={})
 MARKER = re.compile(r"\[REDACTED:[a-z_]+\]")
 PII = RegexPiiDetector()
 
@@ -153,6 +153,61 @@ def _openssh() -> st.SearchStrategy[tuple[str, str]]:
     )
 
 
+def _url_credentials() -> st.SearchStrategy[tuple[str, str]]:
+    scheme = st.sampled_from(["postgres", "mysql", "mongodb+srv", "redis", "amqp", "https"])
+    password = chars(ALNUM + "!$%^&*_-", 3, 20)
+    return st.builds(
+        lambda sc, user, pw: (f"{sc}://{user}:{pw}@", pw), scheme, chars(ALNUM, 0, 10), password
+    )
+
+
+TYPE_WORDS = {"string", "str", "int", "bool", "boolean", "chararray", "securestring"}
+TYPE_WORDS |= {"optional", "option", "none", "null", "nil", "undefined", "any", "text"}
+
+
+def _password() -> st.SearchStrategy[tuple[str, str]]:
+    value = chars(ALNUM + "!#_-", 4, 20).filter(
+        lambda v: v[0].isalnum() and not any(v.lower().startswith(w) for w in TYPE_WORDS)
+    )
+    label = st.sampled_from(["password=", "passwd: ", "PASSWORD = '", 'password": "', "pwd="])
+    return st.builds(lambda lab, v: (lab + v, v), label, value)
+
+
+def _azure() -> st.SearchStrategy[tuple[str, str]]:
+    return chars(ALNUM + "+/", 40, 88).map(lambda b: (f"AccountKey={b}", b))
+
+
+def _npm() -> st.SearchStrategy[tuple[str, str]]:
+    return _same(chars(ALNUM, 36, 36).map(lambda t: "npm_" + t))
+
+
+def _anthropic() -> st.SearchStrategy[tuple[str, str]]:
+    return _same(word_tail(ALNUM + "_-", 20).map(lambda t: "sk-ant-" + t))
+
+
+def _slack_webhook() -> st.SearchStrategy[tuple[str, str]]:
+    return _same(
+        chars(ALNUM + "/_-", 20, 40).map(lambda t: "https://hooks.slack.com/services/" + t)
+    )
+
+
+def _basic() -> st.SearchStrategy[tuple[str, str]]:
+    return chars(ALNUM + "+/=", 8, 40).map(lambda b: (f"Authorization: Basic {b}", b))
+
+
+def _unterminated_key() -> st.SearchStrategy[tuple[str, str]]:
+    body = chars(ALNUM + "+/=\n", 16, 80)
+    return body.map(lambda b: (f"-----BEGIN RSA PRIVATE KEY-----\n{b}", b))
+
+
+def _aws_near_key_id() -> st.SearchStrategy[tuple[str, str]]:
+    key_id = chars(UPPER + DIGITS, 16, 16).map(lambda t: "AKIA" + t)
+    middle = chars(LOWER + " ", 0, 40)
+    edge = st.sampled_from(["/", "+", "="])
+    secret = st.builds(lambda a, body, b: a + body + b, edge, chars(ALNUM + "/+=", 38, 38), edge)
+    return st.builds(lambda k, m, sec: (f"{k} {m} {sec}", sec), key_id, middle, secret)
+
+
 PLANTERS = {
     "openai_api_key": _openai(),
     "github_token": _github(),
@@ -168,6 +223,15 @@ PLANTERS = {
     "stripe_secret_key": _stripe(),
     "google_api_key": _google(),
     "openssh_private_key_block": _openssh(),
+    "url_credentials": _url_credentials(),
+    "password_assignment": _password(),
+    "azure_storage_key": _azure(),
+    "npm_token": _npm(),
+    "anthropic_api_key": _anthropic(),
+    "slack_webhook_url": _slack_webhook(),
+    "authorization_basic": _basic(),
+    "private_key_unterminated": _unterminated_key(),
+    "aws_secret_near_key_id": _aws_near_key_id(),
 }
 
 SURROUNDING = st.text(
@@ -211,7 +275,7 @@ MIXED = st.lists(st.one_of(FRAGMENTS, SURROUNDING.map(lambda s: s[:12])), max_si
 
 def test_there_is_a_planter_and_a_hint_for_every_pattern() -> None:
     """Every secret type has a generator in this module and a prefilter hint."""
-    assert set(PLANTERS) == {name for name, _ in SECRET_PATTERNS}
+    assert set(PLANTERS) == {name for name, _ in DEFAULT_PATTERNS}
     assert set(PATTERN_HINTS) == set(PLANTERS)
 
 
@@ -233,7 +297,7 @@ def _planted(kind: str) -> st.SearchStrategy[tuple[str, str, str]]:
 def _check_planted(kind: str, planted: tuple[str, str, str]) -> None:
     text, secret, payload = planted
     assume(payload not in text.replace(secret, "", 1))
-    pattern = dict(SECRET_PATTERNS)[kind]
+    pattern = dict(DEFAULT_PATTERNS)[kind]
     assert pattern.fullmatch(secret), f"generator for {kind} made a non-matching secret"
     assert SECRETS.contains_secret(text)
     assert SECRETS.find(text) == UNHINTED.find(text)

@@ -48,8 +48,32 @@ EXPECTED_ORDER = (
     "openssh_private_key_block",
 )
 
+EXTRA_ORDER = (
+    "url_credentials",
+    "password_assignment",
+    "azure_storage_key",
+    "npm_token",
+    "anthropic_api_key",
+    "slack_webhook_url",
+    "authorization_basic",
+    "private_key_unterminated",
+    "aws_secret_near_key_id",
+)
+
 # (expected type, secret) -- each secret is matched in full by the pattern of that type.
 POSITIVES = [
+    ("url_credentials", "postgres://app:s3cr3tpw@"),
+    ("url_credentials", "amqp://guest:hunter22@"),
+    ("url_credentials", "https://deploy:t0k3n-x@"),
+    ("password_assignment", "password=hunter22x"),
+    ("password_assignment", "passwd: correcthorse"),
+    ("azure_storage_key", "AccountKey=" + "Ab1+" * 21 + "=="),
+    ("npm_token", "npm_" + "a1B2" * 9),
+    ("anthropic_api_key", "sk-ant-api03-" + "x_Y-" * 10),
+    ("slack_webhook_url", "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXX"),
+    ("authorization_basic", "Authorization: Basic dXNlcjpwYXNzd29yZA=="),
+    ("private_key_unterminated", "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7"),
+    ("aws_secret_near_key_id", "AKIAIOSFODNN7EXAMPLE /JalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKE+"),
     ("openai_api_key", "sk-proj1234567890abcdefghij"),
     ("openai_api_key", "sk-abc_def-ghi_jkl-mno_pqr"),
     ("github_token", "ghp_abcdefghijklmnopqrstuvwxyz0123"),
@@ -92,7 +116,6 @@ POSITIVES = [
 NEGATIVES = [
     "https://example.com/search?key=abcdefghijklmnop",
     "?key=abcdefghijkl",
-    "PASSWORD=abcdefghijkl",
     "0_PASSWORD=abcdefghijkl",
     "A_KEY=abcdefghijkl",
     "TOKEN_COUNT = twelve_items",
@@ -103,10 +126,8 @@ NEGATIVES = [
     "ghp_tooshort",
     "AKIAIOSFODNN7EXAMPL",
     "XAKIAIOSFODNN7EXAMPLE",
-    "-----BEGIN RSA PRIVATE KEY-----\nno end marker",
     "-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----",
     "Authorization: Bearer short",
-    "Authorization: Basic dXNlcjpwYXNzd29yZA==",
     "glpat-tooshort",
     "xoxc-0123456789",
     "xoxb-short",
@@ -134,9 +155,59 @@ def reference_sequential_redact(text: str) -> str:
 
 
 def test_pattern_order_and_types_match_the_reference() -> None:
-    """The fourteen types come in the reference order."""
+    """The reference's fourteen types come first, in its order, then ours."""
     assert tuple(name for name, _ in SECRET_PATTERNS) == EXPECTED_ORDER
-    assert RegexSecretDetector().types == EXPECTED_ORDER
+    assert RegexSecretDetector().types == EXPECTED_ORDER + EXTRA_ORDER
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "PASSWORD=abcdefghijkl",
+        "-----BEGIN RSA PRIVATE KEY-----\nno end marker",
+        "Authorization: Basic dXNlcjpwYXNzd29yZA==",
+        "DATABASE_URL=postgres://app:s3cr3tpw@db:5432/shop",
+    ],
+)
+def test_secrets_the_reference_misses_are_caught(text: str) -> None:
+    """What the reference's fourteen patterns let through, the default detector catches."""
+    assert RegexSecretDetector(SECRET_PATTERNS).find(text) == []
+    detector = RegexSecretDetector()
+    assert detector.contains_secret(text)
+    assert detector.find(detector.redact(text)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "hidden"),
+    [
+        ("key AKIA\u200bIOSFODNN7EXAMPLE here", "IOSFODNN7EXAMPLE"),
+        ("token sk-\u00adabcdefghijklmnopqrstuvwx end", "abcdefghijklmnopqrstuvwx"),
+        ("\uff53\uff4b\uff0d" + "\uff41" * 24 + " tail", "\uff41" * 24),
+        ("password\u2060=hunter22x ok", "hunter22x"),
+    ],
+)
+def test_secrets_split_by_invisible_or_wide_characters_are_caught(text: str, hidden: str) -> None:
+    """Detection runs on the text as it reads (NFKC, zero-width and soft hyphens dropped);
+    redaction removes the original characters."""
+    detector = RegexSecretDetector()
+    assert detector.contains_secret(text)
+    redacted = detector.redact(text)
+    assert hidden not in redacted and "[REDACTED:" in redacted
+    assert redacted.endswith(text.split()[-1])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "val password: String,",
+        "password=${DB_PASSWORD}",
+        "pwd = <your password>",
+        "see https://example.com/a@b and mail user@example.com",
+        "-----BEGIN PUBLIC KEY-----\nMIIB",
+    ],
+)
+def test_our_patterns_leave_ordinary_text_alone(text: str) -> None:
+    assert RegexSecretDetector().find(text) == []
 
 
 def test_flags_are_ascii_everywhere_and_ignorecase_on_two() -> None:
