@@ -123,6 +123,7 @@ class Runtime:
         if bad:
             raise TypeError(f"unknown adapter argument(s): {', '.join(sorted(bad))}")
         self.context = MemoryContext(directory=str(self.root), **ctx)
+        _ = self.storage_dir, self.sqlite_path  # a path that leaves the root fails here
         self._given = given
         self.clock: Clock = given.get("clock") or SystemClock()
         self.secrets = create("secrets", given.get("secrets", "regex"))
@@ -132,20 +133,28 @@ class Runtime:
         self.dense_unavailable_reason: str | None = None
 
     # ------------------------------------------------------------------ paths
-    def path(self, value: str) -> Path:
-        """``value`` as a path; relative ones are under the project root."""
+    def path(self, value: str, key: str = "path") -> Path:
+        """``value`` as a path: absolute as given, relative under the project root (a
+        relative path that climbs out of the root is a :class:`ConfigError` naming ``key``)."""
         path = Path(value)
-        return path if path.is_absolute() else self.root / path
+        if path.is_absolute():
+            return path
+        if os.path.normpath(path).split(os.sep)[0] == os.pardir:
+            raise ConfigError(
+                f"memory.{key} {value!r} leaves the project root; use an absolute path to "
+                "keep memory outside the project"
+            )
+        return self.root / path
 
     @property
     def storage_dir(self) -> Path:
         """The memory directory (``.swarm/memory`` by default)."""
-        return self.path(self.config["storageDir"])
+        return self.path(self.config["storageDir"], "storageDir")
 
     @property
     def sqlite_path(self) -> Path:
         """The SQLite database file."""
-        return self.path(self.config["sqlite"]["path"])
+        return self.path(self.config["sqlite"]["path"], "sqlite.path")
 
     def postgres_dsn(self) -> str:
         """``postgres.dsn``, else the ``SWARMMEM_PG_DSN`` environment variable."""
@@ -215,7 +224,7 @@ class Runtime:
         name = self._given.get("pii", redaction["piiDetector"])
         kwargs = {}
         if name == "ner" and redaction["nerModelPath"]:
-            kwargs["model_dir"] = self.path(redaction["nerModelPath"])
+            kwargs["model_dir"] = self.path(redaction["nerModelPath"], "redaction.nerModelPath")
         return create("pii", name, **kwargs)
 
     def _vector_index(self, dimension: int) -> Any:
@@ -278,7 +287,7 @@ class Runtime:
                 return None
             kwargs: dict[str, Any] = {}
             if name == "cross-encoder":
-                kwargs["model_dir"] = self.path(rr["path"])
+                kwargs["model_dir"] = self.path(rr["path"], "retrieval.rerank.path")
             elif name == "maxsim":
                 kwargs["embedder"] = parts.embedder
             self._reranker = create("reranker", name, **kwargs)

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from swarmmem.adapters.files._safe import open_new, safe_dir
 from swarmmem.core.learning import reflection as digest_mod
 from swarmmem.core.model.errors import StorageError
 
@@ -90,7 +91,6 @@ def directory_lock(
     Raises:
         ReflectionLockError: the lock stayed busy through every retry.
     """
-    directory.mkdir(parents=True, exist_ok=True)
     lock = directory / LOCK_NAME
     delay = 0.025
     for attempt in range(LOCK_RETRIES + 1):
@@ -122,16 +122,18 @@ def directory_lock(
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename."""
+    """Write ``text`` to ``path`` through a new temporary file and a rename (a link at
+    ``path`` is replaced, never followed)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
+        fd = open_new(tmp)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     finally:
-        if tmp.exists():
+        if tmp.exists() and not tmp.is_symlink():
             tmp.unlink()
 
 
@@ -155,7 +157,7 @@ class LessonFiles:
         return self._alive(file)
 
     def write(self, json_text: str, markdown: str) -> tuple[str, str]:
-        directory = reflections_dir(self.root)
+        directory = safe_dir(self.root, REFLECTIONS_DIR)
         json_path = directory / LESSONS_JSON
         md_path = directory / LESSONS_MD
         with directory_lock(directory):

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from swarmmem.adapters.files._safe import open_append, safe_dir
 from swarmmem.core.recall.injection import sanitize_run_id
 
 
@@ -17,14 +18,16 @@ def run_log_path(root: Path, run_id: str | None) -> Path:
 
 
 def append_run_event(root: Path, run_id: str | None, event: dict[str, Any], timestamp: str) -> None:
-    """Append one event line (``runId`` and ``timestamp`` added)."""
+    """Append one event line (``runId`` and ``timestamp`` added); never through a link."""
     path = run_log_path(root, run_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    safe_dir(Path(root), path.parent.relative_to(root))
     line = json.dumps({**event, "runId": sanitize_run_id(run_id), "timestamp": timestamp}) + "\n"
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.write(line)
-        handle.flush()
-        os.fsync(handle.fileno())
+    fd = open_append(path)
+    try:
+        os.write(fd, line.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def read_run_events(root: Path, run_id: str | None) -> list[dict[str, Any]]:

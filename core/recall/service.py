@@ -24,6 +24,7 @@ from swarmmem.core.model.records import (
     RecallRequest,
 )
 from swarmmem.core.model.scopes import MemoryContext, authorize_scopes
+from swarmmem.core.model.text import check_text, check_texts
 from swarmmem.core.recall.hybrid import DenseParts
 from swarmmem.core.recall.pipeline import PROFILES, RecallConfig, RecallTrace, run_recall
 from swarmmem.core.recall.prompt import build_prompt_block
@@ -157,6 +158,9 @@ class RecallService:
         profile: str | None = None,
     ) -> RecallRequest:
         """Validate recall input and build the provider request."""
+        check_text(query, "query")
+        check_text(task, "task")
+        check_texts(kinds, "kinds")
         if not isinstance(query, str):
             raise MemoryValidationError(f"query must be a string; got {type(query).__name__}")
         normalized = normalize_text(query)

@@ -17,6 +17,7 @@ from swarmmem.core.model.codec import record_from_dict, scope_from_dict, source_
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.ids import content_hash, memory_id_for_hash, to_iso
 from swarmmem.core.model.records import MemoryRecord, MemoryScope
+from swarmmem.core.model.text import check_json_texts
 from swarmmem.core.writes.proposals import SCRATCH_TTL
 from swarmmem.core.writes.validation import validate_record
 from swarmmem.ports.detectors import SecretDetector
@@ -42,6 +43,7 @@ def complete_record(
     """One import row as a validated record (``MemoryValidationError`` when it is refused)."""
     if not isinstance(raw, Mapping):
         raise MemoryValidationError(f"record must be an object; got {type(raw).__name__}")
+    check_json_texts(raw, "record")
     data = dict(raw)
     scope = scope_from_dict(data["scope"]) if "scope" in data else repo_scope
     data["scope"] = scope.as_dict()

@@ -48,6 +48,7 @@ from swarmmem.core.model.records import (
 )
 from swarmmem.core.model.roles import is_curator_role
 from swarmmem.core.model.scopes import MemoryContext, write_scope
+from swarmmem.core.model.text import check_json_texts, check_text, check_texts
 from swarmmem.core.writes.proposals import (
     create_record,
     extract_file_paths,
@@ -64,6 +65,8 @@ log = logging.getLogger("swarmmem")
 
 OUTCOME_QUESTION_PREFIX = "Outcome evidence for question: "
 MAX_ANCHORS = 20
+#: Ids tried for one proposal before a clash is reported (see ``_create_unique``).
+PROPOSAL_ID_ATTEMPTS = 8
 _NEEDS_RECORD = ("add", "update", "supersede")
 _NEEDS_TARGET = ("update", "delete", "supersede")
 
@@ -166,13 +169,18 @@ class WriteService:
             raise MemoryValidationError(
                 f"operation must be one of {', '.join(PROPOSAL_OPERATIONS)}; got {operation!r}"
             )
+        for text_name, text_value in (
+            ("rationale", rationale),
+            ("kind", kind),
+            ("text", text),
+            ("target_memory_id", target_memory_id),
+        ):
+            check_text(text_value, text_name)
+        check_texts(evidence_refs, "evidence_refs")
+        check_texts(related_memory_ids, "related_memory_ids")
+        check_texts(tags, "tags")
         if not isinstance(rationale, str):
             raise MemoryValidationError("rationale is required")
-        for ref in [*(evidence_refs or ()), *(related_memory_ids or ())]:
-            if not isinstance(ref, str):
-                raise MemoryValidationError(
-                    f"evidence refs and memory ids must be strings; got {ref!r}"
-                )
         needs_record = operation in _NEEDS_RECORD
         redacted = redact_fields(
             self.secrets,
@@ -270,7 +278,22 @@ class WriteService:
                 reviewed_at=created_at,
                 rejection_reason=redaction_rejection_reason(redacted.changed),
             )
-        return self.store.create_proposal(proposal)
+        return self._create_unique(proposal, created_at, proposer, id_text)
+
+    def _create_unique(
+        self, proposal: MemoryProposal, created_at: str, proposer: str, id_text: str
+    ) -> MemoryProposal:
+        """Store ``proposal``; another proposal holding its id (same proposer, text and
+        millisecond) gets the next salted id instead of a conflict."""
+        for attempt in range(1, PROPOSAL_ID_ATTEMPTS + 1):
+            try:
+                return self.store.create_proposal(proposal)
+            except ConflictError:
+                if attempt == PROPOSAL_ID_ATTEMPTS:
+                    raise
+                salted = proposal_id(created_at, proposer, f"{id_text}\n#{attempt}")
+                proposal = attrs.evolve(proposal, id=salted)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _check_cached_evidence(self, refs: Sequence[str]) -> None:
         """Refs into the evidence cache must name a stored document."""
@@ -300,6 +323,9 @@ class WriteService:
         with the proposal's text (or ``patch``); ``merge`` links the related memories;
         ``reject``/``noop`` close the proposal.
         """
+        check_text(proposal_id, "proposal_id")
+        check_text(reason, "reason")
+        check_json_texts(patch, "patch")
         if decision not in CURATOR_ACTIONS:
             raise MemoryValidationError(
                 f"decision must be one of {', '.join(CURATOR_ACTIONS)}; got {decision!r}"
@@ -358,6 +384,13 @@ class WriteService:
             MemoryValidationError: the argument rules of ``swarm_memory_outcome``.
             NotFoundError: an unknown ``memory_id``.
         """
+        for text_name, text_value in (
+            ("memory_id", memory_id),
+            ("question", question),
+            ("correction", correction),
+            ("event_id", event_id),
+        ):
+            check_text(text_value, text_name)
         if (memory_id is None) == (question is None):
             raise MemoryValidationError("exactly one of memory_id or question is required")
         if outcome not in OUTCOMES:

@@ -41,10 +41,16 @@ def _folder_of(state: State, directory: str | None) -> Iterator[tuple[Any, Path]
 
 @main.command("export")
 @click.option("--dir", "directory", default=None, help="Parent of the export/ folder.")
+@click.option("--overwrite", is_flag=True, help="Replace an existing export.")
 @command
-def export_command(state: State, directory: str | None) -> None:
+def export_command(state: State, directory: str | None, overwrite: bool) -> None:
     """Write every memory, proposal and outcome to export/*.jsonl (atomic)."""
     with _folder_of(state, directory) as (mem, parent):
+        existing = parent / "export"
+        if not overwrite and existing.is_dir() and any(existing.iterdir()):
+            raise MemoryValidationError(
+                f"an export already exists in {existing}; pass --overwrite to replace it"
+            )
         counts = mem.runtime.transfer("export")(mem.store, parent)
     data = {"success": True, "directory": str(parent / "export"), **counts}
     emit(state, data, render.export_text)

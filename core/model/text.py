@@ -1,0 +1,57 @@
+"""Text that crosses the API boundary: a ``str`` that encodes as UTF-8, or a list of them.
+
+Bytes, lone surrogates (what undecodable command-line bytes become) and a bare string where a
+list belongs (``evidence_refs="a.py"`` would read as four one-letter refs) are refused with a
+:class:`~swarmmem.core.model.errors.MemoryValidationError` naming the argument, before
+anything is stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from swarmmem.core.model.errors import MemoryValidationError
+
+
+def check_text(value: object, name: str) -> None:
+    """``value`` is ``None`` or a ``str`` that encodes as UTF-8."""
+    if value is None:
+        return
+    if isinstance(value, (bytes, bytearray)):
+        raise MemoryValidationError(f"{name} must be text (str), not bytes; decode it first")
+    if not isinstance(value, str):
+        raise MemoryValidationError(f"{name} must be a string; got {type(value).__name__}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise MemoryValidationError(
+            f"{name} is not valid Unicode text (a lone surrogate at position {exc.start}: "
+            "undecodable bytes?)"
+        ) from None
+
+
+def check_texts(values: object, name: str) -> None:
+    """``values`` is ``None`` or a list/tuple of texts (a bare string or bytes is refused)."""
+    if values is None:
+        return
+    if isinstance(values, (str, bytes, bytearray)):
+        raise MemoryValidationError(f"{name} must be a list of strings, not a single string")
+    if not isinstance(values, (list, tuple)):
+        raise MemoryValidationError(
+            f"{name} must be a list of strings; got {type(values).__name__}"
+        )
+    for index, value in enumerate(values):
+        check_text(value, f"{name}[{index}]")
+
+
+def check_json_texts(value: object, name: str) -> None:
+    """Every string (keys included) inside a JSON-shaped ``value`` is valid text."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            check_text(key, f"{name} key")
+            check_json_texts(item, f"{name}.{key}")
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            check_json_texts(item, f"{name}[{index}]")
+    elif isinstance(value, (str, bytes, bytearray)):
+        check_text(value, name)

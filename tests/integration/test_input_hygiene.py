@@ -1,0 +1,203 @@
+"""Hostile input: undecodable text, bytes and bare strings, colliding proposal ids, planted
+symbolic links, paths that leave the project, and exports that would be overwritten. Each is
+refused with a clear error (or handled) and nothing is lost or written elsewhere."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from factories import BASE_TIME, FixedClock
+
+import swarmmem
+from swarmmem.cli import main
+from swarmmem.core.model.errors import ConfigError, MemoryValidationError, StorageError
+from swarmmem.mcp_server import MemoryTools
+
+ENABLED = {"enabled": True}
+LONE = "bad \ud800 text"
+
+
+@pytest.fixture
+def mem(tmp_path: Path) -> Any:
+    with swarmmem.open(tmp_path, config=ENABLED, context={"session_id": "s1"}) as memory:
+        yield memory
+
+
+def _propose(mem: Any, **fields: Any) -> Any:
+    base = {
+        "operation": "add",
+        "kind": "project_fact",
+        "text": "The release branch is cut on Fridays.",
+        "rationale": "team habit",
+        "evidence_refs": ["docs/release.md"],
+    }
+    return mem.propose(**{**base, **fields})
+
+
+# --------------------------------------------------------------- text and types
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"text": LONE},
+        {"rationale": LONE},
+        {"evidence_refs": [LONE]},
+        {"tags": ["ok", LONE]},
+        {"text": b"bytes are not text"},
+        {"evidence_refs": "docs/release.md"},
+        {"evidence_refs": b"docs/release.md"},
+        {"tags": "release"},
+    ],
+)
+def test_proposals_with_bad_text_are_refused_before_anything_is_stored(
+    mem: Any, fields: dict[str, Any]
+) -> None:
+    with pytest.raises(MemoryValidationError) as caught:
+        _propose(mem, **fields)
+    name = next(iter(fields)).split("[")[0]
+    assert name in str(caught.value)
+    assert mem.store.list_proposals() == []
+
+
+def test_recall_outcome_curate_and_import_refuse_bad_text(mem: Any) -> None:
+    with pytest.raises(MemoryValidationError, match="query"):
+        mem.recall(LONE)
+    with pytest.raises(MemoryValidationError, match="kinds"):
+        mem.recall("release branch", kinds="project_fact")
+    with pytest.raises(MemoryValidationError, match="question"):
+        mem.record_outcome(question=LONE, outcome="useful")
+    with pytest.raises(MemoryValidationError, match="reason"):
+        mem.curate(_propose(mem).id, "add", reason=LONE)
+    result = mem.import_records([{"kind": "project_fact", "text": LONE}])
+    assert result.written == 0 and "record.text" in result.refused[0][1]
+    assert mem.store.count() == 0
+
+
+def test_undecodable_command_line_bytes_exit_2_without_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / ".opencode").mkdir()
+    (tmp_path / ".opencode" / "opencode-swarm.json").write_text(json.dumps({"memory": ENABLED}))
+    argv = [sys.executable, "-m", "swarmmem.cli", "--root", str(tmp_path), "recall"]
+    done = subprocess.run(
+        [*argv, b"caf\xe9 menu lookup"], capture_output=True, timeout=120, check=False
+    )
+    assert done.returncode == 2, done.stderr
+    assert b"Traceback" not in done.stderr
+    assert b"not valid Unicode text" in done.stderr
+
+
+def test_mcp_refuses_lone_surrogates_as_validation_errors(tmp_path: Path) -> None:
+    tools = MemoryTools(tmp_path, config=ENABLED)
+    try:
+        payload, is_error = tools.call("swarm_memory_recall", {"query": LONE})
+    finally:
+        tools.close()
+    assert is_error
+    assert payload["error"] == "memory_validation_error"
+
+
+# ---------------------------------------------------------------- proposal ids
+def test_different_proposals_in_one_millisecond_get_different_ids(tmp_path: Path) -> None:
+    """A fixed clock makes every proposal share its millisecond and proposer."""
+    with swarmmem.open(tmp_path, config=ENABLED, clock=FixedClock(BASE_TIME)) as mem:
+        first = _propose(mem, rationale="first reason")
+        second = _propose(mem, rationale="second reason")
+        third = _propose(mem, operation="supersede", target_memory_id="mem_0000000000000000")
+        ids = {first.id, second.id, third.id}
+        assert len(ids) == 3
+        stored = {p.id: p.rationale for p in mem.store.list_proposals()}
+        assert stored[first.id] == "first reason" and stored[second.id] == "second reason"
+
+
+# ----------------------------------------------------------------- symbolic links
+def test_run_log_writes_never_follow_a_planted_link(tmp_path: Path) -> None:
+    root, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    root.mkdir()
+    elsewhere.mkdir()
+    (root / ".swarm").mkdir()
+    os.symlink(elsewhere, root / ".swarm" / "runs")
+    with (
+        swarmmem.open(root, config=ENABLED, context={"session_id": "s1"}) as mem,
+        pytest.raises(StorageError, match="symbolic link"),
+    ):
+        mem.inject(agent_task="fix the login form", user_goal="ship")
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_run_log_file_link_is_not_followed(tmp_path: Path) -> None:
+    root, target = tmp_path / "project", tmp_path / "victim.txt"
+    root.mkdir()
+    target.write_text("keep me\n", encoding="utf-8")
+    run_dir = root / ".swarm" / "runs" / "s1"
+    run_dir.mkdir(parents=True)
+    os.symlink(target, run_dir / "memory.jsonl")
+    with (
+        swarmmem.open(root, config=ENABLED, context={"session_id": "s1"}) as mem,
+        pytest.raises(StorageError, match="symbolic link"),
+    ):
+        mem.inject(agent_task="fix the login form", user_goal="ship")
+    assert target.read_text(encoding="utf-8") == "keep me\n"
+
+
+def test_lesson_files_never_follow_a_planted_link(tmp_path: Path) -> None:
+    root, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    root.mkdir()
+    elsewhere.mkdir()
+    (root / ".swarm").mkdir()
+    os.symlink(elsewhere, root / ".swarm" / "reflections")
+    config = {"enabled": True, "reflection": {"enabled": True}}
+    with swarmmem.open(root, config=config) as mem, pytest.raises(StorageError):
+        mem.reflect()
+    assert list(elsewhere.iterdir()) == []
+
+
+# ------------------------------------------------------------------------ paths
+@pytest.mark.parametrize(
+    ("config", "key"),
+    [
+        ({"storageDir": "../shared-memory"}, "memory.storageDir"),
+        ({"sqlite": {"path": "data/../../memory.db"}}, "memory.sqlite.path"),
+    ],
+)
+def test_relative_paths_cannot_leave_the_project(
+    tmp_path: Path, config: dict[str, Any], key: str
+) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    with pytest.raises(ConfigError, match=key):
+        swarmmem.open(root, config={**ENABLED, **config})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["project"]
+
+
+def test_absolute_paths_stay_allowed_and_status_shows_them(tmp_path: Path) -> None:
+    root, shared = tmp_path / "project", tmp_path / "shared" / "memory.db"
+    (root / ".opencode").mkdir(parents=True)
+    document = {"memory": {**ENABLED, "sqlite": {"path": str(shared)}}}
+    (root / ".opencode" / "opencode-swarm.json").write_text(json.dumps(document))
+    status = CliRunner().invoke(main, ["--root", str(root), "status", "--json"])
+    assert status.exit_code == 0
+    assert json.loads(status.stdout)["sqlite_path"] == str(shared)
+
+
+# ----------------------------------------------------------------------- export
+def test_export_refuses_to_overwrite_unless_asked(tmp_path: Path) -> None:
+    (tmp_path / ".opencode").mkdir()
+    (tmp_path / ".opencode" / "opencode-swarm.json").write_text(json.dumps({"memory": ENABLED}))
+    with swarmmem.open(tmp_path) as mem:
+        mem.import_records([{"kind": "project_fact", "text": "The first export fact."}])
+
+    def run(*args: str) -> Any:
+        return CliRunner().invoke(main, ["--root", str(tmp_path), "export", *args])
+
+    assert run().exit_code == 0
+    exported = tmp_path / ".swarm" / "memory" / "export" / "memories.jsonl"
+    before = exported.read_text(encoding="utf-8")
+    again = run()
+    assert again.exit_code == 2 and "--overwrite" in again.output
+    assert exported.read_text(encoding="utf-8") == before
+    assert run("--overwrite").exit_code == 0
