@@ -8,6 +8,7 @@ the configured adapters and are never closed here.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Mapping
@@ -17,6 +18,7 @@ from typing import Any
 
 from swarmmem import config as _config
 from swarmmem.core.learning.lessons import LessonService
+from swarmmem.core.learning.outcomes import apply_outcome
 from swarmmem.core.learning.rewards import LearningSettings, SessionRegistry
 from swarmmem.core.learning.verdicts import VerdictService
 from swarmmem.core.maintenance.service import MaintenanceService
@@ -414,16 +416,25 @@ class Runtime:
 
     @cached_property
     def writes(self) -> WriteService:
-        """Validated writes for this context."""
+        """Validated writes for this context; outcomes teach Q values (``learning.*``)."""
+        scopes = self.allowed_scopes
+        learn = functools.partial(
+            apply_outcome,
+            self.store,
+            scope_keys=frozenset(scope.key for scope in scopes),
+            policy=self.learning_settings(),
+            run_id=self.context.effective_run_id,
+        )
         return WriteService(
             self.store,
             self.context,
-            allowed_scopes=self.allowed_scopes,
+            allowed_scopes=scopes,
             clock=self.clock,
             secrets=self.secrets,
             pii=self.pii,
             policy=self.write_policy(),
             known_evidence=self.evidence.__contains__,
+            learn=learn,
         )
 
     @cached_property

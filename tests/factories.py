@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import importlib
 import os
 from collections.abc import Mapping, Sequence
@@ -198,9 +199,14 @@ def learning_gateway(
     role: str = "coder",
     unit_id: str | None = None,
     learning: Any = None,
+    outcomes: Any = None,
 ) -> Gateway:
-    """Recall and writes over ``store`` for one session that reads and writes ``scope`` only."""
+    """Recall and writes over ``store`` for one session that reads and writes ``scope`` only.
+
+    ``outcomes`` (``LearningSettings``) makes outcomes teach Q values, as the facade wires it.
+    """
     from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
+    from swarmmem.core.learning.outcomes import apply_outcome
     from swarmmem.core.model.scopes import MemoryContext
     from swarmmem.core.recall.service import RecallDefaults, RecallService
     from swarmmem.core.writes.service import WriteService
@@ -216,7 +222,15 @@ def learning_gateway(
         redact=secrets.redact,
         defaults=defaults,
     )
-    writes = WriteService(store, context, allowed_scopes=[scope], clock=clock, secrets=secrets)
+    learn = None
+    if outcomes is not None:
+        keys = frozenset({scope.key})
+        learn = functools.partial(
+            apply_outcome, store, scope_keys=keys, policy=outcomes, run_id=session_id
+        )
+    writes = WriteService(
+        store, context, allowed_scopes=[scope], clock=clock, secrets=secrets, learn=learn
+    )
     return Gateway(recall, writes)
 
 

@@ -15,7 +15,9 @@ The semantics are those of the design document's ``memory.learning`` block:
   ``propagationFanout`` per source, each target once, with the signal
   ``0.5 + clamp01(propagationFactor) * (reward - 0.5)``.
 
-Learning never changes stability; promotion candidates are only reported.
+Explicit outcomes teach on the same scale (see :mod:`.outcomes`): ``OUTCOME_REWARDS`` maps
+them onto the verdict rewards. Learning never changes stability; promotion candidates are
+only reported.
 """
 
 from __future__ import annotations
@@ -41,6 +43,15 @@ log = logging.getLogger("swarmmem")
 REWARDS: Mapping[str, float] = {"APPROVE": 1.0, "REJECT": -1.0, "CONCERNS": 0.0}
 VERDICTS: tuple[str, ...] = tuple(REWARDS)
 PROPAGATED_SUFFIX = "_PROPAGATED"
+#: Default outcome rewards (``learning.outcomeRewards.*``): a useful memory is approved, a
+#: dead end rejected, a corrected one met with concerns.
+OUTCOME_REWARDS: Mapping[str, float] = {
+    "useful": REWARDS["APPROVE"],
+    "dead_end": REWARDS["REJECT"],
+    "corrected": REWARDS["CONCERNS"],
+}
+#: ``verdict_synthesis["source"]`` of the reward events an outcome writes.
+SOURCE_OUTCOME = "outcome"
 
 STATUS_APPLIED = "applied"
 STATUS_ALREADY_APPLIED = "already_applied"
@@ -80,8 +91,22 @@ def reward_key(swarm_id: str, task_or_phase: str, round_number: int) -> str:
 
 
 def _setting(default: float, key: str | None = None) -> Any:
-    """A settings field with its default and, when it has one, its ``memory.learning`` key."""
+    """A settings field with its default and, when it has one, its ``memory.learning`` key
+    (dotted for a nested one)."""
     return attrs.field(default=default, metadata={"config_key": key})
+
+
+def _lookup(section: Mapping[str, Any], dotted: str | None) -> Any:
+    """The value at ``dotted`` in ``section``, or ``_MISSING``."""
+    node: Any = section
+    for part in (dotted or "").split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return _MISSING
+        node = node[part]
+    return node
+
+
+_MISSING = object()
 
 
 @attrs.frozen(kw_only=True)
@@ -97,19 +122,33 @@ class LearningSettings:
     embedding_cosine_threshold: float = _setting(0.7, "propagationEmbeddingCosineThreshold")
     fanout: int = _setting(20, "propagationFanout")
     lookback_days: float = _setting(30.0, "propagationLookbackDays")
+    outcomes_teach: bool = _setting(True, "outcomesTeach")
+    useful_reward: float = _setting(OUTCOME_REWARDS["useful"], "outcomeRewards.useful")
+    dead_end_reward: float = _setting(OUTCOME_REWARDS["dead_end"], "outcomeRewards.dead_end")
+    corrected_reward: float = _setting(OUTCOME_REWARDS["corrected"], "outcomeRewards.corrected")
 
     @classmethod
     def from_config(cls, learning: Mapping[str, Any]) -> LearningSettings:
         """Settings from a resolved ``memory.learning`` section (missing keys: defaults).
 
-        Each value is converted to the type of the field's default (``int`` or ``float``).
+        Each value is converted to the type of the field's default (``int``, ``float`` or
+        ``bool``).
         """
-        values = {
-            field.name: type(field.default)(learning[field.metadata["config_key"]])
-            for field in attrs.fields(cls)
-            if field.metadata["config_key"] in learning
-        }
+        values = {}
+        for field in attrs.fields(cls):
+            value = _lookup(learning, field.metadata["config_key"])
+            if value is not _MISSING:
+                values[field.name] = type(field.default)(value)
         return cls(**values)
+
+    def outcome_reward(self, outcome: str) -> float:
+        """The reward of an outcome (``useful``, ``dead_end`` or ``corrected``)."""
+        rewards = {
+            "useful": self.useful_reward,
+            "dead_end": self.dead_end_reward,
+            "corrected": self.corrected_reward,
+        }
+        return rewards[outcome]
 
 
 class SessionRegistry:
@@ -341,7 +380,7 @@ def apply_verdict(
     with store.transaction():
         for record in records:
             bundle = first_bundle[record.id]
-            update = _write_q(
+            update = write_q(
                 store,
                 record,
                 verdict=label,
@@ -379,7 +418,7 @@ def apply_verdict(
     )
 
 
-def _write_q(
+def write_q(
     store: StorageProvider,
     record: MemoryRecord,
     *,
@@ -393,6 +432,7 @@ def _write_q(
     source_id: str | None = None,
     similarity: float | None = None,
 ) -> RewardUpdate:
+    """One EMA step of ``record``'s Q toward ``signal``, and its reward event."""
     q_before = record.q
     q_after = ema(q_before, signal, eta)
     # A system write of the learned value: content, stability and timestamps stay as they are.
@@ -546,7 +586,7 @@ def _propagate(
     updates: list[RewardUpdate] = []
     for cand, source_id, sim in scheduled.values():
         updates.append(
-            _write_q(
+            write_q(
                 store,
                 cand,
                 verdict=label,
@@ -561,6 +601,14 @@ def _propagate(
             )
         )
     return updates
+
+
+def reward_source(event: RewardEvent) -> str:
+    """What wrote a reward event: ``outcome``, ``propagated`` or ``verdict``."""
+    synthesis = event.verdict_synthesis
+    if isinstance(synthesis, Mapping) and synthesis.get("source") == SOURCE_OUTCOME:
+        return SOURCE_OUTCOME
+    return "propagated" if event.verdict.endswith(PROPAGATED_SUFFIX) else "verdict"
 
 
 def recall_counts(usage: Iterable[RecallUsage]) -> dict[str, int]:

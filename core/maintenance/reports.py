@@ -18,6 +18,7 @@ from swarmmem.core.learning.rewards import (
     low_q_memories,
     promotion_candidates,
     recall_counts,
+    reward_source,
 )
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.events import RewardEvent
@@ -352,6 +353,7 @@ def value_log_report(
                     {
                         "timestamp": e.timestamp,
                         "verdict": e.verdict,
+                        "source": reward_source(e),
                         "reward": e.reward,
                         "q_before": e.q_before,
                         "q_after": e.q_after,

@@ -112,9 +112,11 @@ class WriteService:
         pii: PiiDetector | None = None,
         policy: WritePolicy | None = None,
         known_evidence: Callable[[str], bool] | None = None,
+        learn: Callable[[OutcomeEvent], object] | None = None,
     ) -> None:
         self.store = store
         self.known_evidence = known_evidence
+        self.learn = learn
         self.context = context
         self.allowed_scopes = list(allowed_scopes)
         self.clock = clock
@@ -380,6 +382,12 @@ class WriteService:
     ) -> dict[str, Any]:
         """Append an outcome event for a memory (or a question's evidence record).
 
+        With a ``learn`` callable (the composition root binds
+        :func:`~swarmmem.core.learning.outcomes.apply_outcome`), every accepted event, a
+        retried one included, is handed to it in the same transaction (the learner teaches
+        each event once). The result keeps its documented keys; ``value-log`` shows what
+        was learned.
+
         Raises:
             MemoryValidationError: the argument rules of ``swarm_memory_outcome``.
             NotFoundError: an unknown ``memory_id``.
@@ -444,22 +452,23 @@ class WriteService:
                 correction=correction or None,
             )
             eid = event_id or str(uuid.uuid4())
-            prior = next((e for e in events if e.id == eid), None)
-            if prior is not None:
+            event = next((e for e in events if e.id == eid), None)
+            if event is not None:
                 # a retry must repeat the event; its time stays the first sending's
-                same = attrs.evolve(entry, at=prior.outcome.at) == prior.outcome
-                if not same or prior.anchors != tuple(anchor_list):
+                same = attrs.evolve(entry, at=event.outcome.at) == event.outcome
+                if not same or event.anchors != tuple(anchor_list):
                     raise ConflictError("outcome event id already exists with a different payload")
             else:
-                self.store.append_outcome(
-                    OutcomeEvent(
-                        id=eid,
-                        memory_id=record.id,
-                        generation=generation,
-                        outcome=entry,
-                        anchors=anchor_list,
-                    )
+                event = OutcomeEvent(
+                    id=eid,
+                    memory_id=record.id,
+                    generation=generation,
+                    outcome=entry,
+                    anchors=anchor_list,
                 )
+                self.store.append_outcome(event)
+            if self.learn is not None:
+                self.learn(event)
         count = sum(1 for e in self.store.list_outcomes(record.id) if e.generation == generation)
         return {
             "success": True,

@@ -264,3 +264,27 @@ def test_the_library_evidence_cache_follows_the_retention_keys(tmp_path: Path) -
                 rationale="r",
                 evidence_refs=[refs[0]],
             )
+
+
+# ---------------------------------------------------------------------- learning
+def test_an_outcome_from_the_shell_shows_up_in_the_value_log(project: Path) -> None:
+    """``outcome --outcome useful`` takes a memory from 0.5 to 0.55; ``value-log --json`` lists
+    the reward with source ``outcome`` and the text report its label; a dead end then takes
+    it to 0.9 * 0.55 - 0.1 = 0.395."""
+    with swarmmem.open(project) as mem:
+        mem.import_records([{"kind": "repo_convention", "text": "Releases are cut on Fridays."}])
+        (memory_id,) = [i.record.id for i in mem.recall("when are releases cut").items]
+    assert as_json(cli(project, "value-log", "--json"))["memories"] == []
+
+    recorded = cli(project, "outcome", "--memory-id", memory_id, "--outcome", "useful", "--json")
+    assert recorded.exit_code == 0, recorded.output
+    (entry,) = as_json(cli(project, "value-log", "--json"))["memories"]
+    assert entry["id"] == memory_id and entry["q"] == pytest.approx(0.55)
+    (reward,) = entry["recent"]
+    assert reward["source"] == "outcome" and reward["verdict"] == "OUTCOME:useful"
+    assert (reward["reward"], reward["q_before"]) == (1.0, 0.5)
+    assert "OUTCOME:useful reward=1.00 (q 0.50→0.55)" in cli(project, "value-log").stdout
+
+    assert cli(project, "outcome", "--memory-id", memory_id, "--outcome", "dead_end").exit_code == 0
+    (entry,) = as_json(cli(project, "value-log", "--json"))["memories"]
+    assert entry["q"] == pytest.approx(0.395) and entry["rewards"] == 2

@@ -1,18 +1,40 @@
-"""Recall learning: EMA rewards, verdict targeting, idempotency, propagation and candidates."""
+"""Recall learning: EMA rewards, verdict targeting, idempotency, propagation and candidates;
+explicit outcomes teaching Q values (rewards, retries, scope, configuration, value-log)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
-from factories import BASE_TIME, REPO_SCOPE, at, learning_gateway, make_memory, recall_row
+from factories import (
+    BASE_TIME,
+    OTHER_SCOPE,
+    REPO_SCOPE,
+    at,
+    learning_gateway,
+    make_memory,
+    open_store,
+    outcome_event,
+    recall_row,
+)
 
+import swarmmem
 from swarmmem import config as config_mod
 from swarmmem.adapters.storage.memory import InMemoryStore
+from swarmmem.core.learning.outcomes import (
+    STATUS_DISABLED,
+    STATUS_INACTIVE,
+    STATUS_OUT_OF_SCOPE,
+    STATUS_QUESTION,
+    apply_outcome,
+    outcome_label,
+)
 from swarmmem.core.learning.rewards import (
+    OUTCOME_REWARDS,
     REWARDS,
     STATUS_ALREADY_APPLIED,
     STATUS_APPLIED,
@@ -29,12 +51,14 @@ from swarmmem.core.learning.rewards import (
     propagated_signal,
     recall_counts,
 )
-from swarmmem.core.model.errors import MemoryValidationError
+from swarmmem.core.maintenance.reports import value_log_report
+from swarmmem.core.model.errors import ConfigError, ConflictError, MemoryValidationError
 from swarmmem.core.model.events import RewardEvent
 from swarmmem.core.model.records import MemoryRecord, MemoryScope
 from swarmmem.core.recall.scoring import LearningPolicy
 from swarmmem.core.recall.service import RecallDefaults
 from swarmmem.ports.clock import FixedClock
+from swarmmem.ports.storage import ListFilter
 
 NOW = at(days=1)
 TESTS_FACT = "Run the unit tests with pytest from the repository root directory"
@@ -593,3 +617,346 @@ def test_gateway_recall_feeds_the_verdict_loop(store: InMemoryStore, clock: Fixe
     assert result.bundle_ids == (bundle.id,)
     assert q_of(store, other.id) == 0.5
     assert REPO_SCOPE.key == fact.scope.key
+
+
+# ----------------------------------------------------------------------------- explicit outcomes
+
+SCOPE_KEYS = frozenset({REPO_SCOPE.key})
+
+
+def teaching(
+    store: Any, clock: FixedClock, settings: LearningSettings | None = None, **kw: Any
+) -> Any:
+    """A gateway of session ``sess-1`` whose outcomes teach (default learning settings)."""
+    return learning_gateway(
+        store, clock, session_id="sess-1", outcomes=settings or LearningSettings(), **kw
+    )
+
+
+def test_outcome_rewards_are_the_design_documents_verdict_rewards() -> None:
+    """useful is APPROVE (+1), dead_end REJECT (-1), corrected CONCERNS (0); the settings and
+    the configuration defaults agree with them."""
+    assert dict(OUTCOME_REWARDS) == {
+        "useful": REWARDS["APPROVE"],
+        "dead_end": REWARDS["REJECT"],
+        "corrected": REWARDS["CONCERNS"],
+    }
+    settings = LearningSettings()
+    assert {o: settings.outcome_reward(o) for o in OUTCOME_REWARDS} == {
+        "useful": 1.0,
+        "dead_end": -1.0,
+        "corrected": 0.0,
+    }
+    assert LearningSettings.from_config(config_mod.defaults()["learning"]) == settings
+
+
+@pytest.mark.parametrize(
+    ("outcome", "correction", "expected"),
+    [("useful", None, 0.55), ("dead_end", None, 0.35), ("corrected", "Use tox.", 0.45)],
+)
+def test_one_outcome_takes_one_ema_step_from_half(
+    store: InMemoryStore, clock: FixedClock, outcome: str, correction: str | None, expected: float
+) -> None:
+    """At rate 0.1: useful 0.5 -> 0.55, dead_end 0.5 -> 0.35, corrected 0.5 -> 0.45."""
+    (fact,) = put(store, make_memory(TESTS_FACT))
+    teaching(store, clock).record_outcome(memory_id=fact.id, outcome=outcome, correction=correction)
+    assert q_of(store, fact.id) == pytest.approx(expected, abs=1e-12)
+
+
+def test_successive_outcomes_compound_and_the_rate_is_configurable(
+    store: InMemoryStore, clock: FixedClock
+) -> None:
+    """Two useful outcomes: 0.5 -> 0.55 -> 0.595; at rate 0.5 one dead end: 0.5 -> 0.0."""
+    good, bad = put(store, make_memory(TESTS_FACT), make_memory("Lint with flake8"))
+    gateway = teaching(store, clock)
+    gateway.record_outcome(memory_id=good.id, outcome="useful")
+    gateway.record_outcome(memory_id=good.id, outcome="useful")
+    assert q_of(store, good.id) == pytest.approx(0.595, abs=1e-12)
+    teaching(store, clock, LearningSettings(learning_rate=0.5)).record_outcome(
+        memory_id=bad.id, outcome="dead_end"
+    )
+    assert q_of(store, bad.id) == 0.0
+
+
+def test_configured_rewards_replace_the_defaults(store: InMemoryStore, clock: FixedClock) -> None:
+    """``learning.outcomeRewards.*`` set the rewards: useful 0.5 leaves a neutral memory at 0.5,
+    corrected -1 takes it to 0.35."""
+    section = config_mod.validate(
+        {"learning": {"outcomeRewards": {"useful": 0.5, "corrected": -1}}}
+    )["learning"]
+    settings = LearningSettings.from_config(section)
+    assert (settings.useful_reward, settings.dead_end_reward, settings.corrected_reward) == (
+        0.5,
+        -1.0,
+        -1.0,
+    )
+    useful, corrected = put(store, make_memory(TESTS_FACT), make_memory("Lint with flake8"))
+    gateway = teaching(store, clock, settings)
+    gateway.record_outcome(memory_id=useful.id, outcome="useful")
+    gateway.record_outcome(memory_id=corrected.id, outcome="corrected", correction="Use ruff.")
+    assert q_of(store, useful.id) == 0.5
+    assert q_of(store, corrected.id) == pytest.approx(0.35)
+
+
+def test_the_reward_event_records_the_outcome(store: InMemoryStore, clock: FixedClock) -> None:
+    """One reward event per outcome: label ``OUTCOME:<outcome>``, the reward, both Q values, the
+    outcome's time, run (the session) and unit, and its event id as the idempotency key."""
+    (fact,) = put(store, make_memory(TESTS_FACT))
+    clock.advance(minutes=3)
+    gateway = teaching(store, clock, unit_id="unit-7")
+    result = gateway.record_outcome(memory_id=fact.id, outcome="dead_end", event_id="tool-1")
+    (event,) = store.list_reward_events()
+    assert event.memory_id == fact.id
+    assert event.verdict == outcome_label("dead_end") == "OUTCOME:dead_end"
+    assert event.reward == -1.0
+    assert (event.q_before, event.q_after) == (0.5, pytest.approx(0.35))
+    assert event.timestamp == at(3)
+    assert (event.run_id, event.unit_id) == ("sess-1", "unit-7")
+    (outcome,) = store.list_outcomes(fact.id)
+    assert event.verdict_synthesis == {
+        "source": "outcome",
+        "outcomeEventId": "tool-1",
+        "outcome": "dead_end",
+        "generation": outcome.generation,
+    }
+    # the outcome's own result keeps its documented keys (the MCP output schema lists them)
+    assert set(result) == {"success", "outcome_recorded", "event_id", "memory_id", "outcome",
+                           "outcomes"}  # fmt: skip
+
+
+def test_content_stability_and_timestamps_are_not_changed(
+    store: InMemoryStore, clock: FixedClock
+) -> None:
+    """Only ``metadata.qValue`` changes (besides the outcome bookkeeping every outcome adds)."""
+    (fact,) = put(store, make_memory(TESTS_FACT))
+    clock.advance(minutes=9)
+    teaching(store, clock).record_outcome(memory_id=fact.id, outcome="useful")
+    after = store.get(fact.id)
+    assert after is not None
+    assert (after.text, after.stability, after.updated_at, after.confidence) == (
+        fact.text,
+        fact.stability,
+        fact.updated_at,
+        fact.confidence,
+    )
+    bookkeeping = {"outcomeGeneration", "outcomeEventIds"}
+    assert set(after.metadata) - set(fact.metadata) - bookkeeping == {"qValue"}
+
+
+# ------------------------------------------------------------------- outcomes: idempotency
+
+
+def test_a_retried_outcome_moves_q_once(store: InMemoryStore, clock: FixedClock) -> None:
+    """The same event id sent twice (an MCP retry) stores one outcome and one EMA step; the
+    learner answers ``already_applied`` with the first step's values."""
+    (fact,) = put(store, make_memory(TESTS_FACT))
+    gateway = teaching(store, clock)
+    gateway.record_outcome(memory_id=fact.id, outcome="useful", event_id="tool-1")
+    clock.advance(minutes=1)
+    again = gateway.record_outcome(memory_id=fact.id, outcome="useful", event_id="tool-1")
+    assert again["outcomes"] == 1
+    assert len(store.list_reward_events()) == 1
+    assert q_of(store, fact.id) == pytest.approx(0.55)
+    (event,) = store.list_outcomes(fact.id)
+    replay = apply_outcome(store, event, scope_keys=SCOPE_KEYS)
+    assert replay.status == STATUS_ALREADY_APPLIED
+    assert (replay.update.q_before, replay.update.q_after) == (0.5, pytest.approx(0.55))
+    assert q_of(store, fact.id) == pytest.approx(0.55)
+
+
+def test_a_conflicting_retry_is_refused_and_teaches_nothing(
+    store: InMemoryStore, clock: FixedClock
+) -> None:
+    """The same event id with another outcome is a conflict: no second reward."""
+    (fact,) = put(store, make_memory(TESTS_FACT))
+    gateway = teaching(store, clock)
+    gateway.record_outcome(memory_id=fact.id, outcome="useful", event_id="tool-1")
+    with pytest.raises(ConflictError, match="different payload"):
+        gateway.record_outcome(memory_id=fact.id, outcome="dead_end", event_id="tool-1")
+    assert len(store.list_reward_events()) == 1
+    assert q_of(store, fact.id) == pytest.approx(0.55)
+
+
+def test_the_outcome_and_its_reward_commit_together(
+    store: InMemoryStore, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failure while teaching rolls the outcome event back too (one transaction)."""
+    (fact,) = put(store, make_memory(TESTS_FACT))
+
+    def broken(event: Any) -> None:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(store, "append_reward_event", broken)
+    with pytest.raises(RuntimeError, match="disk full"):
+        teaching(store, clock).record_outcome(memory_id=fact.id, outcome="useful")
+    assert store.list_outcomes(fact.id) == []
+    assert q_of(store, fact.id) == 0.5
+
+
+# ------------------------------------------------------------------- outcomes: what teaches
+
+
+def test_question_outcomes_teach_nothing(tmp_path: Path) -> None:
+    """A question outcome creates its evidence record and event but no reward, and an outcome
+    aimed at that evidence record by id teaches nothing either."""
+    with swarmmem.open(tmp_path, config={"enabled": True}, context={"session_id": "s"}) as mem:
+        result = mem.record_outcome(question="Which test runner is current?", outcome="useful")
+        mem.record_outcome(memory_id=result["memory_id"], outcome="dead_end")
+        assert len(mem.store.list_outcomes(result["memory_id"])) == 2
+        assert mem.store.list_reward_events() == []
+        assert q_of(mem.store, result["memory_id"]) == 0.5
+        first = mem.store.list_outcomes(result["memory_id"])[0]
+        keys = {s.key for s in mem.runtime.allowed_scopes}
+        assert apply_outcome(mem.store, first, scope_keys=keys).status == STATUS_QUESTION
+
+
+def test_outcomes_teach_nothing_when_disabled(store: InMemoryStore, clock: FixedClock) -> None:
+    """``learning.outcomesTeach: false``: the outcome is recorded, Q stays 0.5."""
+    settings = LearningSettings.from_config(
+        config_mod.validate({"learning": {"outcomesTeach": False}})["learning"]
+    )
+    assert settings.outcomes_teach is False
+    (fact,) = put(store, make_memory(TESTS_FACT))
+    teaching(store, clock, settings).record_outcome(memory_id=fact.id, outcome="dead_end")
+    assert len(store.list_outcomes(fact.id)) == 1
+    assert store.list_reward_events() == []
+    assert q_of(store, fact.id) == 0.5
+    (event,) = store.list_outcomes(fact.id)
+    assert apply_outcome(store, event, scope_keys=SCOPE_KEYS, policy=settings).status == (
+        STATUS_DISABLED
+    )
+
+
+def test_memories_outside_the_contexts_scopes_are_not_taught(
+    store: InMemoryStore, clock: FixedClock
+) -> None:
+    """A memory of another repository keeps its value whatever this context reports."""
+    (foreign,) = put(store, make_memory(TESTS_FACT, scope=OTHER_SCOPE))
+    teaching(store, clock).record_outcome(memory_id=foreign.id, outcome="dead_end")
+    assert store.list_reward_events() == []
+    assert q_of(store, foreign.id) == 0.5
+    (event,) = store.list_outcomes(foreign.id)
+    assert apply_outcome(store, event, scope_keys=SCOPE_KEYS).status == STATUS_OUT_OF_SCOPE
+    assert apply_outcome(store, event, scope_keys={OTHER_SCOPE.key}).status == STATUS_APPLIED
+
+
+def test_deleted_or_missing_memories_are_not_taught(store: InMemoryStore) -> None:
+    """An outcome event of a deleted (or vanished) memory changes no value."""
+    (gone,) = put(store, make_memory(TESTS_FACT, metadata={"deleted": True}))
+    for memory_id in (gone.id, "mem_0123456789abcdef"):
+        event = outcome_event("evt-1", memory_id, "gen-1", outcome="dead_end")
+        assert apply_outcome(store, event, scope_keys=SCOPE_KEYS).status == STATUS_INACTIVE
+    assert store.list_reward_events() == []
+
+
+def test_outcome_rewards_do_not_propagate(store: InMemoryStore, clock: FixedClock) -> None:
+    """A recently recalled near-duplicate (Jaccard above 0.4, same kind) keeps 0.5: an outcome
+    judges only the memory it names."""
+    fact, twin = put(store, make_memory(TESTS_FACT), make_memory(TESTS_TWIN))
+    store.record_recall_usage(recall_row([twin.id], timestamp=at(0)))
+    teaching(store, clock).record_outcome(memory_id=fact.id, outcome="useful")
+    assert q_of(store, twin.id) == 0.5
+    assert [e.memory_id for e in store.list_reward_events()] == [fact.id]
+
+
+# ------------------------------------------------------------------- outcomes: what follows
+
+
+def test_three_dead_ends_suppress_a_memory_and_useful_outcomes_rank_one_higher(
+    store: InMemoryStore, clock: FixedClock
+) -> None:
+    """0.5 -> 0.35 -> 0.215 -> 0.0935 falls below 0.15, so default recall hides the memory;
+    useful outcomes lift its twin above an otherwise equal memory."""
+    bad, good, plain = put(
+        store,
+        make_memory("Lint the code with flake8 before pushing"),
+        make_memory("Deploy the service with the release script", tags=()),
+        make_memory("Deploy the service with the release tool", tags=()),
+    )
+    gateway = teaching(store, clock)
+    for _ in range(3):
+        gateway.record_outcome(memory_id=bad.id, outcome="dead_end")
+    assert q_of(store, bad.id) == pytest.approx(0.0935)
+    clock.advance(minutes=1)
+    assert bad.id not in [i.record.id for i in gateway.recall("lint the code").items]
+    assert gateway.recall("lint the code", include_low_q=True).items[0].record.id == bad.id
+    before = [i.record.id for i in gateway.recall("deploy the service release").items]
+    gateway.record_outcome(memory_id=before[-1], outcome="useful")
+    after = [i.record.id for i in gateway.recall("deploy the service release").items]
+    assert set(before) == {good.id, plain.id}
+    assert after == [before[-1], before[0]]
+
+
+def test_value_log_lists_outcome_rewards_with_their_source(
+    store: InMemoryStore, clock: FixedClock
+) -> None:
+    """value-log shows the outcome reward (source ``outcome``) beside verdict rewards."""
+    (fact,) = put(store, make_memory(TESTS_FACT))
+    teaching(store, clock).record_outcome(memory_id=fact.id, outcome="useful")
+    report = value_log_report(store, now=at(10))
+    (entry,) = report["memories"]
+    assert entry["id"] == fact.id and entry["q"] == pytest.approx(0.55)
+    (recent,) = entry["recent"]
+    assert recent["source"] == "outcome"
+    assert recent["verdict"] == "OUTCOME:useful"
+    assert (recent["q_before"], recent["q_after"]) == (0.5, pytest.approx(0.55))
+
+
+@pytest.mark.parametrize("kind", ["local-jsonl", "sqlite"])
+def test_outcome_rewards_survive_a_reopen(kind: str, tmp_path: Path, clock: FixedClock) -> None:
+    """The reward event keeps the reference shape on disk: a reopened store lists it with its
+    source, and the learned Q value is stored with the memory."""
+    store = open_store(kind, tmp_path, clock)
+    (fact,) = put(store, make_memory(TESTS_FACT))
+    teaching(store, clock).record_outcome(memory_id=fact.id, outcome="dead_end")
+    store.close()
+    reopened = open_store(kind, tmp_path, clock)
+    try:
+        assert q_of(reopened, fact.id) == pytest.approx(0.35)
+        (event,) = reopened.list_reward_events()
+        assert event.verdict == "OUTCOME:dead_end"
+        assert value_log_report(reopened, now=at(10))["memories"][0]["recent"][0]["source"] == (
+            "outcome"
+        )
+    finally:
+        reopened.close()
+
+
+# ------------------------------------------------------------------- outcomes: configuration
+
+
+@pytest.mark.parametrize(
+    ("section", "key"),
+    [
+        ({"outcomesTeach": "yes"}, "memory.learning.outcomesTeach"),
+        ({"outcomeRewards": {"useful": 1.5}}, "memory.learning.outcomeRewards.useful"),
+        ({"outcomeRewards": {"dead_end": -2}}, "memory.learning.outcomeRewards.dead_end"),
+        ({"outcomeRewards": {"corrected": "low"}}, "memory.learning.outcomeRewards.corrected"),
+        ({"outcomeRewards": {"useful": float("nan")}}, "memory.learning.outcomeRewards.useful"),
+        ({"outcomeRewards": 1}, "memory.learning.outcomeRewards"),
+        ({"outcomeRewards": {"great": 1}}, "memory.learning.outcomeRewards.great"),
+    ],
+)
+def test_bad_outcome_settings_name_the_key(section: dict[str, Any], key: str) -> None:
+    """Out-of-range, mistyped and unknown values are refused, naming the dotted key."""
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        config_mod.validate({"learning": section})
+
+
+# ------------------------------------------------------------------- outcomes: the facade
+
+
+def test_the_facade_teaches_by_default_and_not_when_disabled(tmp_path: Path) -> None:
+    """swarmmem.open wires the learner with the context's scopes; outcomesTeach false keeps
+    the value."""
+    for teach, expected in ((True, 0.35), (False, 0.5)):
+        root = tmp_path / f"teach-{teach}"
+        root.mkdir()
+        config = {"enabled": True, "learning": {"outcomesTeach": teach}}
+        with swarmmem.open(root, config=config, context={"session_id": "s-1"}) as mem:
+            mem.import_records([{"kind": "project_fact", "text": TESTS_FACT}])
+            (record,) = mem.store.list(ListFilter(now=at(days=400)))
+            mem.record_outcome(memory_id=record.id, outcome="dead_end")
+            assert q_of(mem.store, record.id) == pytest.approx(expected)
+            rewards = [m["recent"][0]["source"] for m in mem.value_log()["memories"]]
+            assert rewards == (["outcome"] if teach else [])

@@ -3,8 +3,10 @@
 Four topics, each with two memories that served agents well (APPROVE verdicts, useful
 outcomes) and two that misled them (REJECT verdicts, dead ends). The misleading ones are
 lexically the closest to the topic query, so a recall that ignores learned values ranks
-them first. Both arms run the same recalls and outcomes through the gateway; only the
-"on" arm applies the verdicts. Precision@k uses the evaluator's metric helper.
+them first. Every arm runs the same recalls and outcomes through the gateway; the "on" arm
+applies the verdicts, the "outcomes" arm lets only the explicit outcomes teach (as the facade
+does by default), and the "off" arm learns nothing. Precision@k uses the evaluator's metric
+helper.
 """
 
 from __future__ import annotations
@@ -102,9 +104,10 @@ def fixtures() -> list[Fixture]:
 
 
 def run_arm(
-    learning: bool, settings: LearningSettings | None = None
+    learning: bool, settings: LearningSettings | None = None, *, outcomes: bool = False
 ) -> tuple[float, dict[str, float], InMemoryStore, str]:
-    """Train through the gateway (verdicts only when ``learning``) and measure precision@k."""
+    """Train through the gateway (verdicts when ``learning``, outcome rewards when
+    ``outcomes``) and measure precision@k."""
     clock = FixedClock(START)
     store = InMemoryStore(clock=clock)
     scope = MemoryScope(type="repository", repo_id="ab-repo")
@@ -119,7 +122,13 @@ def run_arm(
             _topic, helped, probe, plan = PLANS[label]
             session = f"{label}-round-{round_number}"
             clock.advance(minutes=5)
-            gateway = learning_gateway(store, clock, session_id=session, scope=scope)
+            gateway = learning_gateway(
+                store,
+                clock,
+                session_id=session,
+                scope=scope,
+                outcomes=(settings or LearningSettings()) if outcomes else None,
+            )
             bundle = gateway.recall(probe, max_items=1, include_low_q=True)
             assert [i.record.id for i in bundle.items] == [ids[label]], label
             gateway.record_outcome(memory_id=ids[label], outcome="useful" if helped else "dead_end")
@@ -150,8 +159,8 @@ def run_arm(
 
 @pytest.fixture(scope="module")
 def arms() -> dict[str, tuple[float, dict[str, float], InMemoryStore, str]]:
-    """Both arms, computed once."""
-    return {"off": run_arm(False), "on": run_arm(True)}
+    """The arms, computed once."""
+    return {"off": run_arm(False), "on": run_arm(True), "outcomes": run_arm(False, outcomes=True)}
 
 
 def test_learning_on_beats_learning_off_on_precision_at_k(
@@ -206,3 +215,38 @@ def test_outcomes_feed_the_reflection_digest(
     dead = {labels[i["memoryId"]] for i in digest["deadEnds"]}
     assert preferred == {label for t in QUERIES for label in labels_of(t, True)}
     assert dead == {label for t in QUERIES for label in labels_of(t, False)}
+
+
+def test_outcome_learning_beats_learning_off_on_precision_at_k(
+    arms: dict[str, tuple[float, dict[str, float], InMemoryStore, str]],
+) -> None:
+    """Explicit outcomes alone (no verdicts) lift mean precision@2 from 0.125 to 1.0."""
+    off, taught = arms["off"], arms["outcomes"]
+    assert taught[0] > off[0]
+    assert taught[0] - off[0] >= 0.5
+    assert all(taught[1][t] >= off[1][t] for t in taught[1])
+    assert (off[0], taught[0]) == (0.125, 1.0)
+
+
+def test_outcome_arm_learns_one_reward_per_outcome(
+    arms: dict[str, tuple[float, dict[str, float], InMemoryStore, str]],
+) -> None:
+    """Three useful outcomes take a memory to 0.6355, three dead ends to 0.0935 (suppressed);
+    every reward event is an outcome's, one per outcome (16 memories x 3 rounds)."""
+    _mean, _topics, store, now = arms["outcomes"]
+    events = store.list_reward_events()
+    assert len(events) == 3 * len(PLANS)
+    assert {e.verdict_synthesis["source"] for e in events} == {"outcome"}
+    by_label = {r.metadata["fixtureLabel"]: r.q for r in store.list(ListFilter(now=now))}
+    for label, (_topic, helped, _probe, _plan) in PLANS.items():
+        assert by_label[label] == pytest.approx(0.6355 if helped else 0.0935), label
+
+
+def test_a_zero_dead_end_reward_would_not_reorder_the_topics() -> None:
+    """With dead_end at 0 instead of the design document's -1 (REJECT), three dead ends leave
+    a misleading memory at 0.3645: above the suppression threshold, and its +-0.05 Q boost does
+    not overcome its lexical lead, so precision stays far below the -1 arm."""
+    mean, _topics, _store, _now = run_arm(
+        False, LearningSettings(dead_end_reward=0.0), outcomes=True
+    )
+    assert mean < 0.5
