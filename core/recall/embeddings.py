@@ -15,6 +15,7 @@ import attrs
 from swarmmem.core.model.ids import normalize_text
 from swarmmem.core.model.records import DURABLE_MEMORY_KINDS, MemoryRecord
 from swarmmem.core.recall.hybrid import DenseParts
+from swarmmem.core.recall.lexical import recallable
 from swarmmem.ports.storage import ListFilter, StorageProvider
 
 log = logging.getLogger("swarmmem")
@@ -22,7 +23,11 @@ log = logging.getLogger("swarmmem")
 
 def embeddable(records: Iterable[MemoryRecord]) -> list[MemoryRecord]:
     """The records that get a vector: durable kinds, not ephemeral."""
-    return [r for r in records if r.kind in DURABLE_MEMORY_KINDS and r.stability != "ephemeral"]
+    return [
+        r
+        for r in records
+        if r.kind in DURABLE_MEMORY_KINDS and r.stability != "ephemeral" and recallable(r)
+    ]
 
 
 def _embed(parts: DenseParts, records: list[MemoryRecord]) -> None:

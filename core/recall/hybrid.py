@@ -34,6 +34,7 @@ from swarmmem.core.model.errors import EmbeddingVersionMismatchError
 from swarmmem.core.model.ids import iso_to_ms, normalize_text
 from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest
 from swarmmem.core.recall.embedding_cache import EmbeddingCache
+from swarmmem.core.recall.lexical import recallable
 from swarmmem.core.recall.scoring import is_expired
 from swarmmem.ports.embedder import Embedder
 from swarmmem.ports.reranker import Reranker
@@ -125,6 +126,7 @@ def dense_candidates(
             if (
                 record is None
                 or not record.active
+                or not recallable(record)
                 or record.scope.key not in scope_keys
                 or (kinds is not None and record.kind not in kinds)
                 or (not request.include_expired and is_expired(record, now_ms))

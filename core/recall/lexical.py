@@ -12,7 +12,7 @@ from collections.abc import Callable
 import attrs
 
 from swarmmem.core.model.ids import iso_to_ms
-from swarmmem.core.model.records import RecallItem, RecallRequest, Relation
+from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest, Relation
 from swarmmem.core.recall.fts import apply_fts_bonus, build_fts_query
 from swarmmem.core.recall.scoring import LearningPolicy, score_records
 from swarmmem.ports.storage import StorageProvider
@@ -34,6 +34,12 @@ def preselect_limit(request: RecallRequest) -> int:
     """How many full-text hits (best BM25 first) a recall scores: ``max(100, 20 * maxItems)``;
     the same number bounds the dense kNN candidates."""
     return max(100, request.max_items * 20)
+
+
+def recallable(record: MemoryRecord) -> bool:
+    """False for outcome evidence: the record an outcome about a question (not a memory)
+    leaves for reflection is never recalled, since no curator approved its text."""
+    return "outcomeQuestion" not in record.metadata
 
 
 def candidate_cap(request: RecallRequest) -> int:
@@ -66,7 +72,8 @@ def lexical_recall(
         include_expired=request.include_expired,
         candidate_cap=candidate_cap(request),
     )
-    items, diag = score_records(request, candidates.records, now_ms=now_ms, policy=policy, rng=rng)
+    records = [r for r in candidates.records if recallable(r)]
+    items, diag = score_records(request, records, now_ms=now_ms, policy=policy, rng=rng)
     if candidates.fts_order is not None:
         explored = [it for it in items if it.explored]
         items = apply_fts_bonus([it for it in items if not it.explored], candidates.fts_order)
@@ -110,7 +117,7 @@ def expand_related(
             if related_id in selected:
                 continue
             record = store.get(related_id)
-            if record is None:
+            if record is None or not recallable(record):
                 continue
             scored, _ = score_records(
                 request,

@@ -201,3 +201,18 @@ def test_export_refuses_to_overwrite_unless_asked(tmp_path: Path) -> None:
     assert again.exit_code == 2 and "--overwrite" in again.output
     assert exported.read_text(encoding="utf-8") == before
     assert run("--overwrite").exit_code == 0
+
+
+# ------------------------------------------------------- no memory without a curator
+def test_an_outcome_about_a_question_never_becomes_recallable(tmp_path: Path) -> None:
+    """The evidence an outcome about a question leaves is for reflection, not for recall."""
+    config = {"enabled": True, "embeddings": {"enabled": True, "provider": "hashing"}}
+    with swarmmem.open(tmp_path, config=config, context={"session_id": "s1"}) as mem:
+        question = "Which port does the staging payments gateway listen on?"
+        result = mem.record_outcome(question=question, outcome="dead_end")
+        evidence = mem.store.get(result["memory_id"])
+        assert evidence is not None and evidence.metadata["outcomeQuestion"] == question
+        for profile in ("lexical", "hybrid"):
+            bundle = mem.recall("staging payments gateway port", profile=profile)
+            assert result["memory_id"] not in [item.record.id for item in bundle.items]
+        assert result["memory_id"] not in mem.runtime.dense_parts().index.ids()
