@@ -415,6 +415,7 @@ class Runtime:
             pii=self.pii,
             policy=self.write_policy(),
             known_evidence=self.evidence.__contains__,
+            written=self.embeddings.embed,
         )
 
     @cached_property

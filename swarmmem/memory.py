@@ -15,15 +15,10 @@ from swarmmem.core.model.records import (
     MemoryScope,
     RecallBundle,
 )
-from swarmmem.core.writes.importing import ImportResult, import_records
+from swarmmem.core.writes.importing import ImportResult
 from swarmmem.ports.evidence import EvidenceStore
 from swarmmem.ports.storage import StorageProvider
-
-DISABLED_MESSAGE = (
-    'Swarm memory is disabled: set "enabled": true in the "memory" section of '
-    ".opencode/opencode-swarm.json (`swarmmem init` writes it), or pass "
-    "config={'enabled': True} to swarmmem.open()."
-)
+from swarmmem.results import DISABLED_MESSAGE
 
 __all__ = ["DISABLED_MESSAGE", "ImportResult", "Memory"]
 
@@ -172,11 +167,7 @@ class Memory:
         patch: Mapping[str, Any] | None = None,
     ) -> AppliedChange:
         """Apply a curator decision to a pending proposal (trusted path)."""
-        rt = self._ready()
-        change = rt.writes.curate(proposal_id, decision, reason=reason, patch=patch)
-        written = [i for i in (change.memory_id, change.replacement_memory_id) if i]
-        self._rt.embeddings.embed(rt.store.get_many(written).values())
-        return change
+        return self._ready().writes.curate(proposal_id, decision, reason=reason, patch=patch)
 
     def record_outcome(
         self,
@@ -201,17 +192,7 @@ class Memory:
 
     def import_records(self, records: Iterable[Mapping[str, Any]]) -> ImportResult:
         """Trusted bulk write of reference-shaped records in one transaction (refusals listed)."""
-        rt = self._ready(startup=False)
-        result, written = import_records(
-            rt.store,
-            records,
-            now=rt.clock.now(),
-            repo_scope=rt.allowed_scopes[1],
-            secrets=rt.secrets,
-            reject_durable_secrets=rt.config["redaction"]["rejectDurableSecrets"],
-        )
-        self._rt.embeddings.embed(written)
-        return result
+        return self._ready(startup=False).writes.import_records(records)
 
     def rebuild_embedding_index(
         self, progress: Callable[[int, int], None] | None = None, batch_size: int = 64
