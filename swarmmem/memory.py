@@ -3,15 +3,18 @@ case of :mod:`swarmmem.core` built by the composition root (:mod:`swarmmem.boots
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from swarmmem.bootstrap import Runtime
+from swarmmem.core.maintenance.management import MemoryQuery
 from swarmmem.core.model.errors import MemoryDisabledError
 from swarmmem.core.model.records import (
     Anchor,
     AppliedChange,
     MemoryProposal,
+    MemoryRecord,
     MemoryScope,
     RecallBundle,
 )
@@ -201,6 +204,35 @@ class Memory:
         rt = self._ready(startup=False)
         rt.reset_dense()
         return rt.embeddings.rebuild(progress, batch_size)
+
+    # ------------------------------------------------------------- management
+    def list(
+        self,
+        kind: str | None = None,
+        scope: str | None = None,
+        tag: str | None = None,
+        file: str | None = None,
+        created_since: str | None = None,
+        updated_since: str | None = None,
+        state: str = "active",
+        limit: int = 50,
+        offset: int = 0,
+    ) -> builtins.list[MemoryRecord]:
+        """This context's memories in ``state``, filtered, newest update first (paged)."""
+        q = MemoryQuery(kind, scope, tag, file, created_since, updated_since, state, limit, offset)
+        return self._ready(startup=False).management.list(q)
+
+    def get(self, memory_id: str) -> MemoryRecord:
+        """One memory of this context in any state (NotFoundError for any other id)."""
+        return self._ready(startup=False).management.get(memory_id)
+
+    def inspect(self, memory_id: str) -> dict[str, Any]:
+        """A memory with provenance, outcomes, Q history, relations and its audit events."""
+        return self._ready(startup=False).management.inspect(memory_id)
+
+    def forget(self, memory_id: str, *, reason: str, purge: bool = False) -> dict[str, Any]:
+        """Tombstone a memory (audited); ``purge`` erases it and scrubs its text everywhere."""
+        return self._ready(startup=False).management.forget(memory_id, reason=reason, purge=purge)
 
     # ------------------------------------------------ learning and maintenance
     def register_session(self, session_id: str) -> None:
