@@ -15,103 +15,87 @@ mkdir -p "$project"
 cd "$work"
 
 FACT="Run the unit tests with make test."
+out=""
 
 sm() { swarmmem --root "$project" "$@"; }
-step() { printf '\n--> %s\n' "$*"; }
 fail() { printf '\nwalkthrough FAILED: %s\n' "$*" >&2; exit 1; }
 
-# expect WHAT NEEDLE OUTPUT: OUTPUT must contain NEEDLE (a fixed string)
+# step TITLE ARGS...: run `swarmmem ARGS`, print its output and keep it in $out
+step() {
+    printf '\n--> %s\n' "$1"
+    shift
+    out=$(sm "$@") || fail "swarmmem $* exited with $?"
+    printf '%s\n' "$out"
+}
+
+# expect NEEDLE...: the last step's output contains every NEEDLE (fixed strings)
 expect() {
-    grep -qF -- "$2" <<<"$3" || { printf '%s\n' "$3" >&2; fail "$1: expected to see '$2'"; }
+    local needle
+    for needle in "$@"; do
+        grep -qF -- "$needle" <<<"$out" || fail "expected '$needle' in the output above"
+    done
 }
 
-# check WHAT EXPRESSION: the JSON document on stdin, as d, must make EXPRESSION true
+# check ARGS... -- EXPRESSION: `swarmmem ARGS --json` must make EXPRESSION (over d) true
 check() {
-    local doc
-    doc=$(cat)
+    local args=() doc
+    while [ "$1" != "--" ]; do args+=("$1"); shift; done
+    doc=$(sm "${args[@]}" --json) || fail "swarmmem ${args[*]} --json exited with $?"
     python -c 'import json, sys; d = json.loads(sys.argv[2]); sys.exit(0 if eval(sys.argv[1]) else 1)' \
-        "$2" "$doc" || { printf '%s\n' "$doc" >&2; fail "$1: expected $2"; }
+        "$2" "$doc" || { printf '%s\n' "$doc" >&2; fail "swarmmem ${args[*]} --json: expected $2"; }
 }
 
-# field EXPRESSION: print EXPRESSION over the JSON document on stdin (as d)
-field() { python -c 'import json, sys; d = json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
+step "init turns memory on" init
+expect "Project id: proj_"
+[ -f "$project/.opencode/opencode-swarm.json" ] || fail "init wrote no .opencode/opencode-swarm.json"
 
-step "init turns memory on"
-out=$(sm init)
-printf '%s\n' "$out"
-expect "init" "Project id: proj_" "$out"
-[ -f "$project/.opencode/opencode-swarm.json" ] || fail "init: no .opencode/opencode-swarm.json"
-
-step "an agent proposes a fact (text from standard input)"
+printf '\n--> %s\n' "an agent proposes a fact (text from standard input)"
 out=$(printf '%s\n' "$FACT" | sm --role coder propose --kind test_pattern --text - \
-    --rationale "how CI runs the tests" --evidence Makefile)
+    --rationale "how CI runs the tests" --evidence Makefile) || fail "propose exited with $?"
 printf '%s\n' "$out"
-expect "propose" "status: pending" "$out"
+expect "status: pending"
 proposal=$(sed -n 's/^proposal_id: //p' <<<"$out")
-[ -n "$proposal" ] || fail "propose: no proposal_id line"
+[ -n "$proposal" ] || fail "propose printed no proposal_id line"
 
-step "the curator sees it pending"
-out=$(sm pending)
-printf '%s\n' "$out"
-expect "pending" "$proposal" "$out"
-expect "pending" "$FACT" "$out"
-sm pending --json | check "pending --json" "[p['id'] for p in d['pending']] == ['$proposal']"
+step "the curator sees it pending" pending
+expect "$proposal" "$FACT"
+check pending -- "[p['id'] for p in d['pending']] == ['$proposal']"
 
-step "the curator adds it"
-out=$(sm curate "$proposal" add --reason "concise and sourced")
-printf '%s\n' "$out"
-expect "curate" "Applied add to $proposal -> mem_" "$out"
+step "the curator adds it" curate "$proposal" add --reason "concise and sourced"
+expect "Applied add to $proposal -> mem_"
 memory=${out##* -> }
 
-step "list shows one active memory"
-out=$(sm list)
-printf '%s\n' "$out"
-expect "list" "$memory  test_pattern" "$out"
-expect "list" "active" "$out"
-expect "list" "$FACT" "$out"
-sm list --json | check "list --json" \
-    "d['count'] == 1 and d['memories'][0]['memory_id'] == '$memory' and d['memories'][0]['state'] == 'active'"
+step "list shows one active memory" list
+expect "$memory  test_pattern" "active" "$FACT"
+check list -- "[(m['memory_id'], m['state']) for m in d['memories']] == [('$memory', 'active')]"
 
-step "show tells where it came from and what happened to it"
-out=$(sm show "$memory")
-printf '%s\n' "$out"
-expect "show" "$FACT" "$out"
-expect "show" "Makefile" "$(grep -F -- "- Source:" <<<"$out")"
-expect "show" "curator_decision $proposal (concise and sourced)" "$out"
-sm show "$memory" --json | check "show --json" \
-    "d['state'] == 'active' and d['provenance']['producer_agent_role'] == 'coder' and '$proposal' in d['proposals']"
+step "show tells where it came from and what happened to it" show "$memory"
+expect "$FACT" "curator_decision $proposal (concise and sourced)"
+grep -F -- "- Source:" <<<"$out" | grep -qF Makefile || fail "show: no Makefile in the Source line"
+check show "$memory" -- "d['provenance']['producer_agent_role'] == 'coder' and '$proposal' in d['proposals']"
 
-step "a later agent recalls it"
-out=$(sm recall "how do I run the unit tests")
-printf '%s\n' "$out"
-expect "recall" "$FACT" "$out"
-sm recall "how do I run the unit tests" --json | check "recall --json" "'$memory' in d['memory_ids']"
+step "a later agent recalls it" recall "how do I run the unit tests"
+expect "$FACT"
+check recall "how do I run the unit tests" -- "'$memory' in d['memory_ids']"
 
-step "forget tombstones it (audited) and recall no longer returns it"
-out=$(sm forget "$memory" --reason "the build moved to just")
-printf '%s\n' "$out"
-expect "forget" "Forgot $memory" "$out"
-sm list --json | check "list after forget" "d['count'] == 0"
-sm list --state deleted --json | check "list --state deleted" "[m['memory_id'] for m in d['memories']] == ['$memory']"
-sm recall "how do I run the unit tests" --json | check "recall after forget" "'$memory' not in d['memory_ids']"
+step "forget tombstones it (audited)" forget "$memory" --reason "the build moved to just"
+expect "Forgot $memory"
+check list -- "d['count'] == 0"
+check list --state deleted -- "[m['memory_id'] for m in d['memories']] == ['$memory']"
+check recall "how do I run the unit tests" -- "'$memory' not in d['memory_ids']"
 
-step "forget --purge erases it; the audit log still verifies"
-out=$(sm forget "$memory" --reason "erase it" --purge)
-printf '%s\n' "$out"
-expect "forget --purge" "Purged $memory" "$out"
-if sm show "$memory" >/dev/null 2>&1; then fail "show after purge: expected exit code 2"; fi
-sm list --state all --json | check "list after purge" "d['count'] == 0"
-sm audit-verify --json | check "audit-verify" "d['verified'] is True and d['headMatch'] is True"
+step "forget --purge erases it; the audit log still verifies" forget "$memory" --reason "erase" --purge
+expect "Purged $memory"
+if sm show "$memory" >/dev/null 2>&1; then fail "show after the purge: expected exit code 2"; fi
+check list --state all -- "d['count'] == 0"
+check audit-verify -- "d['verified'] is True and d['headMatch'] is True"
 db="$project/.swarm/memory/memory.db"
 for file in "$db" "$db-wal"; do
-    if [ -f "$file" ] && grep -qaF "$FACT" "$file"; then fail "purge: the fact is still in $file"; fi
+    if [ -f "$file" ] && grep -qaF "$FACT" "$file"; then fail "the purged fact is still in $file"; fi
 done
 
-step "status"
-out=$(sm status)
-printf '%s\n' "$out"
-expect "status" "Enabled: \`true\`" "$out"
-expect "status" "Memories: 0" "$out"
-sm status --json | check "status --json" "d['memory_count'] == 0 and d['pending_proposals'] == 0"
+step "status" status
+expect "Enabled: \`true\`" "Memories: 0"
+check status -- "d['memory_count'] == 0 and d['pending_proposals'] == 0"
 
 printf '\nwalkthrough passed\n'

@@ -17,7 +17,6 @@ from factories import (
     make_proposal,
     open_store,
     outcome_event,
-    recall_row,
 )
 
 from swarmmem.adapters.storage.export_import import export_store, import_jsonl
@@ -256,8 +255,12 @@ def purge_fixture(store: Any) -> dict[str, Any]:
     store.append_outcome(outcome_event("ev-2", kept.id, "g", at=at(2)))
     # runs of white space and case do not hide a quote
     query = "where do  DEPLOY keys live in the vault under ops slash deploy?"
-    store.record_recall_usage(attrs.evolve(recall_row([gone.id]), query=query))
-    store.record_recall_usage(recall_row([kept.id], timestamp=at(3)))
+    store.record_recall_usage(
+        RecallUsage(bundle_id="b-1", query=query, memory_ids=(gone.id,), timestamp=T0)
+    )
+    store.record_recall_usage(
+        RecallUsage(bundle_id="b-2", query="test query", memory_ids=(kept.id,), timestamp=at(3))
+    )
     return rows
 
 
