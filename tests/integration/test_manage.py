@@ -537,6 +537,7 @@ class TestCommandLine:
         assert forgot.exit_code == 0
         assert forgot.stdout.startswith(f"Forgot {memory_id}: it is a tombstone now")
         assert cli_json(project, "list", "--state", "deleted")["count"] == 1
+        assert cli_json(project, "audit-verify")["verified"] is True
         purged = cli_json(project, "forget", memory_id, "--reason", "leaked", "--purge")
         assert purged["purged"] is True
         assert purged["scrubbed"] == {"proposals": 1, "outcomes": 0, "recallUsage": 0}
