@@ -225,6 +225,9 @@ class StorageProvider(RecordStore, ProposalStore, EventLedger, Protocol):
     Obligations, besides those of each store:
 
     * Every mutation appends an audit event.
+    * ``scrub`` leaves no copy of the scrubbed text in the provider's own files (the SQLite
+      file and its write-ahead log, the JSONL files); a server database (PostgreSQL) may
+      keep dead row versions until its own ``VACUUM``.
     * Inside ``transaction()`` all writes become visible together or not at all; a failure
       (exception) rolls every one of them back. Transactions may nest (a failing inner block
       undoes only its own writes, like a savepoint).
@@ -234,6 +237,19 @@ class StorageProvider(RecordStore, ProposalStore, EventLedger, Protocol):
     """
 
     name: str
+
+    def scrub(self, memory_id: str, texts: Sequence[str], *, now: str) -> dict[str, int]:
+        """The second step of a purge, after ``delete(memory_id, hard=True)``: rewrite, in
+        place and in one transaction, every row that still quotes the memory.
+
+        Proposals (``semantics.scrub_proposal``), outcome events (``scrub_outcome``) and
+        recall usage (``scrub_usage``) get ``[PURGED]`` in their quoting text fields, and no
+        earlier version of a rewritten row survives in the provider's files. Audit events are
+        never rewritten (the chain would break). Appends one ``purge`` audit event holding
+        ``memoryId`` and the counts, never the texts. Returns how many rows were rewritten:
+        ``{"proposals": n, "outcomes": n, "recallUsage": n}``.
+        """
+        ...
 
     def transaction(self) -> AbstractContextManager[None]:
         """All-or-nothing scope for a group of writes."""

@@ -21,6 +21,7 @@ from swarmmem.core.learning.lessons import LessonService
 from swarmmem.core.learning.outcomes import apply_outcome
 from swarmmem.core.learning.rewards import LearningSettings, SessionRegistry
 from swarmmem.core.learning.verdicts import VerdictService
+from swarmmem.core.maintenance.management import ManagementService
 from swarmmem.core.maintenance.service import MaintenanceService
 from swarmmem.core.model.errors import ConfigError, MemoryValidationError, SwarmMemoryError
 from swarmmem.core.model.ids import to_iso
@@ -435,6 +436,7 @@ class Runtime:
             policy=self.write_policy(),
             known_evidence=self.evidence.__contains__,
             learn=learn,
+            written=self.embeddings.embed,
         )
 
     @cached_property
@@ -488,20 +490,33 @@ class Runtime:
             half_life_days=float(self.config["reflection"]["halfLifeDays"]),
         )
 
+    def write_vectors(self) -> Any:
+        """The vector index write paths keep in step, or ``None`` when embeddings are off."""
+        parts = self.write_dense()
+        return parts.index if parts is not None else None
+
     @cached_property
     def maintenance(self) -> MaintenanceService:
         """The maintenance reports and compaction."""
-
-        def vectors() -> Any:
-            parts = self.write_dense()
-            return parts.index if parts is not None else None
-
         return MaintenanceService(
             store=self.store,
             now=self.now,
             policy=self.learning_settings(),
             lessons=self.lessons,
-            vectors=vectors,
+            vectors=self.write_vectors,
+        )
+
+    @cached_property
+    def management(self) -> ManagementService:
+        """Listing, reading, inspecting and forgetting this context's memories."""
+        return ManagementService(
+            store=self.store,
+            allowed_scopes=tuple(self.allowed_scopes),
+            now=self.now,
+            policy=self.recall_defaults().learning,
+            redact=self.secrets.redact,
+            vectors=self.write_vectors,
+            refresh=self.reflection.refresh,
         )
 
     def close(self) -> None:
@@ -517,6 +532,7 @@ class Runtime:
             "writes",
             "reflection",
             "maintenance",
+            "management",
             "injection",
             "embeddings",
         ):

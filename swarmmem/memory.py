@@ -3,27 +3,25 @@ case of :mod:`swarmmem.core` built by the composition root (:mod:`swarmmem.boots
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from swarmmem.bootstrap import Runtime
+from swarmmem.core.maintenance.management import MemoryQuery
 from swarmmem.core.model.errors import MemoryDisabledError
 from swarmmem.core.model.records import (
     Anchor,
     AppliedChange,
     MemoryProposal,
+    MemoryRecord,
     MemoryScope,
     RecallBundle,
 )
-from swarmmem.core.writes.importing import ImportResult, import_records
+from swarmmem.core.writes.importing import ImportResult
 from swarmmem.ports.evidence import EvidenceStore
 from swarmmem.ports.storage import StorageProvider
-
-DISABLED_MESSAGE = (
-    'Swarm memory is disabled: set "enabled": true in the "memory" section of '
-    ".opencode/opencode-swarm.json (`swarmmem init` writes it), or pass "
-    "config={'enabled': True} to swarmmem.open()."
-)
+from swarmmem.results import DISABLED_MESSAGE
 
 __all__ = ["DISABLED_MESSAGE", "ImportResult", "Memory"]
 
@@ -172,11 +170,7 @@ class Memory:
         patch: Mapping[str, Any] | None = None,
     ) -> AppliedChange:
         """Apply a curator decision to a pending proposal (trusted path)."""
-        rt = self._ready()
-        change = rt.writes.curate(proposal_id, decision, reason=reason, patch=patch)
-        written = [i for i in (change.memory_id, change.replacement_memory_id) if i]
-        self._rt.embeddings.embed(rt.store.get_many(written).values())
-        return change
+        return self._ready().writes.curate(proposal_id, decision, reason=reason, patch=patch)
 
     def record_outcome(
         self,
@@ -201,17 +195,7 @@ class Memory:
 
     def import_records(self, records: Iterable[Mapping[str, Any]]) -> ImportResult:
         """Trusted bulk write of reference-shaped records in one transaction (refusals listed)."""
-        rt = self._ready(startup=False)
-        result, written = import_records(
-            rt.store,
-            records,
-            now=rt.clock.now(),
-            repo_scope=rt.allowed_scopes[1],
-            secrets=rt.secrets,
-            reject_durable_secrets=rt.config["redaction"]["rejectDurableSecrets"],
-        )
-        self._rt.embeddings.embed(written)
-        return result
+        return self._ready(startup=False).writes.import_records(records)
 
     def rebuild_embedding_index(
         self, progress: Callable[[int, int], None] | None = None, batch_size: int = 64
@@ -220,6 +204,35 @@ class Memory:
         rt = self._ready(startup=False)
         rt.reset_dense()
         return rt.embeddings.rebuild(progress, batch_size)
+
+    # ------------------------------------------------------------- management
+    def list(
+        self,
+        kind: str | None = None,
+        scope: str | None = None,
+        tag: str | None = None,
+        file: str | None = None,
+        created_since: str | None = None,
+        updated_since: str | None = None,
+        state: str = "active",
+        limit: int = 50,
+        offset: int = 0,
+    ) -> builtins.list[MemoryRecord]:
+        """This context's memories in ``state``, filtered, newest update first (paged)."""
+        q = MemoryQuery(kind, scope, tag, file, created_since, updated_since, state, limit, offset)
+        return self._ready(startup=False).management.list(q)
+
+    def get(self, memory_id: str) -> MemoryRecord:
+        """One memory of this context in any state (NotFoundError for any other id)."""
+        return self._ready(startup=False).management.get(memory_id)
+
+    def inspect(self, memory_id: str) -> dict[str, Any]:
+        """A memory with provenance, outcomes, Q history, relations and its audit events."""
+        return self._ready(startup=False).management.inspect(memory_id)
+
+    def forget(self, memory_id: str, *, reason: str, purge: bool = False) -> dict[str, Any]:
+        """Tombstone a memory (audited); ``purge`` erases it and scrubs its text everywhere."""
+        return self._ready(startup=False).management.forget(memory_id, reason=reason, purge=purge)
 
     # ------------------------------------------------ learning and maintenance
     def register_session(self, session_id: str) -> None:

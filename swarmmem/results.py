@@ -12,7 +12,13 @@ from typing import Any
 
 from swarmmem.core.model.codec import proposal_to_dict
 from swarmmem.core.model.records import MemoryProposal, RecallBundle
-from swarmmem.memory import DISABLED_MESSAGE
+
+DISABLED_MESSAGE = (
+    'Swarm memory is disabled: set "enabled": true in the "memory" section of '
+    ".opencode/opencode-swarm.json (`swarmmem init` writes it), or pass "
+    "config={'enabled': True} to swarmmem.open()."
+)
+"""What every surface says when memory is disabled."""
 
 PROPOSAL_MESSAGES = {
     True: "Memory proposal created. Durable memory was not written.",

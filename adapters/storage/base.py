@@ -5,7 +5,7 @@
 call, the audit event of every mutation, the conflict rules of proposals and outcome events,
 the default time of reward events and the candidate filter of a recall. A store supplies
 ``transaction``/``close``, the reads, and the primitives below (``_write_record``,
-``_erase_record``, ``_store_event``, ...), each called inside a transaction.
+``_erase_record``, ``_store_event``, ``_scrub_rows``, ...), each called inside a transaction.
 """
 
 from __future__ import annotations
@@ -97,6 +97,11 @@ class StoreBase(abc.ABC):
     @abc.abstractmethod
     def _write_reward(self, event: RewardEvent) -> None: ...
 
+    @abc.abstractmethod
+    def _scrub_rows(self, memory_id: str, texts: Sequence[str], now: str) -> dict[str, int]:
+        """Rewrite the proposals, outcome events and recall usage quoting ``texts``
+        (``semantics.scrub_*``); how many of each were rewritten."""
+
     def _preselect(
         self, flt: ListFilter, fts_query: str, *, limit: int, scope_when_unmatched: bool
     ) -> Candidates | None:
@@ -152,6 +157,13 @@ class StoreBase(abc.ABC):
             self._write_record(tombstone(record, reason, now))
             self._log("delete", memory_id, reason)
         return True
+
+    def scrub(self, memory_id: str, texts: Sequence[str], *, now: str) -> dict[str, int]:
+        texts = tuple(t for t in texts if isinstance(t, str) and t.strip())
+        with self.transaction():
+            counts = self._scrub_rows(memory_id, texts, now)
+            self._log("purge", memory_id, event={"memoryId": memory_id, **counts})
+        return counts
 
     def select_candidates(
         self,

@@ -32,6 +32,9 @@ from swarmmem.core.model.semantics import (
     materialize,
     merge_pairs,
     relation_created_at,
+    scrub_outcome,
+    scrub_proposal,
+    scrub_usage,
     stored_form,
 )
 from swarmmem.ports.clock import Clock, SystemClock
@@ -91,6 +94,11 @@ class InMemoryStore(StoreBase):
     def _append(self, items: builtins.list[Any], value: Any) -> None:
         items.append(value)
         self._undo.append(items.pop)
+
+    def _replace(self, items: builtins.list[Any], index: int, value: Any) -> None:
+        old = items[index]
+        items[index] = value
+        self._undo.append(lambda: items.__setitem__(index, old))
 
     def _rollback_to(self, mark: int) -> None:
         while len(self._undo) > mark:
@@ -222,6 +230,30 @@ class InMemoryStore(StoreBase):
         out = [p for p in self._proposals.values() if status is None or p.status == status]
         out.sort(key=lambda p: (p.created_at, p.id))
         return out
+
+    # -- purges --------------------------------------------------------------------------
+
+    def _scrub_rows(self, memory_id: str, texts: Sequence[str], now: str) -> dict[str, int]:
+        counts = {"proposals": 0, "outcomes": 0, "recallUsage": 0}
+        for proposal in list(self._proposals.values()):
+            clean = scrub_proposal(proposal, memory_id, texts, now)
+            if clean is not None:
+                self._set(self._proposals, clean.id, clean)
+                counts["proposals"] += 1
+        for event in list(self._outcomes.values()):
+            scrubbed = scrub_outcome(event, texts)
+            if scrubbed is not None:
+                self._set(self._outcomes, event.id, scrubbed)
+                self._set(self._outcomes_by_memory[event.memory_id], event.id, scrubbed)
+                counts["outcomes"] += 1
+        for index, usage in enumerate(self._usage):
+            cleaned = scrub_usage(usage, texts)
+            if cleaned is not None:
+                self._replace(self._usage, index, cleaned)
+                counts["recallUsage"] += 1
+        for file in ("memories.jsonl", "proposals.jsonl", "outcome-events.jsonl", "audit.jsonl"):
+            self._rewrite(file)  # no earlier line version survives a purge
+        return counts
 
     # -- events and ledgers --------------------------------------------------------------
 

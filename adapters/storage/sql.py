@@ -61,6 +61,7 @@ from swarmmem.core.model.codec import (
     outcome_event_to_dict,
     proposal_from_dict,
     proposal_to_dict,
+    recall_usage_to_dict,
     record_to_dict,
 )
 from swarmmem.core.model.errors import ConflictError, MemoryValidationError, StorageError
@@ -75,6 +76,9 @@ from swarmmem.core.model.semantics import (
     merge_pairs,
     passes_parsed_expiry,
     relation_created_at,
+    scrub_outcome,
+    scrub_proposal,
+    scrub_usage,
     stored_form,
 )
 from swarmmem.ports.clock import Clock, SystemClock
@@ -226,6 +230,7 @@ class TxState(threading.local):
         self.head: str | None = None
         self.head_loaded = False
         self.head_dirty = False
+        self.purged = False
 
     def touched(self) -> Touched:
         return Touched(frozenset(self.ids), self.items, self.everything)
@@ -332,6 +337,12 @@ class SqlStore(StoreBase):
         """Scoped full-text matches, best first, at most ``limit``; ``None`` when full text
         failed (it is then off for this store, with ``fts_disabled_reason``)."""
 
+    def _purge_full_text(self, conn: Any) -> None:
+        """Drop what the full-text index still holds of erased rows (inside the purge)."""
+
+    def _after_purge(self) -> None:
+        """Make a committed purge final on disk (e.g. empty the write-ahead log)."""
+
     def _sync(self) -> None:
         """Catch up with other writers before a read outside a transaction (caches)."""
 
@@ -415,12 +426,14 @@ class SqlStore(StoreBase):
             conn = self._acquire()
         state.conn = conn
         state.reset()
+        purged = False
         try:
             for statement, params in self.dialect.begin():
                 self._execute(conn, statement, params)
             yield
             self._before_commit(conn, state)
             conn.execute("COMMIT")
+            purged = state.purged
         except BaseException as exc:
             with contextlib.suppress(Exception):
                 conn.execute("ROLLBACK")
@@ -434,6 +447,9 @@ class SqlStore(StoreBase):
             state.reset()
             self._release(conn)
             self._invalidate(touched)
+        if purged:
+            with self._guard():
+                self._after_purge()
 
     @contextlib.contextmanager
     def _savepoint(self, state: TxState) -> Iterator[None]:
@@ -973,6 +989,55 @@ class SqlStore(StoreBase):
             rows = self._execute(conn, statement + " ORDER BY created_at ASC, id ASC", params)
             parsed = [self._parse_proposal(pid, pjson) for pid, pjson in rows.fetchall()]
         return [p for p in parsed if p is not None]
+
+    # -- purges ------------------------------------------------------------------------------
+
+    def _scrub_rows(self, memory_id: str, texts: Sequence[str], now: str) -> dict[str, int]:
+        conn = self._tx_conn()
+        counts: dict[str, int] = {}
+        # (count, rows as (json, ..., id), parse, scrub, JSON form, the UPDATE of a row's JSON)
+        tables: tuple[
+            tuple[str, str, Callable[[Any], Any], Callable[[Any], Any], Any, str], ...
+        ] = (
+            (
+                "proposals",
+                "SELECT proposal_json, id FROM memory_proposals",
+                lambda row: proposal_from_dict(json.loads(row[0])),
+                lambda proposal: scrub_proposal(proposal, memory_id, texts, now),
+                proposal_to_dict,
+                "UPDATE memory_proposals SET proposal_json = ? WHERE id = ?",
+            ),
+            (
+                "outcomes",
+                "SELECT event_json, id FROM memory_outcomes",
+                outcome_event_from_row,
+                lambda event: scrub_outcome(event, texts),
+                outcome_event_to_dict,
+                "UPDATE memory_outcomes SET event_json = ? WHERE id = ?",
+            ),
+            (
+                "recallUsage",
+                "SELECT timestamp, usage_json, id FROM memory_recall_usage",
+                recall_usage_from_row,
+                lambda usage: scrub_usage(usage, texts),
+                recall_usage_to_dict,
+                "UPDATE memory_recall_usage SET usage_json = ? WHERE id = ?",
+            ),
+        )
+        for name, select, parse, scrub, to_json, update in tables:
+            counts[name] = 0
+            for row in self._execute(conn, select).fetchall():
+                try:
+                    clean = scrub(parse(row))
+                except (ValueError, TypeError):  # a row that does not parse stays as it is
+                    continue
+                if clean is not None:
+                    self._execute(conn, update, (dumps(to_json(clean)), row[-1]))
+                    counts[name] += 1
+        self._purge_full_text(conn)
+        self._touch(everything=True)
+        self._state.purged = True
+        return counts
 
     # -- ledgers -----------------------------------------------------------------------------
 

@@ -17,6 +17,12 @@ that is not a (complete) database; a corrupt file is detected before anything is
 Full-text rows share the ``rowid`` of their ``memory_items`` row so that a rewrite is a
 point delete; on open the alignment and the row counts are checked and the index rebuilt
 when they disagree (for example after a write by another implementation).
+
+Purges. The connection runs with ``secure_delete`` on, so SQLite overwrites deleted and
+replaced row content with zeros instead of leaving it in free space. A purge (``scrub``)
+also merges the full-text index (its old segments still hold the erased terms) and, once
+committed, checkpoints and truncates the write-ahead log, so the erased text is in neither
+file.
 """
 
 from __future__ import annotations
@@ -329,6 +335,7 @@ class SqliteStore(SqlStore):
         self._retry_locked(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchall())
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA secure_delete = ON")
         conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # reads the schema
         conn.execute(SCHEMA_MIGRATIONS_SQL)
         self._migrate()
@@ -505,6 +512,14 @@ class SqliteStore(SqlStore):
             self.fts_disabled_reason = f"full-text search failed and is off for this store: {exc}"
             return None
         return FullTextHits(scoped, [row[0] for row in hits], {})
+
+    # -- purges --------------------------------------------------------------------------
+
+    def _purge_full_text(self, conn: Any) -> None:
+        conn.execute("INSERT INTO memory_items_fts(memory_items_fts) VALUES ('optimize')")
+
+    def _after_purge(self) -> None:
+        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
     # -- maintenance ---------------------------------------------------------------------
 

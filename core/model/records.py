@@ -71,7 +71,15 @@ PROPOSAL_STATUSES: tuple[str, ...] = ("pending", "approved", "rejected", "supers
 REVIEWERS: tuple[str, ...] = ("user", "controller", "curator_agent", "auto_policy")
 OUTCOMES: tuple[str, ...] = ("useful", "dead_end", "corrected")
 RECALL_MODES: tuple[str, ...] = ("manual", "injection", "curator", "evaluation")
-CURATOR_ACTIONS: tuple[str, ...] = ("add", "update", "merge", "supersede", "reject", "noop")
+CURATOR_ACTIONS: tuple[str, ...] = (
+    "add",
+    "update",
+    "merge",
+    "supersede",
+    "delete",
+    "reject",
+    "noop",
+)
 MAX_MEMORY_TEXT_LENGTH = 2000
 MAX_TAGS = 32
 MAX_ANCHORS = 20

@@ -15,6 +15,8 @@ providers agree by construction; the contract suite checks the rest.
   (:mod:`swarmmem.core.model.events`), validated when they are built and stored in the JSON
   shape of :mod:`swarmmem.core.model.codec`, so every provider returns equal values.
 * ``list`` filters, orders and limits as :func:`filter_records` does.
+* A purge scrubs what quotes a memory's text the same way everywhere (:func:`scrub_proposal`,
+  :func:`scrub_outcome`, :func:`scrub_usage`): a quoting text field becomes ``[PURGED]``.
 
 Pure: no I/O; the JSON text is the on-disk form of every JSON column and line (:func:`dumps`).
 """
@@ -27,7 +29,7 @@ from typing import Any
 
 import attrs
 
-from swarmmem.core.model.events import OutcomeEvent
+from swarmmem.core.model.events import OutcomeEvent, RecallUsage
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import (
     MAX_ANCHORS,
@@ -203,3 +205,65 @@ def merge_pairs(proposal: MemoryProposal) -> list[tuple[str, str]]:
 def relation_created_at(proposal: MemoryProposal) -> str:
     """When a merge relation came into being: the review time, else the proposal's creation."""
     return proposal.reviewed_at or proposal.created_at
+
+
+# --------------------------------------------------------------------------- purges
+
+PURGED = "[PURGED]"
+"""What a scrubbed text field holds after a purge."""
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def quotes(value: object, texts: Sequence[str]) -> bool:
+    """True when the string ``value`` contains one of ``texts`` (ignoring case and runs of
+    white space)."""
+    if not isinstance(value, str) or not value:
+        return False
+    folded = _folded(value)
+    return any(needle in folded for needle in (_folded(t) for t in texts) if needle)
+
+
+def scrub_proposal(
+    proposal: MemoryProposal, memory_id: str, texts: Sequence[str], now: str
+) -> MemoryProposal | None:
+    """``proposal`` without the purged text, or ``None`` when nothing in it changes.
+
+    The proposed record of ``memory_id`` (or one quoting ``texts``) gets the text
+    ``[PURGED]``; a quoting rationale, rejection reason or curator-decision reason becomes
+    ``[PURGED]``; ``metadata.purgedAt`` says when.
+    """
+    changes: dict[str, Any] = {}
+    record = proposal.proposed_record
+    proposed = record is not None and (record.id == memory_id or quotes(record.text, texts))
+    if record is not None and proposed and record.text != PURGED:
+        changes["proposed_record"] = attrs.evolve(record, text=PURGED)
+    if quotes(proposal.rationale, texts):
+        changes["rationale"] = PURGED
+    if quotes(proposal.rejection_reason, texts):
+        changes["rejection_reason"] = PURGED
+    metadata = dict(proposal.metadata)
+    decision = metadata.get("curatorDecision")
+    if isinstance(decision, Mapping) and quotes(decision.get("reason"), texts):
+        metadata["curatorDecision"] = {**decision, "reason": PURGED}
+    if not changes and metadata == proposal.metadata:
+        return None
+    return attrs.evolve(proposal, **changes, metadata={**metadata, "purgedAt": now})
+
+
+def scrub_outcome(event: OutcomeEvent, texts: Sequence[str]) -> OutcomeEvent | None:
+    """``event`` with a correction quoting ``texts`` replaced, or ``None`` when it does not."""
+    if not quotes(event.outcome.correction, texts):
+        return None
+    return attrs.evolve(event, outcome=attrs.evolve(event.outcome, correction=PURGED))
+
+
+def scrub_usage(usage: RecallUsage, texts: Sequence[str]) -> RecallUsage | None:
+    """``usage`` with a query (or unknown string field) quoting ``texts`` replaced, or ``None``."""
+    extra = {k: PURGED if quotes(v, texts) else v for k, v in usage.extra.items()}
+    if not quotes(usage.query, texts) and extra == usage.extra:
+        return None
+    query = PURGED if quotes(usage.query, texts) else usage.query
+    return attrs.evolve(usage, query=query, extra=extra)

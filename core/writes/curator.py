@@ -1,14 +1,15 @@
 """Applying a curator decision to storage: one pending proposal, one transaction.
 
 :func:`apply_decision` loads the proposal, checks that the decision fits it, performs the
-change (add, update, supersede, merge, reject or noop), marks the proposal reviewed and
+change (add, update, supersede, merge, delete, reject or noop), marks the proposal reviewed and
 appends a ``curator_decision`` audit event, all inside a single ``store.transaction()``: a
 failure anywhere leaves storage exactly as it was.
 
 Promotions (``add`` and a ``supersede`` replacement) must pass the write funnel and the
 promotion rules (durable, a durable fact kind, concise). An ``update`` patch passes the write
 funnel. Merges link 2..8 distinct active memories of one scope and change no record; the
-relation rows derive from the applied proposal.
+relation rows derive from the applied proposal. A delete tombstones its target with the
+curator's reason (the store's audited ``delete``), in the same transaction.
 """
 
 from __future__ import annotations
@@ -54,7 +55,18 @@ PATCHABLE_KEYS: frozenset[str] = frozenset(
         "anchors",
     }
 )
-_MATCHING_OPERATION = {"add": "add", "update": "update", "supersede": "supersede", "merge": "merge"}
+_MATCHING_OPERATION = {
+    "add": "add",
+    "update": "update",
+    "supersede": "supersede",
+    "merge": "merge",
+    "delete": "delete",
+}
+_TARGETED = {
+    "update": "target_memory_id",
+    "supersede": "old_memory_id",
+    "delete": "target_memory_id",
+}
 _TAG_JUNK = re.compile(r"[^A-Za-z0-9_-]")
 _DASHES = re.compile(r"-+")
 
@@ -141,6 +153,8 @@ def check_decision_shape(decision: CuratorDecision) -> None:
         _require(decision.replacement, "supersede decisions require replacement")
     elif action == "merge":
         _require(decision.related_memory_ids, "merge decisions require relatedMemoryIds")
+    elif action == "delete":
+        _require(decision.target_memory_id, "delete decisions require targetMemoryId")
 
 
 def check_decision_matches(decision: CuratorDecision, proposal: MemoryProposal) -> None:
@@ -151,9 +165,9 @@ def check_decision_matches(decision: CuratorDecision, proposal: MemoryProposal) 
             f"curator decision {decision.action} does not match proposal operation "
             f"{proposal.operation}"
         )
-    target = decision.target_memory_id if decision.action == "update" else decision.old_memory_id
-    checks_target = decision.action in ("update", "supersede") and proposal.target_memory_id
-    if checks_target and target != proposal.target_memory_id:
+    field = _TARGETED.get(decision.action)
+    target = getattr(decision, field) if field else None
+    if field and proposal.target_memory_id and target != proposal.target_memory_id:
         raise MemoryValidationError(
             f"curator decision target {target} does not match proposal target "
             f"{proposal.target_memory_id}"
@@ -228,8 +242,9 @@ def apply_decision(
     """Apply ``decision`` to its pending proposal inside one ``store.transaction()``.
 
     Raises:
-        NotFoundError: the proposal (or an update/supersede target) does not exist.
-        ConflictError: the proposal is not pending, or the target is deleted or superseded.
+        NotFoundError: the proposal (or an update/supersede/delete target) does not exist.
+        ConflictError: the proposal is not pending, or the target is deleted (or, for an
+            update or supersede, superseded).
         MemoryValidationError: the decision does not fit the proposal, or a written record
             breaks a write or promotion rule.
     """
@@ -312,6 +327,14 @@ def apply_decision(
                 store, decision.related_memory_ids or (), now=now
             )
             change = attrs.evolve(base, related_memory_ids=canonical)
+        elif decision.action == "delete":
+            doomed = store.get(decision.target_memory_id or "")
+            if doomed is None:
+                raise NotFoundError("target memory was not found")
+            if doomed.deleted:
+                raise ConflictError("target memory is deleted")
+            store.delete(doomed.id, reason=decision.reason or "curator delete", now=now)
+            change = attrs.evolve(base, target_memory_id=doomed.id)
         else:  # reject / noop
             change = base
         rejected = decision.action == "reject"

@@ -12,7 +12,7 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -49,6 +49,7 @@ from swarmmem.core.model.records import (
 from swarmmem.core.model.roles import is_curator_role
 from swarmmem.core.model.scopes import MemoryContext, write_scope
 from swarmmem.core.model.text import check_json_texts, check_text, check_texts
+from swarmmem.core.writes.importing import ImportResult, import_records
 from swarmmem.core.writes.proposals import (
     create_record,
     extract_file_paths,
@@ -99,7 +100,9 @@ def normalize_anchor_file(file: str) -> str:
 
 
 class WriteService:
-    """Validated, scoped writes to one project's memory for one context."""
+    """Validated, scoped writes to one project's memory for one context; ``written`` is told
+    about every record a curator decision or an import wrote (the composition root embeds
+    them)."""
 
     def __init__(
         self,
@@ -113,10 +116,12 @@ class WriteService:
         policy: WritePolicy | None = None,
         known_evidence: Callable[[str], bool] | None = None,
         learn: Callable[[OutcomeEvent], object] | None = None,
+        written: Callable[[Iterable[MemoryRecord]], object] | None = None,
     ) -> None:
         self.store = store
         self.known_evidence = known_evidence
         self.learn = learn
+        self.written = written or (lambda records: None)
         self.context = context
         self.allowed_scopes = list(allowed_scopes)
         self.clock = clock
@@ -323,7 +328,8 @@ class WriteService:
 
         ``add``/``supersede`` promote the proposal's record; ``update`` patches the target
         with the proposal's text (or ``patch``); ``merge`` links the related memories;
-        ``reject``/``noop`` close the proposal.
+        ``delete`` tombstones the target; ``reject``/``noop`` close the proposal. A target
+        outside this context's scopes is not found.
         """
         check_text(proposal_id, "proposal_id")
         check_text(reason, "reason")
@@ -337,6 +343,7 @@ class WriteService:
             raise NotFoundError("memory proposal was not found")
         if proposal.status != "pending":
             raise ConflictError("memory proposal is not pending")
+        self._check_target_scope(proposal.target_memory_id)
         reason = reason or f"curator {decision}"
         record = proposal.proposed_record
         fields: dict[str, Any] = {"action": decision, "proposal_id": proposal_id, "reason": reason}
@@ -345,12 +352,36 @@ class WriteService:
         elif decision == "update":
             fields["target_memory_id"] = proposal.target_memory_id
             fields["patch"] = dict(patch) if patch else ({"text": record.text} if record else None)
+        elif decision == "delete":
+            fields["target_memory_id"] = proposal.target_memory_id
         elif decision == "supersede":
             fields["old_memory_id"] = proposal.target_memory_id
             fields["replacement"] = record
         elif decision == "merge":
             fields["related_memory_ids"] = proposal.related_memory_ids
-        return self.apply_decision(CuratorDecision(**fields))
+        change = self.apply_decision(CuratorDecision(**fields))
+        written = [i for i in (change.memory_id, change.replacement_memory_id) if i]
+        self.written(self.store.get_many(written).values())
+        return change
+
+    def _check_target_scope(self, memory_id: str | None) -> None:
+        """A proposal's target must lie in this context's scopes (else it is not found)."""
+        target = self.store.get(memory_id) if memory_id else None
+        if target is not None and target.scope.key not in {s.key for s in self.allowed_scopes}:
+            raise NotFoundError("target memory was not found")
+
+    def import_records(self, records: Iterable[Mapping[str, Any]]) -> ImportResult:
+        """Trusted bulk write of reference-shaped records in one transaction (refusals listed)."""
+        result, written = import_records(
+            self.store,
+            records,
+            now=self.clock.now(),
+            repo_scope=self.allowed_scopes[1],
+            secrets=self.secrets,
+            reject_durable_secrets=self.policy.reject_durable_secrets,
+        )
+        self.written(written)
+        return result
 
     def apply_decision(self, decision: CuratorDecision) -> AppliedChange:
         """Apply a ready curator decision (PII policy first, then the transactional apply)."""

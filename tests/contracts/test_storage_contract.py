@@ -23,6 +23,7 @@ from swarmmem.adapters.storage.export_import import export_store, import_jsonl
 from swarmmem.core.model.codec import (
     outcome_event_from_dict,
     outcome_event_to_dict,
+    proposal_to_dict,
     recall_usage_from_dict,
     recall_usage_to_dict,
     record_to_dict,
@@ -37,7 +38,7 @@ from swarmmem.core.model.errors import (
 )
 from swarmmem.core.model.events import RecallUsage, RewardEvent
 from swarmmem.core.model.records import Anchor, OutcomeEntry, Relation
-from swarmmem.core.model.semantics import dumps
+from swarmmem.core.model.semantics import PURGED, dumps
 from swarmmem.ports.storage import (
     EventLedger,
     ListFilter,
@@ -224,6 +225,121 @@ class TestDelete:
         store = reopen(store)
         assert store.get(record.id) is None and store.count() == 0
         assert store.list_outcomes(record.id) == []
+
+
+SECRET_FACT = "Deploy keys live in the vault under ops slash deploy"
+
+
+def purge_fixture(store: Any) -> dict[str, Any]:
+    """Two memories and rows that quote the first one's text (one way or another) or not."""
+    gone, kept = make_memory(SECRET_FACT), make_memory("Tests run with pytest")
+    store.upsert(gone)
+    store.upsert(kept)
+    rows: dict[str, Any] = {
+        "gone": gone,
+        "kept": kept,
+        "own": make_proposal(record=gone, rationale="seen in the runbook"),
+        "quoting": make_proposal(
+            record=make_memory("Another fact"),
+            rationale=f"like {SECRET_FACT.upper()}",
+            created_at=at(1),
+        ),
+        "other": make_proposal(record=kept, created_at=at(2)),
+    }
+    for name in ("own", "quoting", "other"):
+        store.create_proposal(rows[name])
+    correction = f"no: {SECRET_FACT}"
+    store.append_outcome(
+        outcome_event("ev-1", kept.id, "g", outcome="corrected", correction=correction)
+    )
+    store.append_outcome(outcome_event("ev-2", kept.id, "g", at=at(2)))
+    # runs of white space and case do not hide a quote
+    query = "where do  DEPLOY keys live in the vault under ops slash deploy?"
+    store.record_recall_usage(
+        RecallUsage(bundle_id="b-1", query=query, memory_ids=(gone.id,), timestamp=T0)
+    )
+    store.record_recall_usage(
+        RecallUsage(bundle_id="b-2", query="test query", memory_ids=(kept.id,), timestamp=at(3))
+    )
+    return rows
+
+
+def ledger_text(store: Any) -> str:
+    """Every proposal, outcome event and recall usage as JSON text."""
+    return dumps(
+        [proposal_to_dict(p) for p in store.list_proposals()]
+        + [outcome_event_to_dict(e) for e in store.list_outcomes()]
+        + [recall_usage_to_dict(u) for u in store.list_recall_usage()]
+    )
+
+
+class TestScrub:
+    def test_scrub_rewrites_every_quoting_row_and_nothing_else(
+        self, store: Any, reopen: Any
+    ) -> None:
+        """The purged memory's proposal and every quoting field become [PURGED] (ignoring
+        case and white space); other rows and fields are untouched, also after reopening."""
+        rows = purge_fixture(store)
+        gone = rows["gone"]
+        assert store.delete(gone.id, reason="purge", now=NOW, hard=True)
+        counts = store.scrub(gone.id, [SECRET_FACT], now=NOW)
+        assert counts == {"proposals": 2, "outcomes": 1, "recallUsage": 1}
+        store = reopen(store)
+        own = store.get_proposal(rows["own"].id)
+        assert own.proposed_record.text == PURGED and own.rationale == "seen in the runbook"
+        assert own.proposed_record.id == gone.id and own.metadata["purgedAt"] == NOW
+        quoting = store.get_proposal(rows["quoting"].id)
+        assert quoting.rationale == PURGED and quoting.proposed_record.text == "Another fact"
+        assert store.get_proposal(rows["other"].id) == rows["other"]
+        outcomes = {e.id: e.outcome for e in store.list_outcomes()}
+        assert outcomes["ev-1"].correction == PURGED and outcomes["ev-2"].outcome == "useful"
+        usage = store.list_recall_usage()
+        assert [u.query for u in usage] == [PURGED, "test query"]
+        assert usage[0].memory_ids == (gone.id,)
+        assert "deploy keys" not in ledger_text(store).lower()
+
+    def test_scrub_audits_the_purge_by_id_and_counts_only(self, store: Any) -> None:
+        """One purge event with the id and counts, no text; earlier audit rows are kept as
+        they were and a hash-chained log still verifies."""
+        rows = purge_fixture(store)
+        gone = rows["gone"]
+        store.delete(gone.id, reason="purge", now=NOW, hard=True)
+        before = store.list_events()
+        store.scrub(gone.id, [SECRET_FACT], now=NOW)
+        events = store.list_events()
+        assert events[: len(before)] == before
+        assert [(e.operation, e.target_id) for e in events[len(before) :]] == [("purge", gone.id)]
+        purge = events[-1]
+        assert json.loads(purge.event_json) == {
+            "memoryId": gone.id,
+            "proposals": 2,
+            "outcomes": 1,
+            "recallUsage": 1,
+        }
+        assert "deploy" not in purge.event_json.lower() and purge.reason is None
+        verify = getattr(store, "verify_audit_chain", None)
+        if verify is not None:
+            assert verify()["verified"] is True
+
+    def test_scrub_without_a_quote_changes_nothing(self, store: Any) -> None:
+        """Nothing quoting the text (and no proposal of the id): zero counts, rows unchanged."""
+        rows = purge_fixture(store)
+        before = ledger_text(store)
+        counts = store.scrub("mem_0000000000000000", ["text that is nowhere"], now=NOW)
+        assert counts == {"proposals": 0, "outcomes": 0, "recallUsage": 0}
+        assert ledger_text(store) == before
+        assert store.get(rows["gone"].id) is not None
+
+    def test_scrub_rolls_back_with_its_transaction(self, store: Any, reopen: Any) -> None:
+        """A failing enclosing block undoes the scrub and its audit event."""
+        rows = purge_fixture(store)
+        before = ledger_text(store)
+        with pytest.raises(RuntimeError), store.transaction():
+            store.scrub(rows["gone"].id, [SECRET_FACT], now=NOW)
+            raise RuntimeError("boom")
+        store = reopen(store)
+        assert ledger_text(store) == before
+        assert "purge" not in {e.operation for e in store.list_events()}
 
 
 class TestCandidates:

@@ -336,6 +336,75 @@ class TestMerge:
             )
 
 
+class FailingReview:
+    """Delegates to a store but fails when the proposal is marked reviewed."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def update_proposal(self, proposal: Any) -> Any:
+        raise RuntimeError("disk full")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class TestDelete:
+    def test_delete_tombstones_the_target_with_the_reason(self, store: Any) -> None:
+        """The target becomes a tombstone carrying the curator's reason; the proposal is
+        applied; both the store's delete and the decision are audited."""
+        record = make_memory("deploys use fabric")
+        store.upsert(record)
+        proposal = pending(store, operation="delete", target=record.id)
+        change = decide(store, "delete", proposal, target_memory_id=record.id, reason="obsolete")
+        gone = store.get(record.id)
+        assert gone.deleted and gone.metadata["deleteReason"] == "obsolete"
+        assert store.list(ListFilter(now=NOW)) == []
+        assert (change.action, change.target_memory_id, change.memory_id) == (
+            "delete",
+            record.id,
+            None,
+        )
+        assert store.get_proposal(proposal.id).status == "applied"
+        deletes = [e for e in store.list_events() if e.operation == "delete"]
+        assert [(e.target_id, e.reason) for e in deletes] == [(record.id, "obsolete")]
+        event = last_decision_event(store)
+        assert event["action"] == "delete" and event["targetMemoryId"] == record.id
+
+    def test_delete_needs_an_existing_live_target_that_matches(self, store: Any) -> None:
+        """Unknown, already deleted or mismatched targets are refused; nothing changes."""
+        record, other = make_memory("a fact"), make_memory("another fact")
+        store.upsert(record)
+        store.upsert(other)
+        proposal = pending(store, operation="delete", target=record.id)
+        with pytest.raises(MemoryValidationError, match="does not match proposal target"):
+            decide(store, "delete", proposal, target_memory_id=other.id)
+        with pytest.raises(MemoryValidationError, match="delete decisions require targetMemoryId"):
+            decide(store, "delete", proposal)
+        add = pending(store, record=make_memory("a third fact"))
+        with pytest.raises(MemoryValidationError, match="does not match proposal operation add"):
+            decide(store, "delete", add, target_memory_id=record.id)
+        missing = pending(store, operation="delete", target="mem_0000000000000000")
+        with pytest.raises(NotFoundError, match="target memory was not found"):
+            decide(store, "delete", missing, target_memory_id="mem_0000000000000000")
+        store.delete(record.id, reason="gone", now=NOW)
+        with pytest.raises(ConflictError, match="target memory is deleted"):
+            decide(store, "delete", proposal, target_memory_id=record.id)
+        assert store.get_proposal(proposal.id).status == "pending"
+        assert not store.get(other.id).deleted
+
+    def test_delete_is_all_or_nothing(self, store: Any) -> None:
+        """If closing the proposal fails, the tombstone is rolled back with it."""
+        record = make_memory("deploys use fabric")
+        store.upsert(record)
+        proposal = pending(store, operation="delete", target=record.id)
+        with pytest.raises(RuntimeError, match="disk full"):
+            decide(FailingReview(store), "delete", proposal, target_memory_id=record.id)
+        assert not store.get(record.id).deleted
+        assert store.get_proposal(proposal.id).status == "pending"
+        assert not [e for e in store.list_events() if e.operation in ("delete", "curator_decision")]
+
+
 class TestRejectAndNoop:
     def test_reject(self, store: Any) -> None:
         """reject closes the proposal as rejected with the reason and writes no record."""

@@ -69,6 +69,7 @@ from swarmmem.adapters.storage.sql import (
 )
 from swarmmem.adapters.storage.sql_rows import ITEM_UPDATE, ITEM_WRITE_COLUMNS
 from swarmmem.core.model.errors import ConfigError, StorageError
+from swarmmem.core.model.events import OutcomeEvent
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import MemoryRecord
 from swarmmem.core.model.semantics import ListFilter, passes_parsed_expiry
@@ -203,7 +204,7 @@ class PostgresStore(SqlStore):
         self.fts_rank = fts_rank
         self.connect_timeout = float(connect_timeout)
         self.cache_disabled_reason: str | None = None if cache else "caching is off"
-        self._views_cache: dict[str, tuple[tuple[str, ...], tuple[dict[str, Any], ...]]] = {}
+        self._views_cache: dict[str, tuple[tuple[str, ...], tuple[OutcomeEvent, ...]]] = {}
         self._stats: _FtsStats | None = None
         self._df: dict[tuple[str, ...], int] = {}
         self._generation = 0
@@ -464,7 +465,7 @@ class PostgresStore(SqlStore):
 
     def _view_parts(
         self, conn: Any, ids: builtins.list[str]
-    ) -> dict[str, tuple[tuple[str, ...], tuple[dict[str, Any], ...]]]:
+    ) -> dict[str, tuple[tuple[str, ...], tuple[OutcomeEvent, ...]]]:
         """Cached outside transactions."""
         caching = self._caching()
         found = {}

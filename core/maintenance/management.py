@@ -1,0 +1,325 @@
+"""Memory management as a use case: list, read, inspect and forget this context's memories.
+
+Every call is bound to the context's allowed scopes: a record of another scope is never
+listed, and reading, inspecting or forgetting it fails exactly like an unknown id (the same
+:class:`~swarmmem.core.model.errors.NotFoundError`, no hint that it exists).
+
+A memory is in exactly one state (:func:`memory_state`): ``deleted`` (a tombstone),
+``superseded``, ``expired``, ``suppressed`` (a learned Q below the suppression threshold,
+hidden from recall) or ``active``. ``forget`` tombstones through the store's audited
+``delete``; with ``purge`` it erases the record and scrubs its text from the proposals,
+outcome events and recall usage that quote it (:meth:`StorageProvider.scrub
+<swarmmem.ports.storage.StorageProvider.scrub>`), which audits the purge with ids and counts
+only.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import attrs
+
+from swarmmem.core.model.codec import (
+    outcome_event_to_dict,
+    record_to_dict,
+    reward_event_to_dict,
+    source_to_dict,
+)
+from swarmmem.core.model.errors import (
+    ConflictError,
+    MemoryValidationError,
+    NotFoundError,
+    ScopeError,
+)
+from swarmmem.core.model.ids import is_iso_datetime, iso_to_ms, normalize_text
+from swarmmem.core.model.records import (
+    MEMORY_KINDS,
+    SCOPE_TYPES,
+    MemoryProposal,
+    MemoryRecord,
+    MemoryScope,
+)
+from swarmmem.core.model.semantics import PURGED, ListFilter, quotes, scope_key_of
+from swarmmem.core.recall.scoring import LearningPolicy
+from swarmmem.ports.storage import StorageProvider, StoredEvent
+from swarmmem.ports.vectors import VectorIndex
+
+MEMORY_STATES: tuple[str, ...] = ("active", "suppressed", "superseded", "deleted", "expired", "all")
+MAX_LIST_LIMIT = 500
+MAX_REASON_LENGTH = 2000
+
+
+class MemoryQuery(NamedTuple):
+    """Which memories :meth:`ManagementService.list` returns (see :func:`check_query`)."""
+
+    kind: str | None = None
+    """Only this memory kind."""
+    scope: str | None = None
+    """Only this scope type (one of the context's scopes)."""
+    tag: str | None = None
+    """Only memories with this tag."""
+    file: str | None = None
+    """Only memories anchored to this repository file (``metadata.files``, the source file
+    or an anchor)."""
+    created_since: str | None = None
+    """Only memories created at or after this ISO time."""
+    updated_since: str | None = None
+    """Only memories updated at or after this ISO time."""
+    state: str = "active"
+    """One of :data:`MEMORY_STATES`."""
+    limit: int = 50
+    """At most this many (1..500)."""
+    offset: int = 0
+    """After skipping this many."""
+
+
+def _count(value: object, name: str, low: int, high: int | None = None) -> None:
+    ok = isinstance(value, int) and not isinstance(value, bool)
+    if not ok or value < low or (high is not None and value > high):  # type: ignore[operator]
+        bound = f"from {low} to {high}" if high is not None else f"of at least {low}"
+        raise MemoryValidationError(f"{name} must be an integer {bound}; got {value!r:.80}")
+
+
+def _choice(value: object, name: str, choices: Sequence[str]) -> None:
+    if value is not None and value not in choices:
+        raise MemoryValidationError(
+            f"{name} must be one of {', '.join(choices)}; got {value!r:.80}"
+        )
+
+
+def check_query(query: MemoryQuery) -> None:
+    """Raise :class:`MemoryValidationError` naming the first bad value of ``query``."""
+    _choice(query.kind, "kind", MEMORY_KINDS)
+    _choice(query.scope, "scope", SCOPE_TYPES)
+    _choice(query.state, "state", MEMORY_STATES)
+    for name in ("tag", "file"):
+        value = getattr(query, name)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise MemoryValidationError(f"{name} must be a non-empty string; got {value!r:.80}")
+    for name in ("created_since", "updated_since"):
+        value = getattr(query, name)
+        if value is not None and not is_iso_datetime(value):
+            raise MemoryValidationError(f"{name} must be an ISO-8601 datetime; got {value!r:.80}")
+    _count(query.limit, "limit", 1, MAX_LIST_LIMIT)
+    _count(query.offset, "offset", 0)
+
+
+def memory_state(record: MemoryRecord, *, now_ms: float | None, suppression: float) -> str:
+    """The one state of ``record`` at ``now_ms`` (see the module docstring)."""
+    if record.deleted:
+        return "deleted"
+    if record.superseded_by:
+        return "superseded"
+    expires = iso_to_ms(record.expires_at)
+    if expires is not None and now_ms is not None and expires <= now_ms:
+        return "expired"
+    return "suppressed" if record.q < suppression else "active"
+
+
+def plain_path(file: str) -> str:
+    """A repository path compared as written: ``/`` separators, no ``.`` or empty parts."""
+    return "/".join(p for p in file.strip().replace("\\", "/").split("/") if p not in ("", "."))
+
+
+def anchored_files(record: MemoryRecord) -> set[str]:
+    """The repository files ``record`` is anchored to: ``metadata.files``, the source file
+    and the anchors."""
+    files = record.metadata.get("files")
+    found = [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
+    found += [a.file for a in record.anchors or ()]
+    if record.source.file_path:
+        found.append(record.source.file_path)
+    return {plain_path(f) for f in found}
+
+
+def _at_or_after(value: str, since: str | None) -> bool:
+    if since is None:
+        return True
+    at, start = iso_to_ms(value), iso_to_ms(since)
+    return at is not None and start is not None and at >= start
+
+
+def concerns(proposal: MemoryProposal, memory_id: str) -> bool:
+    """True when ``proposal`` proposed, targets or relates the memory ``memory_id``."""
+    record = proposal.proposed_record
+    return (
+        (record is not None and record.id == memory_id)
+        or proposal.target_memory_id == memory_id
+        or memory_id in (proposal.related_memory_ids or ())
+    )
+
+
+def event_json(event: StoredEvent) -> dict[str, Any]:
+    """An audit event as JSON data (its payload parsed when it is JSON)."""
+    try:
+        payload = None if event.event_json is None else json.loads(event.event_json)
+    except ValueError:
+        payload = event.event_json
+    return {
+        "id": event.id,
+        "operation": event.operation,
+        "target_id": event.target_id,
+        "timestamp": event.timestamp,
+        "reason": event.reason,
+        "event": payload,
+    }
+
+
+@attrs.frozen(kw_only=True)
+class ManagementService:
+    """Listing, reading, inspecting and forgetting the memories of one context's scopes.
+
+    ``redact`` masks secrets in a forget reason; ``vectors`` gives the vector index a purge
+    keeps in step (``None`` when embeddings are off); ``refresh`` regenerates what is derived
+    from the store (the reflection lessons) after a forget.
+    """
+
+    store: StorageProvider
+    allowed_scopes: tuple[MemoryScope, ...]
+    now: Callable[[], str]
+    policy: LearningPolicy
+    redact: Callable[[str], str]
+    vectors: Callable[[], VectorIndex | None]
+    refresh: Callable[[], Mapping[str, Any]]
+
+    def state_of(self, record: MemoryRecord) -> str:
+        """The state of ``record`` now (:func:`memory_state`)."""
+        now_ms = iso_to_ms(self.now())
+        return memory_state(record, now_ms=now_ms, suppression=self.policy.suppression_threshold)
+
+    def list(self, query: MemoryQuery) -> builtins.list[MemoryRecord]:
+        """The memories ``query`` selects, newest update first, then by id.
+
+        Raises:
+            MemoryValidationError: a bad filter or paging value (named).
+            ScopeError: ``query.scope`` is a scope type this context does not have.
+        """
+        check_query(query)
+        scopes = [s for s in self.allowed_scopes if query.scope in (None, s.type)]
+        if not scopes:
+            have = ", ".join(s.type for s in self.allowed_scopes)
+            raise ScopeError(f"scope {query.scope} is not one of this context's scopes ({have})")
+        now = self.now()
+        live = query.state in ("active", "suppressed")
+        flt = ListFilter(
+            now=now,
+            scope_keys=tuple(s.key for s in scopes),
+            kinds=None if query.kind is None else (query.kind,),
+            include_inactive=query.state not in ("active", "suppressed", "expired"),
+            include_expired=not live,
+        )
+        now_ms = iso_to_ms(now)
+        suppression = self.policy.suppression_threshold
+        tag = query.tag.strip().casefold() if query.tag else None
+        file = plain_path(query.file) if query.file else None
+        picked = [
+            r
+            for r in self.store.list(flt)
+            if query.state in ("all", memory_state(r, now_ms=now_ms, suppression=suppression))
+            and (tag is None or tag in {t.casefold() for t in r.tags})
+            and (file is None or file in anchored_files(r))
+            and _at_or_after(r.created_at, query.created_since)
+            and _at_or_after(r.updated_at, query.updated_since)
+        ]
+        return picked[query.offset : query.offset + query.limit]
+
+    def get(self, memory_id: str) -> MemoryRecord:
+        """The memory ``memory_id`` in any state.
+
+        Raises:
+            NotFoundError: no such memory in this context's scopes (the same error whether it
+                does not exist or belongs to another scope).
+        """
+        if not isinstance(memory_id, str):
+            raise MemoryValidationError(f"memory_id must be a string; got {memory_id!r:.80}")
+        record = self.store.get(memory_id)
+        allowed = {s.key for s in self.allowed_scopes}
+        if record is None or scope_key_of(record.scope) not in allowed:
+            raise NotFoundError(f"memory {memory_id} was not found")
+        return record
+
+    def inspect(self, memory_id: str) -> dict[str, Any]:
+        """The memory with its provenance, outcome events, Q history (its reward events),
+        merge relations, the proposals that concern it and the audit events that touched it."""
+        record = self.get(memory_id)
+        proposals = [p.id for p in self.store.list_proposals() if concerns(p, record.id)]
+        touched = {record.id, *proposals}
+        events = [
+            event_json(e)
+            for e in self.store.list_events()
+            if e.target_id in touched or record.id in (e.event_json or "")
+        ]
+        rewards = [e for e in self.store.list_reward_events() if e.memory_id == record.id]
+        return {
+            "success": True,
+            "memory_id": record.id,
+            "state": self.state_of(record),
+            "record": record_to_dict(record),
+            "provenance": {
+                "source": source_to_dict(record.source),
+                "producer_session_id": record.producer_session_id,
+                "producer_agent_role": record.producer_agent_role,
+                "source_task_id": record.source_task_id,
+                "created_at": record.created_at,
+                "updated_at": record.updated_at,
+                "valid_from": record.valid_from,
+                "content_hash": record.content_hash,
+            },
+            "outcomes": [outcome_event_to_dict(e) for e in self.store.list_outcomes(record.id)],
+            "q_value": record.q,
+            "q_history": [reward_event_to_dict(e) for e in rewards],
+            "relations": [r.memory_id for r in record.relations],
+            "proposals": proposals,
+            "audit": events,
+        }
+
+    def forget(self, memory_id: str, *, reason: str, purge: bool = False) -> dict[str, Any]:
+        """Tombstone the memory with ``reason`` (secrets redacted); ``purge`` also erases it
+        and scrubs its text from the store, and drops its vector.
+
+        Raises:
+            MemoryValidationError: a missing, empty or over-long reason.
+            NotFoundError: as :meth:`get`.
+            ConflictError: a plain forget of a memory already forgotten.
+        """
+        if not isinstance(reason, str) or not reason.strip():
+            raise MemoryValidationError("reason is required: say why the memory is forgotten")
+        if len(reason) > MAX_REASON_LENGTH:
+            raise MemoryValidationError(f"reason must be at most {MAX_REASON_LENGTH} characters")
+        if not isinstance(purge, bool):
+            raise MemoryValidationError(f"purge must be true or false; got {purge!r:.80}")
+        record = self.get(memory_id)
+        texts = purged_texts(record)
+        clean = self.redact(normalize_text(reason))
+        if purge and quotes(clean, texts):
+            clean = PURGED  # the audit log keeps the reason: it must not quote the text
+        now = self.now()
+        result: dict[str, Any] = {
+            "success": True,
+            "memory_id": record.id,
+            "purged": purge,
+            "reason": clean,
+        }
+        if not purge:
+            if record.deleted:
+                raise ConflictError(
+                    f"memory {record.id} is already forgotten; purge it to erase it for good"
+                )
+            self.store.delete(record.id, reason=clean, now=now)
+            return {**result, **self.refresh()}
+        with self.store.transaction():
+            self.store.delete(record.id, reason=clean, now=now, hard=True)
+            result["scrubbed"] = self.store.scrub(record.id, texts, now=now)
+        vectors = self.vectors()
+        if vectors is not None:
+            vectors.delete([record.id])
+        return {**result, **self.refresh()}
+
+
+def purged_texts(record: MemoryRecord) -> tuple[str, ...]:
+    """The texts a purge of ``record`` scrubs: its text (and an outcome question's words)."""
+    question = record.metadata.get("outcomeQuestion")
+    return (record.text, question) if isinstance(question, str) and question else (record.text,)
