@@ -234,9 +234,12 @@ class StorageProvider(RecordStore, ProposalStore, EventLedger, Protocol):
     * Driver errors surface as :class:`~swarmmem.core.model.errors.StorageError`.
     * ``close`` releases files and connections; later calls raise StorageError. Providers are
       context managers.
+    * ``read_only`` is true when the store was opened for reading only (a store the process
+      may not write): every read works, every write raises StorageError.
     """
 
     name: str
+    read_only: bool
 
     def scrub(self, memory_id: str, texts: Sequence[str], *, now: str) -> dict[str, int]:
         """The second step of a purge, after ``delete(memory_id, hard=True)``: rewrite, in

@@ -46,6 +46,7 @@ class StoreBase(abc.ABC):
     """The shared write flow of a storage provider (see the module docstring)."""
 
     name: str
+    read_only: bool = False
     _clock: Clock
     load_report: builtins.list[dict[str, Any]]
 

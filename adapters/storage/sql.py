@@ -422,6 +422,11 @@ class SqlStore(StoreBase):
                 yield
             return
         self._check_open()
+        if self.read_only:
+            where = getattr(self, "path", self.name)
+            raise StorageError(
+                f"the memory store {where} is read-only here: reading works, writing does not"
+            )
         with self._guard():
             conn = self._acquire()
         state.conn = conn

@@ -222,6 +222,9 @@ class SqliteStore(SqlStore):
         self.driver_errors = (self._sqlite.Error,)
         self._conn: Any = None
         self._check_file()
+        if self._cannot_write():
+            self._open_read_only()
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -231,6 +234,39 @@ class SqliteStore(SqlStore):
                 str(self.path), isolation_level=None, timeout=self.busy_timeout_ms / 1000.0
             )
             self._init()
+        except self._sqlite.Error as exc:
+            self._shutdown()
+            raise self._translate(exc) from exc
+        except BaseException:
+            self._shutdown()
+            raise
+
+    # -- read-only checkouts ---------------------------------------------------------------
+
+    def _cannot_write(self) -> bool:
+        """The database exists but this process may not write it (or its folder, where SQLite
+        keeps its write-ahead log): a read-only checkout, container or CI cache."""
+        if not self.path.exists():
+            return False
+        return not (os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK))
+
+    def _open_read_only(self) -> None:
+        """Open for reading only: the schema must be current (nothing can be migrated); every
+        write then fails with a :class:`StorageError` that says why."""
+        uri = self.path.resolve().as_uri()
+        try:
+            self._conn = self._sqlite.connect(
+                f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None
+            )
+            self._conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            if not self._table_exists(self._conn, "_meta") or self._needs_upgrade(self._conn):
+                raise StorageError(
+                    f"{self.path} is read-only and was written by an older version; open it "
+                    "once where it can be written to upgrade it"
+                )
+            self.read_only = True
+            self._refresh_chain_state()
+            self._fts_enabled = self._table_exists(self._conn, "memory_items_fts")
         except self._sqlite.Error as exc:
             self._shutdown()
             raise self._translate(exc) from exc

@@ -8,6 +8,7 @@ composition root), so this module never builds an adapter.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -31,6 +32,8 @@ from swarmmem.core.recall.prompt import build_prompt_block
 from swarmmem.core.recall.scoring import LearningPolicy
 from swarmmem.ports.clock import Clock
 from swarmmem.ports.storage import StorageProvider
+
+log = logging.getLogger("swarmmem")
 
 #: profile name (``None`` = the configured default) -> its configuration and dense parts.
 ProfileResolver = Callable[[str | None], tuple[RecallConfig, DenseParts | None]]
@@ -140,6 +143,7 @@ class RecallService:
         self.defaults = defaults or RecallDefaults()
         self._resolve = resolve_profile
         self.last_trace: RecallTrace | None = None
+        self._said_read_only = False
 
     def build_request(
         self,
@@ -219,5 +223,10 @@ class RecallService:
             generated_at=to_iso(self.clock.now()),
             redact=self.redact,
         )
+        if self.store.read_only:
+            if not self._said_read_only:
+                log.warning("recall usage is not recorded: the memory store is read-only")
+                self._said_read_only = True
+            return attrs.evolve(bundle, diagnostics={**bundle.diagnostics, "usageRecorded": False})
         self.store.record_recall_usage(usage_row(bundle, request, self.context))
         return bundle
