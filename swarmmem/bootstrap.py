@@ -203,11 +203,36 @@ class Runtime:
 
     @cached_property
     def store(self) -> StorageProvider:
-        """The storage provider, opened on first use."""
+        """The storage provider, opened on first use (with the audit key, when one is set)."""
         given = self._given.get("store")
         if given is not None and not isinstance(given, str):
             return given  # type: ignore[no-any-return]
-        return create("store", self.provider, **self.store_arguments(self.provider))  # type: ignore[no-any-return]
+        store = create("store", self.provider, **self.store_arguments(self.provider))
+        key = self.audit_key()
+        if key is not None and hasattr(store, "enable_audit_key"):
+            try:
+                store.enable_audit_key(key)
+            except BaseException:
+                store.close()
+                raise
+        return store  # type: ignore[no-any-return]
+
+    def audit_key(self) -> bytes | None:
+        """The audit key: ``SWARMMEM_AUDIT_KEY``, else the file ``audit.keyFile`` names."""
+        value = os.environ.get("SWARMMEM_AUDIT_KEY")
+        if value:
+            return value.encode("utf-8")
+        key_file = self.config["audit"]["keyFile"]
+        if not key_file:
+            return None
+        path = self.path(key_file, "audit.keyFile")
+        try:
+            key = path.read_bytes().strip()
+        except OSError as exc:
+            raise ConfigError(f"memory.audit.keyFile {path} cannot be read: {exc}") from exc
+        if not key:
+            raise ConfigError(f"memory.audit.keyFile {path} is empty")
+        return key
 
     def open_store(self, provider: str, **arguments: Any) -> StorageProvider:
         """Another store of ``provider`` on this clock (e.g. a migration target); the caller

@@ -152,6 +152,7 @@ SCHEMA: dict[str, tuple[Any, Check]] = {
     "learning.outcomeRewards.dead_end": (-1.0, _num(-1, 1)),
     "learning.outcomeRewards.corrected": (0.0, _num(-1, 1)),
     "maintenance.autoCompactEveryNRecalls": (0, _num(0, 1_000_000, integer=True)),
+    "audit.keyFile": (None, _opt_str),
     "evidence.cache_max_bytes": (None, _optional(_num(1, INF, integer=True))),
     "evidence.cache_max_records": (None, _optional(_num(1, INF, integer=True))),
 }

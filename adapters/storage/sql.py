@@ -56,7 +56,15 @@ from swarmmem.adapters.storage.sql_rows import (
     reward_event_from_row,
     reward_event_params,
 )
-from swarmmem.core.model.audit import CHAIN_HEAD_KEY, GENESIS, event_row_hash, verify_event_chain
+from swarmmem.core.model.audit import (
+    CHAIN_HEAD_KEY,
+    GENESIS,
+    KEY_MARKER_KEY,
+    event_row_hash,
+    key_marker,
+    read_key_marker,
+    verify_event_chain,
+)
 from swarmmem.core.model.codec import (
     outcome_event_to_dict,
     proposal_from_dict,
@@ -275,6 +283,8 @@ class SqlStore(StoreBase):
         self._reported_ids: set[str] = set()
         self._fts_enabled = True
         self._chain_active = False
+        self._audit_key: bytes | None = None
+        self._key_marker: str | None = None
         self._closed = False
 
     # -- what a database supplies ------------------------------------------------------------
@@ -522,10 +532,43 @@ class SqlStore(StoreBase):
 
     def _refresh_chain_state(self) -> None:
         with self._connection() as conn:
+            has_meta = self._table_exists(conn, "_meta")
             self._chain_active = (
                 self._has_column(conn, "memory_events", "prev_hash")
-                and self._table_exists(conn, "_meta")
+                and has_meta
                 and self._get_meta(conn, "event_hash_chain_backfilled") == "1"
+            )
+            self._key_marker = self._get_meta(conn, KEY_MARKER_KEY) if has_meta else None
+
+    def enable_audit_key(self, key: bytes) -> None:
+        """Hash audit rows with HMAC-SHA256 under ``key`` from now on (see
+        :mod:`swarmmem.core.model.audit`): the first use seals a key marker; later opens
+        must bring the same key.
+
+        Raises:
+            StorageError: the store was keyed with another key.
+        """
+        if not key:
+            raise StorageError("the audit key is empty")
+        if self._key_marker is not None:
+            if read_key_marker(self._key_marker, key) is None:
+                raise StorageError(
+                    "the audit key does not match the key this store's audit chain was sealed "
+                    "with (check SWARMMEM_AUDIT_KEY or memory.audit.keyFile)"
+                )
+            self._audit_key = key
+            return
+        self._audit_key = key
+        if self.read_only or not self._chain_active:
+            return
+        with self.transaction():
+            conn = self._tx_conn()
+            rows = self._event_rows(conn)
+            legacy = next((i for i, row in enumerate(rows) if row[6] is not None), len(rows))
+            self._key_marker = key_marker(len(rows), legacy, key)
+            self._set_meta(conn, KEY_MARKER_KEY, self._key_marker)
+            self._log(
+                "audit_key", "memory_events", "keyed audit chain started", {"keyedFrom": len(rows)}
             )
 
     def _migrate(self) -> None:
@@ -576,8 +619,24 @@ class SqlStore(StoreBase):
                 )
 
     def _backfill_event_chain(self, conn: Any) -> None:
-        """Chain the existing events in insertion order and start chaining new ones."""
+        """Chain the existing events in insertion order and start chaining new ones.
+
+        Rows that are already chained are never chained again: a store whose flag went
+        missing while chained rows exist only resumes (what was edited stays detectable).
+        """
         order = self.dialect.order_column
+        chained = conn.execute(
+            "SELECT COUNT(*) FROM memory_events WHERE prev_hash IS NOT NULL"
+        ).fetchone()[0]
+        if chained:
+            self._chain_active = True
+            self._log(
+                "migration",
+                "13",
+                "event hash chain resumed",
+                {"detail": f"{chained} chained row(s) found; nothing was re-chained"},
+            )
+            return
         rows = conn.execute(
             f"SELECT {order}, id, operation, target_id, reason, timestamp, event_json "
             f"FROM memory_events ORDER BY {order} ASC"
@@ -663,13 +722,20 @@ class SqlStore(StoreBase):
         state = self._state
         if not state.head_loaded:
             state.head, state.head_loaded = self._get_meta(conn, CHAIN_HEAD_KEY), True
+            self._key_marker = self._get_meta(conn, KEY_MARKER_KEY)
+        if self._key_marker is not None and self._audit_key is None:
+            raise StorageError(
+                "this store's audit chain is keyed: set SWARMMEM_AUDIT_KEY (or "
+                "memory.audit.keyFile) to write to it"
+            )
         head = state.head or GENESIS
         self._execute(
             conn,
             f"INSERT INTO memory_events ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (*values, head),
         )
-        state.head, state.head_dirty = event_row_hash(*values, head), True
+        key = self._audit_key if self._key_marker is not None else None
+        state.head, state.head_dirty = event_row_hash(*values, head, key), True
 
     def _event_rows(self, conn: Any) -> builtins.list[Any]:
         order = self.dialect.order_column
@@ -698,7 +764,8 @@ class SqlStore(StoreBase):
                 head = state.head
             else:
                 head = self._get_meta(conn, CHAIN_HEAD_KEY)
-        return verify_event_chain(rows, head)
+            marker = self._get_meta(conn, KEY_MARKER_KEY)
+        return verify_event_chain(rows, head, key=self._audit_key, marker=marker)
 
     # -- records -----------------------------------------------------------------------------
 

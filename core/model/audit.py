@@ -3,11 +3,18 @@
 Each ``memory_events`` row stores ``prev_hash``, the SHA-256 of the complete previous row
 (key-sorted canonical JSON), anchored at ``GENESIS``; the hash of the newest row is mirrored
 as the chain head. Verification walks the rows in insertion order.
+
+Keyed chain. With an audit key, rows appended from the moment the key was first used are
+hashed with HMAC-SHA256 under it, and a key marker (:func:`key_marker`) records where keying
+started and how many leading rows were legacy (written before any chain), sealed with the
+key. Someone who can write the database but does not hold the key can then neither re-chain
+edited rows nor re-label chained rows as legacy without verification failing.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,6 +22,7 @@ from swarmmem.core.model.ids import canonical_json
 
 GENESIS = "GENESIS"
 CHAIN_HEAD_KEY = "memory_events_chain_head"
+KEY_MARKER_KEY = "memory_events_keyed_from"
 
 
 def event_row_hash(
@@ -25,8 +33,10 @@ def event_row_hash(
     timestamp: str,
     event_json: str | None,
     prev_hash: str | None,
+    key: bytes | None = None,
 ) -> str:
-    """SHA-256 of the key-sorted canonical JSON of one ``memory_events`` row."""
+    """SHA-256 (HMAC-SHA256 under ``key``) of the key-sorted canonical JSON of one
+    ``memory_events`` row."""
     row = {
         "id": event_id,
         "operation": operation,
@@ -36,23 +46,82 @@ def event_row_hash(
         "event_json": event_json,
         "prev_hash": prev_hash,
     }
-    return hashlib.sha256(canonical_json(row).encode("utf-8")).hexdigest()
+    return _digest(canonical_json(row).encode("utf-8"), key)
 
 
-def verify_event_chain(rows: Sequence[Sequence[Any]], stored_head: str | None) -> dict[str, Any]:
+def _digest(payload: bytes, key: bytes | None) -> str:
+    if key is None:
+        return hashlib.sha256(payload).hexdigest()
+    return hmac.new(key, payload, hashlib.sha256).hexdigest()
+
+
+def key_marker(keyed_from: int, legacy_rows: int, key: bytes) -> str:
+    """The sealed marker ``<first keyed row>:<legacy rows>:<HMAC>`` kept beside the head."""
+    seal = _digest(f"keyed-from:{keyed_from}:{legacy_rows}".encode(), key)
+    return f"{keyed_from}:{legacy_rows}:{seal}"
+
+
+def read_key_marker(marker: str | None, key: bytes | None) -> tuple[int, int] | None:
+    """``(first keyed row, legacy rows)`` of a marker whose seal matches ``key``, else None."""
+    if marker is None or key is None:
+        return None
+    try:
+        keyed_from, legacy, _seal = marker.split(":")
+        parsed = int(keyed_from), int(legacy)
+    except ValueError:
+        return None
+    return parsed if hmac.compare_digest(marker, key_marker(*parsed, key)) else None
+
+
+def verify_event_chain(
+    rows: Sequence[Sequence[Any]],
+    stored_head: str | None,
+    *,
+    key: bytes | None = None,
+    marker: str | None = None,
+) -> dict[str, Any]:
     """Check every ``prev_hash`` link and the stored head.
 
     Leading rows without ``prev_hash`` (written before the chain existed) are counted as
-    legacy rows and skipped. Returns ``{supported, totalRows, chainedRows, legacyRows,
-    verified, headMatch, headStored}`` plus ``divergence: {rowId, detail}`` at the first
-    broken link, or ``headExpected`` (the last row's hash) when the walk completed.
+    legacy rows and skipped. With a ``marker`` (a keyed chain), rows from the marked position
+    are checked under ``key``, the legacy count must be the sealed one, and without the right
+    key nothing verifies. Returns ``{supported, totalRows, chainedRows, legacyRows, verified,
+    headMatch, headStored, keyed}`` plus ``divergence: {rowId, detail}`` at the first broken
+    link, or ``headExpected`` (the last row's hash) when the walk completed.
     """
     legacy = 0
     while legacy < len(rows) and rows[legacy][6] is None:
         legacy += 1
+    report: dict[str, Any] = {
+        "supported": True,
+        "totalRows": len(rows),
+        "chainedRows": len(rows) - legacy,
+        "legacyRows": legacy,
+        "keyed": marker is not None,
+        "headStored": stored_head,
+    }
+    keyed_from = len(rows) + 1
+    if marker is not None:
+        sealed = read_key_marker(marker, key)
+        if sealed is None:
+            detail = (
+                "the chain is keyed but no audit key is configured (SWARMMEM_AUDIT_KEY)"
+                if key is None
+                else "the key marker does not match the configured audit key (wrong key, or "
+                "the marker was edited)"
+            )
+            return {**report, "verified": False, "headMatch": None, "keyError": detail}
+        keyed_from, sealed_legacy = sealed
+        if sealed_legacy != legacy:
+            divergence = {
+                "rowId": str(rows[min(legacy, sealed_legacy)][0]) if rows else "",
+                "detail": f"{legacy} legacy rows found where the key marker sealed "
+                f"{sealed_legacy}: chained rows were re-labelled as legacy (or the reverse)",
+            }
+            return {**report, "verified": False, "divergence": divergence, "headMatch": None}
     last_hash: str | None = None
     divergence: dict[str, str] | None = None
-    for row in rows[legacy:]:
+    for position, row in enumerate(rows[legacy:], start=legacy):
         event_id, operation, target_id, reason, timestamp, event_json, prev_hash = row
         if last_hash is None and prev_hash != GENESIS:
             divergence = {
@@ -68,15 +137,10 @@ def verify_event_chain(rows: Sequence[Sequence[Any]], stored_head: str | None) -
             }
         if divergence is not None:
             break
+        row_key = key if position >= keyed_from else None
         last_hash = event_row_hash(
-            event_id, operation, target_id, reason, timestamp, event_json, prev_hash
+            event_id, operation, target_id, reason, timestamp, event_json, prev_hash, row_key
         )
-    report: dict[str, Any] = {
-        "supported": True,
-        "totalRows": len(rows),
-        "chainedRows": len(rows) - legacy,
-        "legacyRows": legacy,
-    }
     if divergence is not None:
         report.update(verified=False, divergence=divergence, headMatch=None)
     else:
@@ -84,5 +148,4 @@ def verify_event_chain(rows: Sequence[Sequence[Any]], stored_head: str | None) -
         report.update(verified=head_match, headMatch=head_match)
         if last_hash is not None:
             report["headExpected"] = last_hash
-    report["headStored"] = stored_head
     return report

@@ -456,7 +456,8 @@ class WriteService:
                     f"memory_id must look like mem_<16 hex>; got {memory_id!r}"
                 )
             found = self.store.get(memory_id)
-            if found is None:
+            visible = {scope.key for scope in self.allowed_scopes}
+            if found is None or found.scope.key not in visible:  # a foreign id reads as unknown
                 raise NotFoundError(f"memory {memory_id} was not found")
             record = found
         if correction is not None:

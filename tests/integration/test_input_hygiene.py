@@ -17,7 +17,12 @@ from factories import BASE_TIME, FixedClock
 
 import swarmmem
 from swarmmem.cli import main
-from swarmmem.core.model.errors import ConfigError, MemoryValidationError, StorageError
+from swarmmem.core.model.errors import (
+    ConfigError,
+    MemoryValidationError,
+    NotFoundError,
+    StorageError,
+)
 from swarmmem.mcp_server import MemoryTools
 
 ENABLED = {"enabled": True}
@@ -216,3 +221,26 @@ def test_an_outcome_about_a_question_never_becomes_recallable(tmp_path: Path) ->
             bundle = mem.recall("staging payments gateway port", profile=profile)
             assert result["memory_id"] not in [item.record.id for item in bundle.items]
         assert result["memory_id"] not in mem.runtime.dense_parts().index.ids()
+
+
+def test_outcomes_on_another_repositorys_memory_read_as_unknown(tmp_path: Path) -> None:
+    """Two repositories share one SQLite file; neither can report outcomes on the other's
+    memories, and the error is the one an unknown id gets."""
+    shared = tmp_path / "shared.db"
+    config = {**ENABLED, "sqlite": {"path": str(shared)}}
+    roots = [tmp_path / "api", tmp_path / "web"]
+    for root in roots:
+        root.mkdir()
+    with swarmmem.open(roots[0], config=config) as mem:
+        mem.import_records([{"kind": "project_fact", "text": "API facts."}])
+        memory_id = mem.list()[0].id
+    with swarmmem.open(roots[1], config=config) as other:
+        with pytest.raises(NotFoundError) as foreign:
+            other.record_outcome(memory_id=memory_id, outcome="dead_end")
+        with pytest.raises(NotFoundError) as unknown:
+            other.record_outcome(memory_id="mem_0000000000000000", outcome="dead_end")
+        assert str(foreign.value).replace(memory_id, "X") == str(unknown.value).replace(
+            "mem_0000000000000000", "X"
+        )
+    with swarmmem.open(roots[0], config=config) as mem:
+        assert mem.store.list_outcomes(memory_id) == []

@@ -52,7 +52,12 @@ from swarmmem.core.learning.rewards import (
     recall_counts,
 )
 from swarmmem.core.maintenance.reports import value_log_report
-from swarmmem.core.model.errors import ConfigError, ConflictError, MemoryValidationError
+from swarmmem.core.model.errors import (
+    ConfigError,
+    ConflictError,
+    MemoryValidationError,
+    NotFoundError,
+)
 from swarmmem.core.model.events import RewardEvent
 from swarmmem.core.model.records import MemoryRecord, MemoryScope
 from swarmmem.core.recall.scoring import LearningPolicy
@@ -832,10 +837,11 @@ def test_memories_outside_the_contexts_scopes_are_not_taught(
 ) -> None:
     """A memory of another repository keeps its value whatever this context reports."""
     (foreign,) = put(store, make_memory(TESTS_FACT, scope=OTHER_SCOPE))
-    teaching(store, clock).record_outcome(memory_id=foreign.id, outcome="dead_end")
-    assert store.list_reward_events() == []
+    with pytest.raises(NotFoundError):  # recording is refused: a foreign id reads as unknown
+        teaching(store, clock).record_outcome(memory_id=foreign.id, outcome="dead_end")
+    assert store.list_outcomes(foreign.id) == [] and store.list_reward_events() == []
     assert q_of(store, foreign.id) == 0.5
-    (event,) = store.list_outcomes(foreign.id)
+    event = outcome_event("evt-1", foreign.id, "gen-1", outcome="dead_end")
     assert apply_outcome(store, event, scope_keys=SCOPE_KEYS).status == STATUS_OUT_OF_SCOPE
     assert apply_outcome(store, event, scope_keys={OTHER_SCOPE.key}).status == STATUS_APPLIED
 
