@@ -7,14 +7,28 @@ Input files (nothing is downloaded; the user provides them):
 * qrels TSV: ``query-id<TAB>corpus-id<TAB>relevance`` (a header line is skipped).
 
 The corpus is loaded as memories of one repository scope in a temporary SQLite store; each
-profile is scored with Recall@k, nDCG@10 (scikit-learn) and MRR@k, next to the bare FTS5 BM25
-query over the same index in the same run.
+profile is scored with Recall@k, nDCG@10 (scikit-learn) and MRR@k, next to floors computed in
+the same run on the same documents:
+
+* ``fts5-bm25``: the bare FTS5 BM25 query (the library's own query string) over the store's
+  full-text index;
+* ``bm25-porter``: a bare FTS5 BM25 query over a separate temporary FTS5 table tokenized with
+  ``porter unicode61``, query terms without :data:`PORTER_STOP_WORDS`;
+* ``dense-only`` (when the run embeds, i.e. a dense profile is asked for): exact cosine kNN of
+  the query embedding over the same vectors the hybrid profiles use, nothing lexical.
+
+Documents with the same text are stored once; judgements of a dropped duplicate count for the
+document that was kept. Every query's metrics and latency are kept (``per_query``, with the
+pipeline's degradation reason when a profile degraded, e.g. a reranker skipped by the latency
+budget); the table gives means, the median (p50) latency and how many queries degraded.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import re
+import statistics
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -24,6 +38,47 @@ from typing import Any
 from swarmmem.core.model.errors import EvaluationError
 from swarmmem.core.recall.pipeline import PROFILES
 from swarmmem.registry import create
+
+FLOORS = ("fts5-bm25", "bm25-porter", "dense-only")
+
+# Common English function words (articles, pronouns, prepositions, conjunctions, auxiliary
+# and modal verbs, question words, a few frequent adverbs), written for this project rather
+# than copied from a published list. Only the ``bm25-porter`` floor uses it.
+_FUNCTION_WORDS = """
+    a an the this that these those some any each every either neither no not nor
+    i me my mine myself we us our ours ourselves you your yours yourself yourselves
+    he him his himself she her hers herself it its itself they them their theirs themselves
+    one ones other others such own same
+    who whom whose which what when where why how whether
+    and or but if then else than so because while although though unless until since
+    as at by for from in into of off on onto out over under up down to with within without
+    about above across after against along among around before behind below beneath beside
+    between beyond during except near per through throughout toward towards upon via
+    am is are was were be been being do does did doing done have has had having
+    can could may might must shall should will would
+    there here also just only very too quite rather more most much many few less least
+    again ever never once still yet already even both all
+"""
+PORTER_STOP_WORDS: frozenset[str] = frozenset(_FUNCTION_WORDS.split())
+_PORTER_TERM = re.compile(r"\w+")
+_PORTER_TABLE_SQL = (
+    "CREATE VIRTUAL TABLE temp.dataset_porter_fts USING fts5("
+    "id UNINDEXED, text, tokenize = 'porter unicode61')"
+)
+
+
+def porter_query(text: str) -> str | None:
+    """The ``bm25-porter`` floor's FTS5 ``MATCH`` string: the query's word tokens, lower-cased,
+    without :data:`PORTER_STOP_WORDS` and single letters, each quoted (the porter tokenizer
+    stems them), joined by ``OR``; ``None`` when nothing is left."""
+    terms: dict[str, None] = {}
+    for term in _PORTER_TERM.findall(text.lower()):
+        if term in PORTER_STOP_WORDS or (len(term) < 2 and not term.isdigit()):
+            continue
+        terms.setdefault(term, None)
+    if not terms:
+        return None
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
 def _read_jsonl(path: Path, what: str) -> list[dict[str, Any]]:
@@ -103,12 +158,18 @@ def run_dataset(
     limit_queries: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
-    """Score every profile (and bare FTS5 BM25) on the collection; return a report dict."""
+    """Score the floors and every profile on the collection; return a report dict.
+
+    ``profiles`` (the report's ``profiles`` table) lists the floors first: ``fts5-bm25`` and
+    ``bm25-porter`` always, ``dense-only`` when a dense profile is asked for and the dense
+    parts are available (otherwise ``dense_unavailable`` says why).
+    """
     from swarmmem.bootstrap import sqlite_connect
     from swarmmem.core.model.ids import content_hash, memory_id_for_hash, normalize_text, to_iso
     from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource, RecallRequest
     from swarmmem.core.recall.embeddings import embed_records
     from swarmmem.core.recall.fts import build_fts_query
+    from swarmmem.core.recall.hybrid import query_vector
     from swarmmem.core.recall.pipeline import run_recall
     from swarmmem.evaluation import project_runtime
     from swarmmem.ports.clock import SystemClock
@@ -126,7 +187,8 @@ def run_dataset(
         raise EvaluationError("no query has relevance judgements in the qrels file")
     scope = MemoryScope(type="repository", repo_id="dataset")
     stamp = to_iso(SystemClock().now())
-    doc_of: dict[str, str] = {}
+    doc_of: dict[str, str] = {}  # memory id -> corpus id of the document kept
+    kept_as: dict[str, str] = {}  # corpus id -> corpus id of the document stored for its text
     records: list[MemoryRecord] = []
     for row in corpus:
         text = normalize_text(" ".join(str(x) for x in (row.get("title") or "", row["text"]) if x))[
@@ -137,6 +199,7 @@ def run_dataset(
         digest = content_hash(scope.as_dict(), "project_fact", text)
         mid = memory_id_for_hash(digest)
         if mid in doc_of:
+            kept_as[str(row["id"])] = doc_of[mid]
             continue
         doc_of[mid] = str(row["id"])
         records.append(
@@ -154,9 +217,10 @@ def run_dataset(
                 content_hash=digest,
             )
         )
-    results: dict[str, list[dict[str, float]]] = {p: [] for p in ("fts5-bm25", *profiles)}
-    latency: dict[str, float] = dict.fromkeys(results, 0.0)
     dense = any(p != "lexical" for p in profiles)
+    names = ["fts5-bm25", "bm25-porter", *(["dense-only"] if dense else []), *profiles]
+    per_query: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+    dense_unavailable: str | None = None
     # the dataset ranks whole collections: no last-slot rescue, no query cache
     config = {"retrieval": {"denseRescue": None}, "embeddings": {"cacheSize": 0}}
     with tempfile.TemporaryDirectory(prefix="swarmmem-dataset-") as tmp:
@@ -172,43 +236,68 @@ def run_dataset(
             with store.transaction():
                 for record in records:
                     store.upsert(record)
-            if dense:
-                parts = runtime.dense_parts(rerank=False)
-                if parts is not None:
-                    embed_records(parts, records)
+            dense_parts = runtime.dense_parts(rerank=False) if dense else None
+            if dense_parts is not None:
+                embed_records(dense_parts, records)
+            elif dense:
+                dense_unavailable = runtime.dense_unavailable_reason or "dense parts unavailable"
+                del per_query["dense-only"]
             conn = sqlite_connect(runtime.sqlite_path)
             try:
+                conn.execute(_PORTER_TABLE_SQL)
+                conn.executemany(
+                    "INSERT INTO temp.dataset_porter_fts (id, text) VALUES (?, ?)",
+                    [(r.id, r.text) for r in records],
+                )
+
+                def record(
+                    name: str, qid: str, ranked: list[str], started: float, note: str | None = None
+                ) -> None:
+                    elapsed = time.perf_counter() - started
+                    row = {"query": qid, **metrics_for(ranked, relevant, k)}
+                    row["latency_ms"] = elapsed * 1000.0
+                    if note is not None:
+                        row["degraded"] = note
+                    per_query[name].append(row)
+
+                def bare(table: str, match: str | None) -> list[str]:
+                    if not match:
+                        return []
+                    rows = conn.execute(
+                        f"SELECT id FROM {table} WHERE {table} MATCH ? "
+                        f"ORDER BY bm25({table}) LIMIT ?",
+                        (match, k),
+                    ).fetchall()
+                    return [doc_of[r[0]] for r in rows]
+
                 for n, query in enumerate(queries, 1):
                     qid = str(query["id"])
-                    relevant = qrels[qid]
+                    relevant: dict[str, float] = {}
+                    for doc, rel in qrels[qid].items():
+                        doc = kept_as.get(doc, doc)
+                        relevant[doc] = max(rel, relevant.get(doc, rel))
                     started = time.perf_counter()
                     fts = build_fts_query(query["text"], None, "manual")
-                    rows = (
-                        conn.execute(
-                            "SELECT id FROM memory_items_fts WHERE memory_items_fts MATCH ? "
-                            "ORDER BY bm25(memory_items_fts) LIMIT ?",
-                            (fts, k),
-                        ).fetchall()
-                        if fts
-                        else []
-                    )
-                    latency["fts5-bm25"] += time.perf_counter() - started
-                    results["fts5-bm25"].append(
-                        metrics_for([doc_of[r[0]] for r in rows], relevant, k)
-                    )
+                    record("fts5-bm25", qid, bare("memory_items_fts", fts), started)
+                    started = time.perf_counter()
+                    ranked = bare("dataset_porter_fts", porter_query(query["text"]))
+                    record("bm25-porter", qid, ranked, started)
+                    if dense_parts is not None:
+                        started = time.perf_counter()
+                        vector, _ = query_vector(dense_parts, query["text"])
+                        hits = dense_parts.index.search(vector, k)
+                        record("dense-only", qid, [doc_of[h[0]] for h in hits], started)
                     request = RecallRequest(
                         query=query["text"], scopes=(scope,), max_items=k, min_score=0.0
                     )
                     for profile in profiles:
                         started = time.perf_counter()
                         recall_config, parts = runtime.resolve_profile(profile)
-                        res, _trace = run_recall(
+                        res, trace = run_recall(
                             store, request, now=stamp, config=recall_config, parts=parts
                         )
-                        items = res.items
-                        latency[profile] += time.perf_counter() - started
-                        ranked = [doc_of[it.record.id] for it in items]
-                        results[profile].append(metrics_for(ranked, relevant, k))
+                        ranked = [doc_of[it.record.id] for it in res.items]
+                        record(profile, qid, ranked, started, trace.degradation_reason)
                     if progress is not None:
                         progress(n, len(queries))
             finally:
@@ -220,7 +309,20 @@ def run_dataset(
             metric: sum(r[metric] for r in rows) / len(rows)
             for metric in ("recall@k", "ndcg@10", "mrr")
         }
-        | {"mean_latency_ms": latency[name] * 1000.0 / len(queries)}
-        for name, rows in results.items()
+        | {
+            "mean_latency_ms": sum(r["latency_ms"] for r in rows) / len(rows),
+            "p50_latency_ms": statistics.median(r["latency_ms"] for r in rows),
+            "degraded": sum(1 for r in rows if "degraded" in r),
+        }
+        for name, rows in per_query.items()
     }
-    return {"k": k, "documents": len(records), "queries": len(queries), "profiles": table}
+    report: dict[str, Any] = {
+        "k": k,
+        "documents": len(records),
+        "queries": len(queries),
+        "profiles": table,
+        "per_query": per_query,
+    }
+    if dense_unavailable is not None:
+        report["dense_unavailable"] = dense_unavailable
+    return report

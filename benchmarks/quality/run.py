@@ -1,0 +1,236 @@
+"""Recall quality on public memory benchmarks: one Markdown table per set, and a JSON file.
+
+Opt-in (not part of CI or the pytest suite); needs the ``quality`` extra (pyarrow, PyYAML),
+the ``eval`` extra (scikit-learn) and, for the dense rows, the ``dense`` extra::
+
+    python -m benchmarks.quality.run [--sets memoryeval,longmemeval-s] \\
+        [--profiles lexical,hybrid,hybrid+rerank] [--limit-queries N] \\
+        [--collections 'memagentbench-fc/*_6k'] [--json PATH]
+
+Every collection (one store) is scored by :func:`swarmmem.datasets.run_dataset`, which runs
+the floors (``bm25-porter``, ``dense-only``, ``fts5-bm25``) and the profiles through the
+library's own recall pipeline. A set's row is the mean over all its scored queries (macro over
+queries, whatever collection they come from); p50 is the median of the per-query latencies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import fnmatch
+import json
+import shlex
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make the repository root importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.quality import convert, fetch
+from swarmmem.datasets import run_dataset
+from swarmmem.quality import write_collection
+
+# sub-tables printed after a set's table: (title, collection-name glob)
+GROUPS = {
+    "memagentbench-fc": (("single-hop", "*_sh_*"), ("multi-hop", "*_mh_*")),
+    "longmemeval-s": (),
+    "memoryeval": (),
+}
+ROW_ORDER = ("bm25-porter", "dense-only", "fts5-bm25", "lexical", "hybrid", "hybrid+rerank")
+METRICS = (("ndcg@10", "nDCG@10"), ("recall@k", "Recall@10"), ("mrr", "MRR"))
+
+
+def _selected(set_name: str, collection: str, patterns: list[str]) -> bool:
+    """Patterns are ``SET/GLOB``; a set no pattern names keeps every collection."""
+    mine = [p.split("/", 1)[1] for p in patterns if p.split("/", 1)[0] == set_name and "/" in p]
+    return not mine or any(fnmatch.fnmatchcase(collection, glob) for glob in mine)
+
+
+def aggregate(per_query: dict[str, list[dict[str, Any]]], collections: int) -> dict[str, Any]:
+    """Macro means over queries and the median latency, per profile."""
+    table: dict[str, Any] = {}
+    for name in sorted(per_query, key=lambda n: ROW_ORDER.index(n) if n in ROW_ORDER else 99):
+        rows = per_query[name]
+        table[name] = {
+            **{m: sum(r[m] for r in rows) / len(rows) for m, _ in METRICS},
+            "p50_latency_ms": statistics.median(r["latency_ms"] for r in rows),
+            "queries": len(rows),
+            "collections": collections,
+            "degraded": sum(1 for r in rows if "degraded" in r),
+        }
+    return table
+
+
+def markdown(title: str, table: dict[str, Any]) -> str:
+    """One Markdown table: a row per floor/profile."""
+    lines = [
+        f"### {title}",
+        "",
+        "| profile | nDCG@10 | Recall@10 | MRR | p50 ms | queries | collections |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, row in table.items():
+        cells = " | ".join(f"{row[m]:.3f}" for m, _ in METRICS)
+        lines.append(
+            f"| {name} | {cells} | {row['p50_latency_ms']:.1f} | {row['queries']} | "
+            f"{row['collections']} |"
+        )
+    return "\n".join(lines)
+
+
+def run_set(
+    set_name: str,
+    *,
+    profiles: tuple[str, ...],
+    limit_queries: int | None,
+    patterns: list[str],
+    cache: Path,
+    embedder: Any,
+) -> dict[str, Any]:
+    """Score every selected collection of ``set_name``; return its aggregate and details."""
+    started = time.perf_counter()
+    chosen = [
+        c for c in convert.collections(set_name, cache) if _selected(set_name, c.name, patterns)
+    ]
+    labels = {
+        "queries": sum(len(c.queries) for c in chosen),
+        "labelled": sum(c.labelled for c in chosen),
+        "unlabelled": dict(Counter(r for c in chosen for r in c.unlabelled.values())),
+    }
+    merged: dict[str, list[dict[str, Any]]] = {}
+    details = []
+    scored = 0
+    with tempfile.TemporaryDirectory(prefix="swarmmem-quality-") as tmp:
+        for n, collection in enumerate(chosen, 1):
+            if not collection.labelled:
+                details.append({"name": collection.name, "skipped": "no labelled query"})
+                continue
+            t0 = time.perf_counter()
+            paths = write_collection(collection, Path(tmp) / f"c{n:03d}")
+            report = run_dataset(
+                *paths, profiles=profiles, k=10, embedder=embedder, limit_queries=limit_queries
+            )
+            scored += 1
+            for name, rows in report["per_query"].items():
+                merged.setdefault(name, []).extend(
+                    {**r, "query": f"{collection.name}/{r['query']}"} for r in rows
+                )
+            seconds = time.perf_counter() - t0
+            details.append(
+                {
+                    "name": collection.name,
+                    "documents": report["documents"],
+                    "queries": report["queries"],
+                    "seconds": round(seconds, 1),
+                    "profiles": report["profiles"],
+                    **(
+                        {"dense_unavailable": report["dense_unavailable"]}
+                        if "dense_unavailable" in report
+                        else {}
+                    ),
+                }
+            )
+            print(
+                f"  {set_name}/{collection.name}: {report['documents']} documents, "
+                f"{report['queries']} queries, {seconds:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+    groups = {}
+    for title, glob in GROUPS.get(set_name, ()):
+        names = {c.name for c in chosen if c.labelled and fnmatch.fnmatchcase(c.name, glob)}
+        if names:
+            subset = {
+                profile: [r for r in rows if r["query"].split("/", 1)[0] in names]
+                for profile, rows in merged.items()
+            }
+            groups[title] = aggregate(subset, len(names))
+    return {
+        "labels": labels,
+        "table": aggregate(merged, scored),
+        "groups": groups,
+        "collections": details,
+        "per_query": merged,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sets", default=",".join(convert.SETS), help="comma-separated sets")
+    parser.add_argument("--profiles", default="lexical,hybrid,hybrid+rerank")
+    parser.add_argument("--limit-queries", type=int, default=None, help="per collection")
+    parser.add_argument(
+        "--collections",
+        action="append",
+        default=[],
+        metavar="SET/GLOB",
+        help="keep only matching collections of SET (repeatable)",
+    )
+    parser.add_argument("--json", type=Path, default=None, help="default: <cache>/results.json")
+    parser.add_argument("--cache", type=Path, default=None, help="default: fetch.cache_dir()")
+    args = parser.parse_args(argv)
+
+    sets = [s.strip() for s in args.sets.split(",") if s.strip()]
+    unknown = [s for s in sets if s not in convert.SETS]
+    if unknown:
+        parser.error(f"unknown set(s) {unknown}; choose from {', '.join(convert.SETS)}")
+    profiles = tuple(p.strip() for p in args.profiles.split(",") if p.strip())
+    cache = args.cache or fetch.cache_dir()
+    embedder = None
+    if any(p != "lexical" for p in profiles):
+        from swarmmem.registry import create
+
+        embedder = create("embedder", "onnx")  # one model session for every collection
+    started = time.perf_counter()
+    results: dict[str, Any] = {
+        "date": dt.date.today().isoformat(),
+        "command": shlex.join(
+            [
+                Path(sys.executable).name,
+                "-m",
+                "benchmarks.quality.run",
+                *(argv if argv is not None else sys.argv[1:]),
+            ]
+        ),
+        "pins": {name: fetch.PINS[name].spec for name in sets},
+        "profiles": list(profiles),
+        "limit_queries": args.limit_queries,
+        "collections_filter": args.collections,
+        "sets": {},
+    }
+    for set_name in sets:
+        print(f"{set_name} ...", file=sys.stderr, flush=True)
+        results["sets"][set_name] = run_set(
+            set_name,
+            profiles=profiles,
+            limit_queries=args.limit_queries,
+            patterns=args.collections,
+            cache=cache,
+            embedder=embedder,
+        )
+        outcome = results["sets"][set_name]
+        labels = outcome["labels"]
+        print(markdown(f"{set_name} ({fetch.PINS[set_name].spec})", outcome["table"]))
+        for title, table in outcome["groups"].items():
+            print("\n" + markdown(f"{set_name}, {title}", table))
+        print(
+            f"\nlabelled {labels['labelled']}/{labels['queries']} queries; "
+            f"unlabelled: {labels['unlabelled'] or 'none'}; {outcome['seconds']:.0f} s\n",
+            flush=True,
+        )
+    results["seconds"] = round(time.perf_counter() - started, 1)
+    out = args.json or cache / "results.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {out} ({results['seconds']:.0f} s)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

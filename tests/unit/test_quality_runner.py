@@ -1,0 +1,355 @@
+"""The pure parts of the public-data quality runner: label rules and conversions on tiny
+hand-made inputs, and the ``bm25-porter`` and ``dense-only`` floors on tiny corpora. Nothing
+is downloaded (the runner's fetching lives in ``benchmarks/quality/``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from swarmmem.adapters.models.hashing_embedder import HashingEmbedder
+from swarmmem.datasets import PORTER_STOP_WORDS, load_qrels, porter_query, run_dataset
+from swarmmem.quality import (
+    Collection,
+    FactIndex,
+    convert_fact_consolidation,
+    convert_longmemeval,
+    convert_memoryeval,
+    fact_labels,
+    parse_fact_list,
+    write_collection,
+)
+
+pytest.importorskip("sklearn")
+
+CONTEXT = """Here is a list of facts:
+0. The capital of Freedonia is Oldtown.
+1. The author of The Long Road is Ann Smith.
+2. Ann Smith is married to Bob Jones.
+3. Bob Jones is a citizen of Elbonia.
+4. Born This Way was performed by Lady Gaga.
+5. Born This Way Ball was performed by Lady Gaga.
+6. The capital of Freedonia is Newtown.
+7. Bob Jones is a citizen of Ruritania.
+8. The Mayor of Oldtown is Carla Diaz.
+9. Carla Diaz is a citizen of Ruritania.
+"""
+# a second chain from the author to Ruritania, through a child
+AMBIGUOUS = (
+    CONTEXT
+    + """10. Ann Smith's child is Dan Smith.
+11. Dan Smith is a citizen of Ruritania.
+"""
+)
+
+
+# ------------------------------------------------------------------- fact consolidation
+
+
+def test_fact_lines_parse_into_relation_subject_object() -> None:
+    """Numbered lines become facts (header skipped); templates split subject and object, the
+    office-holder catch-all and the possessive shape included."""
+    facts = parse_fact_list(AMBIGUOUS)
+    assert [f.number for f in facts] == list(range(12))
+    assert (facts[1].relation, facts[1].subject, facts[1].object) == (
+        "The author of {s} is {o}.",
+        "The Long Road",
+        "Ann Smith",
+    )
+    assert (facts[8].relation, facts[8].subject, facts[8].object) == (
+        "The {s} is {o}.",
+        "Mayor of Oldtown",
+        "Carla Diaz",
+    )
+    assert (facts[10].subject, facts[10].object) == ("Ann Smith", "Dan Smith")
+    odd = parse_fact_list("0. Something without a known shape")[0]
+    assert odd.relation is None and odd.text == "Something without a known shape"
+
+
+def test_single_hop_label_is_the_last_fact_about_subject_and_relation() -> None:
+    """A later fact about the same subject and relation overrides an earlier one; an answer
+    held only by the overridden fact leaves the question unlabelled."""
+    index = FactIndex(parse_fact_list(CONTEXT))
+    assert fact_labels(index, "What is the capital of Freedonia?", ["newtown"]) == ([6], None)
+    labels, reason = fact_labels(index, "What is the capital of Freedonia?", ["Oldtown"])
+    assert labels == [] and reason is not None and "overridden" in reason
+
+
+def test_single_hop_prefers_the_longest_mentioned_subject() -> None:
+    """ "Born This Way" inside "Born This Way Ball" is not a second subject of the question."""
+    index = FactIndex(parse_fact_list(CONTEXT))
+    assert fact_labels(index, "Who performed Born This Way Ball?", ["Lady Gaga"]) == ([5], None)
+
+
+def test_multi_hop_label_is_the_chain_of_current_facts() -> None:
+    """Author -> spouse -> citizenship, through the current citizenship fact only."""
+    index = FactIndex(parse_fact_list(CONTEXT))
+    question = "What is the country of citizenship of the spouse of the author of The Long Road?"
+    assert fact_labels(index, question, ["Ruritania"], min_hops=2, max_hops=4) == ([1, 2, 7], None)
+    labels, reason = fact_labels(index, question, ["Elbonia"], min_hops=2, max_hops=4)
+    assert labels == [] and reason is not None
+
+
+def test_multi_hop_with_two_shortest_chains_is_unlabelled() -> None:
+    """Author -> spouse -> Ruritania and author -> child -> Ruritania: ambiguous."""
+    index = FactIndex(parse_fact_list(AMBIGUOUS))
+    labels, reason = fact_labels(
+        index,
+        "Which country is linked to the author of The Long Road?",
+        ["Ruritania"],
+        min_hops=2,
+        max_hops=4,
+    )
+    assert labels == []
+    assert reason == "2 chains of 3 facts reach the answer"
+
+
+def test_fact_consolidation_collection() -> None:
+    """Facts become ``f<number>`` documents, questions ``q<n>`` queries with their labels."""
+    collection = convert_fact_consolidation(
+        "fc_sh_tiny",
+        CONTEXT,
+        ["What is the capital of Freedonia?", "Who is the mayor of Atlantis?"],
+        [["Newtown"], ["Nobody"]],
+        multi_hop=False,
+    )
+    assert collection.corpus[0] == {"id": "f0", "text": "The capital of Freedonia is Oldtown."}
+    assert len(collection.corpus) == 10
+    assert [q["id"] for q in collection.queries] == ["q000", "q001"]
+    assert collection.qrels == {"q000": {"f6": 1.0}}
+    assert set(collection.unlabelled) == {"q001"}
+    assert collection.labelled == 1
+
+
+# --------------------------------------------------------------------------- LongMemEval
+
+
+def _session(sid: str, turns: list[tuple[str, bool]]) -> dict:
+    return {
+        "id": sid,
+        "turns": [
+            {"id": f"{sid}_turn_{i}", "content": text, "metadata": {"has_answer": has}}
+            for i, (text, has) in enumerate(turns)
+        ],
+    }
+
+
+def _question(qid: str, supporting: list[str]) -> dict:
+    return {
+        "id": qid,
+        "question": f"question {qid}?",
+        "ground_truth": {"supporting_session_ids": supporting},
+    }
+
+
+def test_longmemeval_blocks_labels_and_opaque_ids() -> None:
+    """Each question owns the sessions up to its last supporting one; has_answer turns are
+    relevant; empty turns are skipped; ids do not carry the session names."""
+    sessions = [
+        _session("chat_a", [("hello there", False), ("", False)]),
+        _session("answer_1", [("I graduated in history", True), ("nice", False)]),
+        _session("chat_b", [("weather talk", False)]),
+        _session("answer_2", [("my commute is long", False)]),
+        _session("answer_3", [("I drive 40 minutes", True)]),
+    ]
+    questions = [_question("qa", ["answer_1"]), _question("qb", ["answer_3", "answer_2"])]
+    first, second = convert_longmemeval(questions, sessions)
+    assert [d["text"] for d in first.corpus] == ["hello there", "I graduated in history", "nice"]
+    assert first.qrels == {"qa": {first.corpus[1]["id"]: 1.0}}
+    assert [d["text"] for d in second.corpus] == [
+        "weather talk",
+        "my commute is long",
+        "I drive 40 minutes",
+    ]
+    assert second.qrels == {"qb": {second.corpus[2]["id"]: 1.0}}
+    ids = [d["id"] for c in (first, second) for d in c.corpus]
+    assert len(set(ids)) == len(ids)
+    assert all(i.startswith("t") and "answer" not in i for i in ids)
+
+
+def test_longmemeval_question_without_has_answer_is_unlabelled() -> None:
+    (only,) = convert_longmemeval(
+        [_question("q", ["answer_1"])], [_session("answer_1", [("text", False)])]
+    )
+    assert only.qrels == {} and "has_answer" in only.unlabelled["q"]
+
+
+def test_longmemeval_out_of_order_files_are_refused() -> None:
+    sessions = [_session("answer_1", [("a", True)]), _session("answer_2", [("b", True)])]
+    questions = [_question("q1", ["answer_2"]), _question("q2", ["answer_1"])]
+    with pytest.raises(ValueError, match="q2"):
+        convert_longmemeval(questions, sessions)
+
+
+# ---------------------------------------------------------------------------- memoryeval
+
+SCENARIO = {
+    "setup": [
+        {"write": {"key": "city", "content": "User lives in Paris"}},
+        {"write": {"key": "pet", "content": "User has a cat named Max"}},
+        {"write": {"key": "old", "content": "User's email is old@example.com"}},
+        {"write": {"key": "f1", "content": "User enjoys hiking"}},
+        {"write": {"key": "f2", "content": "User likes climbing"}},
+        {"write": {"content": "Alice salary is 185,000", "metadata": {"user_id": "alice"}}},
+        {"write": {"content": "Bob salary is 145,000", "metadata": {"user_id": "bob"}}},
+    ],
+    "steps": [
+        {"write": {"key": "city", "content": "User moved to London"}},
+        {"delete": {"key": "old"}},
+        {"consolidate": {"source_keys": ["f1", "f2"], "strategy": "merge"}},
+        {"create_session": {"session_id": "s1", "user_id": "dave"}},
+        {"add_message": {"session_id": "s1", "role": "user", "content": "Book a window seat"}},
+        {"create_session": {"session_id": "s2", "user_id": "eve"}},
+        {"add_message": {"session_id": "s2", "role": "user", "content": "Window seat for me"}},
+        {"assert_search": {"query": "Where does the user live?", "expected_contains": ["london"]}},
+        {"assert_search": {"query": "Pets?", "expected_contains": ["Max"]}},
+        {"assert_search": {"query": "email?", "expected_not_contains": ["old@example.com"]}},
+        {"assert_search": {"query": "hobbies?", "expected_contains": ["hiking"]}},
+        {
+            "assert_search": {
+                "query": "salary?",
+                "filters": {"user_id": "alice"},
+                "expected_contains": ["salary"],
+            }
+        },
+        {
+            "assert_context": {
+                "session_id": "s2",
+                "query": "seat?",
+                "expected_contains": ["window"],
+            }
+        },
+        {"assert_read": {"key": "pet", "expected_contains": "Max"}},
+    ],
+}
+
+
+def test_memoryeval_replay_and_labels() -> None:
+    """Replaced, deleted and consolidated writes leave the store; labels are the live memories
+    containing an expected string (case-insensitive), within the query's filter or session;
+    only-not-contains queries stay unlabelled; reads by key are not queries."""
+    c = convert_memoryeval("tiny", SCENARIO)
+    text = {d["id"]: d["text"] for d in c.corpus}
+    assert sorted(text.values()) == sorted(
+        [
+            "User moved to London",
+            "User has a cat named Max",
+            "Alice salary is 185,000",
+            "Bob salary is 145,000",
+            "User enjoys hiking\nUser likes climbing",
+            "Book a window seat",
+            "Window seat for me",
+        ]
+    )
+    assert [q["text"] for q in c.queries] == [
+        "Where does the user live?",
+        "Pets?",
+        "email?",
+        "hobbies?",
+        "salary?",
+        "seat?",
+    ]
+
+    def relevant(qid: str) -> list[str]:
+        return sorted(text[d] for d in c.qrels.get(qid, {}))
+
+    assert relevant("q00") == ["User moved to London"]
+    assert relevant("q01") == ["User has a cat named Max"]
+    assert relevant("q02") == [] and "expected_not_contains" in c.unlabelled["q02"]
+    assert relevant("q03") == ["User enjoys hiking\nUser likes climbing"]
+    assert relevant("q04") == ["Alice salary is 185,000"]
+    assert relevant("q05") == ["Window seat for me"]
+
+
+def test_written_collection_reads_back(tmp_path: Path) -> None:
+    """The written files are the ``swarmmem dataset`` format."""
+    collection = Collection(
+        name="x",
+        corpus=({"id": "d1", "text": "Ünïcode text"}, {"id": "d2", "text": "other"}),
+        queries=({"id": "q1", "text": "unicode?"},),
+        qrels={"q1": {"d1": 1.0}},
+    )
+    corpus, queries, qrels = write_collection(collection, tmp_path / "out")
+    rows = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines()]
+    assert rows[0] == {"id": "d1", "text": "Ünïcode text"}
+    assert json.loads(queries.read_text(encoding="utf-8")) == {"id": "q1", "text": "unicode?"}
+    assert load_qrels(qrels) == {"q1": {"d1": 1.0}}
+
+
+# ------------------------------------------------------------------------------ floors
+
+
+def _dataset(tmp_path: Path, docs: dict[str, str], queries: dict[str, str], qrels: dict) -> tuple:
+    collection = Collection(
+        name="t",
+        corpus=tuple({"id": k, "text": v} for k, v in docs.items()),
+        queries=tuple({"id": k, "text": v} for k, v in queries.items()),
+        qrels=qrels,
+    )
+    return write_collection(collection, tmp_path)
+
+
+def test_porter_query_drops_function_words() -> None:
+    assert porter_query("What are the tests of the running suite?") == (
+        '"tests" OR "running" OR "suite"'
+    )
+    assert porter_query("what is it and where?") is None
+    assert {"the", "which", "would", "between"} <= PORTER_STOP_WORDS
+
+
+def test_porter_floor_matches_stems_the_plain_floor_misses(tmp_path: Path) -> None:
+    """ "running tests" finds "runs every test" only through stemming; a query of function
+    words alone retrieves nothing."""
+    paths = _dataset(
+        tmp_path,
+        {
+            "ci": "The suite runs every test on each push.",
+            "db": "Database migrations are numbered.",
+        },
+        {"q1": "running tests", "q2": "what is it and where"},
+        {"q1": {"ci": 1.0}, "q2": {"db": 1.0}},
+    )
+    report = run_dataset(*paths, profiles=("lexical",), k=3)
+    porter = {r["query"]: r for r in report["per_query"]["bm25-porter"]}
+    plain = {r["query"]: r for r in report["per_query"]["fts5-bm25"]}
+    assert porter["q1"]["mrr"] == 1.0
+    assert plain["q1"]["mrr"] == 0.0
+    assert porter["q2"]["recall@k"] == 0.0
+    assert "dense-only" not in report["profiles"]  # no dense profile, no embedding
+    row = report["profiles"]["bm25-porter"]
+    assert row["p50_latency_ms"] >= 0 and len(report["per_query"]["bm25-porter"]) == 2
+
+
+def test_dense_only_floor_is_cosine_knn(tmp_path: Path) -> None:
+    """The dense-only ranking is the cosine order of the embeddings, with no lexical part: a
+    misspelt query that no full-text floor can match still ranks by vector similarity."""
+    embedder = HashingEmbedder(dimension=256)
+    docs = {
+        "mig": "database migrations are numbered",
+        "ci": "the ci pipeline runs ruff",
+        "auth": "login sessions expire after a failed password",
+        "dup": "database migrations are numbered",  # same text: stored once, as "mig"
+    }
+    query = "databse migratoins"
+    vectors = embedder.embed_batch([docs[d] for d in ("mig", "ci", "auth")])
+    cosines = vectors @ embedder.embed(query)
+    order = [("mig", "ci", "auth")[i] for i in np.argsort(-cosines)]
+    assert order[0] == "mig"
+    paths = _dataset(
+        tmp_path,
+        docs,
+        {"first": query, "second": query, "dup": query},
+        {"first": {order[0]: 1.0}, "second": {order[1]: 1.0}, "dup": {"dup": 1.0}},
+    )
+    report = run_dataset(*paths, profiles=("hybrid",), k=3, embedder=embedder)
+    dense = {r["query"]: r for r in report["per_query"]["dense-only"]}
+    assert dense["first"]["mrr"] == 1.0
+    assert dense["second"]["mrr"] == 0.5
+    assert dense["dup"]["mrr"] == 1.0  # the dropped duplicate's judgement counts for "mig"
+    for floor in ("fts5-bm25", "bm25-porter"):
+        assert all(r["recall@k"] == 0.0 for r in report["per_query"][floor]), floor
+    assert list(report["profiles"]) == ["fts5-bm25", "bm25-porter", "dense-only", "hybrid"]
+    assert report["documents"] == 3
