@@ -114,13 +114,16 @@ class RecordStore(Protocol):
         now: str,
         include_expired: bool,
         candidate_cap: int,
+        cap_before_preselect: bool = True,
     ) -> Candidates:
         """Active scoped records to score for a recall, pre-selected by full text if supported.
 
         ``fts_query`` is a ready FTS5 ``MATCH`` string (quoted terms joined by ``OR``) or None.
         Without it, or without full-text search, the answer is ``list`` of the scope (newest
         first, at most ``candidate_cap``). With it, the records whose text matches, at most
-        ``preselect_limit`` by BM25, in list order with ``fts_order``; when nothing matches,
+        ``preselect_limit`` by BM25, in list order with ``fts_order``, taken among the newest
+        ``candidate_cap`` scoped records when ``cap_before_preselect`` (the reference's rule)
+        or among all of them otherwise; when nothing matches,
         the whole scope when ``scope_when_unmatched``, else nothing. (The recall pipeline
         decides both values: :func:`swarmmem.core.recall.lexical.preselect_limit`.)
         """

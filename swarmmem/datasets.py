@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from swarmmem.core.model.errors import EvaluationError
-from swarmmem.core.recall.pipeline import PROFILES
+from swarmmem.core.recall.pipeline import DENSE_PROFILES, PROFILES
 from swarmmem.registry import create
 
 FLOORS = ("fts5-bm25", "bm25-porter", "dense-only")
@@ -217,7 +217,7 @@ def run_dataset(
                 content_hash=digest,
             )
         )
-    dense = any(p != "lexical" for p in profiles)
+    dense = any(p in DENSE_PROFILES for p in profiles)
     names = ["fts5-bm25", "bm25-porter", *(["dense-only"] if dense else []), *profiles]
     per_query: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
     dense_unavailable: str | None = None

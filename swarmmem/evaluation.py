@@ -30,7 +30,7 @@ from swarmmem.core.evaluation.metrics import (
 from swarmmem.core.model.errors import EvaluationError
 from swarmmem.core.model.ids import to_iso
 from swarmmem.core.model.records import RecallItem, RecallRequest
-from swarmmem.core.recall.pipeline import PROFILES, run_recall
+from swarmmem.core.recall.pipeline import DENSE_PROFILES, PROFILES, RecallConfig, run_recall
 from swarmmem.ports.clock import Clock, SystemClock
 from swarmmem.ports.storage import StorageProvider
 from swarmmem.registry import create
@@ -136,8 +136,8 @@ def temporary_stores(clock: Clock | None = None) -> Iterator[Callable[[str], Sto
 def lexical_recall_fn(
     store: StorageProvider, request: RecallRequest, now: str
 ) -> Sequence[RecallItem]:
-    """The lexical profile of the recall pipeline, as the reference evaluator ranks."""
-    return run_recall(store, request, now=now)[0].items
+    """The ``reference`` profile of the recall pipeline, as the reference evaluator ranks."""
+    return run_recall(store, request, now=now, config=RecallConfig(profile="reference"))[0].items
 
 
 def evaluate(
@@ -258,14 +258,14 @@ def run_profiles(
     clock = clock or SystemClock()
     now = to_iso(clock.now())
     unavailable: str | None = None
-    if any(p != "lexical" for p in profiles):
+    if any(p in DENSE_PROFILES for p in profiles):
         try:
             embedder = embedder or _default_embedder()
             if not embedder.available:
                 unavailable = "dense retrieval is unavailable"
         except (SwarmMemoryError, ImportError):
             unavailable = "dense retrieval is unavailable"
-    dense = unavailable is None and any(p != "lexical" for p in profiles)
+    dense = unavailable is None and any(p in DENSE_PROFILES for p in profiles)
     runs: list[dict[str, Any]] = []
     total = len(fixtures) * len(providers) * len(modes) * len(profiles)
     cap = 20
@@ -297,11 +297,13 @@ def run_profiles(
                             status, reason, trace = "complete", None, None
                             started = time.perf_counter()
                             items: list[RecallItem] = []
-                            if profile != "lexical" and provider != "sqlite":
+                            if profile in DENSE_PROFILES and provider != "sqlite":
                                 status, reason = "skipped", "profile requires sqlite provider"
                             else:
                                 config, parts = runtime.resolve_profile(
-                                    "lexical" if unavailable else profile
+                                    "lexical"
+                                    if unavailable and profile in DENSE_PROFILES
+                                    else profile
                                 )
                                 result, trace = run_recall(
                                     store, request, now=now, config=config, parts=parts
@@ -314,9 +316,9 @@ def run_profiles(
                                     redact=runtime.secrets.redact,
                                 )
                                 items = list(bundle.items)
-                                if unavailable and profile != "lexical":
+                                if unavailable and profile in DENSE_PROFILES:
                                     status, reason, trace = "degraded", unavailable, None
-                                elif profile != "lexical":
+                                elif profile in DENSE_PROFILES:
                                     status, reason = trace.status, trace.degradation_reason
                                 else:
                                     trace = None
@@ -345,7 +347,7 @@ def run_profiles(
                                     },
                                     "latency_ms": round(latency, 3),
                                     "provenance": "lexical"
-                                    if profile == "lexical" or status != "complete"
+                                    if profile not in DENSE_PROFILES or status != "complete"
                                     else "sqlite-vec",
                                     "resource_usage": {
                                         "returned_count": len(ids),
@@ -519,7 +521,7 @@ def _shared_embedder(profiles: Sequence[str], embedder: Any) -> Any:
     """Load the default embedder once for several runs (``None`` when it cannot load)."""
     from swarmmem.core.model.errors import SwarmMemoryError
 
-    if embedder is not None or all(p == "lexical" for p in profiles):
+    if embedder is not None or not any(p in DENSE_PROFILES for p in profiles):
         return embedder
     try:
         return _default_embedder()

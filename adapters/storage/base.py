@@ -177,6 +177,7 @@ class StoreBase(abc.ABC):
         now: str,
         include_expired: bool,
         candidate_cap: int,
+        cap_before_preselect: bool = True,
     ) -> Candidates:
         flt = ListFilter(
             now=now,
@@ -186,8 +187,9 @@ class StoreBase(abc.ABC):
             limit=candidate_cap,
         )
         if fts_query:
+            scope = flt if cap_before_preselect else attrs.evolve(flt, limit=None)
             found = self._preselect(
-                flt, fts_query, limit=preselect_limit, scope_when_unmatched=scope_when_unmatched
+                scope, fts_query, limit=preselect_limit, scope_when_unmatched=scope_when_unmatched
             )
             if found is not None:
                 return found

@@ -56,8 +56,14 @@ def lexical_recall(
     now: str,
     policy: LearningPolicy | None = None,
     rng: Callable[[], float] | None = None,
+    reference: bool = False,
 ) -> RecallResult:
-    """Run the lexical path and return items before the maxItems slice, best first."""
+    """Run the lexical path and return items before the maxItems slice, best first.
+
+    ``reference`` caps the scope at its newest records before the full-text pre-selection,
+    as the reference implementation does; otherwise the pre-selection sees every scoped
+    record and the cap bounds what it returns.
+    """
     now_ms = iso_to_ms(now)
     assert now_ms is not None, "now must be an ISO timestamp"
     candidates = store.select_candidates(
@@ -71,6 +77,7 @@ def lexical_recall(
         now=now,
         include_expired=request.include_expired,
         candidate_cap=candidate_cap(request),
+        cap_before_preselect=reference,
     )
     records = [r for r in candidates.records if recallable(r)]
     items, diag = score_records(request, records, now_ms=now_ms, policy=policy, rng=rng)

@@ -41,8 +41,12 @@ from swarmmem.core.recall.lexical import (
 from swarmmem.core.recall.scoring import LearningPolicy
 from swarmmem.ports.storage import StorageProvider
 
-#: Every recall profile, best-first by what it needs.
-PROFILES: tuple[str, ...] = ("lexical", "hybrid", "hybrid+rerank")
+#: Every recall profile. ``reference`` is the reference implementation's lexical path, kept
+#: exact for conformance (its candidates are the newest 1,000 scoped records, then full-text
+#: pre-selection among them); ``lexical`` pre-selects among every scoped record; the dense
+#: profiles add embeddings to ``lexical``.
+PROFILES: tuple[str, ...] = ("reference", "lexical", "hybrid", "hybrid+rerank")
+DENSE_PROFILES: tuple[str, ...] = ("hybrid", "hybrid+rerank")
 
 _ZERO_SIGNALS = RecallSignals(
     text_overlap=0.0,
@@ -66,7 +70,7 @@ class RecallConfig:
     @property
     def dense(self) -> bool:
         """True when the profile runs the dense stages."""
-        return self.profile != "lexical"
+        return self.profile in DENSE_PROFILES
 
 
 @attrs.frozen(kw_only=True)
@@ -102,7 +106,9 @@ def run_recall(
     config = config or RecallConfig()
     started = timer()
     policy = config.policy
-    lexical = lexical_recall(store, request, now=now, policy=policy, rng=rng)
+    lexical = lexical_recall(
+        store, request, now=now, policy=policy, rng=rng, reference=config.profile == "reference"
+    )
 
     def finish(items: list[RecallItem], trace: RecallTrace) -> tuple[RecallResult, RecallTrace]:
         items = expand_related(

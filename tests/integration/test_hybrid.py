@@ -297,3 +297,27 @@ def test_rerank_blend_weighs_both_orders() -> None:
     assert [it.record.id for it in kept.items] == [it.record.id for it in fused.items]
     flipped, _ = _recall(store, request, parts, rerank=True, rerank_weight=1.0)
     assert [it.record.id for it in flipped.items] == [it.record.id for it in reversed(fused.items)]
+
+
+def test_lexical_searches_every_scoped_memory_while_reference_keeps_its_cap(
+    tmp_path: Path,
+) -> None:
+    """Beyond 1,000 memories the reference pre-selects among the newest 1,000 only; the
+    lexical profile finds an older memory that matches."""
+    import swarmmem
+
+    old = {
+        "kind": "project_fact",
+        "text": "The zanzibar billing export runs nightly.",
+        "createdAt": "2020-01-01T00:00:00.000Z",
+        "updatedAt": "2020-01-01T00:00:00.000Z",
+    }
+    filler = [{"kind": "project_fact", "text": f"Unrelated fact number {n}."} for n in range(1100)]
+    with swarmmem.open(tmp_path, config={"enabled": True}) as mem:
+        assert mem.import_records([old, *filler]).written == 1101
+        found = {
+            profile: [i.record.text for i in mem.recall("zanzibar billing", profile=profile).items]
+            for profile in ("reference", "lexical")
+        }
+    assert found["lexical"][0] == old["text"]
+    assert old["text"] not in found["reference"]
