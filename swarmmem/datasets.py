@@ -250,7 +250,7 @@ def run_dataset(
                     [(r.id, r.text) for r in records],
                 )
 
-                def record(
+                def note_result(
                     name: str, qid: str, ranked: list[str], started: float, note: str | None = None
                 ) -> None:
                     elapsed = time.perf_counter() - started
@@ -278,15 +278,15 @@ def run_dataset(
                         relevant[doc] = max(rel, relevant.get(doc, rel))
                     started = time.perf_counter()
                     fts = build_fts_query(query["text"], None, "manual")
-                    record("fts5-bm25", qid, bare("memory_items_fts", fts), started)
+                    note_result("fts5-bm25", qid, bare("memory_items_fts", fts), started)
                     started = time.perf_counter()
                     ranked = bare("dataset_porter_fts", porter_query(query["text"]))
-                    record("bm25-porter", qid, ranked, started)
+                    note_result("bm25-porter", qid, ranked, started)
                     if dense_parts is not None:
                         started = time.perf_counter()
                         vector, _ = query_vector(dense_parts, query["text"])
                         hits = dense_parts.index.search(vector, k)
-                        record("dense-only", qid, [doc_of[h[0]] for h in hits], started)
+                        note_result("dense-only", qid, [doc_of[h[0]] for h in hits], started)
                     request = RecallRequest(
                         query=query["text"], scopes=(scope,), max_items=k, min_score=0.0
                     )
@@ -297,7 +297,7 @@ def run_dataset(
                             store, request, now=stamp, config=recall_config, parts=parts
                         )
                         ranked = [doc_of[it.record.id] for it in res.items]
-                        record(profile, qid, ranked, started, trace.degradation_reason)
+                        note_result(profile, qid, ranked, started, trace.degradation_reason)
                     if progress is not None:
                         progress(n, len(queries))
             finally:

@@ -257,7 +257,7 @@ def fact_labels(
                 return [], f"{len(done)} chains of {hops} facts reach the answer"
         if hops == max_hops:
             break
-        grown = []
+        grown: list[list[int]] = []
         for path in paths:
             nxt = index.by_subject.get(_norm(index.facts[path[-1]].object or ""), [])
             grown.extend([*path, j] for j in nxt if j not in path)

@@ -113,12 +113,12 @@ def verify_event_chain(
             return {**report, "verified": False, "headMatch": None, "keyError": detail}
         keyed_from, sealed_legacy = sealed
         if sealed_legacy != legacy:
-            divergence = {
+            relabelled = {
                 "rowId": str(rows[min(legacy, sealed_legacy)][0]) if rows else "",
                 "detail": f"{legacy} legacy rows found where the key marker sealed "
                 f"{sealed_legacy}: chained rows were re-labelled as legacy (or the reverse)",
             }
-            return {**report, "verified": False, "divergence": divergence, "headMatch": None}
+            return {**report, "verified": False, "divergence": relabelled, "headMatch": None}
     last_hash: str | None = None
     divergence: dict[str, str] | None = None
     for position, row in enumerate(rows[legacy:], start=legacy):

@@ -154,7 +154,7 @@ class InjectionService:
             project=project,
             current_plan=current_plan,
         )
-        log({"type": "recall_requested", "query": plan.query})
+        log({"type": "recall_requested", "query": self.recall.redact(plan.query)})
         bundle = self.recall.run(
             self.recall.build_request(
                 plan.query,

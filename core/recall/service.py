@@ -228,5 +228,8 @@ class RecallService:
                 log.warning("recall usage is not recorded: the memory store is read-only")
                 self._said_read_only = True
             return attrs.evolve(bundle, diagnostics={**bundle.diagnostics, "usageRecorded": False})
-        self.store.record_recall_usage(usage_row(bundle, request, self.context))
+        usage = usage_row(bundle, request, self.context)
+        if usage.query:
+            usage = attrs.evolve(usage, query=self.redact(usage.query))
+        self.store.record_recall_usage(usage)
         return bundle

@@ -19,6 +19,7 @@ from swarmmem.core.model.ids import content_hash, memory_id_for_hash, to_iso
 from swarmmem.core.model.records import MemoryRecord, MemoryScope
 from swarmmem.core.model.text import check_json_texts
 from swarmmem.core.writes.proposals import SCRATCH_TTL
+from swarmmem.core.writes.redaction import secret_field
 from swarmmem.core.writes.validation import validate_record
 from swarmmem.ports.detectors import SecretDetector
 from swarmmem.ports.storage import StorageProvider
@@ -44,6 +45,9 @@ def complete_record(
     if not isinstance(raw, Mapping):
         raise MemoryValidationError(f"record must be an object; got {type(raw).__name__}")
     check_json_texts(raw, "record")
+    where = secret_field(secrets, raw, "record")
+    if where is not None:
+        raise MemoryValidationError(f"{where} contains a likely secret")
     data = dict(raw)
     scope = scope_from_dict(data["scope"]) if "scope" in data else repo_scope
     data["scope"] = scope.as_dict()

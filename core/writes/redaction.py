@@ -96,3 +96,23 @@ def redact_fields(detector: SecretDetector, fields: Mapping[str, FieldValue]) ->
 def redaction_rejection_reason(changed: Sequence[str]) -> str:
     """The auto-policy rejection reason naming the redacted fields (reference wording)."""
     return _REJECTION_PREFIX + ", ".join(changed)
+
+
+def secret_field(detector: SecretDetector, value: object, name: str) -> str | None:
+    """The path of the first string (key or value) inside a JSON-shaped ``value`` holding a
+    likely secret, else ``None``."""
+    if isinstance(value, str):
+        return name if detector.contains_secret(value) else None
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            found = secret_field(detector, key, f"{name} key") or secret_field(
+                detector, item, f"{name}.{key}"
+            )
+            if found is not None:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            found = secret_field(detector, item, f"{name}[{index}]")
+            if found is not None:
+                return found
+    return None

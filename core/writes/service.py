@@ -199,6 +199,7 @@ class WriteService:
                 if related_memory_ids is None
                 else [normalize_text(r) for r in related_memory_ids],
                 "text": normalize_text(text) if needs_record and isinstance(text, str) else None,
+                "tags": None if tags is None else [normalize_text(t) for t in tags],
             },
         )
         values = redacted.values
@@ -236,7 +237,7 @@ class WriteService:
                 text=clean_text,
                 scope=write_scope(stability, self.allowed_scopes),
                 now=now,
-                tags=tags,
+                tags=values["tags"] if isinstance(values["tags"], list) else None,
                 confidence=confidence,
                 source=source_from_evidence(refs, self.context.agent_id or self.context.agent_role),
                 metadata=metadata,
@@ -344,7 +345,7 @@ class WriteService:
         if proposal.status != "pending":
             raise ConflictError("memory proposal is not pending")
         self._check_target_scope(proposal.target_memory_id)
-        reason = reason or f"curator {decision}"
+        reason = self.secrets.redact(reason) if reason else f"curator {decision}"
         record = proposal.proposed_record
         fields: dict[str, Any] = {"action": decision, "proposal_id": proposal_id, "reason": reason}
         if decision == "add":
@@ -466,6 +467,9 @@ class WriteService:
                 self._pii_policy(self._pii(correction), "durable memory correction")
                 if self.policy.reject_durable_secrets and self.secrets.contains_secret(correction):
                     raise MemoryValidationError("durable memory contains a likely secret")
+            correction = self.secrets.redact(correction)
+        if event_id is not None:
+            event_id = self.secrets.redact(event_id)
         generation = record.metadata.get("outcomeGeneration")
         with self.store.transaction():
             if not isinstance(generation, str):
@@ -529,10 +533,11 @@ class WriteService:
                 raise MemoryValidationError(f"anchor must be an object; got {raw!r}")
             if symbol is not None and (not isinstance(symbol, str) or not symbol.strip()):
                 raise MemoryValidationError("anchor symbol must be a non-empty string")
+            redact = self.secrets.redact
             out.append(
                 Anchor(
-                    file=normalize_anchor_file(file),
-                    symbol=symbol.strip() if isinstance(symbol, str) else None,
+                    file=normalize_anchor_file(redact(file) if isinstance(file, str) else file),
+                    symbol=redact(symbol.strip()) if isinstance(symbol, str) else None,
                 )
             )
         return out

@@ -244,3 +244,47 @@ def test_outcomes_on_another_repositorys_memory_read_as_unknown(tmp_path: Path) 
         )
     with swarmmem.open(roots[0], config=config) as mem:
         assert mem.store.list_outcomes(memory_id) == []
+
+
+# ----------------------------------------------------------- secrets in every field
+SECRET = "ghp_" + "Zq7" * 10  # a GitHub token shape
+
+
+def _plant_everywhere(root: Path) -> None:
+    """Put SECRET in every agent- or import-controlled field the Python API takes."""
+    context = {"session_id": "s1", "agent_role": "coder"}
+    with swarmmem.open(root, config=ENABLED, context=context) as mem:
+        tagged = _propose(mem, tags=["release", f"token {SECRET}"])
+        assert tagged.status == "rejected"
+        kept = _propose(mem, text="Release notes live in docs/release.md.")
+        change = mem.curate(kept.id, "add", reason=f"ok {SECRET}")
+        mem.import_records([{"kind": "scratch", "text": "Scratch note for the release."}])
+        scratch_id = mem.list(kind="scratch")[0].id
+        mem.record_outcome(
+            memory_id=change.memory_id,
+            outcome="useful",
+            anchors=[{"file": f"src/{SECRET}.py", "symbol": SECRET}],
+            event_id=f"evt-{SECRET}",
+        )
+        mem.record_outcome(
+            memory_id=scratch_id, outcome="corrected", correction=f"use {SECRET} instead"
+        )
+        mem.recall(f"release notes {SECRET}")
+        mem.inject(agent_task=f"ship the release with {SECRET}", user_goal="release")
+        refused = mem.import_records(
+            [
+                {"kind": "scratch", "text": f"ephemeral {SECRET}"},
+                {"kind": "project_fact", "text": "ok", "tags": [SECRET]},
+            ]
+        )
+        assert refused.written == 0 and len(refused.refused) == 2
+
+
+def test_a_planted_secret_is_stored_nowhere(tmp_path: Path) -> None:
+    _plant_everywhere(tmp_path)
+    leaks = [
+        str(path.relative_to(tmp_path))
+        for path in (tmp_path / ".swarm").rglob("*")
+        if path.is_file() and SECRET.encode() in path.read_bytes()
+    ]
+    assert leaks == []
