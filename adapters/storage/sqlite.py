@@ -33,7 +33,7 @@ import math
 import os
 import shutil
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -229,11 +229,17 @@ class SqliteStore(SqlStore):
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StorageError(f"cannot create the directory of {self.path}: {exc}") from exc
-        try:
+        with self._opening():
             self._conn = self._sqlite.connect(
                 str(self.path), isolation_level=None, timeout=self.busy_timeout_ms / 1000.0
             )
             self._init()
+
+    @contextlib.contextmanager
+    def _opening(self) -> Iterator[None]:
+        """Close what was opened when opening fails (driver errors become StorageError)."""
+        try:
+            yield
         except self._sqlite.Error as exc:
             self._shutdown()
             raise self._translate(exc) from exc
@@ -254,7 +260,7 @@ class SqliteStore(SqlStore):
         """Open for reading only: the schema must be current (nothing can be migrated); every
         write then fails with a :class:`StorageError` that says why."""
         uri = self.path.resolve().as_uri()
-        try:
+        with self._opening():
             self._conn = self._sqlite.connect(
                 f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None
             )
@@ -267,12 +273,6 @@ class SqliteStore(SqlStore):
             self.read_only = True
             self._refresh_chain_state()
             self._fts_enabled = self._table_exists(self._conn, "memory_items_fts")
-        except self._sqlite.Error as exc:
-            self._shutdown()
-            raise self._translate(exc) from exc
-        except BaseException:
-            self._shutdown()
-            raise
 
     # -- the file ------------------------------------------------------------------------
 
