@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from swarmmem import config as _config
 from swarmmem.core.learning.lessons import LessonService
@@ -22,6 +22,7 @@ from swarmmem.core.learning.outcomes import apply_outcome
 from swarmmem.core.learning.rewards import LearningSettings, SessionRegistry
 from swarmmem.core.learning.verdicts import VerdictService
 from swarmmem.core.maintenance.management import ManagementService
+from swarmmem.core.maintenance.scoped import ScopedView
 from swarmmem.core.maintenance.service import MaintenanceService
 from swarmmem.core.model.errors import ConfigError, MemoryValidationError, SwarmMemoryError
 from swarmmem.core.model.ids import to_iso
@@ -504,10 +505,15 @@ class Runtime:
         )
 
     @cached_property
+    def scoped_store(self) -> StorageProvider:
+        """The store as this context may read it (reports, lessons, exports)."""
+        return cast(StorageProvider, ScopedView(self.store, self.allowed_scopes))
+
+    @cached_property
     def reflection(self) -> LessonService:
         """Regeneration and reading of the reflection lessons."""
         return LessonService(
-            store=self.store,
+            store=self.scoped_store,
             files=self.lessons,
             enabled=self.reflection_enabled,
             now=self.now,
@@ -524,7 +530,7 @@ class Runtime:
     def maintenance(self) -> MaintenanceService:
         """The maintenance reports and compaction."""
         return MaintenanceService(
-            store=self.store,
+            store=self.scoped_store,
             now=self.now,
             policy=self.learning_settings(),
             lessons=self.lessons,
@@ -551,17 +557,9 @@ class Runtime:
         self._dense = None
         if "store" in self.__dict__ and self._owned("store"):
             self.store.close()
-        for name in (
-            "store",
-            "recall",
-            "writes",
-            "reflection",
-            "maintenance",
-            "management",
-            "injection",
-            "embeddings",
-        ):
-            self.__dict__.pop(name, None)
+        for name, member in vars(type(self)).items():  # forget every built service
+            if isinstance(member, cached_property):
+                self.__dict__.pop(name, None)
 
 
 def _with_reranker(parts: DenseParts, reranker: Any) -> DenseParts:

@@ -51,7 +51,7 @@ def export_command(state: State, directory: str | None, overwrite: bool) -> None
             raise MemoryValidationError(
                 f"an export already exists in {existing}; pass --overwrite to replace it"
             )
-        counts = mem.runtime.transfer("export")(mem.store, parent)
+        counts = mem.runtime.transfer("export")(mem.runtime.scoped_store, parent)
     data = {"success": True, "directory": str(parent / "export"), **counts}
     emit(state, data, render.export_text)
 

@@ -288,3 +288,41 @@ def test_a_planted_secret_is_stored_nowhere(tmp_path: Path) -> None:
         if path.is_file() and SECRET.encode() in path.read_bytes()
     ]
     assert leaks == []
+
+
+def test_reports_and_exports_of_one_repository_never_show_another(tmp_path: Path) -> None:
+    """Two repositories (one folder, so one workspace scope) share one SQLite file: pending,
+    value-log, recall-log, stale, the lessons and export show only each one's own data."""
+    shared = tmp_path / "shared.db"
+    config = {**ENABLED, "sqlite": {"path": str(shared)}, "reflection": {"enabled": True}}
+    texts = {"api": "The API rate limit is 40 per second.", "web": "The web bundle is split."}
+    for name, text in texts.items():
+        (tmp_path / name).mkdir()
+        with swarmmem.open(tmp_path / name, config=config, context={"session_id": name}) as mem:
+            change = mem.curate(_propose(mem, text=text).id, "add")
+            _propose(mem, text=f"Pending about {name}.")
+            mem.recall(text)
+            mem.record_outcome(memory_id=change.memory_id, outcome="useful")
+    with swarmmem.open(tmp_path / "api", config=config, context={"session_id": "api"}) as mem:
+        reports = json.dumps(
+            [mem.pending(), mem.value_log(), mem.recall_log(), mem.stale(), mem.reflect()]
+        )
+        lessons = (tmp_path / "api" / ".swarm" / "reflections" / "lessons.json").read_text()
+        assert "Pending about web" not in reports and texts["web"] not in reports
+        assert texts["web"] not in lessons
+        assert mem.pending()["pending_count"] == 1
+        assert mem.recall_log()["events_scanned"] == 1
+        assert len(mem.value_log()["memories"]) == 1
+    exported = CliRunner().invoke(
+        main, ["--root", str(tmp_path / "api"), "--config", _write_config(tmp_path, config),
+               "export", "--dir", str(tmp_path / "out")],
+    )  # fmt: skip
+    assert exported.exit_code == 0, exported.output
+    dump = "".join(p.read_text() for p in (tmp_path / "out" / "export").iterdir())
+    assert texts["api"] in dump and texts["web"] not in dump and "Pending about web" not in dump
+
+
+def _write_config(folder: Path, config: dict[str, Any]) -> str:
+    path = folder / "config.json"
+    path.write_text(json.dumps({"memory": config}), encoding="utf-8")
+    return str(path)
