@@ -44,17 +44,27 @@ from swarmmem.registry import KINDS, create, resolve
 
 CONTEXT_KEYS = frozenset({"session_id", "run_id", "agent_role", "agent_id", "unit_id"})
 ADAPTER_ARGUMENTS = frozenset({*KINDS, "clock"})
-_REMOTE_RE = re.compile(r'\[remote "origin"\][\s\S]*?\n\s*url\s*=\s*(.+)')
+_SECTION_RE = re.compile(r'^\s*\[\s*([^\]"\s]+)(?:\s+"([^"]*)")?\s*\]')
+_URL_RE = re.compile(r"^\s*url\s*=\s*(.*?)\s*$", re.IGNORECASE)
 
 
 def git_remote_origin(root: Path) -> str | None:
-    """The ``origin`` remote URL from ``<root>/.git/config``, if any."""
+    """The ``url`` of the ``[remote "origin"]`` section of ``<root>/.git/config``, if any
+    (a ``url`` of another section never counts)."""
     try:
         text = (root / ".git" / "config").read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    match = _REMOTE_RE.search(text)
-    return match.group(1).strip() if match else None
+    in_origin = False
+    for line in text.splitlines():
+        section = _SECTION_RE.match(line)
+        if section is not None:
+            in_origin = section.group(1).lower() == "remote" and section.group(2) == "origin"
+            continue
+        url = _URL_RE.match(line) if in_origin else None
+        if url is not None and url.group(1):
+            return url.group(1)
+    return None
 
 
 def sqlite_capabilities() -> dict[str, Any]:

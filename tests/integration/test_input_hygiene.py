@@ -326,3 +326,24 @@ def _write_config(folder: Path, config: dict[str, Any]) -> str:
     path = folder / "config.json"
     path.write_text(json.dumps({"memory": config}), encoding="utf-8")
     return str(path)
+
+
+ORIGIN_CASES = [
+    ('[remote "origin"]\n\tfetch = +refs/*\n[remote "fork"]\n\turl = git@x:fork.git\n', None),
+    ('[core]\n\tbare = false\n[remote "origin"]\n\turl = git@x:api.git\n', "git@x:api.git"),
+    (
+        '[remote "up"]\n\turl = git@x:up.git\n[remote "origin"]\n\turl = https://x/o\n',
+        "https://x/o",
+    ),
+]
+
+
+@pytest.mark.parametrize(("config", "expected"), ORIGIN_CASES)
+def test_only_the_origin_section_names_the_remote(
+    tmp_path: Path, config: str, expected: str | None
+) -> None:
+    from swarmmem.bootstrap import git_remote_origin
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text(config, encoding="utf-8")
+    assert git_remote_origin(tmp_path) == expected
