@@ -49,7 +49,7 @@ def format_item(item: RecallItem, generated_at: str, redact: Callable[[str], str
     ]
     locator = record.source.locator
     lines.append(
-        f"  Source: {record.source.type} {locator}"
+        f"  Source: {record.source.type} {redact(locator)}"
         if locator
         else f"  Source: {record.source.type}"
     )

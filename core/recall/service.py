@@ -96,11 +96,29 @@ def assemble_bundle(
         id=bid,
         query=request.query,
         generated_at=generated_at,
-        items=tuple(included),
+        items=tuple(redacted_item(item, redact) for item in included),
         token_estimate=tokens,
         prompt_block=block,
         diagnostics=diag,
     )
+
+
+def redacted_item(item: RecallItem, redact: Callable[[str], str]) -> RecallItem:
+    """``item`` as it may leave the library: its record's text, tags and source pointers go
+    through ``redact`` (unchanged when nothing is detected)."""
+    record, source = item.record, item.record.source
+    pointers = {
+        name: redact(value)
+        for name in ("ref", "url", "file_path", "commit_sha")
+        if isinstance(value := getattr(source, name), str)
+    }
+    clean = attrs.evolve(
+        record,
+        text=redact(record.text),
+        tags=tuple(redact(tag) for tag in record.tags),
+        source=attrs.evolve(source, **pointers),
+    )
+    return item if clean == record else attrs.evolve(item, record=clean)
 
 
 def usage_row(bundle: RecallBundle, request: RecallRequest, context: MemoryContext) -> RecallUsage:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from click.testing import CliRunner
 from factories import BASE_TIME, FixedClock
@@ -347,3 +348,35 @@ def test_only_the_origin_section_names_the_remote(
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "config").write_text(config, encoding="utf-8")
     assert git_remote_origin(tmp_path) == expected
+
+
+def test_recall_output_is_redacted_in_every_channel(tmp_path: Path) -> None:
+    """A record that reached the store with a secret (written by an older version, or
+    directly into the database) leaves recall redacted: the returned record, the prompt block
+    with its Source line, and `recall --json`."""
+    from swarmmem.core.model.records import MemorySource
+
+    (tmp_path / ".opencode").mkdir()
+    (tmp_path / ".opencode" / "opencode-swarm.json").write_text(json.dumps({"memory": ENABLED}))
+    with swarmmem.open(tmp_path) as mem:
+        mem.import_records([{"kind": "project_fact", "text": "Deploys use the release token."}])
+        (record,) = mem.list()
+        leaked = attrs.evolve(
+            record,
+            text=f"Deploys use the release token {SECRET}.",
+            tags=("deploy", SECRET),
+            source=MemorySource(type="file", file_path=f"ops/{SECRET}.env"),
+        )
+        mem.store.upsert(leaked)  # the store takes what it is given; recall must not echo it
+        bundle = mem.recall("release token deploys")
+        (item,) = bundle.items
+        shown = [item.record.text, *item.record.tags, item.record.source.file_path or ""]
+        assert not any(SECRET in value for value in shown)
+        assert (
+            SECRET not in bundle.prompt_block
+            and "Source: file ops/[REDACTED" in bundle.prompt_block
+        )
+    result = CliRunner().invoke(
+        main, ["--root", str(tmp_path), "recall", "release token", "--json"]
+    )
+    assert result.exit_code == 0 and SECRET not in result.stdout
