@@ -51,9 +51,15 @@ def export_command(state: State, directory: str | None, overwrite: bool) -> None
             raise MemoryValidationError(
                 f"an export already exists in {existing}; pass --overwrite to replace it"
             )
-        counts = mem.runtime.transfer("export")(mem.runtime.scoped_store, parent)
-    data = {"success": True, "directory": str(parent / "export"), **counts}
-    emit(state, data, render.export_text)
+        store = mem.runtime.scoped_store
+        seen = len(store.load_report)
+        counts = mem.runtime.transfer("export")(store, parent)
+        unreadable = [row.get("id") or row.get("line") for row in store.load_report[seen:]]
+    ok = not unreadable
+    data = {"success": ok, "directory": str(parent / "export"), **counts}
+    if unreadable:
+        data["unreadable"] = unreadable
+    emit(state, data, render.export_text, ok=ok)
 
 
 @main.command("import")

@@ -156,6 +156,13 @@ def status_text(report: Data) -> str:
             ]
         )
     lines += _embedding_lines(report.get("embeddings"))
+    unreadable = report.get("unreadable_rows") or []
+    if unreadable:
+        first = ", ".join(str(r.get("id") or r.get("line")) for r in unreadable[:5])
+        lines.append(
+            f"- Warning: {_count(len(unreadable), 'stored row')} could not be read and are "
+            f"skipped by every command (first: {first}); see `status --json`."
+        )
     lines += ["", "### Legacy JSONL"]
     for name, info in report["legacy_jsonl"].items():
         state = "present" if info["present"] else "missing"
@@ -461,10 +468,17 @@ def export_text(data: Data) -> str:
         ("Proposals", "proposals", "proposals.jsonl"),
         ("Outcomes", "outcomes", "outcome-events.jsonl"),
     )
-    return _lines(
-        _heading("Swarm Memory Export"),
-        _bullets((label, f"{data[key]} -> `{target / name}`") for label, key, name in files),
+    lines = _heading("Swarm Memory Export") + _bullets(
+        (label, f"{data[key]} -> `{target / name}`") for label, key, name in files
     )
+    unreadable = data.get("unreadable") or []
+    if unreadable:
+        lines += [
+            "",
+            f"Not exported: {_count(len(unreadable), 'row')} could not be read "
+            f"({', '.join(map(str, unreadable[:20]))}).",
+        ]
+    return "\n".join(lines)
 
 
 def import_text(data: Data) -> str:

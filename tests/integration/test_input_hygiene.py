@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from factories import BASE_TIME, FixedClock
 
 import swarmmem
+from swarmmem.adapters.storage.sqlite_support import sqlite_module
 from swarmmem.cli import main
 from swarmmem.core.model.errors import (
     ConfigError,
@@ -380,3 +381,33 @@ def test_recall_output_is_redacted_in_every_channel(tmp_path: Path) -> None:
         main, ["--root", str(tmp_path), "recall", "release token", "--json"]
     )
     assert result.exit_code == 0 and SECRET not in result.stdout
+
+
+# ------------------------------------------------------------ nothing lost silently
+def test_unreadable_rows_fail_the_export_and_show_in_status(tmp_path: Path) -> None:
+    (tmp_path / ".opencode").mkdir()
+    (tmp_path / ".opencode" / "opencode-swarm.json").write_text(json.dumps({"memory": ENABLED}))
+    with swarmmem.open(tmp_path) as mem:
+        mem.import_records(
+            [{"kind": "project_fact", "text": f"Fact {n} of ten."} for n in range(10)]
+        )
+        damaged = sorted(r.id for r in mem.list())[:2]
+    conn = sqlite_module().connect(str(tmp_path / ".swarm" / "memory" / "memory.db"))
+    conn.executemany(
+        "UPDATE memory_items SET record_json = '{not json' WHERE id = ?", [(i,) for i in damaged]
+    )
+    conn.commit()
+    conn.close()
+
+    def run(*args: str) -> Any:
+        return CliRunner().invoke(main, ["--root", str(tmp_path), *args])
+
+    exported = run("export", "--dir", str(tmp_path / "out"), "--json")
+    assert exported.exit_code == 1
+    data = json.loads(exported.stdout)
+    assert data["success"] is False and sorted(data["unreadable"]) == damaged
+    assert data["memories"] == 8
+    status = run("status")
+    assert status.exit_code == 0 and "2 stored rows could not be read" in status.stdout
+    rows = json.loads(run("status", "--json").stdout)["unreadable_rows"]
+    assert sorted(r["id"] for r in rows) == damaged
