@@ -158,10 +158,12 @@ def status_text(report: Data) -> str:
     lines += _embedding_lines(report.get("embeddings"))
     unreadable = report.get("unreadable_rows") or []
     if unreadable:
-        first = ", ".join(str(r.get("id") or r.get("line")) for r in unreadable[:5])
+        first = ", ".join(
+            str(r.get("id") or f"{r.get('file')} line {r.get('line')}") for r in unreadable[:5]
+        )
         lines.append(
-            f"- Warning: {_count(len(unreadable), 'stored row')} could not be read and are "
-            f"skipped by every command (first: {first}); see `status --json`."
+            f"- Warning: {_count(len(unreadable), 'stored row')} could not be read (every "
+            f"command skips them; first: {first}); see `status --json`."
         )
     lines += ["", "### Legacy JSONL"]
     for name, info in report["legacy_jsonl"].items():

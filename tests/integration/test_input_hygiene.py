@@ -408,6 +408,35 @@ def test_unreadable_rows_fail_the_export_and_show_in_status(tmp_path: Path) -> N
     assert data["success"] is False and sorted(data["unreadable"]) == damaged
     assert data["memories"] == 8
     status = run("status")
-    assert status.exit_code == 0 and "2 stored rows could not be read" in status.stdout
+    assert (
+        status.exit_code == 0
+        and "2 stored rows could not be read (every command skips them" in status.stdout
+    )
     rows = json.loads(run("status", "--json").stdout)["unreadable_rows"]
     assert sorted(r["id"] for r in rows) == damaged
+
+
+def test_invalid_jsonl_rows_show_in_status(tmp_path: Path) -> None:
+    storage = tmp_path / ".swarm" / "memory"
+    storage.mkdir(parents=True)
+    (storage / "memories.jsonl").write_text("{broken\n", encoding="utf-8")
+    config = _write_config(tmp_path, {**ENABLED, "provider": "local-jsonl"})
+    status = CliRunner().invoke(main, ["--root", str(tmp_path), "--config", config, "status"])
+    assert status.exit_code == 0
+    assert "1 stored row could not be read" in status.stdout and "line 1" in status.stdout
+
+
+def test_recall_on_a_damaged_database_fails_with_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / ".opencode").mkdir()
+    (tmp_path / ".opencode" / "opencode-swarm.json").write_text(json.dumps({"memory": ENABLED}))
+    with swarmmem.open(tmp_path) as mem:
+        mem.import_records(
+            [{"kind": "project_fact", "text": f"Build fact {n}."} for n in range(300)]
+        )
+    db = tmp_path / ".swarm" / "memory" / "memory.db"
+    with db.open("r+b") as handle:
+        handle.seek(8192)
+        handle.write(bytes(range(256)) * 32)
+    result = CliRunner().invoke(main, ["--root", str(tmp_path), "recall", "build facts"])
+    assert result.exit_code == 1
+    assert "malformed" in result.output and "Traceback" not in result.output
