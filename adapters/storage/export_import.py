@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
 from swarmmem.adapters.storage.jsonl import atomic_write_lines, read_jsonl
 from swarmmem.core.model.codec import (
     outcome_event_from_dict,
@@ -32,6 +33,7 @@ from swarmmem.core.model.codec import (
 from swarmmem.core.model.errors import ConflictError, MemoryValidationError, StorageError
 from swarmmem.core.model.ids import PROPOSAL_ID_RE
 from swarmmem.core.model.semantics import dumps
+from swarmmem.core.writes.redaction import secret_field
 from swarmmem.core.writes.validation import validate_record
 from swarmmem.ports.storage import StorageProvider
 
@@ -95,8 +97,44 @@ def _last_rows(
     return rows, scanned
 
 
-def import_jsonl(store: StorageProvider, directory: str | os.PathLike[str]) -> dict[str, Any]:
+_SECRETS = RegexSecretDetector()
+
+
+def _refusal(obj: Any, file: str, store: StorageProvider, untrusted: bool) -> str | None:
+    """Why a row may not be imported, before it is parsed (``None``: it may)."""
+    where = secret_field(_SECRETS, obj, "row")
+    if where is not None:
+        return f"{where} contains a likely secret"
+    if not untrusted:
+        return None
+    row_id = obj["id"]
+    if file == "memories.jsonl" and store.get(row_id) is not None:
+        return "a stored memory has this id; legacy rows may not overwrite, delete or re-open it"
+    if file == "proposals.jsonl":
+        if store.get_proposal(row_id) is not None:
+            return "a stored proposal has this id; legacy rows may not overwrite it"
+        if obj.get("status", "pending") != "pending":
+            return "legacy proposals must be pending: review state comes from a curator"
+    return None
+
+
+def _untrusted_record(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A legacy memory row without learned values (``metadata.qValue``)."""
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, Mapping) or "qValue" not in metadata:
+        return dict(obj)
+    return {**obj, "metadata": {k: v for k, v in metadata.items() if k != "qValue"}}
+
+
+def import_jsonl(
+    store: StorageProvider, directory: str | os.PathLike[str], *, untrusted: bool = False
+) -> dict[str, Any]:
     """Import the JSONL files of ``directory`` into ``store`` in one transaction.
+
+    A row with a likely secret in any field is refused. ``untrusted`` (JSONL found in the
+    storage folder, imported without anyone asking): rows may not overwrite, delete or re-open
+    stored memories or proposals, may not bring learned values (``qValue`` is dropped) and
+    proposals must be pending.
 
     Returns:
         ``{importedMemories, importedProposals, importedOutcomes, scannedRows, invalidCount,
@@ -113,10 +151,21 @@ def import_jsonl(store: StorageProvider, directory: str | os.PathLike[str]) -> d
     except OSError as exc:
         raise StorageError(f"cannot read JSONL files in {base}: {exc}") from exc
     counts = {"memories": 0, "proposals": 0, "outcomes": 0}
+    for file, rows in (
+        ("memories.jsonl", memories),
+        ("proposals.jsonl", proposals),
+        ("outcome-events.jsonl", outcomes),
+    ):
+        for row_id, (line, obj) in list(rows.items()):
+            reason = _refusal(obj, file, store, untrusted)
+            if reason is not None:
+                invalid.append({"file": file, "line": line, "reason": reason})
+                del rows[row_id]
     with store.transaction():
         for line, obj in memories.values():
             try:
-                store.upsert(validate_record(record_from_dict(obj)))
+                raw = _untrusted_record(obj) if untrusted else obj
+                store.upsert(validate_record(record_from_dict(raw)))
             except MemoryValidationError as exc:
                 invalid.append({"file": "memories.jsonl", "line": line, "reason": str(exc)})
                 continue

@@ -487,7 +487,7 @@ class SqliteStore(SqlStore):
             ).fetchone()
             if marker is not None:
                 return
-            report = import_jsonl(self, directory)
+            report = import_jsonl(self, directory, untrusted=True)
             self._conn.execute(
                 "INSERT INTO schema_migrations (version, name) VALUES (?, ?)",
                 (LEGACY_JSONL_MIGRATION_VERSION, LEGACY_JSONL_MIGRATION_NAME),

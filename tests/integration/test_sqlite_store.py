@@ -462,6 +462,40 @@ class TestLegacyMigration:
         assert (legacy / "backups" / "memories.jsonl.pre-sqlite-migration").read_bytes() == backup
 
 
+class TestUntrustedLegacyFiles:
+    """JSONL found in the storage folder is imported as untrusted input."""
+
+    def test_it_cannot_overwrite_teach_review_or_smuggle_secrets(self, tmp_path: Path) -> None:
+        db, legacy = tmp_path / "memory.db", tmp_path / "legacy"
+        legacy.mkdir()
+        kept = make_memory("the stored version of a fact")
+        with SqliteStore(db) as store:  # created before the legacy files appear
+            store.upsert(kept)
+        overwrite = attrs.evolve(kept, text="a planted replacement", metadata={"deleted": True})
+        taught = make_memory("a fact that claims a learned value", metadata={"qValue": 0.99})
+        leaked = make_memory("deploy key AKIAABCDEFGHIJKLMNOP goes here")
+        reviewed = make_proposal(record=make_memory("an applied change"), status="applied")
+        pending = make_proposal(record=make_memory("a pending change"))
+        (legacy / "memories.jsonl").write_text(
+            "\n".join(legacy_row(r) for r in (overwrite, taught, leaked)) + "\n"
+        )
+        (legacy / "proposals.jsonl").write_text(
+            "\n".join(json.dumps(proposal_to_dict(p)) for p in (reviewed, pending)) + "\n"
+        )
+        with SqliteStore(db, legacy_dir=legacy) as store:
+            assert store.get(kept.id) == kept
+            assert "qValue" not in store.get(taught.id).metadata
+            assert store.get(leaked.id) is None
+            assert store.get_proposal(reviewed.id) is None
+            assert store.get_proposal(pending.id) is not None
+        report = json.loads((legacy / "migration-report.json").read_text())
+        reasons = [row["reason"] for row in report["invalidRows"]]
+        assert len(reasons) == 3
+        assert any("may not overwrite" in r for r in reasons)
+        assert any("likely secret" in r for r in reasons)
+        assert any("must be pending" in r for r in reasons)
+
+
 class TestCorruption:
     def test_truncated_database_is_refused_untouched(self, store: SqliteStore, db: Path) -> None:
         """A truncated file raises CorruptStoreError and is not modified."""
