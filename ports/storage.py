@@ -244,6 +244,12 @@ class StorageProvider(RecordStore, ProposalStore, EventLedger, Protocol):
     name: str
     read_only: bool
 
+    def unreadable_rows(self) -> builtins.list[dict[str, Any]]:
+        """Stored rows that cannot be read (``{file, line, id, error}``), found without
+        parsing every record: what ``load_report`` holds plus, for SQL stores, item rows whose
+        JSON does not parse."""
+        ...
+
     def scrub(self, memory_id: str, texts: Sequence[str], *, now: str) -> dict[str, int]:
         """The second step of a purge, after ``delete(memory_id, hard=True)``: rewrite, in
         place and in one transaction, every row that still quotes the memory.

@@ -109,6 +109,10 @@ class StoreBase(abc.ABC):
         """Full-text pre-selection; ``None``: every scoped record is a candidate."""
         return None
 
+    def unreadable_rows(self) -> builtins.list[dict[str, Any]]:
+        """Everything loaded at open, so what ``load_report`` holds is complete."""
+        return builtins.list(self.load_report)
+
     # -- plumbing --------------------------------------------------------------------------
 
     def _now(self) -> str:

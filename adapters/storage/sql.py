@@ -180,6 +180,8 @@ class SqlDialect(abc.ABC):
     order_column: str
     #: a column that changes on every write of an item row (else the whole row is compared)
     version_column: str | None = None
+    #: ids of item rows whose JSON does not even parse (``None``: the type guarantees it does)
+    damaged_items_sql: str | None = None
 
     def sql(self, statement: str) -> str:
         """``statement`` with this driver's placeholders."""
@@ -913,6 +915,19 @@ class SqlStore(StoreBase):
                 now_ms = iso_to_ms(flt.now)
                 records = [r for r in records if passes_parsed_expiry(r.expires_at, now_ms)]
             return self._views(conn, records)
+
+    def unreadable_rows(self) -> builtins.list[dict[str, Any]]:
+        known = builtins.list(self.load_report)
+        statement = self.dialect.damaged_items_sql
+        if statement is None:
+            return known
+        seen = {row.get("id") for row in known}
+        with self._guard(), self._connection() as conn:
+            damaged = [r[0] for r in conn.execute(statement).fetchall() if r[0] not in seen]
+        error = "record_json is not valid JSON"
+        return known + [
+            {"file": self._location, "line": None, "id": i, "error": error} for i in damaged
+        ]
 
     @guarded
     def count(self) -> int:

@@ -167,6 +167,7 @@ class SqliteDialect(SqlDialect):
     """SQLite's SQL: ``BEGIN IMMEDIATE`` is the write lock, long lists go through ``json_each``."""
 
     order_column = "rowid"
+    damaged_items_sql = "SELECT id FROM memory_items WHERE NOT json_valid(record_json)"
 
     def begin(self) -> list[tuple[str, tuple[Any, ...]]]:
         return [("BEGIN IMMEDIATE", ())]

@@ -68,8 +68,7 @@ def status_report(mem: Any) -> dict[str, Any]:
         report["memory_count"] = mem.store.count()
         report["pending_proposals"] = len(mem.store.list_proposals("pending"))
         report["embeddings"] = mem.runtime.embeddings.coverage()
-        _ = list(mem.store.iter_all_records())  # reading every row reports the unreadable ones
-        report["unreadable_rows"] = list(mem.store.load_report)
+        report["unreadable_rows"] = mem.store.unreadable_rows()
     return report
 
 
