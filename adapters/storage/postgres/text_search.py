@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from swarmmem.adapters.storage.sql_rows import fts_values
+from swarmmem.core.recall.stemming import fts_tokens
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -41,7 +41,6 @@ FTS_RANKS = ("bm25", "ts_rank_cd")
 MAX_LEXEME_BYTES = 2046
 MAX_POSITION = 16383
 MAX_POSITIONS_PER_LEXEME = 256
-_TOKEN = re.compile(r"[^\W_]+")
 _PHRASE = re.compile(r'"((?:[^"]|"")*)"')
 
 #: the columns a candidate query reads of each scoped row (see :func:`candidate_query`)
@@ -60,18 +59,6 @@ RECOUNT_STATS_SQL = (
     "UPDATE memory_fts_stats SET row_count = s.n, token_count = s.t FROM (SELECT "
     "count(*) AS n, COALESCE(sum(fts_len), 0) AS t FROM memory_items) s WHERE id = 1"
 )
-
-
-def fts_tokens(text: str) -> list[str]:
-    """Tokens as FTS5's ``unicode61`` makes them: letter/digit runs, folded, no diacritics."""
-    if not text:
-        return []
-    lowered = text.lower()
-    if not lowered.isascii():
-        lowered = "".join(
-            c for c in unicodedata.normalize("NFD", lowered) if not unicodedata.combining(c)
-        )
-    return _TOKEN.findall(lowered)
 
 
 def _quote_lexeme(lexeme: str) -> str:
