@@ -48,6 +48,8 @@ class Candidates:
 
     records: tuple[MemoryRecord, ...]
     fts_order: dict[str, int] | None = attrs.field(default=None, hash=False)
+    #: BM25 relevance per pre-selected id (``-bm25()``: higher is better), when known
+    fts_scores: dict[str, float] | None = attrs.field(default=None, hash=False)
 
 
 @attrs.frozen(kw_only=True)
@@ -115,6 +117,7 @@ class RecordStore(Protocol):
         include_expired: bool,
         candidate_cap: int,
         cap_before_preselect: bool = True,
+        stemmed: bool = False,
     ) -> Candidates:
         """Active scoped records to score for a recall, pre-selected by full text if supported.
 
@@ -126,6 +129,8 @@ class RecordStore(Protocol):
         or among all of them otherwise; when nothing matches,
         the whole scope when ``scope_when_unmatched``, else nothing. (The recall pipeline
         decides both values: :func:`swarmmem.core.recall.lexical.preselect_limit`.)
+        ``stemmed`` searches the stemmed index (``porter unicode61``) instead of the
+        reference's one; a store without it answers as without full-text search.
         """
         ...
 

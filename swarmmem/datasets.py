@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 import statistics
 import tempfile
 import time
@@ -36,31 +35,14 @@ from pathlib import Path
 from typing import Any
 
 from swarmmem.core.model.errors import EvaluationError
+from swarmmem.core.recall.bm25 import STOP_WORDS, stemmed_query
 from swarmmem.core.recall.pipeline import DENSE_PROFILES, PROFILES
 from swarmmem.registry import create
 
 FLOORS = ("fts5-bm25", "bm25-porter", "dense-only")
 
-# Common English function words (articles, pronouns, prepositions, conjunctions, auxiliary
-# and modal verbs, question words, a few frequent adverbs), written for this project rather
-# than copied from a published list. Only the ``bm25-porter`` floor uses it.
-_FUNCTION_WORDS = """
-    a an the this that these those some any each every either neither no not nor
-    i me my mine myself we us our ours ourselves you your yours yourself yourselves
-    he him his himself she her hers herself it its itself they them their theirs themselves
-    one ones other others such own same
-    who whom whose which what when where why how whether
-    and or but if then else than so because while although though unless until since
-    as at by for from in into of off on onto out over under up down to with within without
-    about above across after against along among around before behind below beneath beside
-    between beyond during except near per through throughout toward towards upon via
-    am is are was were be been being do does did doing done have has had having
-    can could may might must shall should will would
-    there here also just only very too quite rather more most much many few less least
-    again ever never once still yet already even both all
-"""
-PORTER_STOP_WORDS: frozenset[str] = frozenset(_FUNCTION_WORDS.split())
-_PORTER_TERM = re.compile(r"\w+")
+#: the stemmed channel's stop words (``bm25-porter`` drops them from its query too)
+PORTER_STOP_WORDS = STOP_WORDS
 _PORTER_TABLE_SQL = (
     "CREATE VIRTUAL TABLE temp.dataset_porter_fts USING fts5("
     "id UNINDEXED, text, tokenize = 'porter unicode61')"
@@ -71,14 +53,7 @@ def porter_query(text: str) -> str | None:
     """The ``bm25-porter`` floor's FTS5 ``MATCH`` string: the query's word tokens, lower-cased,
     without :data:`PORTER_STOP_WORDS` and single letters, each quoted (the porter tokenizer
     stems them), joined by ``OR``; ``None`` when nothing is left."""
-    terms: dict[str, None] = {}
-    for term in _PORTER_TERM.findall(text.lower()):
-        if term in PORTER_STOP_WORDS or (len(term) < 2 and not term.isdigit()):
-            continue
-        terms.setdefault(term, None)
-    if not terms:
-        return None
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+    return stemmed_query(text, None, "manual")
 
 
 def _read_jsonl(path: Path, what: str) -> list[dict[str, Any]]:

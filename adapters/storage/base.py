@@ -104,7 +104,13 @@ class StoreBase(abc.ABC):
         (``semantics.scrub_*``); how many of each were rewritten."""
 
     def _preselect(
-        self, flt: ListFilter, fts_query: str, *, limit: int, scope_when_unmatched: bool
+        self,
+        flt: ListFilter,
+        fts_query: str,
+        *,
+        limit: int,
+        scope_when_unmatched: bool,
+        stemmed: bool = False,
     ) -> Candidates | None:
         """Full-text pre-selection; ``None``: every scoped record is a candidate."""
         return None
@@ -182,6 +188,7 @@ class StoreBase(abc.ABC):
         include_expired: bool,
         candidate_cap: int,
         cap_before_preselect: bool = True,
+        stemmed: bool = False,
     ) -> Candidates:
         flt = ListFilter(
             now=now,
@@ -193,7 +200,11 @@ class StoreBase(abc.ABC):
         if fts_query:
             scope = flt if cap_before_preselect else attrs.evolve(flt, limit=None)
             found = self._preselect(
-                scope, fts_query, limit=preselect_limit, scope_when_unmatched=scope_when_unmatched
+                scope,
+                fts_query,
+                limit=preselect_limit,
+                scope_when_unmatched=scope_when_unmatched,
+                stemmed=stemmed,
             )
             if found is not None:
                 return found

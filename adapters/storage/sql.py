@@ -111,6 +111,7 @@ MIGRATION_NAMES: dict[int, str] = {
     12: "add_memory_provenance_columns",
     13: "add_memory_events_prev_hash",
     14: "create_memory_relations",
+    16: "create_stemmed_full_text_index",
 }
 
 
@@ -158,6 +159,8 @@ class FullTextHits(NamedTuple):
     scoped: builtins.list[str]
     ranked: builtins.list[str]
     versions: dict[str, Any]
+    #: ``-bm25()`` of each ranked id (higher is better); empty when the rank has no score
+    scores: dict[str, float] | None = None
 
 
 class ItemQuery(NamedTuple):
@@ -344,10 +347,11 @@ class SqlStore(StoreBase):
 
     @abc.abstractmethod
     def _full_text(
-        self, conn: Any, flt: ListFilter, fts_query: str, limit: int
+        self, conn: Any, flt: ListFilter, fts_query: str, limit: int, *, stemmed: bool = False
     ) -> FullTextHits | None:
         """Scoped full-text matches, best first, at most ``limit``; ``None`` when full text
-        failed (it is then off for this store, with ``fts_disabled_reason``)."""
+        failed (it is then off for this store, with ``fts_disabled_reason``). ``stemmed``
+        searches the ``porter unicode61`` index."""
 
     def _purge_full_text(self, conn: Any) -> None:
         """Drop what the full-text index still holds of erased rows (inside the purge)."""
@@ -951,13 +955,19 @@ class SqlStore(StoreBase):
             yield from views
 
     def _preselect(
-        self, flt: ListFilter, fts_query: str, *, limit: int, scope_when_unmatched: bool
+        self,
+        flt: ListFilter,
+        fts_query: str,
+        *,
+        limit: int,
+        scope_when_unmatched: bool,
+        stemmed: bool = False,
     ) -> Candidates | None:
         """Full-text pre-selection: only the chosen records are read (or taken from cache)."""
         if not self._fts_enabled:
             return None
         with self._guard(), self._connection() as conn:
-            hits = self._full_text(conn, flt, fts_query, limit)
+            hits = self._full_text(conn, flt, fts_query, limit, stemmed=stemmed)
             if hits is None:
                 return None
             if not hits.scoped:
@@ -967,7 +977,7 @@ class SqlStore(StoreBase):
             order = {memory_id: position for position, memory_id in enumerate(hits.ranked)}
             chosen = [i for i in hits.scoped if i in order]
             records = self._records_by_id(conn, chosen, hits.versions)
-        return Candidates(records=tuple(records), fts_order=order)
+        return Candidates(records=tuple(records), fts_order=order, fts_scores=hits.scores)
 
     def _write_record(self, record: MemoryRecord) -> MemoryRecord:
         conn = self._tx_conn()

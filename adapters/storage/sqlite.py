@@ -1,10 +1,12 @@
 """The ``sqlite`` storage provider (the default): one database file, reference-compatible.
 
 The schema is the reference one, built by migrations v1..v14 recorded in
-``schema_migrations`` (v2 is the marker row of the one-time legacy JSONL import). Records
-live in ``memory_items`` (``record_json`` without the provenance keys, which have columns of
-their own), full text in the FTS5 table ``memory_items_fts`` (rewritten on every write,
-tombstones included), audit events in ``memory_events`` chained by ``prev_hash``. The flow is
+``schema_migrations`` (v2 is the marker row of the one-time legacy JSONL import), plus v16:
+the stemmed full-text index. Records live in ``memory_items`` (``record_json`` without the
+provenance keys, which have columns of their own), full text in the FTS5 tables
+``memory_items_fts`` (the reference's ``unicode61`` index) and ``memory_items_fts_porter``
+(the same columns stemmed, ``porter unicode61``), both rewritten on every write,
+tombstones included, audit events in ``memory_events`` chained by ``prev_hash``. The flow is
 :class:`~swarmmem.adapters.storage.sql.SqlStore`'s; this module adds the file, the FTS5
 index, the reference migrations and the legacy import.
 
@@ -68,9 +70,16 @@ SCHEMA_MIGRATIONS_SQL = """CREATE TABLE IF NOT EXISTS schema_migrations (
   name TEXT NOT NULL,
   applied_at TEXT NOT NULL DEFAULT (datetime('now'))
 )"""
-FTS_TABLE_SQL = (
-    "CREATE VIRTUAL TABLE IF NOT EXISTS memory_items_fts USING fts5(id UNINDEXED, text, "
-    "tags, kind, source_file_path, source_ref, metadata_symbols, metadata_files)"
+FTS_TABLE = "memory_items_fts"
+#: the stemmed index: the same columns, tokenized ``porter unicode61``
+PORTER_FTS_TABLE = "memory_items_fts_porter"
+_FTS_COLUMNS = (
+    "id UNINDEXED, text, tags, kind, source_file_path, source_ref, metadata_symbols, metadata_files"
+)
+FTS_TABLE_SQL = f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5({_FTS_COLUMNS})"
+PORTER_FTS_TABLE_SQL = (
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS {PORTER_FTS_TABLE} USING fts5({_FTS_COLUMNS}, "
+    "tokenize = 'porter unicode61')"
 )
 
 # v2 is not here: it is the legacy-import marker row.
@@ -144,6 +153,12 @@ MIGRATIONS = migration_steps(
         ),
         13: ("ALTER TABLE memory_events ADD COLUMN prev_hash TEXT",),
         14: (RELATIONS_TABLE.format(text="TEXT"), RELATIONS_INDEX),
+        16: (
+            PORTER_FTS_TABLE_SQL,
+            f"INSERT INTO {PORTER_FTS_TABLE} (rowid, id, text, tags, kind, source_file_path, "
+            "source_ref, metadata_symbols, metadata_files) SELECT rowid, id, text, tags, kind, "
+            f"source_file_path, source_ref, metadata_symbols, metadata_files FROM {FTS_TABLE}",
+        ),
     }
 )
 LATEST_VERSION = MIGRATIONS[-1].version
@@ -153,13 +168,14 @@ _UPSERT_SQL = (
     f"ON CONFLICT(id) DO UPDATE SET {ITEM_UPDATE} RETURNING rowid, valid_from, supersedes_reason"
 )
 _FTS_INSERT_SQL = (
-    "INSERT INTO memory_items_fts (rowid, id, text, tags, kind, source_file_path, source_ref, "
+    "INSERT INTO {table} (rowid, id, text, tags, kind, source_file_path, source_ref, "
     "metadata_symbols, metadata_files) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _FTS_SELECT_SQL = (
-    "SELECT id, bm25(memory_items_fts) AS rank FROM memory_items_fts WHERE memory_items_fts "
+    "SELECT id, bm25({table}) AS rank FROM {table} WHERE {table} "
     "MATCH ? AND id IN (SELECT value FROM json_each(?)) ORDER BY rank ASC LIMIT ?"
 )
+_FTS_TABLES = (FTS_TABLE, PORTER_FTS_TABLE)
 RECALL_INDEX = "idx_memory_items_recall_order"
 
 
@@ -414,29 +430,33 @@ class SqliteStore(SqlStore):
 
     def _init_fts(self) -> None:
         conn = self._conn
-        if not self._table_exists(conn, "memory_items_fts"):
+        if not all(self._table_exists(conn, table) for table in _FTS_TABLES):
             with self.transaction():
                 conn.execute(FTS_TABLE_SQL)
+                conn.execute(PORTER_FTS_TABLE_SQL)
                 self._rebuild_fts_rows(conn)
             return
         items = conn.execute("SELECT COUNT(*) FROM memory_items").fetchone()[0]
-        indexed = conn.execute("SELECT COUNT(*) FROM memory_items_fts").fetchone()[0]
-        aligned = items
-        if items == indexed and items:
-            aligned = conn.execute(
-                "SELECT COUNT(*) FROM memory_items m JOIN memory_items_fts f ON f.rowid = m.rowid "
-                "WHERE f.id = m.id"
-            ).fetchone()[0]
-        if items != indexed or aligned != items:
-            self.rebuild_fts()
+        for table in _FTS_TABLES:
+            indexed = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+            aligned = items
+            if items == indexed and items:
+                aligned = conn.execute(
+                    f"SELECT COUNT(*) FROM memory_items m JOIN {table} f ON f.rowid = m.rowid "
+                    "WHERE f.id = m.id"
+                ).fetchone()[0]
+            if items != indexed or aligned != items:
+                self.rebuild_fts()
+                return
 
     def rebuild_fts(self) -> int:
-        """Rebuild the full-text index from ``memory_items``; returns the rows indexed."""
+        """Rebuild both full-text indexes from ``memory_items``; returns the rows indexed."""
         with self._guard(), self.transaction():
             return self._rebuild_fts_rows(self._tx_conn())
 
     def _rebuild_fts_rows(self, conn: Any) -> int:
-        conn.execute("DELETE FROM memory_items_fts")
+        for table in _FTS_TABLES:
+            conn.execute(f"DELETE FROM {table}")
         count = 0
         for rowid, memory_id, record_json in conn.execute(
             "SELECT rowid, id, record_json FROM memory_items"
@@ -446,7 +466,8 @@ class SqliteStore(SqlStore):
             except ValueError:
                 data = {}
             values = fts_values(data if isinstance(data, Mapping) else {})
-            conn.execute(_FTS_INSERT_SQL, (rowid, memory_id, *values))
+            for table in _FTS_TABLES:
+                conn.execute(_FTS_INSERT_SQL.format(table=table), (rowid, memory_id, *values))
             count += 1
         return count
 
@@ -518,20 +539,22 @@ class SqliteStore(SqlStore):
         self, conn: Any, record: MemoryRecord, data: Mapping[str, Any], params: tuple[Any, ...]
     ) -> tuple[str | None, str | None]:
         rowid, valid_from, supersedes_reason = conn.execute(_UPSERT_SQL, params).fetchone()
-        conn.execute("DELETE FROM memory_items_fts WHERE rowid = ?", (rowid,))
-        conn.execute(_FTS_INSERT_SQL, (rowid, record.id, *fts_values(data)))
+        values = fts_values(data)
+        for table in _FTS_TABLES:
+            conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+            conn.execute(_FTS_INSERT_SQL.format(table=table), (rowid, record.id, *values))
         return valid_from, supersedes_reason
 
     def _erase_item(self, conn: Any, memory_id: str) -> None:
-        conn.execute(
-            "DELETE FROM memory_items_fts WHERE rowid = "
-            "(SELECT rowid FROM memory_items WHERE id = ?)",
-            (memory_id,),
-        )
+        for table in _FTS_TABLES:
+            conn.execute(
+                f"DELETE FROM {table} WHERE rowid = (SELECT rowid FROM memory_items WHERE id = ?)",
+                (memory_id,),
+            )
         conn.execute("DELETE FROM memory_items WHERE id = ?", (memory_id,))
 
     def _full_text(
-        self, conn: Any, flt: ListFilter, fts_query: str, limit: int
+        self, conn: Any, flt: ListFilter, fts_query: str, limit: int, *, stemmed: bool = False
     ) -> FullTextHits | None:
         """FTS5's ``bm25()`` over the scoped ids; only ids are read until the hits are known."""
         query = self._list_sql(flt, "id, expires_at")
@@ -543,17 +566,22 @@ class SqliteStore(SqlStore):
         if not scoped:
             return FullTextHits([], [], {})
         try:
-            hits = conn.execute(_FTS_SELECT_SQL, (fts_query, dumps(scoped), limit)).fetchall()
+            table = PORTER_FTS_TABLE if stemmed else FTS_TABLE
+            hits = conn.execute(
+                _FTS_SELECT_SQL.format(table=table), (fts_query, dumps(scoped), limit)
+            ).fetchall()
         except self._sqlite.Error as exc:
             self._fts_enabled = False
             self.fts_disabled_reason = f"full-text search failed and is off for this store: {exc}"
             return None
-        return FullTextHits(scoped, [row[0] for row in hits], {})
+        scores = {row[0]: -float(row[1]) for row in hits} if stemmed else None
+        return FullTextHits(scoped, [row[0] for row in hits], {}, scores)
 
     # -- purges --------------------------------------------------------------------------
 
     def _purge_full_text(self, conn: Any) -> None:
-        conn.execute("INSERT INTO memory_items_fts(memory_items_fts) VALUES ('optimize')")
+        for table in _FTS_TABLES:
+            conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
 
     def _after_purge(self) -> None:
         self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()

@@ -1,8 +1,19 @@
 """The lexical stages of the recall pipeline (:mod:`.pipeline` composes them).
 
-provider candidates (scope/kind filter, FTS pre-selection) -> nine-factor scorer -> BM25-order
-bonus; then, after any dense stages, the maxItems slice (exploration is additive) and
-related-item expansion.
+``reference``: provider candidates (scope/kind filter, FTS pre-selection over the newest
+1,000) -> nine-factor scorer -> BM25-order bonus, exactly as the reference implementation.
+
+Every other profile: stemmed BM25 pre-selection over every scoped record (:mod:`.bm25`) ->
+the nine-factor scorer with a stemmed text relevance in place of its text-overlap factor:
+``coverage * (0.5 + 0.5 * bm25 / best bm25)``, where coverage is the share of the query's
+stemmed terms the memory's text holds. (BM25 alone is unreliable in the small scopes agents
+keep: with a handful of memories every shared term's IDF is floored and a task word in a
+file path decides; coverage alone loses BM25's term weighting on large scopes. Measured on
+public data and our own fixtures: benchmarks/README.md.) A record without a matched term
+is never a candidate, so an unrelated query returns nothing.
+
+Then, after any dense stages, the maxItems slice (exploration is additive) and related-item
+expansion.
 """
 
 from __future__ import annotations
@@ -13,6 +24,7 @@ import attrs
 
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest, Relation
+from swarmmem.core.recall.bm25 import bm25_relevance, stemmed_query, text_coverage
 from swarmmem.core.recall.fts import apply_fts_bonus, build_fts_query
 from swarmmem.core.recall.scoring import LearningPolicy, score_records
 from swarmmem.ports.storage import StorageProvider
@@ -60,12 +72,13 @@ def lexical_recall(
 ) -> RecallResult:
     """Run the lexical path and return items before the maxItems slice, best first.
 
-    ``reference`` caps the scope at its newest records before the full-text pre-selection,
-    as the reference implementation does; otherwise the pre-selection sees every scoped
-    record and the cap bounds what it returns.
+    ``reference`` runs the reference implementation's path; otherwise the stemmed BM25
+    channel selects and scores the candidates.
     """
     now_ms = iso_to_ms(now)
     assert now_ms is not None, "now must be an ISO timestamp"
+    if not reference:
+        return _stemmed_recall(store, request, now=now, now_ms=now_ms, policy=policy, rng=rng)
     candidates = store.select_candidates(
         scope_keys=[scope.key for scope in request.scopes],
         kinds=request.kinds,
@@ -77,7 +90,7 @@ def lexical_recall(
         now=now,
         include_expired=request.include_expired,
         candidate_cap=candidate_cap(request),
-        cap_before_preselect=reference,
+        cap_before_preselect=True,
     )
     records = [r for r in candidates.records if recallable(r)]
     items, diag = score_records(request, records, now_ms=now_ms, policy=policy, rng=rng)
@@ -90,6 +103,68 @@ def lexical_recall(
         diagnostics=diag,
         lexical_order=tuple(it.record.id for it in items if not it.explored),
     )
+
+
+def _stemmed_recall(
+    store: StorageProvider,
+    request: RecallRequest,
+    *,
+    now: str,
+    now_ms: float,
+    policy: LearningPolicy | None,
+    rng: Callable[[], float] | None,
+) -> RecallResult:
+    match = stemmed_query(request.query, request.task, request.mode)
+    if match is None:
+        return RecallResult(items=(), diagnostics=_empty_diagnostics())
+    candidates = store.select_candidates(
+        scope_keys=[scope.key for scope in request.scopes],
+        kinds=request.kinds,
+        fts_query=match,
+        preselect_limit=preselect_limit(request),
+        scope_when_unmatched=False,
+        now=now,
+        include_expired=request.include_expired,
+        candidate_cap=candidate_cap(request),
+        cap_before_preselect=False,
+        stemmed=True,
+    )
+    records = [r for r in candidates.records if recallable(r)]
+    relevance = candidates.fts_scores
+    if relevance is None:  # a store without full-text search: BM25 over the scope here
+        relevance = bm25_relevance(records, match)
+        best = sorted(relevance, key=lambda i: (-relevance[i], i))[: preselect_limit(request)]
+        relevance = {i: relevance[i] for i in best}
+    records = [r for r in records if r.id in relevance]
+    top = max(relevance.values(), default=0.0) or 1.0
+    cover = text_coverage(records, match)
+    items, diag = score_records(
+        request,
+        records,
+        now_ms=now_ms,
+        policy=policy,
+        rng=rng,
+        text_relevance={r.id: cover[r.id] * (0.5 + 0.5 * relevance[r.id] / top) for r in records},
+    )
+    return RecallResult(
+        items=tuple(items),
+        diagnostics=diag,
+        lexical_order=tuple(it.record.id for it in items if not it.explored),
+    )
+
+
+def _empty_diagnostics() -> dict[str, int]:
+    keys = (
+        "candidateCount",
+        "preScoredFilteredCount",
+        "scoredCount",
+        "returnedCount",
+        "noSignalCount",
+        "belowThresholdCount",
+        "suppressedLowQCount",
+        "exploredCount",
+    )
+    return dict.fromkeys(keys, 0)
 
 
 def slice_items(

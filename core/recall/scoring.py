@@ -82,11 +82,16 @@ class _Scored:
     signals: tuple[float, ...]
     base: float
     score: float
+    relevance: float | None = None
 
 
-def _reason(record: MemoryRecord, sig: Sequence[float], role: bool, q: float) -> str:
+def _reason(
+    record: MemoryRecord, sig: Sequence[float], role: bool, q: float, relevance: float | None
+) -> str:
     names = ("text_overlap", "tag_overlap", "file_overlap", "symbol_overlap")
     parts = [f"{name}={to_fixed(v, 2)}" for name, v in zip(names, sig[:4], strict=True) if v > 0]
+    if relevance is not None:
+        parts.insert(0, f"bm25={to_fixed(relevance, 2)}")
     if sig[5] > 0:
         parts.append(f"task_terms={to_fixed(sig[5], 2)}")
     if sig[4] > 0:
@@ -109,6 +114,7 @@ def score_records(
     rng: Callable[[], float] | None = None,
     apply_min_score: bool = True,
     require_signal: bool | None = None,
+    text_relevance: Mapping[str, float] | None = None,
 ) -> tuple[list[RecallItem], dict[str, int]]:
     """Score ``records`` for ``request``; return the kept items (best first) and counts.
 
@@ -120,6 +126,8 @@ def score_records(
         rng: random source for exploration (``random.random`` when omitted).
         apply_min_score: False for related-item expansion (minScore does not apply).
         require_signal: overrides ``request.require_query_signal``.
+        text_relevance: per record id, a text relevance in ``[0, 1]`` (the stemmed BM25
+            channel's) that takes the text-overlap factor's place in the score.
     """
     policy = policy or LearningPolicy()
     scope_keys = {scope.key for scope in request.scopes}
@@ -159,6 +167,8 @@ def score_records(
     if not apply_min_score:
         min_score = float("-inf")
 
+    w_text = lexical.WEIGHTS[0]
+
     def run(batch: Sequence[MemoryRecord]) -> list[_Scored]:
         rows = lexical.score_lexical(
             request.query,
@@ -175,21 +185,30 @@ def score_records(
             [(1.0 if role_kinds is not None and r.kind in role_kinds else 0.0) for r in batch],
             [float(r.confidence) for r in batch],
         )
-        return [
-            _Scored(
-                record=r,
-                signals=row[:6],
-                base=row[6],
-                score=row[6] + (q_value_of(r.metadata) - 0.5) * policy.q_boost_weight,
+        out = []
+        for r, row in zip(batch, rows, strict=True):
+            base = row[6]
+            relevance = None
+            if text_relevance is not None:
+                relevance = text_relevance.get(r.id, 0.0)
+                base += w_text * (relevance - row[0])
+            out.append(
+                _Scored(
+                    record=r,
+                    signals=row[:6],
+                    base=base,
+                    score=base + (q_value_of(r.metadata) - 0.5) * policy.q_boost_weight,
+                    relevance=relevance,
+                )
             )
-            for r, row in zip(batch, rows, strict=True)
-        ]
+        return out
 
     kept: list[_Scored] = []
     for scored in run(eligible):
         diag["scoredCount"] += 1
         text, tag, file, symbol, kind_q, _task = scored.signals
         has_signal = text > 0 or tag > 0 or file > 0 or symbol > 0 or kind_q > 0
+        has_signal = has_signal or bool(scored.relevance)
         if injection and wants_signal is not False and not has_signal:
             diag["noSignalCount"] += 1
             continue
@@ -227,7 +246,7 @@ def _to_item(
         record=record,
         score=scored.score,
         base_score=scored.base,
-        reason=_reason(record, sig, role, q_value_of(record.metadata)),
+        reason=_reason(record, sig, role, q_value_of(record.metadata), scored.relevance),
         signals=RecallSignals(
             text_overlap=sig[0],
             tag_overlap=sig[1],

@@ -42,6 +42,7 @@ EXPECTED_MIGRATIONS = [
     (12, "add_memory_provenance_columns"),
     (13, "add_memory_events_prev_hash"),
     (14, "create_memory_relations"),
+    (16, "create_stemmed_full_text_index"),
 ]
 
 
@@ -85,7 +86,8 @@ def fts_row(conn: Any, memory_id: str) -> tuple[Any, ...]:
 
 class TestSchema:
     def test_migrations_are_the_reference_ones(self, store: SqliteStore, db: Path) -> None:
-        """schema_migrations holds v1 and v3..v14 with the reference names (v2 is reserved)."""
+        """schema_migrations holds v1 and v3..v14 with the reference names (v2 is reserved),
+        then v16 (the stemmed full-text index)."""
         with raw(db) as conn:
             rows = conn.execute(
                 "SELECT version, name FROM schema_migrations ORDER BY version"
@@ -574,7 +576,7 @@ class TestCompatibility:
             assert store.verify_audit_chain()["verified"] is True
             assert (
                 store._conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0]
-                == 14
+                == MIGRATIONS[-1].version
             )
             store.upsert(attrs.evolve(record, tags=("updated",)))
         with raw(db) as conn:

@@ -122,6 +122,12 @@ MIGRATIONS = migration_steps(
             RELATIONS_INDEX,
             "CREATE INDEX IF NOT EXISTS idx_memory_relations_target ON memory_relations(target_id)",
         ),
+        16: (
+            "ALTER TABLE memory_items ADD COLUMN IF NOT EXISTS fts_porter tsvector NOT NULL "
+            "DEFAULT ''::tsvector",
+            "CREATE INDEX IF NOT EXISTS idx_memory_items_fts_porter ON memory_items "
+            "USING gin (fts_porter)",
+        ),
     }
 )
 LATEST_VERSION = MIGRATIONS[-1].version
@@ -177,3 +183,20 @@ def backfill_fts(conn: Any) -> None:
             (literal, length, memory_id),
         )
     conn.execute(RECOUNT_STATS_SQL)
+
+
+def backfill_stemmed_fts(conn: Any) -> None:
+    """Fill the stemmed ``tsvector`` of rows written before it existed."""
+    rows = conn.execute(
+        "SELECT id, record_json FROM memory_items WHERE fts_porter = ''::tsvector"
+    ).fetchall()
+    for memory_id, record_json in rows:
+        try:
+            data = json.loads(record_json)
+        except ValueError:
+            data = {}
+        literal, _ = fts_document(data if isinstance(data, dict) else {}, stemmed=True)
+        conn.execute(
+            "UPDATE memory_items SET fts_porter = %s::tsvector WHERE id = %s",
+            (literal, memory_id),
+        )

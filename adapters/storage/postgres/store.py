@@ -42,14 +42,17 @@ from swarmmem.adapters.storage.postgres.migrations import (
     backfill_fts,
     backfill_provenance,
     backfill_recall_run_ids,
+    backfill_stemmed_fts,
 )
 from swarmmem.adapters.storage.postgres.notify import NOTIFY_SQL, Listener, channel_for, encode
 from swarmmem.adapters.storage.postgres.text_search import (
     ADJUST_STATS_SQL,
     CANDIDATE_COLUMNS,
+    FTS_COLUMNS,
     FTS_RANKS,
     RECOUNT_STATS_SQL,
     STATS_SQL,
+    STEMMED_CANDIDATE_COLUMNS,
     candidate_query,
     fts_document,
     match_phrases,
@@ -81,10 +84,11 @@ DEFAULT_POOL_SIZE = 4
 _SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _UPSERT_SQL = (
     "WITH old AS (SELECT fts_len FROM memory_items WHERE id = ?) "
-    f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS}, fts, fts_len) "
-    f"VALUES ({', '.join('?' * 13)}, ?::tsvector, ?) "
+    f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS}, fts, fts_len, fts_porter) "
+    f"VALUES ({', '.join('?' * 13)}, ?::tsvector, ?, ?::tsvector) "
     f"ON CONFLICT (id) DO UPDATE SET {ITEM_UPDATE}, fts = excluded.fts, "
-    "fts_len = excluded.fts_len, row_version = excluded.row_version "
+    "fts_len = excluded.fts_len, fts_porter = excluded.fts_porter, "
+    "row_version = excluded.row_version "
     "RETURNING valid_from, supersedes_reason, (SELECT fts_len FROM old)"
 )
 
@@ -131,8 +135,9 @@ class PostgresDialect(SqlDialect):
             f"(SELECT {q.columns}, updated_at AS sort_at, id AS sort_id FROM memory_items "
             f"WHERE {clause}{order}{tail})"
         )
+        names = ", ".join(c.split(" AS ")[-1].strip() for c in q.columns.split(","))
         statement = (
-            f"SELECT {q.columns} FROM ({' UNION ALL '.join(branch for _ in keys)}) AS scoped "
+            f"SELECT {names} FROM ({' UNION ALL '.join(branch for _ in keys)}) AS scoped "
             f"ORDER BY sort_at DESC, sort_id ASC{tail}"
         )
         return statement, [*(v for key in keys for v in (key, *q.params, *limits)), *limits]
@@ -206,7 +211,7 @@ class PostgresStore(SqlStore):
         self.cache_disabled_reason: str | None = None if cache else "caching is off"
         self._views_cache: dict[str, tuple[tuple[str, ...], tuple[OutcomeEvent, ...]]] = {}
         self._stats: _FtsStats | None = None
-        self._df: dict[tuple[str, ...], int] = {}
+        self._df: dict[tuple[bool, tuple[str, ...]], int] = {}
         self._generation = 0
         self._notifications = 0
         self._listener: Listener | None = None
@@ -359,7 +364,11 @@ class PostgresStore(SqlStore):
         self._replay_relations()
 
     def _backfills(self) -> tuple[tuple[str, Callable[[Any], None]], ...]:
-        return (*super()._backfills(), ("fts_rows_backfilled", backfill_fts))
+        return (
+            *super()._backfills(),
+            ("fts_rows_backfilled", backfill_fts),
+            ("fts_porter_rows_backfilled", backfill_stemmed_fts),
+        )
 
     def _backfill_recall_run_ids(self, conn: Any) -> None:
         backfill_recall_run_ids(conn)
@@ -502,8 +511,9 @@ class PostgresStore(SqlStore):
         self, conn: Any, record: MemoryRecord, data: Any, params: tuple[Any, ...]
     ) -> tuple[str | None, str | None]:
         literal, length = fts_document(data)
+        stemmed, _ = fts_document(data, stemmed=True)
         valid_from, supersedes_reason, old_length = self._execute(
-            conn, _UPSERT_SQL, (record.id, *params, literal, length)
+            conn, _UPSERT_SQL, (record.id, *params, literal, length, stemmed)
         ).fetchone()
         state = self._deltas
         state.rows_delta += 1 if old_length is None else 0
@@ -519,17 +529,22 @@ class PostgresStore(SqlStore):
         state.tokens_delta -= int(length)
 
     def _fts_statistics(
-        self, conn: Any, phrases: Sequence[tuple[str, ...]]
+        self, conn: Any, phrases: Sequence[tuple[str, ...]], *, stemmed: bool = False
     ) -> tuple[_FtsStats, builtins.list[int]]:
         """Row count, token total and per-phrase document counts (cached between writes)."""
         caching = self._caching()
         with self._lock:
             stats = self._stats if caching else None
             known = dict(self._df) if caching else {}
-        wanted = [p for p in dict.fromkeys(phrases) if p not in known]
+        keys = [(stemmed, p) for p in phrases]
+        wanted = [k for k in dict.fromkeys(keys) if k not in known]
         if stats is None or wanted:
             generation = self._generation
-            row = self._execute(conn, STATS_SQL, ([phrase_tsquery(p) for p in wanted],)).fetchone()
+            row = self._execute(
+                conn,
+                STATS_SQL.format(column=FTS_COLUMNS[stemmed]),
+                ([phrase_tsquery(p) for _, p in wanted],),
+            ).fetchone()
             state = self._deltas
             pending = (state.rows_delta, state.tokens_delta) if state.conn is conn else (0, 0)
             stats = _FtsStats(rows=int(row[0]) + pending[0], tokens=int(row[1]) + pending[1])
@@ -541,17 +556,17 @@ class PostgresStore(SqlStore):
                         if len(self._df) > CACHE_LIMIT:
                             self._df.clear()
                         self._df.update({p: known[p] for p in wanted})
-        return stats, [known[p] for p in phrases]
+        return stats, [known[k] for k in keys]
 
     def _full_text(
-        self, conn: Any, flt: ListFilter, fts_query: str, limit: int
+        self, conn: Any, flt: ListFilter, fts_query: str, limit: int, *, stemmed: bool = False
     ) -> FullTextHits | None:
         """The scoped rows with, for those matching the ``tsquery``, what the rank needs;
         ranks are computed here (see :mod:`.text_search`)."""
-        query = self._list_sql(flt, CANDIDATE_COLUMNS)
+        query = self._list_sql(flt, STEMMED_CANDIDATE_COLUMNS if stemmed else CANDIDATE_COLUMNS)
         if query is None:
             return FullTextHits([], [], {})
-        phrases = match_phrases(fts_query)
+        phrases = match_phrases(fts_query, stemmed=stemmed)
         statement, args = candidate_query(*query, phrases, self.fts_rank)
         try:
             rows = self._execute(conn, statement, args).fetchall()
@@ -565,11 +580,17 @@ class PostgresStore(SqlStore):
             now_ms = iso_to_ms(flt.now)
             rows = [r for r in rows if passes_parsed_expiry(r[2], now_ms)]
         hits = [r for r in rows if r[5] is not None]
+        versions = {r[0]: int(r[1]) for r in rows}
         if not hits:
-            ranked = []
-        elif self.fts_rank == "ts_rank_cd":
+            return FullTextHits([r[0] for r in rows], [], versions)
+        if self.fts_rank == "ts_rank_cd" and not stemmed:
             ranked = rank_by_cover_density(hits, limit)
-        else:
-            stats, counts = self._fts_statistics(conn, phrases)
-            ranked = rank_by_bm25(hits, phrases, stats.rows, stats.tokens, counts, limit)
-        return FullTextHits([r[0] for r in rows], ranked, {r[0]: int(r[1]) for r in rows})
+            return FullTextHits([r[0] for r in rows], ranked, versions)
+        stats, counts = self._fts_statistics(conn, phrases, stemmed=stemmed)
+        scored = rank_by_bm25(hits, phrases, stats.rows, stats.tokens, counts, limit)
+        return FullTextHits(
+            [r[0] for r in rows],
+            [memory_id for memory_id, _ in scored],
+            versions,
+            dict(scored) if stemmed else None,
+        )

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from swarmmem.adapters.storage.sql_rows import fts_values
-from swarmmem.core.recall.stemming import fts_tokens
+from swarmmem.core.recall.stemming import fts_tokens, stemmed_tokens
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -45,12 +45,18 @@ _PHRASE = re.compile(r'"((?:[^"]|"")*)"')
 
 #: the columns a candidate query reads of each scoped row (see :func:`candidate_query`)
 CANDIDATE_COLUMNS = "id, row_version, expires_at, seq, fts_len, fts, updated_at"
+#: the same, reading the stemmed ``tsvector`` (as ``fts``)
+STEMMED_CANDIDATE_COLUMNS = (
+    "id, row_version, expires_at, seq, fts_len, fts_porter AS fts, updated_at"
+)
 #: row count, token total and, per ``tsquery`` of the parameter, the rows it matches
 STATS_SQL = (
     "SELECT s.row_count, s.token_count, ARRAY(SELECT (SELECT count(*) FROM "
-    "memory_items m WHERE m.fts @@ t.q) FROM unnest(?::tsquery[]) WITH ORDINALITY "
+    "memory_items m WHERE m.{column} @@ t.q) FROM unnest(?::tsquery[]) WITH ORDINALITY "
     "AS t(q, o) ORDER BY t.o) FROM memory_fts_stats s WHERE s.id = 1"
 )
+#: the ``tsvector`` column of each index: the reference's tokens, and the same stemmed
+FTS_COLUMNS = {False: "fts", True: "fts_porter"}
 ADJUST_STATS_SQL = (
     "UPDATE memory_fts_stats SET row_count = row_count + ?, token_count = token_count + ? "
     "WHERE id = 1"
@@ -65,13 +71,15 @@ def _quote_lexeme(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def fts_document(record: Mapping[str, Any]) -> tuple[str, int]:
-    """The ``tsvector`` literal and token count of a record in its JSON shape."""
+def fts_document(record: Mapping[str, Any], *, stemmed: bool = False) -> tuple[str, int]:
+    """The ``tsvector`` literal and token count of a record in its JSON shape (``stemmed``:
+    the ``porter unicode61`` terms, as SQLite's stemmed index holds them)."""
+    tokenize = stemmed_tokens if stemmed else fts_tokens
     positions: dict[str, list[int]] = {}
     position = 0
     count = 0
     for column in fts_values(record):
-        for token in fts_tokens(column):
+        for token in tokenize(column):
             position += 1
             count += 1
             if len(token.encode("utf-8")) > MAX_LEXEME_BYTES:
@@ -89,18 +97,20 @@ def fts_document(record: Mapping[str, Any]) -> tuple[str, int]:
     return literal, count
 
 
-def match_phrases(fts_query: str) -> list[tuple[str, ...]]:
-    """The phrases of an FTS5 ``MATCH`` string of quoted terms (empty phrases dropped).
+def match_phrases(fts_query: str, *, stemmed: bool = False) -> list[tuple[str, ...]]:
+    """The phrases of an FTS5 ``MATCH`` string of quoted terms (empty phrases dropped),
+    stemmed like the ``porter unicode61`` index when ``stemmed``.
 
     Anything that is not a quoted term list is read as whitespace-separated terms.
     """
+    tokenize = stemmed_tokens if stemmed else fts_tokens
     quoted = _PHRASE.findall(fts_query)
     raw = [q.replace('""', '"') for q in quoted] if quoted else fts_query.split()
     phrases = []
     for term in raw:
         if term.upper() in ("OR", "AND", "NOT") and not quoted:
             continue
-        tokens = tuple(fts_tokens(term))
+        tokens = tuple(tokenize(term))
         if tokens:
             phrases.append(tokens)
     return phrases
@@ -219,9 +229,10 @@ def rank_by_bm25(
     tokens: int,
     counts: Sequence[int],
     limit: int,
-) -> list[str]:
-    """Ids of the matching rows of :func:`candidate_query`, best ``bm25()`` first (ties by
-    ``seq``), given the table's row and token totals and each phrase's document count."""
+) -> list[tuple[str, float]]:
+    """Ids of the matching rows of :func:`candidate_query` with their relevance
+    (``-bm25()``), best first (ties by ``seq``), given the table's row and token totals and
+    each phrase's document count."""
     idf = [bm25_idf(rows, n) for n in counts]
     avgdl = (tokens / rows if rows else 0.0) or 1.0
     lexemes = query_lexemes(phrases)
@@ -230,4 +241,4 @@ def rank_by_bm25(
         for r in hits
     ]
     order = sorted(range(len(hits)), key=lambda i: scored[i])
-    return [hits[i][0] for i in order[:limit]]
+    return [(hits[i][0], -scored[i][0]) for i in order[:limit]]

@@ -1,0 +1,147 @@
+"""The stemmed BM25 channel: its query, and BM25 computed here for stores without FTS5.
+
+The query keeps a recall's word tokens minus :data:`STOP_WORDS` (common English function
+words) and single letters; the stemmed index (``porter unicode61``) stems them. A store with
+full-text search ranks by its own ``bm25()`` (SQLite: FTS5 over ``memory_items_fts_porter``;
+PostgreSQL: the same formula over its stemmed ``tsvector``). For the in-memory and JSONL
+stores :func:`bm25_relevance` computes FTS5's formula over the scoped candidates (so the
+document statistics are the scope's, not the whole store's).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from swarmmem.core.model.records import MemoryRecord
+from swarmmem.core.recall.stemming import stemmed_tokens
+
+# Common English function words (articles, pronouns, prepositions, conjunctions, auxiliary
+# and modal verbs, question words, a few frequent adverbs), written for this project rather
+# than copied from a published list.
+_FUNCTION_WORDS = """
+    a an the this that these those some any each every either neither no not nor
+    i me my mine myself we us our ours ourselves you your yours yourself yourselves
+    he him his himself she her hers herself it its itself they them their theirs themselves
+    one ones other others such own same
+    who whom whose which what when where why how whether
+    and or but if then else than so because while although though unless until since
+    as at by for from in into of off on onto out over under up down to with within without
+    about above across after against along among around before behind below beneath beside
+    between beyond during except near per through throughout toward towards upon via
+    am is are was were be been being do does did doing done have has had having
+    can could may might must shall should will would
+    there here also just only very too quite rather more most much many few less least
+    again ever never once still yet already even both all
+"""
+STOP_WORDS: frozenset[str] = frozenset(_FUNCTION_WORDS.split())
+MAX_TERMS = 40
+BM25_K1 = 1.2
+BM25_B = 0.75
+_WORD = re.compile(r"\w+")
+_FILE_KEYS = ("file", "filePath", "files", "touchedFiles")
+
+
+def query_terms(text: str) -> list[str]:
+    """The query's word tokens, lower-cased, first-seen order, without :data:`STOP_WORDS`
+    and single letters (digits stay), at most :data:`MAX_TERMS`."""
+    terms: dict[str, None] = {}
+    for term in _WORD.findall(text.lower()):
+        if term in STOP_WORDS or (len(term) < 2 and not term.isdigit()):
+            continue
+        terms.setdefault(term, None)
+    return list(terms)[:MAX_TERMS]
+
+
+def stemmed_query(query: str, task: str | None, mode: str) -> str | None:
+    """The FTS5 ``MATCH`` string for the stemmed index (quoted terms joined by ``OR``);
+    ``None`` when no term is left. Injection recalls search the task first, as the
+    reference's query does."""
+    if mode == "injection" and task:
+        text = f"{task}\n{query}"
+    else:
+        text = f"{query}\n{task or ''}"
+    terms = query_terms(text)
+    if not terms:
+        return None
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def match_terms(match: str | None) -> list[tuple[str, ...]]:
+    """The distinct stemmed phrases of a :func:`stemmed_query` string."""
+    if not match:
+        return []
+    phrases = [tuple(stemmed_tokens(t)) for t in re.findall(r'"((?:[^"]|"")*)"', match)]
+    return [p for p in dict.fromkeys(phrases) if p]
+
+
+def text_coverage(records: Sequence[MemoryRecord], match: str | None) -> dict[str, float]:
+    """Per record, the share of the query's stemmed terms its text holds."""
+    terms = {t for phrase in match_terms(match) for t in phrase}
+    if not terms:
+        return {r.id: 0.0 for r in records}
+    return {r.id: len(terms.intersection(stemmed_tokens(r.text))) / len(terms) for r in records}
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [v for v in value if isinstance(v, str)]
+    return []
+
+
+def record_fields(record: MemoryRecord) -> tuple[str, ...]:
+    """The seven full-text columns of a record (as the stores index them)."""
+    meta = record.metadata
+    files = [s for key in _FILE_KEYS for s in _strings(meta.get(key))]
+    return (
+        record.text,
+        " ".join(record.tags),
+        record.kind.replace("_", " "),
+        record.source.file_path or "",
+        record.source.ref or "",
+        " ".join([*_strings(meta.get("symbol")), *_strings(meta.get("symbols"))]),
+        " ".join(files),
+    )
+
+
+def bm25_relevance(records: Sequence[MemoryRecord], match: str | None) -> dict[str, float]:
+    """``-bm25()`` of every record matching a term of ``match`` (a :func:`stemmed_query`
+    string), with the statistics of ``records``; records matching nothing are absent."""
+    phrases = match_terms(match)
+    if not phrases or not records:
+        return {}
+    docs = [_document(r) for r in records]
+    n = len(docs)
+    avgdl = (sum(length for _, length in docs) / n) or 1.0
+    freqs = [[_phrase_count(tokens, p) for p in phrases] for tokens, _ in docs]
+    idf = []
+    for j in range(len(phrases)):
+        hits = sum(1 for row in freqs if row[j])
+        value = math.log((n - hits + 0.5) / (hits + 0.5))
+        idf.append(value if value > 0.0 else 1e-6)
+    out: dict[str, float] = {}
+    for record, (_, length), row in zip(records, docs, freqs, strict=True):
+        if not any(row):
+            continue
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * length / avgdl)
+        out[record.id] = sum(
+            w * (f * (BM25_K1 + 1.0)) / (f + norm) for w, f in zip(idf, row, strict=True) if f
+        )
+    return out
+
+
+def _document(record: MemoryRecord) -> tuple[list[tuple[str, ...]], int]:
+    """Per column its stemmed tokens; the total token count."""
+    columns = [tuple(stemmed_tokens(field)) for field in record_fields(record)]
+    return [c for c in columns if c], sum(len(c) for c in columns)
+
+
+def _phrase_count(columns: list[tuple[str, ...]], phrase: tuple[str, ...]) -> int:
+    if len(phrase) == 1:
+        return sum(Counter(c)[phrase[0]] for c in columns)
+    size = len(phrase)
+    return sum(1 for c in columns for i in range(len(c) - size + 1) if c[i : i + size] == phrase)
