@@ -99,6 +99,7 @@ def recall_config(cfg: Mapping[str, Any], profile: str) -> RecallConfig:
             weight_dense=r["weights"]["dense"],
             weight_metadata=r["weights"]["metadata"],
             fusion=r["fusion"],
+            dense_floor=r["denseFloor"],
             dense_rescue=r["denseRescue"],
             rerank=profile == "hybrid+rerank" or bool(r["rerank"]["enabled"]),
             rerank_weight=r["rerank"]["weight"],

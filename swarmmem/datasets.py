@@ -26,6 +26,7 @@ budget); the table gives means, the median (p50) latency and how many queries de
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import json
 import statistics
 import tempfile
@@ -33,6 +34,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+import attrs
 
 from swarmmem.core.model.errors import EvaluationError
 from swarmmem.core.recall.bm25 import STOP_WORDS, stemmed_query
@@ -54,6 +57,32 @@ def porter_query(text: str) -> str | None:
     without :data:`PORTER_STOP_WORDS` and single letters, each quoted (the porter tokenizer
     stems them), joined by ``OR``; ``None`` when nothing is left."""
     return stemmed_query(text, None, "manual")
+
+
+CHANNEL_DEPTH = 200
+
+
+def _channels(
+    store: Any, parts: Any, text: str, scope: Any, now: str
+) -> dict[str, dict[str, float]]:
+    """One query's lexical scores and cosines (memory ids; see ``run_dataset``)."""
+    from swarmmem.core.model.records import RecallRequest
+    from swarmmem.core.recall.hybrid import query_vector
+    from swarmmem.core.recall.lexical import lexical_recall
+
+    request = RecallRequest(query=text, scopes=(scope,), max_items=10, min_score=0.0)
+    lexical = lexical_recall(store, request, now=now)
+    vector, _ = query_vector(parts, text)
+    every = parts.index.search(vector, len(parts.index.ids()))
+    return {
+        "lexical": {
+            it.record.id: lexical.text_relevance[it.record.id]
+            for it in lexical.items
+            if not it.explored
+        },
+        "dense": dict(every[:CHANNEL_DEPTH]),
+        "all_dense": dict(every),
+    }
 
 
 def _read_jsonl(path: Path, what: str) -> list[dict[str, Any]]:
@@ -132,15 +161,32 @@ def run_dataset(
     reranker: Any = None,
     limit_queries: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    channels: list[dict[str, Any]] | None = None,
+    foreign_queries: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Score the floors and every profile on the collection; return a report dict.
 
     ``profiles`` (the report's ``profiles`` table) lists the floors first: ``fts5-bm25`` and
     ``bm25-porter`` always, ``dense-only`` when a dense profile is asked for and the dense
     parts are available (otherwise ``dense_unavailable`` says why).
+
+    ``channels``, when given with a dense profile, receives one entry per query with what
+    the fusion stage sees (for fitting it offline, see benchmarks/quality/calibrate.py):
+    ``relevant``, ``lexical`` (every lexical candidate's text relevance), ``dense`` (the
+    cosines of the best :data:`CHANNEL_DEPTH` documents and of every relevant one) and
+    ``written`` (their ``updatedAt`` in epoch ms), keyed by corpus id. ``foreign_queries``
+    (texts from another data set, so relevant to nothing here) add entries
+    ``{"foreign": True, "lexical": n, "best_cosine": c}``: how many lexical candidates
+    such a query gets and its best cosine (the no-filler check).
     """
     from swarmmem.bootstrap import sqlite_connect
-    from swarmmem.core.model.ids import content_hash, memory_id_for_hash, normalize_text, to_iso
+    from swarmmem.core.model.ids import (
+        content_hash,
+        iso_to_ms,
+        memory_id_for_hash,
+        normalize_text,
+        to_iso,
+    )
     from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource, RecallRequest
     from swarmmem.core.recall.embeddings import embed_records
     from swarmmem.core.recall.fts import build_fts_query
@@ -161,11 +207,15 @@ def run_dataset(
     if not queries:
         raise EvaluationError("no query has relevance judgements in the qrels file")
     scope = MemoryScope(type="repository", repo_id="dataset")
-    stamp = to_iso(SystemClock().now())
+    clock_now = SystemClock().now()
+    stamp = to_iso(clock_now)
     doc_of: dict[str, str] = {}  # memory id -> corpus id of the document kept
     kept_as: dict[str, str] = {}  # corpus id -> corpus id of the document stored for its text
     records: list[MemoryRecord] = []
-    for row in corpus:
+    index_of: dict[str, int] = {}
+    for position, row in enumerate(corpus):
+        # the corpus is written in file order, one millisecond apart (the last row at "now")
+        written = to_iso(clock_now - dt.timedelta(milliseconds=len(corpus) - 1 - position))
         text = normalize_text(" ".join(str(x) for x in (row.get("title") or "", row["text"]) if x))[
             :2000
         ]
@@ -173,10 +223,13 @@ def run_dataset(
             continue
         digest = content_hash(scope.as_dict(), "project_fact", text)
         mid = memory_id_for_hash(digest)
-        if mid in doc_of:
+        if mid in doc_of:  # the same text again: the stored memory is refreshed
             kept_as[str(row["id"])] = doc_of[mid]
+            i = index_of[mid]
+            records[i] = attrs.evolve(records[i], updated_at=written)
             continue
         doc_of[mid] = str(row["id"])
+        index_of[mid] = len(records)
         records.append(
             MemoryRecord(
                 id=mid,
@@ -187,11 +240,12 @@ def run_dataset(
                 confidence=0.8,
                 stability="durable",
                 source=MemorySource(type="manual", ref=str(row["id"])[:200]),
-                created_at=stamp,
-                updated_at=stamp,
+                created_at=written,
+                updated_at=written,
                 content_hash=digest,
             )
         )
+    written_ms = {doc_of[r.id]: iso_to_ms(r.updated_at) or 0.0 for r in records}
     dense = any(p in DENSE_PROFILES for p in profiles)
     names = ["fts5-bm25", "bm25-porter", *(["dense-only"] if dense else []), *profiles]
     per_query: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
@@ -262,6 +316,17 @@ def run_dataset(
                         vector, _ = query_vector(dense_parts, query["text"])
                         hits = dense_parts.index.search(vector, k)
                         note_result("dense-only", qid, [doc_of[h[0]] for h in hits], started)
+                        if channels is not None:
+                            found = _channels(store, dense_parts, query["text"], scope, stamp)
+                            docs = {
+                                n: {doc_of[i]: v for i, v in c.items()} for n, c in found.items()
+                            }
+                            every = docs.pop("all_dense")
+                            docs["dense"] |= {doc: every.get(doc, -1.0) for doc in relevant}
+                            docs["written"] = {
+                                doc: written_ms[doc] for doc in {*docs["lexical"], *docs["dense"]}
+                            }
+                            channels.append({"query": qid, "relevant": relevant, **docs})
                     request = RecallRequest(
                         query=query["text"], scopes=(scope,), max_items=k, min_score=0.0
                     )
@@ -275,6 +340,13 @@ def run_dataset(
                         note_result(profile, qid, ranked, started, trace.degradation_reason)
                     if progress is not None:
                         progress(n, len(queries))
+                if channels is not None and dense_parts is not None:
+                    for text in foreign_queries:
+                        found = _channels(store, dense_parts, text, scope, stamp)
+                        best = max(found["dense"].values(), default=-1.0)
+                        channels.append(
+                            {"foreign": True, "lexical": len(found["lexical"]), "best_cosine": best}
+                        )
             finally:
                 conn.close()
         finally:

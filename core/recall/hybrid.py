@@ -6,7 +6,16 @@ Every stage is a plain function. Any dense failure returns the exact lexical res
 
 Fusion methods:
 
-* ``rrf`` (the design's default): ``sum_c w_c / (k + rank_c)`` over the lexical, dense and
+* ``score`` (the default): the two text channels are fused into the text factor of the
+  nine-factor scorer, so kind, scope, tags, files, symbols, role, confidence and the learned
+  Q value keep their weight as features. The lexical side is the stemmed channel's text
+  relevance in ``[0, 1]``; the dense side the cosine, for cosines at or above the dense
+  relevance floor ``dense_floor`` (below it a dense hit is no candidate at all); the text
+  factor is ``w * lexical + (1 - w) * cosine`` with ``w = w_lex / (w_lex + w_dense)``,
+  a missing channel counting 0 for that memory. A channel without any candidate does not
+  vote: the other decides alone. The floor and ``w`` were fitted on public data
+  (benchmarks/quality/calibrate.py).
+* ``rrf`` (the design's): ``sum_c w_c / (k + rank_c)`` over the lexical, dense and
   metadata rankings, min-max normalised.
 * ``convex``: ``w_lex * minmax(lexical score) + w_dense * minmax(cosine)`` over the union of
   candidates (missing channel = 0), min-max normalised; rewards agreement of both channels.
@@ -24,7 +33,7 @@ no-signal rule) and takes no dense-only hit.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
 import numpy as np
@@ -52,7 +61,8 @@ class HybridSettings:
     weight_lexical: float = 0.5
     weight_dense: float = 0.4
     weight_metadata: float = 0.1
-    fusion: str = "rrf"
+    fusion: str = "score"
+    dense_floor: float | None = None
     dense_rescue: float | None = None
     rerank: bool = False
     rerank_weight: float = 0.5
@@ -162,13 +172,40 @@ def minmax(values: dict[str, float]) -> dict[str, float]:
     return {key: (1.0 if span == 0 else (v - lo) / span) for key, v in values.items()}
 
 
+def score_fusion(
+    text_relevance: Mapping[str, float],
+    cosines: Mapping[str, float],
+    weight_lexical: float,
+    floor: float | None,
+) -> dict[str, float]:
+    """The ``score`` fusion's text relevance per memory (see the module text):
+    ``w * lexical + (1 - w) * cosine`` over the cosines at or above ``floor`` (the floor only
+    gates: rescaling by it would magnify small cosine differences over the structured
+    factors); a channel without any candidate does not vote."""
+    if floor is not None:
+        cosines = {key: cos for key, cos in cosines.items() if cos >= floor}
+    dense = {key: max(0.0, v) for key, v in cosines.items()}
+    w = weight_lexical if text_relevance and dense else (1.0 if text_relevance else 0.0)
+    return {
+        key: w * text_relevance.get(key, 0.0) + (1.0 - w) * dense.get(key, 0.0)
+        for key in {*text_relevance, *dense}
+    }
+
+
+def fusion_weight(settings: HybridSettings) -> float:
+    """``w`` of the ``score`` fusion: the lexical share of the lexical and dense weights."""
+    total = settings.weight_lexical + settings.weight_dense
+    return settings.weight_lexical / total if total > 0 else 0.5
+
+
 def fuse(
     lexical: Sequence[RecallItem],
     dense: Sequence[tuple[MemoryRecord, float]],
     request: RecallRequest,
     settings: HybridSettings,
 ) -> list[tuple[str, float]]:
-    """Fused, min-max normalised scores, best first (ties by id)."""
+    """``rrf`` or ``convex`` fused scores, min-max normalised, best first (ties by id);
+    ``score`` fusion runs in the pipeline, through the scorer."""
     if settings.fusion == "convex":
         lex = minmax({it.record.id: it.score for it in lexical})
         den = minmax({rec.id: cos for rec, cos in dense})

@@ -40,6 +40,8 @@ class RecallResult:
     items: tuple[RecallItem, ...]
     diagnostics: dict[str, int] = attrs.field(hash=False)
     lexical_order: tuple[str, ...] = ()
+    #: the stemmed channel's text relevance in [0, 1] per scored id (empty for ``reference``)
+    text_relevance: dict[str, float] = attrs.field(factory=dict, hash=False)
 
 
 def preselect_limit(request: RecallRequest) -> int:
@@ -138,18 +140,15 @@ def _stemmed_recall(
     records = [r for r in records if r.id in relevance]
     top = max(relevance.values(), default=0.0) or 1.0
     cover = text_coverage(records, match)
+    text = {r.id: cover[r.id] * (0.5 + 0.5 * relevance[r.id] / top) for r in records}
     items, diag = score_records(
-        request,
-        records,
-        now_ms=now_ms,
-        policy=policy,
-        rng=rng,
-        text_relevance={r.id: cover[r.id] * (0.5 + 0.5 * relevance[r.id] / top) for r in records},
+        request, records, now_ms=now_ms, policy=policy, rng=rng, text_relevance=text
     )
     return RecallResult(
         items=tuple(items),
         diagnostics=diag,
         lexical_order=tuple(it.record.id for it in items if not it.explored),
+        text_relevance=text,
     )
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 from swarmmem.core.model.formatting import to_fixed
+from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest, RecallSignals
 from swarmmem.core.recall.hybrid import (
     RERANK_TOP_N,
@@ -27,9 +28,11 @@ from swarmmem.core.recall.hybrid import (
     HybridSettings,
     dense_candidates,
     fuse,
+    fusion_weight,
     minmax,
     query_vector,
     rescue,
+    score_fusion,
 )
 from swarmmem.core.recall.lexical import (
     RecallResult,
@@ -38,7 +41,7 @@ from swarmmem.core.recall.lexical import (
     preselect_limit,
     slice_items,
 )
-from swarmmem.core.recall.scoring import LearningPolicy
+from swarmmem.core.recall.scoring import LearningPolicy, score_records
 from swarmmem.ports.storage import StorageProvider
 
 #: Every recall profile. ``reference`` is the reference implementation's lexical path, kept
@@ -145,8 +148,15 @@ def run_recall(
         dense = dense_candidates(store, parts, request, vector, now=now, k=k)
     except Exception:  # any dense failure degrades to the exact lexical result
         return lexical_only("dense retrieval failed")
+    if settings.dense_floor is not None:  # below the relevance floor a hit is no candidate
+        dense = [(record, cos) for record, cos in dense if cos >= settings.dense_floor]
 
-    items = _fused_items(regular, dense, request, settings)
+    if settings.fusion == "score":
+        items = _scored_fusion(
+            regular, dense, lexical.text_relevance, request, settings, now, policy
+        )
+    else:
+        items = _fused_items(regular, dense, request, settings)
     items, used_reranker, rerank_count, reason = _rerank(
         items, request, parts, settings, elapsed_ms=(timer() - started) * 1000.0
     )
@@ -169,6 +179,46 @@ def run_recall(
 def _has_signal(item: RecallItem) -> bool:
     s = item.signals
     return s.text_overlap > 0 or s.tag_overlap > 0 or s.file_overlap > 0 or s.symbol_overlap > 0
+
+
+def _scored_fusion(
+    regular: list[RecallItem],
+    dense: Sequence[tuple[MemoryRecord, float]],
+    text_relevance: dict[str, float],
+    request: RecallRequest,
+    settings: HybridSettings,
+    now: str,
+    policy: LearningPolicy,
+) -> list[RecallItem]:
+    """``score`` fusion: lexical and dense evidence become the scorer's text factor."""
+    cosines = {record.id: cos for record, cos in dense}
+    lexical = {it.record.id: text_relevance.get(it.record.id, 0.0) for it in regular}
+    combined = score_fusion(
+        lexical,
+        cosines,
+        fusion_weight(settings),
+        settings.dense_floor,
+    )
+    records = [it.record for it in regular]
+    if request.mode != "injection":  # injection takes no dense-only hit
+        known = {record.id for record in records}
+        records += [record for record, _ in dense if record.id not in known]
+    now_ms = iso_to_ms(now)
+    assert now_ms is not None
+    items, _ = score_records(
+        request,
+        records,
+        now_ms=now_ms,
+        policy=attrs.evolve(policy, exploration_rate=0.0),  # the lexical stage explored
+        text_relevance=combined,
+        lexical_relevance=lexical,
+    )
+    return [
+        attrs.evolve(it, reason=f"{it.reason}, cosine={to_fixed(cosines[it.record.id], 2)}")
+        if it.record.id in cosines
+        else it
+        for it in items
+    ]
 
 
 def _fused_items(

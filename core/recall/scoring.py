@@ -36,6 +36,13 @@ SCOPE_SPECIFICITY: dict[str, float] = {
     "global_user": 0.3,
 }
 _FILE_KEYS = ("file", "filePath", "files", "touchedFiles")
+#: weight of the recency feature (the non-reference paths): ``weight * recency * lexical``,
+#: recency 1 for the newest scored candidate, 0 for the oldest, linear in ``updatedAt`` in
+#: between, times the candidate's lexical text relevance, so that of two memories matching
+#: the query's words equally the later one (which supersedes the other in fact) ranks first,
+#: while recency cannot lift a weak match or outvote a paraphrase found by embeddings alone
+#: (fitted on public data with benchmarks/quality/calibrate.py)
+RECENCY_WEIGHT = 0.16
 _SYMBOL_KEYS = ("symbol", "symbols")
 
 
@@ -91,7 +98,7 @@ def _reason(
     names = ("text_overlap", "tag_overlap", "file_overlap", "symbol_overlap")
     parts = [f"{name}={to_fixed(v, 2)}" for name, v in zip(names, sig[:4], strict=True) if v > 0]
     if relevance is not None:
-        parts.insert(0, f"bm25={to_fixed(relevance, 2)}")
+        parts.insert(0, f"relevance={to_fixed(relevance, 2)}")
     if sig[5] > 0:
         parts.append(f"task_terms={to_fixed(sig[5], 2)}")
     if sig[4] > 0:
@@ -115,6 +122,7 @@ def score_records(
     apply_min_score: bool = True,
     require_signal: bool | None = None,
     text_relevance: Mapping[str, float] | None = None,
+    lexical_relevance: Mapping[str, float] | None = None,
 ) -> tuple[list[RecallItem], dict[str, int]]:
     """Score ``records`` for ``request``; return the kept items (best first) and counts.
 
@@ -128,6 +136,9 @@ def score_records(
         require_signal: overrides ``request.require_query_signal``.
         text_relevance: per record id, a text relevance in ``[0, 1]`` (the stemmed BM25
             channel's) that takes the text-overlap factor's place in the score.
+        lexical_relevance: the lexical part of ``text_relevance`` when that is fused with
+            dense evidence (the recency feature scales with it); ``text_relevance`` itself
+            when omitted.
     """
     policy = policy or LearningPolicy()
     scope_keys = {scope.key for scope in request.scopes}
@@ -168,6 +179,8 @@ def score_records(
         min_score = float("-inf")
 
     w_text = lexical.WEIGHTS[0]
+    recency = _recency(eligible) if text_relevance is not None else {}
+    lexical_part = text_relevance if lexical_relevance is None else lexical_relevance
 
     def run(batch: Sequence[MemoryRecord]) -> list[_Scored]:
         rows = lexical.score_lexical(
@@ -191,7 +204,9 @@ def score_records(
             relevance = None
             if text_relevance is not None:
                 relevance = text_relevance.get(r.id, 0.0)
-                base += w_text * (relevance - row[0])
+                lexical_share = lexical_part.get(r.id, 0.0) if lexical_part else 0.0
+                fresh = RECENCY_WEIGHT * recency.get(r.id, 0.0) * lexical_share
+                base += w_text * (relevance - row[0]) + fresh
             out.append(
                 _Scored(
                     record=r,
@@ -231,6 +246,16 @@ def score_records(
                 diag["exploredCount"] = 1
     diag["returnedCount"] = len(items)
     return items, diag
+
+
+def _recency(records: Sequence[MemoryRecord]) -> dict[str, float]:
+    """Per record, where its ``updatedAt`` falls between the oldest (0) and newest (1)."""
+    stamps = {r.id: iso_to_ms(r.updated_at) for r in records}
+    known = [v for v in stamps.values() if v is not None]
+    if len(known) < 2 or max(known) == min(known):
+        return {}
+    lo, span = min(known), max(known) - min(known)
+    return {key: (v - lo) / span for key, v in stamps.items() if v is not None}
 
 
 def _to_item(

@@ -157,9 +157,9 @@ def test_dense_failure_falls_back_to_exact_lexical_output(failing_parts) -> None
 
 
 def test_fusion_marks_diagnostics_and_normalises_scores() -> None:
-    """When fusion runs, fusionActive is set and the top score is exactly 1.0."""
+    """When RRF fusion runs, fusionActive is set and the top score is exactly 1.0."""
     fixture, store, request = _first_fixture()
-    result, trace = _recall(store, request, _dense(fixture.records))
+    result, trace = _recall(store, request, _dense(fixture.records), fusion="rrf")
     assert result.diagnostics["fusionActive"] is True
     assert result.items[0].score == 1.0
     assert all(0.0 <= it.score <= 1.0 for it in result.items)

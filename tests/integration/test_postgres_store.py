@@ -486,7 +486,7 @@ def test_a_curator_decision_commits_whole_or_not_at_all(pg: Any, tmp_path: Path)
 # --------------------------------------------------------------------------- caches
 
 
-def _wait_for(predicate: Any, timeout: float = 5.0) -> bool:
+def _wait_for(predicate: Any, timeout: float = 30.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
@@ -544,8 +544,8 @@ def test_fts_statistics_follow_another_instances_writes(pg: Any, tmp_path: Path)
     try:
         for store in (a, sqlite):
             seed(store)
-        candidates(a, "pytest ruff")
-        assert a.cache_info()["fts_stats"]
+        # statistics are cached once the invalidation listener is connected
+        assert _wait_for(lambda: candidates(a, "pytest ruff") and a.cache_info()["fts_stats"])
         for i in range(6):
             extra = make_memory(f"ruff note {i}", updated_at=at(40 + i))
             b.upsert(extra)

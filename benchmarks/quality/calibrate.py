@@ -1,0 +1,252 @@
+"""Fit the hybrid fusion on public data: the dense relevance floor and the lexical weight.
+
+Opt-in, like ``run.py`` (same cache, same sets, needs the ``quality`` and ``dense`` extras)::
+
+    python -m benchmarks.quality.calibrate [--collections 'memagentbench-fc/*_32k'] \\
+        [--channels PATH] [--reuse]
+
+1. Every selected collection is scored once by :func:`swarmmem.datasets.run_dataset` with
+   ``channels``: per query, every lexical candidate's text relevance and the cosines (the best 200
+   documents and every relevant one), plus 30 *foreign* queries (taken from the other sets,
+   so relevant to nothing) per collection. ``--reuse`` reads that file instead.
+2. The floor: the highest cosine in 0.00, 0.05, ... whose false-drop rate (the share of
+   relevant documents whose cosine falls below it) stays at or under 5%. Printed with, at
+   each candidate floor, that rate and the share of foreign queries that still have a dense
+   hit above it.
+3. The weight ``w`` of ``score`` fusion and the scorer's recency weight ``r``, jointly, by
+   5-fold cross-validation over collections. The ranking is the scorer's (on these sets every
+   memory has the same kind, scope and confidence): ``0.38 * text + r * recency * lexical``,
+   ``text`` from :func:`swarmmem.core.recall.hybrid.score_fusion` (the function the pipeline
+   runs; ``check_agreement`` asserts the array form here ranks the same), ties by id. Each
+   fold picks ``w`` in 0.0, 0.05, ..., 1.0 and ``r`` in 0, 0.02, ..., 0.16 (capped there:
+   recency stays a secondary feature) maximising the mean over sets of the mean nDCG@10 on
+   the other folds, then is scored with them. Printed per fold; the final values are the
+   fit on every fold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+if __package__ in (None, ""):  # run as a script: make the repository root importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.quality import convert, fetch
+from benchmarks.quality.run import _selected
+from swarmmem._speedups.lexical import WEIGHTS as FACTOR_WEIGHTS
+from swarmmem.core.recall.hybrid import score_fusion
+from swarmmem.core.recall.scoring import RECENCY_WEIGHT
+from swarmmem.datasets import CHANNEL_DEPTH, metrics_for, run_dataset
+from swarmmem.quality import write_collection
+
+FOLDS = 5
+MAX_FALSE_DROP = 0.05
+FOREIGN_PER_COLLECTION = 30
+FLOORS = [round(0.05 * i, 2) for i in range(0, 13)]
+W_GRID = [round(0.05 * i, 2) for i in range(0, 21)]
+RECENCY_GRID = [0.0, 0.02, 0.04, 0.06, 0.08, 0.10, 0.12, 0.14, 0.16]
+
+
+def collect(sets: list[str], patterns: list[str], cache: Path) -> list[dict[str, Any]]:
+    """Channel entries of every selected collection, tagged with set and collection."""
+    from swarmmem.registry import create
+
+    embedder = create("embedder", "onnx")
+    chosen = {
+        name: [c for c in convert.collections(name, cache) if _selected(name, c.name, patterns)]
+        for name in sets
+    }
+    texts = {name: [q["text"] for c in cols for q in c.queries] for name, cols in chosen.items()}
+    rng = random.Random(7)
+    entries: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="swarmmem-calibrate-") as tmp:
+        for name, cols in chosen.items():
+            others = [t for other, ts in texts.items() if other != name for t in ts]
+            for n, collection in enumerate(cols, 1):
+                if not collection.labelled:
+                    continue
+                paths = write_collection(collection, Path(tmp) / f"{name}-{n:03d}")
+                channels: list[dict[str, Any]] = []
+                foreign = rng.sample(others, min(FOREIGN_PER_COLLECTION, len(others)))
+                run_dataset(
+                    *paths,
+                    profiles=("hybrid",),
+                    embedder=embedder,
+                    channels=channels,
+                    foreign_queries=foreign,
+                )
+                for entry in channels:
+                    entries.append({"set": name, "collection": collection.name, **entry})
+                print(f"  {name}/{collection.name}: {len(channels)} entries", file=sys.stderr)
+    return entries
+
+
+def ndcg(
+    entry: dict[str, Any], w: float, floor: float | None, recency: float = RECENCY_WEIGHT
+) -> float:
+    """nDCG@10 of the order the scorer gives these candidates: the fused text relevance
+    times the text weight plus the recency feature (every other factor is constant here)."""
+    lexical = entry["lexical"]
+    fused = score_fusion(lexical, entry["dense"], w, floor)
+    written = {key: entry["written"][key] for key in fused}
+    lo = min(written.values(), default=0.0)
+    span = max(written.values(), default=0.0) - lo
+    score = {
+        key: FACTOR_WEIGHTS[0] * v
+        + (recency * lexical.get(key, 0.0) * (written[key] - lo) / span if span else 0.0)
+        for key, v in fused.items()
+    }
+    ranked = sorted(score, key=lambda key: (-score[key], key))[:10]
+    return metrics_for(ranked, entry["relevant"], 10)["ndcg@10"]
+
+
+class Prepared:
+    """One query's candidates as arrays (keys in id order, so a stable sort ties by id)."""
+
+    def __init__(self, entry: dict[str, Any], floor: float | None) -> None:
+        self.set = entry["set"]
+        dense = dict(sorted(entry["dense"].items(), key=lambda kv: -kv[1])[:CHANNEL_DEPTH])
+        if floor is not None:
+            dense = {key: cos for key, cos in dense.items() if cos >= floor}
+        lexical = entry["lexical"]
+        keys = sorted({*lexical, *dense})
+        self.lex = np.array([lexical.get(k, 0.0) for k in keys])
+        self.cos = np.array([max(0.0, dense.get(k, 0.0)) for k in keys])
+        self.both = bool(lexical) and bool(dense)
+        self.only_lexical = bool(lexical) and not dense
+        written = np.array([entry["written"].get(k, 0.0) for k in keys])
+        span = float(written.max() - written.min()) if keys else 0.0
+        self.recency = (written - written.min()) / span if span > 0 else np.zeros(len(keys))
+        relevant = entry["relevant"]
+        self.gains = np.array([relevant.get(k, 0.0) for k in keys])
+        ideal = sorted(relevant.values(), reverse=True)[:10]
+        self.idcg = sum(g / np.log2(i + 2) for i, g in enumerate(ideal))
+
+    def ndcg(self, w: float, recency: float) -> float:
+        if not self.idcg or not len(self.gains):
+            return 0.0
+        weight = w if self.both else (1.0 if self.only_lexical else 0.0)
+        fused = weight * self.lex + (1.0 - weight) * self.cos
+        score = FACTOR_WEIGHTS[0] * fused + recency * self.lex * self.recency
+        top = np.argsort(-score, kind="stable")[:10]
+        return float((self.gains[top] / np.log2(np.arange(2, len(top) + 2))).sum() / self.idcg)
+
+
+def per_set(prepared: list[Prepared], w: float, recency: float) -> dict[str, float]:
+    by_set: dict[str, list[float]] = {}
+    for item in prepared:
+        by_set.setdefault(item.set, []).append(item.ndcg(w, recency))
+    return {name: statistics.mean(v) for name, v in sorted(by_set.items())}
+
+
+def fit(prepared: list[Prepared]) -> tuple[float, float]:
+    """``(w, recency weight)`` maximising the mean over sets of the mean nDCG@10 (ties: the
+    ``w`` nearest 0.5, then the smaller recency weight)."""
+    grid = [(w, r) for w in W_GRID for r in RECENCY_GRID]
+    return max(
+        grid,
+        key=lambda p: (
+            statistics.mean(per_set(prepared, p[0], p[1]).values()),
+            -abs(p[0] - 0.5),
+            -p[1],
+        ),
+    )
+
+
+def check_agreement(entries: list[dict[str, Any]], floor: float | None) -> None:
+    """The array form ranks exactly like :func:`score_fusion` plus the recency term."""
+    for entry in entries[:: max(1, len(entries) // 200)]:
+        for w, r in ((0.5, 0.04), (0.85, 0.0), (1.0, 0.08)):
+            top = {
+                **entry,
+                "dense": dict(
+                    sorted(entry["dense"].items(), key=lambda kv: -kv[1])[:CHANNEL_DEPTH]
+                ),
+            }
+            expected = ndcg(top, w, floor, r)
+            got = Prepared(entry, floor).ndcg(w, r)
+            assert abs(expected - got) < 1e-9, (entry["query"], w, r, expected, got)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sets", default=",".join(convert.SETS))
+    parser.add_argument("--collections", action="append", default=[], metavar="SET/GLOB")
+    parser.add_argument("--channels", type=Path, default=None, help="default: <cache>/...")
+    parser.add_argument("--reuse", action="store_true", help="read --channels, do not score")
+    args = parser.parse_args(argv)
+    cache = fetch.cache_dir()
+    path = args.channels or cache / "calibration-channels.json"
+    if args.reuse:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+    else:
+        sets = [s.strip() for s in args.sets.split(",") if s.strip()]
+        entries = collect(sets, args.collections, cache)
+        path.write_text(json.dumps(entries), encoding="utf-8")
+    labelled = [e for e in entries if not e.get("foreign")]
+    foreign = [e for e in entries if e.get("foreign")]
+
+    relevant_cos = [e["dense"][doc] for e in labelled for doc in e["relevant"]]
+    print(
+        f"## Dense relevance floor ({len(relevant_cos)} relevant documents, "
+        f"{len(foreign)} foreign queries)\n"
+    )
+    print("| floor | relevant dropped | foreign queries with a dense hit |")
+    print("|---|---|---|")
+    floor = None
+    for value in FLOORS:
+        dropped = sum(1 for c in relevant_cos if c < value) / len(relevant_cos)
+        alarms = sum(1 for e in foreign if e["best_cosine"] >= value) / max(len(foreign), 1)
+        print(f"| {value:.2f} | {dropped:.1%} | {alarms:.1%} |")
+        if dropped <= MAX_FALSE_DROP:
+            floor = value
+    lexical_alarms = sum(1 for e in foreign if e["lexical"]) / max(len(foreign), 1)
+    print(
+        f"\nchosen floor: {floor} (false-drop rate <= {MAX_FALSE_DROP:.0%}); foreign "
+        f"queries with any lexical candidate: {lexical_alarms:.1%}\n"
+    )
+
+    collections = sorted({(e["set"], e["collection"]) for e in labelled})
+    fold_of: dict[tuple[str, str], int] = {}
+    for name in sorted({s for s, _ in collections}):
+        mine = [c for c in collections if c[0] == name]
+        for i, key in enumerate(mine):
+            fold_of[key] = i % FOLDS
+    print(f"## Fusion weight, {FOLDS}-fold cross-validation over {len(collections)} collections\n")
+    sets = sorted({e["set"] for e in labelled})
+    check_agreement(labelled, floor)
+    prepared = {id(e): Prepared(e, floor) for e in labelled}
+    print("| fold | w | recency | " + " | ".join(f"{s} nDCG@10 (test)" for s in sets) + " |")
+    print("|---|---|---|" + "---|" * len(sets))
+    for fold in range(FOLDS):
+        train = [e for e in labelled if fold_of[(e["set"], e["collection"])] != fold]
+        test = [e for e in labelled if fold_of[(e["set"], e["collection"])] == fold]
+        if not test:
+            continue
+        w, recency = fit([prepared[id(e)] for e in train])
+        scores = per_set([prepared[id(e)] for e in test], w, recency)
+        cells = " | ".join(f"{scores[s]:.3f}" if s in scores else "" for s in sets)
+        print(f"| {fold} | {w:.2f} | {recency:.2f} | {cells} |")
+    everything = list(prepared.values())
+    w, recency = fit(everything)
+    print(f"\nfitted on every fold: w = {w:.2f}, recency weight = {recency:.2f}\n")
+    print("| w | recency | " + " | ".join(sets) + " |")
+    print("|---|---|" + "---|" * len(sets))
+    for pair in ((0.0, recency), (0.5, recency), (1.0, recency), (w, 0.0), (w, recency)):
+        scores = per_set(everything, pair[0], pair[1])
+        cells = " | ".join(f"{scores[s]:.3f}" for s in sets)
+        print(f"| {pair[0]:.2f} | {pair[1]:.2f} | {cells} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
