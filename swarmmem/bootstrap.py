@@ -22,12 +22,13 @@ from swarmmem.core.learning.outcomes import apply_outcome
 from swarmmem.core.learning.rewards import LearningSettings, SessionRegistry
 from swarmmem.core.learning.verdicts import VerdictService
 from swarmmem.core.maintenance.management import ManagementService
+from swarmmem.core.maintenance.rescope import RescopeService
 from swarmmem.core.maintenance.scoped import ScopedView
 from swarmmem.core.maintenance.service import MaintenanceService
 from swarmmem.core.model.errors import ConfigError, MemoryValidationError, SwarmMemoryError
 from swarmmem.core.model.ids import to_iso
 from swarmmem.core.model.records import MemoryScope
-from swarmmem.core.model.scopes import MemoryContext, derive_allowed_scopes
+from swarmmem.core.model.scopes import MemoryContext, derive_allowed_scopes, identity_kind
 from swarmmem.core.recall.embedding_cache import EmbeddingCache
 from swarmmem.core.recall.embeddings import EmbeddingSync
 from swarmmem.core.recall.hybrid import DenseParts, HybridSettings
@@ -383,6 +384,15 @@ class Runtime:
             project_id=self.config["projectId"],
         )
 
+    @property
+    def repository_scope(self) -> MemoryScope:
+        """This repository's scope (its ``repo_id`` is the repository identity)."""
+        return next(s for s in self.allowed_scopes if s.type == "repository")
+
+    def identity_kind(self) -> str:
+        """What identifies this repository: ``projectId``, ``remote`` or ``folder``."""
+        return identity_kind(self.config["projectId"], git_remote_origin(self.root))
+
     def recall_defaults(self) -> RecallDefaults:
         """``memory.recall`` as request defaults."""
         recall = self.config["recall"]
@@ -558,6 +568,19 @@ class Runtime:
             redact=self.secrets.redact,
             vectors=self.write_vectors,
             refresh=self.reflection.refresh,
+        )
+
+    @cached_property
+    def rescoping(self) -> RescopeService:
+        """The repository identities in the store and adoption of an earlier one (a trusted
+        maintenance operation of the CLI, never an agent tool)."""
+        return RescopeService(
+            store=self.store,
+            target=self.repository_scope,
+            identity_kind=self.identity_kind(),
+            now=self.now,
+            vectors=self.write_vectors,
+            embed=self.embeddings.embed,
         )
 
     def close(self) -> None:

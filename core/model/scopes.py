@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import attrs
 
 from swarmmem.core.model.errors import ScopeError
-from swarmmem.core.model.ids import stable_id
+from swarmmem.core.model.ids import sha256_hex, stable_id
 from swarmmem.core.model.records import MemoryScope
 
 
@@ -29,12 +29,28 @@ class MemoryContext:
         return self.run_id or self.session_id
 
 
+IDENTITY_KINDS = ("projectId", "remote", "folder")
+"""What a repository identity comes from (:func:`identity_kind`)."""
+
+
 def repository_identity(project_id: str | None, remote_url: str | None, root: str) -> str:
     """What identifies the repository: the configured project id, else the ``origin`` remote,
-    else the folder name."""
+    else the folder name with a short hash of its absolute path (two checkouts that share a
+    folder name but not a path never share a repository scope).
+
+    ``root`` should be resolved (symbolic links followed) by the caller: core does no I/O.
+    """
     if project_id:
         return f"project:{project_id}"
-    return remote_url or os.path.basename(root)
+    if remote_url:
+        return remote_url
+    root = os.path.abspath(root)
+    return f"folder:{os.path.basename(root)}:{sha256_hex(root)[:12]}"
+
+
+def identity_kind(project_id: str | None, remote_url: str | None) -> str:
+    """Which of :data:`IDENTITY_KINDS` :func:`repository_identity` uses."""
+    return "projectId" if project_id else "remote" if remote_url else "folder"
 
 
 def derive_allowed_scopes(
