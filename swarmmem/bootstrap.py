@@ -200,6 +200,7 @@ class Runtime:
                 "busy_timeout_ms": self.config["sqlite"]["busyTimeoutMs"],
                 "clock": self.clock,
                 "legacy_dir": self.storage_dir,
+                "legacy_scope_keys": self.scope_keys(),
             }
         if provider == "local-jsonl":
             return {"directory": self.storage_dir, "clock": self.clock}
@@ -383,6 +384,10 @@ class Runtime:
             remote_url=git_remote_origin(self.root),
             project_id=self.config["projectId"],
         )
+
+    def scope_keys(self) -> frozenset[str]:
+        """The keys of :attr:`allowed_scopes` (what imported rows must lie in)."""
+        return frozenset(scope.key for scope in self.allowed_scopes)
 
     @property
     def repository_scope(self) -> MemoryScope:
