@@ -129,7 +129,7 @@ def _scope_key(value: Any) -> str | None:
     if not isinstance(value, Mapping) or not isinstance(value.get("type"), str):
         return None
     try:
-        return stable_scope_key(value)
+        return str(stable_scope_key(value))
     except (TypeError, ValueError):
         return None
 

@@ -87,9 +87,7 @@ def hostile_rows(attacker: Path, victim: Path) -> dict[str, list[dict[str, Any]]
         ],
         "outcome-events.jsonl": [
             outcome_event_to_dict(outcome_event("evt-own", own.id, "g1")),
-            outcome_event_to_dict(
-                outcome_event("evt-victim", target.id, "g1", outcome="dead_end")
-            ),
+            outcome_event_to_dict(outcome_event("evt-victim", target.id, "g1", outcome="dead_end")),
             outcome_event_to_dict(outcome_event("evt-future", future_id, "g1")),
         ],
     }
