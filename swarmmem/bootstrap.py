@@ -527,6 +527,7 @@ class Runtime:
             policy=self.learning_settings(),
             known_sessions=self.known_sessions,
             embed=embed,
+            redact=self.secrets.redact,
         )
 
     @cached_property
