@@ -159,8 +159,12 @@ class _ScopeCheck:
             if _scope_key(scope) not in self.allowed:
                 return f"scope {OUTSIDE}"
             kind, text = obj.get("kind"), obj.get("text")
-            consistent = isinstance(kind, str) and isinstance(text, str)
-            if consistent and content_memory_id(scope, kind, text) == obj["id"]:
+            if (
+                isinstance(scope, Mapping)
+                and isinstance(kind, str)
+                and isinstance(text, str)
+                and content_memory_id(scope, kind, text) == obj["id"]
+            ):
                 self.memory_ids.add(obj["id"])  # only an id this scope can own
         elif file == "proposals.jsonl":
             record = obj.get("proposedRecord")

@@ -96,8 +96,9 @@ def _moved_proposal(
     record = proposal.proposed_record
     if record is not None and record.scope.key == source_key:
         changes["proposed_record"] = _moved(record, target, now)
-    if proposal.target_memory_id in ids:
-        changes["target_memory_id"] = ids[proposal.target_memory_id]
+    target_id = proposal.target_memory_id
+    if target_id is not None and target_id in ids:
+        changes["target_memory_id"] = ids[target_id]
     related = proposal.related_memory_ids or ()
     if any(i in ids for i in related):
         changes["related_memory_ids"] = tuple(ids.get(i, i) for i in related)

@@ -153,7 +153,7 @@ def _redacted_usage_errors() -> Iterator[None]:
     try:
         yield
     except click.ClickException as exc:
-        exc.message = redact_secrets(exc.message)
+        exc.message = redact_secrets(exc.message)  # type: ignore[misc]  # Final in the stubs
         raise
 
 
