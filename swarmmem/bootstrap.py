@@ -576,6 +576,22 @@ class Runtime:
             refresh=self.reflection.refresh,
         )
 
+    def postgres_rls(self, role: str, *, dsn: str | None, apply: bool) -> dict[str, Any]:
+        """The row-level security setup giving database ``role`` this repository's scopes
+        (workspace, repository, cohort) in the configured schema; run when ``apply``.
+        ``dsn``: the admin's connection (default: the configured one)."""
+        if self.provider != "postgres":
+            raise ConfigError("row-level security needs memory.provider postgres")
+        if not isinstance(role, str) or not role or len(role) > 63 or not role.isprintable():
+            raise MemoryValidationError("--role must name a database role (1..63 characters)")
+        from swarmmem.adapters.storage.postgres.rls import row_level_security
+
+        keys = [
+            s.key for s in self.allowed_scopes if s.type in ("workspace", "repository", "cohort")
+        ]
+        schema = self.config["postgres"]["schema"] or "public"
+        return row_level_security(dsn or self.postgres_dsn(), schema, role, keys, apply=apply)
+
     @cached_property
     def rescoping(self) -> RescopeService:
         """The repository identities in the store and adoption of an earlier one (a trusted

@@ -229,6 +229,16 @@ IDENTITY_SOURCES = {
 }
 
 
+def rls_text(data: Data) -> str:
+    """The row-level security statements (as a SQL script), and whether they ran."""
+    state = "applied" if data["applied"] else "not applied; run again with --apply"
+    head = [
+        f"-- row-level security for role {data['role']} in schema {data['schema']} ({state})",
+        *(f"-- scope key: {key}" for key in data["scope_keys"]),
+    ]
+    return "\n".join([*head, *(f"{statement};" for statement in data["statements"])])
+
+
 def rescope_text(data: Data) -> str:
     """What a rescope adopted, or would adopt."""
     head = (
