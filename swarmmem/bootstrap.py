@@ -603,7 +603,13 @@ class Runtime:
             now=self.now,
             vectors=self.write_vectors,
             embed=self.embeddings.embed,
+            live_elsewhere=self._live_elsewhere,
         )
+
+    def _live_elsewhere(self, folder: str) -> bool:
+        """True when ``folder`` is an existing directory other than this project's root."""
+        path = Path(folder)
+        return path.is_absolute() and path.is_dir() and path.resolve() != self.root
 
     def close(self) -> None:
         """Release what was built here. Idempotent."""

@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from swarmmem.core.model.errors import MemoryValidationError, NotFoundError
+from swarmmem.core.model.errors import ConflictError, MemoryValidationError, NotFoundError
 from swarmmem.core.model.ids import content_hash, memory_id_for_hash
 from swarmmem.core.model.records import MemoryProposal, MemoryRecord, MemoryScope
 from swarmmem.core.model.semantics import ListFilter
@@ -110,7 +110,9 @@ class RescopeService:
     """Identities in the store and adoption into ``target`` (this context's repository scope).
 
     ``vectors`` gives the vector index to keep in step (``None`` when embeddings are off) and
-    ``embed`` embeds adopted records; both run after the transaction commits.
+    ``embed`` embeds adopted records; both run after the transaction commits. ``live_elsewhere``
+    tells whether a folder is another repository that still exists (not this one): memories
+    last written from such a folder are adopted only when forced.
     """
 
     store: StorageProvider
@@ -119,6 +121,7 @@ class RescopeService:
     now: Callable[[], str]
     vectors: Callable[[], VectorIndex | None]
     embed: Callable[[list[MemoryRecord]], Any]
+    live_elsewhere: Callable[[str], bool] = lambda _root: False
 
     def identities(self) -> dict[str, Any]:
         """This repository's identity and the other identities with memories in the store."""
@@ -128,13 +131,15 @@ class RescopeService:
             "other_identities": other_identities(self.store, self.target, now=self.now()),
         }
 
-    def rescope(self, from_repo_id: str, *, apply: bool) -> dict[str, Any]:
+    def rescope(self, from_repo_id: str, *, apply: bool, force: bool = False) -> dict[str, Any]:
         """Adopt the active memories (and pending proposals) of the repository identity
         ``from_repo_id`` into this repository's scope; a dry run unless ``apply``.
 
         Raises:
             MemoryValidationError: ``from_repo_id`` is malformed or is this identity.
             NotFoundError: nothing is stored under ``from_repo_id``.
+            ConflictError: the memories were last written from another folder that still
+                exists (a live repository, not an earlier name of this one) and not ``force``.
         """
         source = from_repo_id.strip() if isinstance(from_repo_id, str) else ""
         if not source or len(source) > REPO_ID_MAX or not source.isprintable():
@@ -153,6 +158,13 @@ class RescopeService:
         ]
         if not records and not pending:
             raise NotFoundError(f"no memories are stored under repository identity {source}")
+        newest = max(records, key=lambda r: (r.updated_at, r.id), default=None)
+        root = newest.scope.repo_root if newest is not None else None
+        if root and not force and self.live_elsewhere(root):
+            raise ConflictError(
+                f"the memories of {source} were last written from {root}, which still exists: "
+                "they may belong to another repository; pass --force to adopt them anyway"
+            )
         result: dict[str, Any] = {
             "from_repository_id": source,
             "to_repository_id": self.target.repo_id,

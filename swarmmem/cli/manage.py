@@ -98,17 +98,22 @@ def interactive() -> bool:
     help="The repository id the memories are stored under (listed by `status`).",
 )
 @click.option("--yes", is_flag=True, help="Adopt without asking (otherwise: ask, or dry run).")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Adopt even when the memories were last written from another folder that exists.",
+)
 @command
-def rescope(state: State, from_repo_id: str, yes: bool) -> None:
+def rescope(state: State, from_repo_id: str, yes: bool, force: bool) -> None:
     """Adopt the memories of an earlier repository identity (after a folder rename or a
     remote change) into this repository: one audited transaction. Without --yes it asks on
     a terminal and only reports what it would adopt otherwise."""
     with state.open() as mem:
         service = mem.runtime.rescoping
-        preview = service.rescope(from_repo_id, apply=False)
+        preview = service.rescope(from_repo_id, apply=False, force=force)
         apply = yes
         if not yes and not state.as_json and interactive():
             click.echo(render.rescope_text(preview))
             apply = click.confirm("Adopt them now?", default=False)
-        result = service.rescope(from_repo_id, apply=True) if apply else preview
+        result = service.rescope(from_repo_id, apply=True, force=force) if apply else preview
     emit(state, {"success": True, **result}, render.rescope_text)

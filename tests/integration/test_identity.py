@@ -260,12 +260,18 @@ def test_a_failing_rescope_changes_nothing(
     assert others[0]["memories"] == 2
 
 
-@pytest.mark.parametrize("provider", ["memory", "local-jsonl"])
+@pytest.mark.parametrize("provider", ["memory", "local-jsonl", "sqlite", "postgres"])
 def test_rescope_works_on_every_provider(tmp_path: Path, provider: str) -> None:
-    """The in-memory and JSONL stores adopt through the same storage port."""
-    store = swarmmem.open(tmp_path, {"memory": {"enabled": True, "provider": provider}})
+    """Every provider adopts through the same storage port (one transaction)."""
+    config: dict[str, Any] = {"enabled": True, "provider": provider}
+    if provider == "postgres":
+        from pg_support import require_dsn, schema_for
+
+        config["postgres"] = {"dsn": require_dsn(), "schema": schema_for(tmp_path)}
+    store = swarmmem.open(tmp_path, config)
     with store as mem:
         runtime = mem.runtime
+        assert mem.store.name == provider
         old_scope = MemoryScope(type="repository", repo_id="feedfacecafebeef", repo_root="/x/api")
         record = make_memory("An older identity's fact.", scope=old_scope)
         mem.store.upsert(record)
@@ -276,3 +282,18 @@ def test_rescope_works_on_every_provider(tmp_path: Path, provider: str) -> None:
         texts = [r.text for r in mem.list()]
         assert texts == ["An older identity's fact."]
         assert runtime.rescoping.identities()["other_identities"] == []
+
+
+def test_a_live_repository_is_not_adopted_by_accident(tmp_path: Path, shared: Path) -> None:
+    """Memories last written from another folder that still exists belong to a live
+    repository: rescope refuses them (exit 2, nothing moves) unless --force."""
+    first = make_project(tmp_path / "x" / "api", shared)
+    second = make_project(tmp_path / "y" / "api", shared)
+    learn(first, SECRET_FREE_FACT)
+    refused = cli(second, "rescope", "--from", repo_id(first), "--yes", "--json")
+    assert refused.exit_code == 2
+    assert "still exists" in as_json(refused)["message"]
+    assert listed(first) == [SECRET_FREE_FACT] and listed(second) == []
+    forced = cli(second, "rescope", "--from", repo_id(first), "--yes", "--force", "--json")
+    assert forced.exit_code == 0, forced.output
+    assert listed(second) == [SECRET_FREE_FACT] and listed(first) == []
