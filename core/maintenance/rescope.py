@@ -54,8 +54,9 @@ def other_identities(
     store: StorageProvider, current: MemoryScope, *, now: str
 ) -> list[dict[str, Any]]:
     """Repository identities other than ``current`` holding active memories in ``store``:
-    ``{repository_id, memories, last_root}`` (the folder the newest of them was written
-    from), most memories first."""
+    ``{repository_id, memories, last_root, same_folder}`` (the folder the newest of them was
+    written from, and whether it is ``current``'s folder: an earlier identity of this
+    repository), most memories first."""
     found: list[tuple[str, int, str | None]] = []
     for key, count in scope_counts(store).items():
         try:
@@ -71,7 +72,11 @@ def other_identities(
         root = newest[0].scope.repo_root if newest else None
         found.append((repo_id, count, root))
     found.sort(key=lambda item: (-item[1], item[0]))
-    return [{"repository_id": i, "memories": n, "last_root": root} for i, n, root in found]
+    here = current.repo_root
+    return [
+        {"repository_id": i, "memories": n, "last_root": root, "same_folder": root == here}
+        for i, n, root in found
+    ]
 
 
 def _moved(record: MemoryRecord, target: MemoryScope, now: str) -> MemoryRecord:

@@ -212,6 +212,8 @@ def _identity_lines(repository: Data | None) -> list[str]:
         lines += ["", "### Memories under other repository identities"]
         for other in others:
             root = f", last written from `{other['last_root']}`" if other["last_root"] else ""
+            if other.get("same_folder"):
+                root = ", written from this folder under an earlier identity"
             lines.append(
                 f"- `{other['repository_id']}`: {_count(other['memories'], 'memory')}{root}"
             )

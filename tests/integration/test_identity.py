@@ -135,7 +135,14 @@ def test_a_renamed_folder_shows_its_old_identity_and_rescope_adopts(
     status = cli(new, "status", "--json")
     assert status.exit_code == 0, status.output
     others = as_json(status)["repository"]["other_identities"]
-    assert others == [{"repository_id": old_id, "memories": 1, "last_root": str(old.resolve())}]
+    assert others == [
+        {
+            "repository_id": old_id,
+            "memories": 1,
+            "last_root": str(old.resolve()),
+            "same_folder": False,
+        }
+    ]
     text = cli(new, "status").stdout
     assert f"`{old_id}`: 1 memory" in text and "swarmmem rescope --from" in text
 
@@ -276,7 +283,14 @@ def test_rescope_works_on_every_provider(tmp_path: Path, provider: str) -> None:
         record = make_memory("An older identity's fact.", scope=old_scope)
         mem.store.upsert(record)
         seen = runtime.rescoping.identities()["other_identities"]
-        assert seen == [{"repository_id": "feedfacecafebeef", "memories": 1, "last_root": "/x/api"}]
+        assert seen == [
+            {
+                "repository_id": "feedfacecafebeef",
+                "memories": 1,
+                "last_root": "/x/api",
+                "same_folder": False,
+            }
+        ]
         result = runtime.rescoping.rescope("feedfacecafebeef", apply=True)
         assert result["adopted"] == 1
         texts = [r.text for r in mem.list()]
@@ -297,3 +311,30 @@ def test_a_live_repository_is_not_adopted_by_accident(tmp_path: Path, shared: Pa
     forced = cli(second, "rescope", "--from", repo_id(first), "--yes", "--force", "--json")
     assert forced.exit_code == 0, forced.output
     assert listed(second) == [SECRET_FREE_FACT] and listed(first) == []
+
+
+def test_memories_of_the_earlier_folder_name_identity_are_found_and_adopted(
+    tmp_path: Path, shared: Path
+) -> None:
+    """A store written before the path hash joined the identity (the folder name alone):
+    status flags those memories as this folder's earlier identity and rescope adopts them."""
+    root = make_project(tmp_path / "old" / "api", shared)
+    earlier = MemoryScope(
+        type="repository", repo_id=stable_id("api"), repo_root=str(root.resolve())
+    )
+    with swarmmem.open(root) as mem:
+        mem.store.upsert(make_memory("Deploys go through the release script.", scope=earlier))
+    assert listed(root) == []
+    others = as_json(cli(root, "status", "--json"))["repository"]["other_identities"]
+    assert others == [
+        {
+            "repository_id": stable_id("api"),
+            "memories": 1,
+            "last_root": str(root.resolve()),
+            "same_folder": True,
+        }
+    ]
+    assert "this folder under an earlier identity" in cli(root, "status").stdout
+    adopted = cli(root, "rescope", "--from", stable_id("api"), "--yes", "--json")
+    assert adopted.exit_code == 0, adopted.output
+    assert listed(root) == ["Deploys go through the release script."]
