@@ -178,17 +178,16 @@ def plant_through_the_cli(root: Path, s: Secrets, sh: Shell) -> None:
         *agent, "outcome", "--memory-id", memory_id, "--outcome", "useful",
         "--anchor", f"src/{s('anchor file')}.py#{s('anchor symbol')}",
     )  # fmt: skip
+    # a durable memory refuses a correction with a secret; a scratch note keeps it, redacted
     sh.json(
-        *agent,
-        "outcome",
-        "--memory-id",
-        memory_id,
-        "--outcome",
-        "corrected",
-        "--correction",
-        f"use {s('correction')} instead",
-        ok=False,
-    )  # fmt: skip (a durable memory refuses a correction with a secret)
+        *agent, "outcome", "--memory-id", memory_id, "--outcome", "corrected",
+        "--correction", f"use {s('correction durable')} instead", ok=False,
+    )  # fmt: skip
+    (scratch_id,) = [m["memory_id"] for m in sh.json("list", "--kind", "scratch")["memories"]]
+    sh.json(
+        *agent, "outcome", "--memory-id", scratch_id, "--outcome", "corrected",
+        "--correction", f"use {s('correction scratch')} instead",
+    )  # fmt: skip
     sh.json(*agent, "outcome", "--question", f"how to deploy {s('outcome question')}",
             "--outcome", "dead_end", ok=False)  # fmt: skip
     sh.json(
@@ -224,8 +223,8 @@ def test_secrets_planted_through_the_cli_are_stored_and_echoed_nowhere(tmp_path:
     root = tmp_path / "project"
     write_config(root)
     secrets, sh = Secrets(), Shell(root)
-    with swarmmem.open(root) as mem:  # creates the database
-        assert mem.store.count() == 0
+    with swarmmem.open(root) as mem:  # creates the database, with one scratch note
+        mem.import_records([{"kind": "scratch", "text": "Scratch: the release is on Friday."}])
     # a reader kept open for the whole test keeps the write-ahead log on disk for the scan
     reader = sqlite_module().connect(str(root / ".swarm" / "memory" / "memory.db"))
     try:
@@ -234,7 +233,7 @@ def test_secrets_planted_through_the_cli_are_stored_and_echoed_nowhere(tmp_path:
         plant_through_the_library(root, secrets)
         wal = root / ".swarm" / "memory" / "memory.db-wal"
         assert wal.is_file() and wal.stat().st_size > 0
-        assert len(secrets.bodies) == 32
+        assert len(secrets.bodies) == 33
         leaks = scan(root, secrets, sh.outputs)
         assert leaks == [], "\n".join(leaks)
     finally:
@@ -313,12 +312,14 @@ def run_mcp(root: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[s
 def test_secrets_planted_through_mcp_are_stored_and_echoed_nowhere(tmp_path: Path) -> None:
     root = tmp_path / "project"
     write_config(root)
-    with swarmmem.open(root) as mem:  # one curated memory to report outcomes about
+    with swarmmem.open(root) as mem:  # curated memories to report outcomes about
         mem.import_records(
             [{"kind": "repo_convention", "text": "Release notes live in docs/release.md.",
-              "source": {"type": "file", "filePath": "docs/release.md"}}]
+              "source": {"type": "file", "filePath": "docs/release.md"}},
+             {"kind": "scratch", "text": "Scratch: the release is on Friday."}]
         )  # fmt: skip
-        (record,) = mem.list()
+        (record,) = mem.list(kind="repo_convention")
+        (scratch,) = mem.list(kind="scratch")
     s = Secrets()
     calls = [
         ("swarm_memory_recall", {"query": f"release notes {s('mcp query')}",
@@ -339,6 +340,8 @@ def test_secrets_planted_through_mcp_are_stored_and_echoed_nowhere(tmp_path: Pat
                                                "symbol": s("mcp anchor symbol")}]}),
         ("swarm_memory_outcome", {"memoryId": record.id, "outcome": "corrected",
                                   "correction": f"use {s('mcp correction')}"}),
+        ("swarm_memory_outcome", {"memoryId": scratch.id, "outcome": "corrected",
+                                  "correction": f"use {s('mcp scratch correction')}"}),
         ("swarm_memory_outcome", {"question": f"how {s('mcp question')}", "outcome": "dead_end"}),
         ("swarm_memory_outcome", {"memoryId": s("mcp memory id"), "outcome": "useful"}),
         ("swarm_memory_recall", {"query": s("mcp bare query")}),
@@ -348,6 +351,10 @@ def test_secrets_planted_through_mcp_are_stored_and_echoed_nowhere(tmp_path: Pat
         ("swarm_memory_rescope", {"from": "0123456789abcdef"}),
     ]  # fmt: skip
     texts, stderr, tools = run_mcp(root, calls)
+    with swarmmem.open(root) as mem:  # the scratch correction was kept, redacted
+        (corrected,) = [e for e in mem.store.list_outcomes(scratch.id) if e.outcome.correction]
+        assert "[REDACTED" in str(corrected.outcome.correction)
+        assert mem.store.list_recall_usage()  # the recalls were logged (redacted)
     # rescope is a trusted local command: the server offers no such tool and refuses the call
     assert "swarm_memory_rescope" not in {tool.name for tool in tools}
     assert not any("rescope" in tool.name for tool in tools)
