@@ -70,22 +70,22 @@ def derive_allowed_scopes(
             :func:`repository_identity`).
     """
     root = os.path.abspath(context.directory)
+    repo_id = stable_id(repository_identity(project_id, remote_url, root))
     scopes = [
         MemoryScope(type="workspace", workspace_id=stable_id(os.path.dirname(root))),
-        MemoryScope(
-            type="repository",
-            repo_id=stable_id(repository_identity(project_id, remote_url, root)),
-            repo_root=root,
-        ),
+        MemoryScope(type="repository", repo_id=repo_id, repo_root=root),
     ]
     if cohort_id:
         scopes.append(MemoryScope(type="cohort", cohort_id=cohort_id))
+    # run and agent scopes carry the repository id: two repositories sharing a store never
+    # share a run or an agent role's memories (a session id or a role name like "coder"
+    # alone is no boundary)
     run_id = context.effective_run_id
     if run_id:
-        scopes.append(MemoryScope(type="run", run_id=run_id))
+        scopes.append(MemoryScope(type="run", run_id=run_id, repo_id=repo_id))
     agent = context.agent_id or context.agent_role
     if agent:
-        scopes.append(MemoryScope(type="agent", agent_id=agent, run_id=run_id))
+        scopes.append(MemoryScope(type="agent", agent_id=agent, run_id=run_id, repo_id=repo_id))
     return scopes
 
 

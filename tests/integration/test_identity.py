@@ -15,13 +15,13 @@ from typing import Any
 import attrs
 import pytest
 from click.testing import CliRunner, Result
+from factories import make_memory
 
 import swarmmem
 from swarmmem.cli import main
 from swarmmem.core.model.ids import stable_id
 from swarmmem.core.model.records import MemoryScope
 from swarmmem.core.model.scopes import MemoryContext, derive_allowed_scopes
-from tests.factories import make_memory
 
 SECRET_FREE_FACT = "Run the api tests with pytest -q before every push."
 
@@ -338,3 +338,29 @@ def test_memories_of_the_earlier_folder_name_identity_are_found_and_adopted(
     adopted = cli(root, "rescope", "--from", stable_id("api"), "--yes", "--json")
     assert adopted.exit_code == 0, adopted.output
     assert listed(root) == ["Deploys go through the release script."]
+
+
+def test_run_and_agent_scopes_belong_to_one_repository(tmp_path: Path, shared: Path) -> None:
+    """A session id or a role name alone is no boundary: two repositories sharing a store,
+    called with the same session and role, never see each other's run or agent memories."""
+    first = make_project(tmp_path / "a" / "api", shared)
+    second = make_project(tmp_path / "b" / "web", shared)
+    context = {"session_id": "s1", "agent_role": "coder"}
+    with swarmmem.open(first, context=context) as mem:
+        narrow = [s for s in mem.runtime.allowed_scopes if s.type in ("run", "agent")]
+        assert [s.type for s in narrow] == ["run", "agent"]
+        rows = [
+            {"kind": "scratch", "text": f"The {s.type} note about the staging rotation.",
+             "scope": s.as_dict()}
+            for s in narrow
+        ]  # fmt: skip
+        assert mem.import_records(rows).written == 2
+    with swarmmem.open(second, context=context) as mem:
+        ours = {s.key for s in mem.runtime.allowed_scopes}
+        assert not ours & {s.key for s in narrow}
+    args = ("--session", "s1", "--role", "coder")
+    mine = as_json(cli(first, *args, "recall", "staging rotation note", "--json"))
+    theirs = as_json(cli(second, *args, "recall", "staging rotation note", "--json"))
+    assert len(mine["memory_ids"]) == 2
+    assert theirs["memory_ids"] == []
+    assert as_json(cli(second, *args, "list", "--scope", "agent", "--json"))["memories"] == []

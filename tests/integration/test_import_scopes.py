@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from factories import make_memory, make_proposal, outcome_event
 
 import swarmmem
 from swarmmem.cli import main
 from swarmmem.core.model.codec import outcome_event_to_dict, proposal_to_dict, record_to_dict
 from swarmmem.core.model.ids import memory_id
 from swarmmem.core.model.records import MemoryScope
-from tests.factories import make_memory, make_proposal, outcome_event
 
 
 def cli(root: Path, *args: str) -> Result:
