@@ -53,11 +53,13 @@ def repository_scope_key(repo_id: str) -> str:
 def other_identities(
     store: StorageProvider, current: MemoryScope, *, now: str
 ) -> list[dict[str, Any]]:
-    """Repository identities other than ``current`` holding active memories in ``store``:
-    ``{repository_id, memories, last_root, same_folder}`` (the folder the newest of them was
-    written from, and whether it is ``current``'s folder: an earlier identity of this
-    repository), most memories first."""
-    found: list[tuple[str, int, str | None]] = []
+    """Repository identities other than ``current`` holding active memories or pending
+    proposals in ``store``: ``{repository_id, memories, pending_proposals, last_root,
+    same_folder}`` (the folder the newest memory, else a proposal, was written from, and
+    whether it is ``current``'s folder: an earlier identity of this repository), most
+    memories first."""
+    memories: dict[str, int] = {}
+    roots: dict[str, str | None] = {}
     for key, count in scope_counts(store).items():
         try:
             fields = json.loads(key)
@@ -69,13 +71,26 @@ def other_identities(
         if not isinstance(repo_id, str) or repo_id == current.repo_id or count <= 0:
             continue
         newest = store.list(ListFilter(now=now, scope_keys=(key,), include_expired=True, limit=1))
-        root = newest[0].scope.repo_root if newest else None
-        found.append((repo_id, count, root))
-    found.sort(key=lambda item: (-item[1], item[0]))
-    here = current.repo_root
+        memories[repo_id] = count
+        roots[repo_id] = newest[0].scope.repo_root if newest else None
+    pending: dict[str, int] = {}
+    for proposal in store.list_proposals("pending"):
+        scope = proposal.proposed_record.scope if proposal.proposed_record else None
+        if scope is None or scope.type != "repository" or not scope.repo_id:
+            continue
+        if scope.repo_id != current.repo_id:
+            pending[scope.repo_id] = pending.get(scope.repo_id, 0) + 1
+            roots.setdefault(scope.repo_id, scope.repo_root)
+    found = sorted(roots, key=lambda i: (-memories.get(i, 0), -pending.get(i, 0), i))
     return [
-        {"repository_id": i, "memories": n, "last_root": root, "same_folder": root == here}
-        for i, n, root in found
+        {
+            "repository_id": i,
+            "memories": memories.get(i, 0),
+            "pending_proposals": pending.get(i, 0),
+            "last_root": roots[i],
+            "same_folder": roots[i] == current.repo_root,
+        }
+        for i in found
     ]
 
 
@@ -163,7 +178,8 @@ class RescopeService:
         ]
         if not records and not pending:
             raise NotFoundError(f"no memories are stored under repository identity {source}")
-        newest = max(records, key=lambda r: (r.updated_at, r.id), default=None)
+        written = [*records, *(p.proposed_record for p in pending if p.proposed_record)]
+        newest = max(written, key=lambda r: (r.updated_at, r.id), default=None)
         root = newest.scope.repo_root if newest is not None else None
         if root and not force and self.live_elsewhere(root):
             raise ConflictError(

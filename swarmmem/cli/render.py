@@ -214,9 +214,10 @@ def _identity_lines(repository: Data | None) -> list[str]:
             root = f", last written from `{other['last_root']}`" if other["last_root"] else ""
             if other.get("same_folder"):
                 root = ", written from this folder under an earlier identity"
-            lines.append(
-                f"- `{other['repository_id']}`: {_count(other['memories'], 'memory')}{root}"
-            )
+            counts = _count(other["memories"], "memory")
+            if other["pending_proposals"]:
+                counts += f", {_count(other['pending_proposals'], 'pending proposal')}"
+            lines.append(f"- `{other['repository_id']}`: {counts}{root}")
         lines.append(
             "- Not recalled here. If one is this repository before a rename or a remote "
             "change, adopt its memories with `swarmmem rescope --from ID`."

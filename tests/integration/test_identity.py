@@ -139,6 +139,7 @@ def test_a_renamed_folder_shows_its_old_identity_and_rescope_adopts(
         {
             "repository_id": old_id,
             "memories": 1,
+            "pending_proposals": 0,
             "last_root": str(old.resolve()),
             "same_folder": False,
         }
@@ -198,6 +199,9 @@ def test_rescope_moves_pending_proposals_and_keeps_learned_values(
     old_id = repo_id(old)
     new = tmp_path / "w" / "svc2"
     old.rename(new)
+    (other,) = as_json(cli(new, "status", "--json"))["repository"]["other_identities"]
+    assert (other["memories"], other["pending_proposals"]) == (1, 1)
+    assert "1 memory, 1 pending proposal" in cli(new, "status").stdout
     data = as_json(cli(new, "rescope", "--from", old_id, "--yes", "--json"))
     assert data["pending_proposals"] == 1
     curated = cli(new, "curate", proposal_id, "add", "--json")
@@ -287,6 +291,7 @@ def test_rescope_works_on_every_provider(tmp_path: Path, provider: str) -> None:
             {
                 "repository_id": "feedfacecafebeef",
                 "memories": 1,
+                "pending_proposals": 0,
                 "last_root": "/x/api",
                 "same_folder": False,
             }
@@ -330,6 +335,7 @@ def test_memories_of_the_earlier_folder_name_identity_are_found_and_adopted(
         {
             "repository_id": stable_id("api"),
             "memories": 1,
+            "pending_proposals": 0,
             "last_root": str(root.resolve()),
             "same_folder": True,
         }
@@ -364,3 +370,24 @@ def test_run_and_agent_scopes_belong_to_one_repository(tmp_path: Path, shared: P
     assert len(mine["memory_ids"]) == 2
     assert theirs["memory_ids"] == []
     assert as_json(cli(second, *args, "list", "--scope", "agent", "--json"))["memories"] == []
+
+
+def test_pending_proposals_alone_show_their_identity(tmp_path: Path, shared: Path) -> None:
+    """A renamed folder whose only state is a pending proposal still shows it in status."""
+    old = make_project(tmp_path / "v" / "api", shared)
+    proposed = cli(
+        old, "propose", "--kind", "todo", "--text", "Rotate the keys.", "--rationale", "r",
+        "--json",
+    )  # fmt: skip
+    assert proposed.exit_code == 0, proposed.output
+    old_id = repo_id(old)
+    new = tmp_path / "v" / "api-two"
+    old.rename(new)
+    others = as_json(cli(new, "status", "--json"))["repository"]["other_identities"]
+    assert [(o["repository_id"], o["memories"], o["pending_proposals"]) for o in others] == [
+        (old_id, 0, 1)
+    ]
+    adopted = as_json(cli(new, "rescope", "--from", old_id, "--yes", "--json"))
+    assert adopted["pending_proposals"] == 1
+    pending = as_json(cli(new, "pending", "--json"))
+    assert "Rotate the keys." in json.dumps(pending)
