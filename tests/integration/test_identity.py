@@ -391,3 +391,17 @@ def test_pending_proposals_alone_show_their_identity(tmp_path: Path, shared: Pat
     assert adopted["pending_proposals"] == 1
     pending = as_json(cli(new, "pending", "--json"))
     assert "Rotate the keys." in json.dumps(pending)
+
+
+def test_init_in_a_shared_store_gives_a_new_repository_a_project_id(
+    tmp_path: Path, shared: Path
+) -> None:
+    """Another repository's memories in a shared store are not this repository's: init still
+    sets a projectId for a repository that has none stored."""
+    other = make_project(tmp_path / "o" / "web", shared)
+    learn(other, SECRET_FREE_FACT)
+    fresh = make_project(tmp_path / "f" / "api", shared)
+    result = cli(fresh, "init", "--json")
+    assert result.exit_code == 0, result.output
+    assert str(as_json(result)["project_id"]).startswith("proj_")
+    assert listed(other) == [SECRET_FREE_FACT]
