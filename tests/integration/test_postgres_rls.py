@@ -232,3 +232,34 @@ def _repo_id(project_id: str) -> str:
     from swarmmem.core.model.ids import stable_id
 
     return stable_id(f"project:{project_id}")
+
+
+def test_vectors_follow_their_memory(cluster: dict[str, Any]) -> None:
+    """With pgvector, a role's vector index holds only the vectors of memories it may see."""
+    import numpy as np
+    from pg_support import require_vector
+
+    from swarmmem.adapters.vectors.pgvector import PgVectorIndex
+
+    require_vector()
+    PgVectorIndex(cluster["admin"], 4, schema=cluster["schema"]).close()  # the admin creates it
+    secured(cluster)
+    ids = {}
+    for name, scope in (("a", SCOPE_A), ("b", SCOPE_B)):
+        with store_of(cluster, name) as store:
+            ids[name] = seed(store, scope, name).id
+        index = PgVectorIndex(cluster["dsn"][name], 4, schema=cluster["schema"])
+        try:
+            index.upsert([ids[name]], np.ones((1, 4), dtype=np.float32))
+        finally:
+            index.close()
+    index = PgVectorIndex(cluster["dsn"]["a"], 4, schema=cluster["schema"])
+    try:
+        assert index.ids() == [ids["a"]]
+        with pytest.raises(StorageError):
+            index.upsert([ids["b"]], np.zeros((1, 4), dtype=np.float32))
+    finally:
+        index.close()
+    with raw(cluster, "a") as conn:
+        assert conn.execute("SELECT COUNT(*) FROM memory_items_vec").fetchone()[0] == 1
+        assert conn.execute("DELETE FROM memory_items_vec WHERE id = %s", (ids["b"],)).rowcount == 0

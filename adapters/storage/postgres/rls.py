@@ -92,7 +92,8 @@ def policy_statements(schema: str, *, vector_table: bool = False) -> list[str]:
         f"CREATE OR REPLACE FUNCTION {s}.swarmmem_scope_granted(key text) RETURNS boolean "
         f"LANGUAGE sql STABLE AS $f$ SELECT EXISTS ({granted} AND m.scope_key = key) $f$",
     ]
-    visible = f"EXISTS (SELECT 1 FROM {s}.memory_items i WHERE i.id = {{column}})"
+    # the outer column is qualified by its table: an unqualified ``id`` would bind to ``i.id``
+    visible = f"EXISTS (SELECT 1 FROM {s}.memory_items i WHERE i.id = {{table}}.{{column}})"
     proposal = (
         f"CASE WHEN jsonb_typeof({s}.swarmmem_json(proposal_json)->'proposedRecord') = 'object' "
         f"THEN {s}.swarmmem_scope_granted({s}.swarmmem_scope_key("
@@ -113,15 +114,15 @@ def policy_statements(schema: str, *, vector_table: bool = False) -> list[str]:
     conditions = {
         "memory_items": f"scope_key IN ({granted})",
         "memory_proposals": proposal,
-        "memory_outcomes": visible.format(column="memory_id"),
-        "memory_reward_events": visible.format(column="memory_id"),
-        "memory_relations": visible.format(column="source_id")
+        "memory_outcomes": visible.format(table="memory_outcomes", column="memory_id"),
+        "memory_reward_events": visible.format(table="memory_reward_events", column="memory_id"),
+        "memory_relations": visible.format(table="memory_relations", column="source_id")
         + " AND "
-        + visible.format(column="target_id"),
+        + visible.format(table="memory_relations", column="target_id"),
         "memory_recall_usage": usage,
     }
     if vector_table:
-        conditions[VECTOR_TABLE] = visible.format(column="id")
+        conditions[VECTOR_TABLE] = visible.format(table=VECTOR_TABLE, column="id")
     for table, condition in conditions.items():
         qualified = f"{s}.{table}"
         out += [
