@@ -22,12 +22,13 @@ from swarmmem.core.learning.outcomes import apply_outcome
 from swarmmem.core.learning.rewards import LearningSettings, SessionRegistry
 from swarmmem.core.learning.verdicts import VerdictService
 from swarmmem.core.maintenance.management import ManagementService
+from swarmmem.core.maintenance.rescope import RescopeService
 from swarmmem.core.maintenance.scoped import ScopedView
 from swarmmem.core.maintenance.service import MaintenanceService
 from swarmmem.core.model.errors import ConfigError, MemoryValidationError, SwarmMemoryError
 from swarmmem.core.model.ids import to_iso
 from swarmmem.core.model.records import MemoryScope
-from swarmmem.core.model.scopes import MemoryContext, derive_allowed_scopes
+from swarmmem.core.model.scopes import MemoryContext, derive_allowed_scopes, identity_kind
 from swarmmem.core.recall.embedding_cache import EmbeddingCache
 from swarmmem.core.recall.embeddings import EmbeddingSync
 from swarmmem.core.recall.hybrid import DenseParts, HybridSettings
@@ -200,6 +201,7 @@ class Runtime:
                 "busy_timeout_ms": self.config["sqlite"]["busyTimeoutMs"],
                 "clock": self.clock,
                 "legacy_dir": self.storage_dir,
+                "legacy_scope_keys": self.scope_keys(),
             }
         if provider == "local-jsonl":
             return {"directory": self.storage_dir, "clock": self.clock}
@@ -384,6 +386,19 @@ class Runtime:
             project_id=self.config["projectId"],
         )
 
+    def scope_keys(self) -> frozenset[str]:
+        """The keys of :attr:`allowed_scopes` (what imported rows must lie in)."""
+        return frozenset(scope.key for scope in self.allowed_scopes)
+
+    @property
+    def repository_scope(self) -> MemoryScope:
+        """This repository's scope (its ``repo_id`` is the repository identity)."""
+        return next(s for s in self.allowed_scopes if s.type == "repository")
+
+    def identity_kind(self) -> str:
+        """What identifies this repository: ``projectId``, ``remote`` or ``folder``."""
+        return identity_kind(self.config["projectId"], git_remote_origin(self.root))
+
     def recall_defaults(self) -> RecallDefaults:
         """``memory.recall`` as request defaults."""
         recall = self.config["recall"]
@@ -513,6 +528,7 @@ class Runtime:
             policy=self.learning_settings(),
             known_sessions=self.known_sessions,
             embed=embed,
+            redact=self.secrets.redact,
         )
 
     @cached_property
@@ -560,6 +576,41 @@ class Runtime:
             vectors=self.write_vectors,
             refresh=self.reflection.refresh,
         )
+
+    def postgres_rls(self, role: str, *, dsn: str | None, apply: bool) -> dict[str, Any]:
+        """The row-level security setup giving database ``role`` this repository's scopes
+        (workspace, repository, cohort) in the configured schema; run when ``apply``.
+        ``dsn``: the admin's connection (default: the configured one)."""
+        if self.provider != "postgres":
+            raise ConfigError("row-level security needs memory.provider postgres")
+        if not isinstance(role, str) or not role or len(role) > 63 or not role.isprintable():
+            raise MemoryValidationError("--role must name a database role (1..63 characters)")
+        from swarmmem.adapters.storage.postgres.rls import row_level_security
+
+        keys = [
+            s.key for s in self.allowed_scopes if s.type in ("workspace", "repository", "cohort")
+        ]
+        schema = self.config["postgres"]["schema"] or "public"
+        return row_level_security(dsn or self.postgres_dsn(), schema, role, keys, apply=apply)
+
+    @cached_property
+    def rescoping(self) -> RescopeService:
+        """The repository identities in the store and adoption of an earlier one (a trusted
+        maintenance operation of the CLI, never an agent tool)."""
+        return RescopeService(
+            store=self.store,
+            target=self.repository_scope,
+            identity_kind=self.identity_kind(),
+            now=self.now,
+            vectors=self.write_vectors,
+            embed=self.embeddings.embed,
+            live_elsewhere=self._live_elsewhere,
+        )
+
+    def _live_elsewhere(self, folder: str) -> bool:
+        """True when ``folder`` is an existing directory other than this project's root."""
+        path = Path(folder)
+        return path.is_absolute() and path.is_dir() and path.resolve() != self.root
 
     def close(self) -> None:
         """Release what was built here. Idempotent."""

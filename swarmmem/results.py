@@ -8,6 +8,7 @@ on these.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from swarmmem.core.model.codec import proposal_to_dict
@@ -99,6 +100,19 @@ def disabled_result(message: str = DISABLED_MESSAGE) -> dict[str, Any]:
     return {"success": False, "disabled": True, "message": message}
 
 
+@functools.cache
+def _secrets() -> Any:
+    from swarmmem.registry import create
+
+    return create("secrets", "regex")
+
+
+def redact_secrets(text: str) -> str:
+    """``text`` with every likely secret redacted (the regex detector)."""
+    return str(_secrets().redact(text))
+
+
 def error_result(code: str, message: str) -> dict[str, Any]:
-    """The result of a refused or failed call."""
-    return {"success": False, "error": code, "message": message}
+    """The result of a refused or failed call; a likely secret the message quotes (an id or
+    value the caller gave) is redacted, so an error never echoes one."""
+    return {"success": False, "error": code, "message": redact_secrets(message)}

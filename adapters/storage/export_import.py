@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,8 @@ from swarmmem.core.model.codec import (
     record_to_dict,
 )
 from swarmmem.core.model.errors import ConflictError, MemoryValidationError, StorageError
-from swarmmem.core.model.ids import PROPOSAL_ID_RE
+from swarmmem.core.model.ids import PROPOSAL_ID_RE, stable_scope_key
+from swarmmem.core.model.ids import memory_id as content_memory_id
 from swarmmem.core.model.semantics import dumps
 from swarmmem.core.writes.redaction import secret_field
 from swarmmem.core.writes.validation import validate_record
@@ -118,6 +119,73 @@ def _refusal(obj: Any, file: str, store: StorageProvider, untrusted: bool) -> st
     return None
 
 
+OUTSIDE = (
+    "is outside the importing repository's scopes; rows of another repository are not imported"
+)
+
+
+def _scope_key(value: Any) -> str | None:
+    """The stable key of a scope object (``None`` when it is not one)."""
+    if not isinstance(value, Mapping) or not isinstance(value.get("type"), str):
+        return None
+    try:
+        return str(stable_scope_key(value))
+    except (TypeError, ValueError):
+        return None
+
+
+class _ScopeCheck:
+    """Which rows lie inside the importing context's scopes (``allowed``: their keys).
+
+    A memory row must carry one of the allowed scopes; a proposal's proposed record too, and
+    the memories it targets may not be stored under another scope; an outcome must be about a
+    memory stored inside the scopes or imported with it (an outcome cannot wait for another
+    repository's memory, whose id can be computed in advance)."""
+
+    def __init__(self, store: StorageProvider, allowed: Collection[str]) -> None:
+        self.store = store
+        self.allowed = frozenset(allowed)
+        self.memory_ids: set[str] = set()
+
+    def _stored_outside(self, memory_id: Any) -> bool:
+        if not isinstance(memory_id, str):
+            return False
+        record = self.store.get(memory_id)
+        return record is not None and record.scope.key not in self.allowed
+
+    def refusal(self, obj: Mapping[str, Any], file: str) -> str | None:
+        if file == "memories.jsonl":
+            scope = obj.get("scope")
+            if _scope_key(scope) not in self.allowed:
+                return f"scope {OUTSIDE}"
+            kind, text = obj.get("kind"), obj.get("text")
+            if (
+                isinstance(scope, Mapping)
+                and isinstance(kind, str)
+                and isinstance(text, str)
+                and content_memory_id(scope, kind, text) == obj["id"]
+            ):
+                self.memory_ids.add(obj["id"])  # only an id this scope can own
+        elif file == "proposals.jsonl":
+            record = obj.get("proposedRecord")
+            if record is not None and (
+                not isinstance(record, Mapping)
+                or _scope_key(record.get("scope")) not in self.allowed
+            ):
+                return f"proposedRecord.scope {OUTSIDE}"
+            related = obj.get("relatedMemoryIds")
+            targets = [obj.get("targetMemoryId"), *(related if isinstance(related, list) else ())]
+            if any(self._stored_outside(t) for t in targets):
+                return f"a target memory {OUTSIDE}"
+        else:
+            about = obj.get("memoryId")
+            if about not in self.memory_ids:
+                record = self.store.get(about) if isinstance(about, str) else None
+                if record is None or record.scope.key not in self.allowed:
+                    return f"the outcome's memory {OUTSIDE}"
+        return None
+
+
 def _untrusted_record(obj: Mapping[str, Any]) -> dict[str, Any]:
     """A legacy memory row without learned values (``metadata.qValue``)."""
     metadata = obj.get("metadata")
@@ -127,14 +195,20 @@ def _untrusted_record(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def import_jsonl(
-    store: StorageProvider, directory: str | os.PathLike[str], *, untrusted: bool = False
+    store: StorageProvider,
+    directory: str | os.PathLike[str],
+    *,
+    untrusted: bool = False,
+    allowed_scope_keys: Collection[str] | None = None,
 ) -> dict[str, Any]:
     """Import the JSONL files of ``directory`` into ``store`` in one transaction.
 
     A row with a likely secret in any field is refused. ``untrusted`` (JSONL found in the
     storage folder, imported without anyone asking): rows may not overwrite, delete or re-open
     stored memories or proposals, may not bring learned values (``qValue`` is dropped) and
-    proposals must be pending.
+    proposals must be pending. ``allowed_scope_keys`` (the importing context's scope keys):
+    rows about memories outside them are refused (see :class:`_ScopeCheck`); ``None`` checks
+    no scope (a whole-store copy).
 
     Returns:
         ``{importedMemories, importedProposals, importedOutcomes, scannedRows, invalidCount,
@@ -151,6 +225,7 @@ def import_jsonl(
     except OSError as exc:
         raise StorageError(f"cannot read JSONL files in {base}: {exc}") from exc
     counts = {"memories": 0, "proposals": 0, "outcomes": 0}
+    scopes = None if allowed_scope_keys is None else _ScopeCheck(store, allowed_scope_keys)
     for file, rows in (
         ("memories.jsonl", memories),
         ("proposals.jsonl", proposals),
@@ -158,6 +233,8 @@ def import_jsonl(
     ):
         for row_id, (line, obj) in list(rows.items()):
             reason = _refusal(obj, file, store, untrusted)
+            if reason is None and scopes is not None:
+                reason = scopes.refusal(obj, file)
             if reason is not None:
                 invalid.append({"file": file, "line": line, "reason": reason})
                 del rows[row_id]

@@ -939,6 +939,16 @@ class SqlStore(StoreBase):
             return int(conn.execute("SELECT COUNT(*) FROM memory_items").fetchone()[0])
 
     @guarded
+    def scope_counts(self) -> dict[str, int]:
+        """Active (not deleted, not superseded) memories per scope key, without parsing rows."""
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT scope_key, COUNT(*) FROM memory_items "
+                "WHERE superseded_by IS NULL AND deleted = 0 GROUP BY scope_key"
+            ).fetchall()
+        return {str(key): int(count) for key, count in rows}
+
+    @guarded
     def iter_all_records(self) -> Iterator[MemoryRecord]:
         with self._connection() as conn:
             rows = conn.execute(

@@ -35,7 +35,7 @@ import math
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -214,6 +214,8 @@ class SqliteStore(SqlStore):
         clock: the time source of audit events (the system clock by default).
         legacy_dir: a directory whose ``memories.jsonl``/``proposals.jsonl`` are imported
             once, on the first open that finds them (backups and a report are written there).
+        legacy_scope_keys: the scope keys legacy rows must lie in (the opening context's
+            allowed scopes); rows outside them are refused and reported. ``None``: unchecked.
         embedding_model_version: the value of the ``embedding_model_version`` column when
             embeddings are active; otherwise the record's own value (or ``''``) is kept.
     """
@@ -230,11 +232,13 @@ class SqliteStore(SqlStore):
         clock: Clock | None = None,
         legacy_dir: str | os.PathLike[str] | None = None,
         embedding_model_version: str | None = None,
+        legacy_scope_keys: Collection[str] | None = None,
     ) -> None:
         super().__init__(clock=clock, embedding_model_version=embedding_model_version)
         self.path = Path(path)
         self.busy_timeout_ms = clamp_busy_timeout(busy_timeout_ms)
         self.legacy_dir = None if legacy_dir is None else Path(legacy_dir)
+        self.legacy_scope_keys = None if legacy_scope_keys is None else frozenset(legacy_scope_keys)
         self._sqlite = sqlite_module()
         self.driver_errors = (self._sqlite.Error,)
         self._conn: Any = None
@@ -509,7 +513,9 @@ class SqliteStore(SqlStore):
             ).fetchone()
             if marker is not None:
                 return
-            report = import_jsonl(self, directory, untrusted=True)
+            report = import_jsonl(
+                self, directory, untrusted=True, allowed_scope_keys=self.legacy_scope_keys
+            )
             self._conn.execute(
                 "INSERT INTO schema_migrations (version, name) VALUES (?, ?)",
                 (LEGACY_JSONL_MIGRATION_VERSION, LEGACY_JSONL_MIGRATION_NAME),

@@ -131,6 +131,14 @@ class PgVectorIndex:
             raise EmbeddingUnavailableError(
                 f"pgvector is installed in schema {row[0]!r}; this index expects 'public'"
             )
+        ready = conn.execute(
+            "SELECT to_regclass('memory_items_vec') IS NOT NULL "
+            "AND to_regclass('embedding_config') IS NOT NULL "
+            "AND to_regclass('idx_memory_items_vec_hnsw') IS NOT NULL"
+        ).fetchone()[0]
+        if ready:  # no DDL: a role without CREATE rights (row-level security) opens it too
+            self._check_dimension(conn)
+            return
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext('swarmmem:pgvector-init'))")
             if self.schema is not None:
@@ -149,10 +157,13 @@ class PgVectorIndex:
                 "CREATE INDEX IF NOT EXISTS idx_memory_items_vec_hnsw ON memory_items_vec "
                 "USING hnsw (embedding vector_cosine_ops)"
             )
-            stored = conn.execute(
-                "SELECT atttypmod FROM pg_attribute WHERE attrelid = 'memory_items_vec'::regclass "
-                "AND attname = 'embedding'"
-            ).fetchone()
+        self._check_dimension(conn)
+
+    def _check_dimension(self, conn: Any) -> None:
+        stored = conn.execute(
+            "SELECT atttypmod FROM pg_attribute WHERE attrelid = 'memory_items_vec'::regclass "
+            "AND attname = 'embedding'"
+        ).fetchone()
         if stored is not None and int(stored[0]) != self._dim:
             raise EmbeddingUnavailableError(
                 f"memory_items_vec holds vectors of dimension {stored[0]}, not {self._dim}; "

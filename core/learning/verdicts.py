@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 
 from swarmmem.core.learning.rewards import EmbedFn, LearningSettings, apply_verdict
+from swarmmem.core.model.ids import sha256_hex
 from swarmmem.core.model.scopes import MemoryContext
 from swarmmem.ports.storage import StorageProvider
 
@@ -15,7 +16,9 @@ from swarmmem.ports.storage import StorageProvider
 @attrs.frozen(kw_only=True)
 class VerdictService:
     """Applies verdicts for one host session; ``known_sessions`` names the member sessions a
-    verdict may target and ``embed`` (when embeddings are on) enables cross-kind propagation."""
+    verdict may target and ``embed`` (when embeddings are on) enables cross-kind propagation.
+    ``redact`` masks likely secrets in the caller's text (key parts, session ids, synthesis)
+    before anything is stored or returned."""
 
     store: StorageProvider
     context: MemoryContext
@@ -23,6 +26,23 @@ class VerdictService:
     policy: LearningSettings
     known_sessions: Callable[[], Collection[str]]
     embed: Callable[[], EmbedFn | None]
+    redact: Callable[[str], str] | None = None
+
+    def _clean(self, value: Any) -> Any:
+        """``value`` with secrets redacted (strings inside lists and mappings too). A redacted
+        key part keeps a short hash of the original, so different verdicts keep different
+        idempotency keys."""
+        redact = self.redact
+        if redact is None:
+            return value
+        if isinstance(value, str):
+            cleaned = redact(value)
+            return value if cleaned == value else f"{cleaned}#{sha256_hex(value)[:12]}"
+        if isinstance(value, Mapping):
+            return {self._clean(k): self._clean(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self._clean(item) for item in value]
+        return value
 
     def record(
         self,
@@ -39,14 +59,16 @@ class VerdictService:
             self.store,
             verdict=verdict,
             host_session_id=self.context.session_id,
-            session_ids=session_ids,
+            session_ids=self._clean(session_ids)
+            if isinstance(session_ids, list | tuple)
+            else session_ids,
             known_sessions=self.known_sessions(),
-            swarm_id=swarm_id,
-            task_or_phase=task_or_phase,
+            swarm_id=self._clean(swarm_id),
+            task_or_phase=self._clean(task_or_phase),
             round_number=round_number,
             now=self.now(),
             unit_id=self.context.unit_id,
             policy=self.policy,
             embed=self.embed(),
-            synthesis=synthesis,
+            synthesis=None if synthesis is None else self._clean(synthesis),
         ).as_dict()

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import attrs
 
 from swarmmem.core.model.errors import ScopeError
-from swarmmem.core.model.ids import stable_id
+from swarmmem.core.model.ids import sha256_hex, stable_id
 from swarmmem.core.model.records import MemoryScope
 
 
@@ -29,12 +29,28 @@ class MemoryContext:
         return self.run_id or self.session_id
 
 
+IDENTITY_KINDS = ("projectId", "remote", "folder")
+"""What a repository identity comes from (:func:`identity_kind`)."""
+
+
 def repository_identity(project_id: str | None, remote_url: str | None, root: str) -> str:
     """What identifies the repository: the configured project id, else the ``origin`` remote,
-    else the folder name."""
+    else the folder name with a short hash of its absolute path (two checkouts that share a
+    folder name but not a path never share a repository scope).
+
+    ``root`` should be resolved (symbolic links followed) by the caller: core does no I/O.
+    """
     if project_id:
         return f"project:{project_id}"
-    return remote_url or os.path.basename(root)
+    if remote_url:
+        return remote_url
+    root = os.path.abspath(root)
+    return f"folder:{os.path.basename(root)}:{sha256_hex(root)[:12]}"
+
+
+def identity_kind(project_id: str | None, remote_url: str | None) -> str:
+    """Which of :data:`IDENTITY_KINDS` :func:`repository_identity` uses."""
+    return "projectId" if project_id else "remote" if remote_url else "folder"
 
 
 def derive_allowed_scopes(
@@ -54,22 +70,22 @@ def derive_allowed_scopes(
             :func:`repository_identity`).
     """
     root = os.path.abspath(context.directory)
+    repo_id = stable_id(repository_identity(project_id, remote_url, root))
     scopes = [
         MemoryScope(type="workspace", workspace_id=stable_id(os.path.dirname(root))),
-        MemoryScope(
-            type="repository",
-            repo_id=stable_id(repository_identity(project_id, remote_url, root)),
-            repo_root=root,
-        ),
+        MemoryScope(type="repository", repo_id=repo_id, repo_root=root),
     ]
     if cohort_id:
         scopes.append(MemoryScope(type="cohort", cohort_id=cohort_id))
+    # run and agent scopes carry the repository id: two repositories sharing a store never
+    # share a run or an agent role's memories (a session id or a role name like "coder"
+    # alone is no boundary)
     run_id = context.effective_run_id
     if run_id:
-        scopes.append(MemoryScope(type="run", run_id=run_id))
+        scopes.append(MemoryScope(type="run", run_id=run_id, repo_id=repo_id))
     agent = context.agent_id or context.agent_role
     if agent:
-        scopes.append(MemoryScope(type="agent", agent_id=agent, run_id=run_id))
+        scopes.append(MemoryScope(type="agent", agent_id=agent, run_id=run_id, repo_id=repo_id))
     return scopes
 
 

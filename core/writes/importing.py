@@ -2,13 +2,15 @@
 
 What can be derived and is absent is filled (id, contentHash, timestamps, the repository scope,
 confidence 0.8, stability durable, source manual, scratch expiry); every record is validated;
-invalid ones are refused with their reason and nothing else changes.
+a record whose scope is not one of the importing context's is refused (no repository writes
+into another's scope through an import); invalid ones are refused with their reason and
+nothing else changes.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -40,8 +42,10 @@ def complete_record(
     repo_scope: MemoryScope,
     secrets: SecretDetector,
     reject_durable_secrets: bool,
+    allowed_keys: Collection[str] | None = None,
 ) -> MemoryRecord:
-    """One import row as a validated record (``MemoryValidationError`` when it is refused)."""
+    """One import row as a validated record (``MemoryValidationError`` when it is refused);
+    ``allowed_keys``: the scope keys the record must lie in (``None``: any)."""
     if not isinstance(raw, Mapping):
         raise MemoryValidationError(f"record must be an object; got {type(raw).__name__}")
     check_json_texts(raw, "record")
@@ -50,6 +54,11 @@ def complete_record(
         raise MemoryValidationError(f"{where} contains a likely secret")
     data = dict(raw)
     scope = scope_from_dict(data["scope"]) if "scope" in data else repo_scope
+    if allowed_keys is not None and scope.key not in allowed_keys:
+        raise MemoryValidationError(
+            f"record: scope {scope.type} is outside this context's scopes (another "
+            "repository's scope cannot be written by an import)"
+        )
     data["scope"] = scope.as_dict()
     kind = data.get("kind")
     text = data.get("text")
@@ -82,8 +91,11 @@ def import_records(
     repo_scope: MemoryScope,
     secrets: SecretDetector,
     reject_durable_secrets: bool,
+    allowed_scopes: Iterable[MemoryScope] | None = None,
 ) -> tuple[ImportResult, list[MemoryRecord]]:
-    """Write every valid row in one transaction; returns the result and the written records."""
+    """Write every valid row in one transaction; returns the result and the written records.
+    ``allowed_scopes``: the importing context's scopes, which every record must lie in."""
+    allowed_keys = None if allowed_scopes is None else frozenset(s.key for s in allowed_scopes)
     refused: list[tuple[int, str]] = []
     ready: list[MemoryRecord] = []
     for index, raw in enumerate(rows):
@@ -95,6 +107,7 @@ def import_records(
                     repo_scope=repo_scope,
                     secrets=secrets,
                     reject_durable_secrets=reject_durable_secrets,
+                    allowed_keys=allowed_keys,
                 )
             )
         except (MemoryValidationError, TypeError, ValueError) as exc:

@@ -378,6 +378,7 @@ class WriteService:
             repo_scope=self.allowed_scopes[1],
             secrets=self.secrets,
             reject_durable_secrets=self.policy.reject_durable_secrets,
+            allowed_scopes=self.allowed_scopes,
         )
         self.written(written)
         return result

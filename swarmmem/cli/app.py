@@ -36,7 +36,7 @@ from swarmmem.core.model.errors import (
     ScopeError,
     SwarmMemoryError,
 )
-from swarmmem.results import disabled_result, error_result
+from swarmmem.results import disabled_result, error_result, redact_secrets
 
 EXIT_FAILURE = 1
 EXIT_BAD_INPUT = 2
@@ -147,7 +147,29 @@ def progress_bar(label: str, state: State) -> Iterator[Callable[[int, int], None
         yield update
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@contextmanager
+def _redacted_usage_errors() -> Iterator[None]:
+    """A usage error (an invalid option value, say) never echoes a likely secret."""
+    try:
+        yield
+    except click.ClickException as exc:
+        exc.message = redact_secrets(exc.message)  # type: ignore[misc]  # Final in the stubs
+        raise
+
+
+class Group(click.Group):
+    """The root group: usage errors of any command are redacted before click prints them."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        with _redacted_usage_errors():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with _redacted_usage_errors():
+            return super().invoke(ctx)
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="swarmmem")
 @click.option("--root", default=".", show_default=True, help="Project root.")
 @click.option(

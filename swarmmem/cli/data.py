@@ -68,6 +68,7 @@ def export_command(state: State, directory: str | None, overwrite: bool) -> None
 def import_command(state: State, directory: str | None) -> None:
     """Import memories.jsonl / proposals.jsonl / outcome-events.jsonl (last row wins per id).
 
+    Rows of another repository (scopes outside this context's) are refused and listed.
     Exits 2 when the folder holds none of them, 1 when rows were read but none was valid."""
     with _folder_of(state, directory) as (mem, source):
         present = [name for name in IMPORT_FILES if (source / name).is_file()]
@@ -76,7 +77,9 @@ def import_command(state: State, directory: str | None) -> None:
                 f"import --dir {source}: no {', '.join(IMPORT_FILES)} in that folder"
             )
         with progress_bar("importing", state):
-            report = mem.runtime.transfer("import-jsonl")(mem.store, source)
+            report = mem.runtime.transfer("import-jsonl")(
+                mem.store, source, allowed_scope_keys=mem.runtime.scope_keys()
+            )
     imported = sum(report[k] for k in ("importedMemories", "importedProposals", "importedOutcomes"))
     ok = imported > 0 or report["invalidCount"] == 0
     data = {"success": ok, "directory": str(source), **report}

@@ -1,13 +1,16 @@
-"""Managing what is stored: list, show, forget.
+"""Managing what is stored: list, show, forget, rescope.
 
 Each command sees this context's scopes only (``--session`` and ``--role`` add the run and
 agent scopes): a memory of another repository is never listed, and ``show`` or ``forget`` of
 its id fails exactly like an unknown id (exit 2). ``forget`` tombstones with an audited
 reason; ``forget --purge`` also erases the record and scrubs its text from the store.
+``rescope --from ID`` adopts the memories of an earlier repository identity (a renamed folder,
+a changed remote) into this one; it is a trusted local command, never an agent tool.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -80,3 +83,37 @@ def forget(state: State, memory_id: str, reason: str, purge: bool) -> None:
     with state.open() as mem:
         result = mem.forget(memory_id, reason=reason, purge=purge)
     emit(state, result, render.forget_text)
+
+
+def interactive() -> bool:
+    """True when standard input is a terminal (a person can answer a question)."""
+    return sys.stdin.isatty()
+
+
+@main.command()
+@click.option(
+    "--from",
+    "from_repo_id",
+    required=True,
+    help="The repository id the memories are stored under (listed by `status`).",
+)
+@click.option("--yes", is_flag=True, help="Adopt without asking (otherwise: ask, or dry run).")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Adopt even when the memories were last written from another folder that exists.",
+)
+@command
+def rescope(state: State, from_repo_id: str, yes: bool, force: bool) -> None:
+    """Adopt the memories of an earlier repository identity (after a folder rename or a
+    remote change) into this repository: one audited transaction. Without --yes it asks on
+    a terminal and only reports what it would adopt otherwise."""
+    with state.open() as mem:
+        service = mem.runtime.rescoping
+        preview = service.rescope(from_repo_id, apply=False, force=force)
+        apply = yes
+        if not yes and not state.as_json and interactive():
+            click.echo(render.rescope_text(preview))
+            apply = click.confirm("Adopt them now?", default=False)
+        result = service.rescope(from_repo_id, apply=True, force=force) if apply else preview
+    emit(state, {"success": True, **result}, render.rescope_text)

@@ -69,6 +69,7 @@ def status_report(mem: Any) -> dict[str, Any]:
         report["pending_proposals"] = len(mem.store.list_proposals("pending"))
         report["embeddings"] = mem.runtime.embeddings.coverage()
         report["unreadable_rows"] = mem.store.unreadable_rows()
+        report["repository"] = mem.runtime.rescoping.identities()
     return report
 
 

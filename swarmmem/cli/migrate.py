@@ -1,4 +1,5 @@
-"""``swarmmem migrate``: move the project's memory to another provider."""
+"""``swarmmem migrate``: move the project's memory to another provider; ``swarmmem
+postgres-rls``: the optional PostgreSQL row-level security of a shared schema."""
 
 from __future__ import annotations
 
@@ -80,3 +81,16 @@ def migrate(
         "audit_verified": bool(report["audit"].get("verified")),
     }
     emit(state, data, render.migration_text, ok=bool(report["verified"]))
+
+
+@main.command("postgres-rls")
+@click.option("--role", required=True, help="The database role this repository's project uses.")
+@click.option("--dsn", default=None, help="The admin's connection (owner of the tables).")
+@click.option("--apply", is_flag=True, help="Run the statements (otherwise only print them).")
+@command
+def postgres_rls(state: State, role: str, dsn: str | None, apply: bool) -> None:
+    """Row-level security for a shared PostgreSQL schema: ROLE sees only this repository's
+    scopes. Prints the policies and grants; --apply runs them as the tables' owner."""
+    with state.open() as mem:
+        result = mem.runtime.postgres_rls(role, dsn=dsn, apply=apply)
+    emit(state, {"success": True, **result}, render.rls_text)

@@ -89,8 +89,12 @@ def _code(value: Any) -> str:
 
 
 def _count(n: int, noun: str) -> str:
-    """``1 row``, ``2 rows``."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+    """``1 row``, ``2 rows``, ``2 memories``."""
+    if n == 1:
+        return f"{n} {noun}"
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "o", "u"):
+        return f"{n} {noun[:-1]}ies"
+    return f"{n} {noun}s"
 
 
 def _lines(*parts: Iterable[str]) -> str:
@@ -165,6 +169,7 @@ def status_text(report: Data) -> str:
             f"- Warning: {_count(len(unreadable), 'stored row')} could not be read (every "
             f"command skips them; first: {first}); see `status --json`."
         )
+    lines += _identity_lines(report.get("repository"))
     lines += ["", "### Legacy JSONL"]
     for name, info in report["legacy_jsonl"].items():
         state = "present" if info["present"] else "missing"
@@ -192,6 +197,64 @@ def status_text(report: Data) -> str:
     if len(invalid) > 20:
         lines.append(f"- ... {len(invalid) - 20} more")
     return "\n".join(lines)
+
+
+def _identity_lines(repository: Data | None) -> list[str]:
+    """The repository identity and the memories stored under other identities."""
+    if not repository:
+        return []
+    lines = [
+        f"- Repository id: `{repository['repository_id']}` "
+        f"(from the {IDENTITY_SOURCES[repository['identity_kind']]})"
+    ]
+    others = repository["other_identities"]
+    if others:
+        lines += ["", "### Memories under other repository identities"]
+        for other in others:
+            root = f", last written from `{other['last_root']}`" if other["last_root"] else ""
+            if other.get("same_folder"):
+                root = ", written from this folder under an earlier identity"
+            counts = _count(other["memories"], "memory")
+            if other["pending_proposals"]:
+                counts += f", {_count(other['pending_proposals'], 'pending proposal')}"
+            lines.append(f"- `{other['repository_id']}`: {counts}{root}")
+        lines.append(
+            "- Not recalled here. If one is this repository before a rename or a remote "
+            "change, adopt its memories with `swarmmem rescope --from ID`."
+        )
+    return lines
+
+
+IDENTITY_SOURCES = {
+    "projectId": "memory.projectId",
+    "remote": "origin remote",
+    "folder": "folder name and path",
+}
+
+
+def rls_text(data: Data) -> str:
+    """The row-level security statements (as a SQL script), and whether they ran."""
+    state = "applied" if data["applied"] else "not applied; run again with --apply"
+    head = [
+        f"-- row-level security for role {data['role']} in schema {data['schema']} ({state})",
+        *(f"-- scope key: {key}" for key in data["scope_keys"]),
+    ]
+    return "\n".join([*head, *(f"{statement};" for statement in data["statements"])])
+
+
+def rescope_text(data: Data) -> str:
+    """What a rescope adopted, or would adopt."""
+    head = (
+        f"{data['from_repository_id']} -> {data['to_repository_id']}: "
+        f"{_count(data['memories'], 'memory')}, "
+        f"{_count(data['pending_proposals'], 'pending proposal')}"
+    )
+    if not data["applied"]:
+        return f"Would adopt {head}. Nothing changed; run again with --yes to adopt."
+    return (
+        f"Adopted {head} ({data['adopted']} new here, {data['already_present']} already "
+        "stored here); the old records are tombstoned with their replacement ids."
+    )
 
 
 # ---------------------------------------------------------------- memory management

@@ -110,7 +110,8 @@ def init(state: State) -> None:
 
 
 def _store_has_memories(mem: Any) -> bool:
-    """True when the configured store already exists and holds records."""
+    """True when the configured store already exists and holds records of this repository
+    (another repository's records in a shared store do not count)."""
     if mem.config["provider"] == "sqlite" and not mem.runtime.sqlite_path.exists():
         return False
-    return bool(mem.store.count())
+    return any(True for _ in mem.runtime.scoped_store.iter_all_records())

@@ -319,9 +319,21 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-def open_memory(root: Path, *, reflection: bool = True, clock: FixedClock | None = None) -> Any:
+def open_memory(
+    root: Path,
+    *,
+    reflection: bool = True,
+    clock: FixedClock | None = None,
+    project_id: str | None = None,
+) -> Any:
     """An enabled in-memory Memory at ``root`` with a fixed clock."""
-    config = {"enabled": True, "provider": "memory", "reflection": {"enabled": reflection}}
+    config: dict[str, Any] = {
+        "enabled": True,
+        "provider": "memory",
+        "reflection": {"enabled": reflection},
+    }
+    if project_id is not None:
+        config["projectId"] = project_id
     return swarmmem.open(root, config, clock=clock or FixedClock(BASE_TIME))
 
 
@@ -390,13 +402,14 @@ def test_failed_regeneration_makes_the_outcome_partial(
 
 
 def test_same_inputs_give_byte_identical_files(tmp_path: Path) -> None:
-    """Two projects with the same history and clock produce identical lesson bytes."""
+    """Two checkouts of one project (one projectId) with the same history and clock produce
+    identical lesson bytes."""
     outputs = []
     for name in ("one", "two"):
         root = tmp_path / name / "repo"
         (root / "src").mkdir(parents=True)
         (root / "src" / "app.py").write_text("x = 1\n", encoding="utf-8")
-        with open_memory(root) as mem:
+        with open_memory(root, project_id="proj_0123456789abcdef") as mem:
             seed(mem)
             mem.reflect()
             first = [

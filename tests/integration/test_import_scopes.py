@@ -1,0 +1,168 @@
+"""Imports stay inside the importing repository's scopes.
+
+Hostile legacy JSONL in a project's storage folder (imported automatically, as untrusted
+input), ``swarmmem import`` and ``Memory.import_records`` may not plant memories, proposals or
+outcomes in another repository's scope of a shared store: such rows are refused and
+reported, and the rows inside the scopes still come in.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from factories import make_memory, make_proposal, outcome_event
+
+import swarmmem
+from swarmmem.cli import main
+from swarmmem.core.model.codec import outcome_event_to_dict, proposal_to_dict, record_to_dict
+from swarmmem.core.model.ids import memory_id
+from swarmmem.core.model.records import MemoryScope
+
+
+def cli(root: Path, *args: str) -> Result:
+    return CliRunner().invoke(main, ["--root", str(root), *args], catch_exceptions=False)
+
+
+def make_project(folder: Path, db: Path) -> Path:
+    (folder / ".opencode").mkdir(parents=True)
+    (folder / ".opencode" / "opencode-swarm.json").write_text(
+        json.dumps({"memory": {"enabled": True, "sqlite": {"path": str(db)}}}), encoding="utf-8"
+    )
+    return folder
+
+
+def repo_scope(root: Path) -> MemoryScope:
+    with swarmmem.open(root) as mem:
+        return mem.runtime.repository_scope
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+
+
+@pytest.fixture
+def projects(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """An attacker and a victim repository sharing one SQLite file; the victim holds a fact."""
+    db = tmp_path / "shared" / "memory.db"
+    db.parent.mkdir()
+    victim = make_project(tmp_path / "victim" / "api", db)
+    attacker = make_project(tmp_path / "attacker" / "api", db)
+    with swarmmem.open(victim) as mem:
+        assert mem.import_records([{"kind": "project_fact", "text": "Victim deploys on Monday."}])
+    return attacker, victim, db
+
+
+def victim_record(victim: Path) -> Any:
+    with swarmmem.open(victim) as mem:
+        (record,) = mem.list()
+        return record
+
+
+def hostile_rows(attacker: Path, victim: Path) -> dict[str, list[dict[str, Any]]]:
+    """One row of each kind inside the attacker's scope, and several aimed at the victim."""
+    own = make_memory("Attacker builds with make.", scope=repo_scope(attacker))
+    theirs = repo_scope(victim)
+    planted = make_memory("Victim deploys on Friday now.", scope=theirs)
+    target = victim_record(victim)
+    future_id = memory_id(theirs.as_dict(), "project_fact", "A fact the victim may learn.")
+    forged = {**record_to_dict(own), "id": future_id}  # inside the scope, but not its id
+    return {
+        "memories.jsonl": [record_to_dict(own), record_to_dict(planted), forged],
+        "proposals.jsonl": [
+            proposal_to_dict(make_proposal(record=planted, created_at="2026-01-01T00:00:01.000Z")),
+            proposal_to_dict(
+                make_proposal(
+                    operation="delete",
+                    target=target.id,
+                    created_at="2026-01-01T00:00:02.000Z",
+                    rationale="delete the victim's fact",
+                )
+            ),
+            proposal_to_dict(make_proposal(record=own, created_at="2026-01-01T00:00:03.000Z")),
+        ],
+        "outcome-events.jsonl": [
+            outcome_event_to_dict(outcome_event("evt-own", own.id, "g1")),
+            outcome_event_to_dict(outcome_event("evt-victim", target.id, "g1", outcome="dead_end")),
+            outcome_event_to_dict(outcome_event("evt-future", future_id, "g1")),
+        ],
+    }
+
+
+def check_victim_untouched(victim: Path, db: Path) -> None:
+    with swarmmem.open(victim) as mem:
+        assert [r.text for r in mem.list()] == ["Victim deploys on Monday."]
+        assert mem.runtime.scoped_store.list_proposals() == []
+        assert mem.runtime.scoped_store.list_outcomes() == []
+        (record,) = mem.list()
+        # nothing in the whole store is about the victim's memory
+        assert {e.id for e in mem.store.list_outcomes()} <= {"evt-own"}
+        assert all(p.target_memory_id != record.id for p in mem.store.list_proposals())
+        assert all(
+            p.proposed_record is None or p.proposed_record.scope.key != record.scope.key
+            for p in mem.store.list_proposals()
+        )
+
+
+def test_legacy_jsonl_rows_of_another_repository_are_refused(
+    projects: tuple[Path, Path, Path],
+) -> None:
+    attacker, victim, db = projects
+    rows = hostile_rows(attacker, victim)
+    storage = attacker / ".swarm" / "memory"
+    for name, content in rows.items():
+        write_jsonl(storage / name, content)
+    with swarmmem.open(attacker) as mem:  # the first open imports the legacy files
+        assert [r.text for r in mem.list()] == ["Attacker builds with make."]
+        assert len(mem.runtime.scoped_store.list_proposals()) == 1
+        assert [e.id for e in mem.store.list_outcomes()] == ["evt-own"]
+    report = json.loads((storage / "migration-report.json").read_text(encoding="utf-8"))
+    assert report["importedMemories"] == 1
+    refused = {(r["file"], r["line"]): r["reason"] for r in report["invalidRows"]}
+    assert "outside the importing repository's scopes" in refused[("memories.jsonl", 2)]
+    assert "id does not match" in refused[("memories.jsonl", 3)]
+    assert "outside" in refused[("proposals.jsonl", 1)]
+    assert "outside" in refused[("proposals.jsonl", 2)]
+    assert "outside" in refused[("outcome-events.jsonl", 2)]
+    assert "outside" in refused[("outcome-events.jsonl", 3)]
+    check_victim_untouched(victim, db)
+    status = json.loads(cli(attacker, "status", "--json").stdout)
+    assert status["migration"]["invalidCount"] == report["invalidCount"]
+
+
+def test_swarmmem_import_refuses_rows_of_another_repository(
+    projects: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    attacker, victim, db = projects
+    dump = tmp_path / "dump"
+    for name, content in hostile_rows(attacker, victim).items():
+        write_jsonl(dump / name, content)
+    result = cli(attacker, "import", "--dir", str(dump), "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["importedOutcomes"] == 1 and data["importedProposals"] == 1
+    reasons = [r["reason"] for r in data["invalidRows"]]
+    assert sum("outside" in reason for reason in reasons) == 5
+    check_victim_untouched(victim, db)
+
+
+def test_import_records_refuses_another_repositorys_scope(
+    projects: tuple[Path, Path, Path],
+) -> None:
+    attacker, victim, db = projects
+    theirs = repo_scope(victim).as_dict()
+    with swarmmem.open(attacker) as mem:
+        result = mem.import_records(
+            [
+                {"kind": "project_fact", "text": "Victim deploys on Sunday.", "scope": theirs},
+                {"kind": "project_fact", "text": "Attacker lints with ruff."},
+            ]
+        )
+    assert result.written == 1
+    assert [index for index, _ in result.refused] == [0]
+    assert "outside this context's scopes" in result.refused[0][1]
+    check_victim_untouched(victim, db)
