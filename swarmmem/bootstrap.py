@@ -287,6 +287,7 @@ class Runtime:
                 dsn=self.postgres_dsn(),
                 dimension=dimension,
                 schema=self.config["postgres"]["schema"],
+                ef_search=self.config["postgres"]["hnswEfSearch"],
             )
         return create("vector_index", "numpy", dimension=dimension)
 
