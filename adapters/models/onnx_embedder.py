@@ -316,7 +316,7 @@ class OnnxMiniLmEmbedder(LazyModel):
             key = (*paths, self._dimension, self._max_length, self._batch_size, self._threads)
             with _SHARED_LOCK:
                 lazy = _SHARED_RUNTIMES.setdefault(key, lazy)
-        self._lazy = lazy
+        self._lazy: LazyRuntime[_MiniLmRuntime] = lazy
 
     def __repr__(self) -> str:
         return f"OnnxMiniLmEmbedder(model_version={self._model_version!r}, loaded={self.loaded})"
