@@ -701,8 +701,11 @@ class MemoryTools:
         try:
             if first.enabled:
                 # with embeddings on, the model starts loading (in the background, shared
-                # by every later call) before the first request arrives
+                # by every later call) before the first request arrives; a failure here is
+                # only a missed head start: the calls report it as before
                 first.runtime.write_dense()
+        except Exception as exc:
+            log.debug("swarmmem mcp: no early model load (%s)", exc)
         finally:
             first.close()
 

@@ -374,3 +374,29 @@ def test_warm_up_of_a_broken_model_fails_on_use(tmp_path: Path) -> None:
     with pytest.raises(EmbeddingUnavailableError, match="loading failed"):
         broken.embed("x")
     assert broken.available is False
+
+
+def test_the_mcp_server_starts_loading_the_model_when_it_starts(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """With embeddings on, building the server's tools starts the shared model load, and a
+    memory opened afterwards (as each call does) uses that same loaded runtime."""
+    if DENSE_REASON is not None:
+        pytest.skip(f"dense extra not usable: {DENSE_REASON}")
+    import swarmmem
+    from swarmmem.mcp_server import MemoryTools
+
+    monkeypatch.setattr(oe, "_SHARED_RUNTIMES", {})
+    config = {"enabled": True, "embeddings": {"enabled": True}}
+    tools = MemoryTools(tmp_path, config)
+    try:
+        (lazy,) = oe._SHARED_RUNTIMES.values()
+        assert lazy._warming is not None or lazy.loaded
+        runtime = lazy.get()
+        with swarmmem.open(tmp_path, config) as mem:
+            parts = mem.runtime.dense_parts()
+            assert parts is not None
+            assert parts.embedder._lazy is lazy
+            assert parts.embedder._lazy.get() is runtime
+    finally:
+        tools.close()
