@@ -1,38 +1,330 @@
 # cython: language_level=3
-"""Reciprocal rank fusion, compiled twin of ``_fusion_py`` (same contract, same floats)."""
+"""Reciprocal rank fusion, compiled twin of ``_fusion_py`` (same contract, same floats).
+
+Both entry points run one C core over integer ids: a score array, a per-id stamp of the last
+channel that ranked it (so a repeated id counts once, at its first rank) and a stable radix
+sort on the score over the ids taken in ascending order (so ties stay in id order).
+:func:`rrf_fuse` first interns its string ids with one dict and re-sorts each run of tied
+scores by comparing the strings themselves.
+"""
+
+from cpython.array cimport array, clone
+from cpython.long cimport PyLong_AsSsize_t, PyLong_FromSsize_t
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF
+from cpython.sequence cimport PySequence_Fast
+from cpython.unicode cimport PyUnicode_Compare
+from libc.stdlib cimport free, malloc
+from libc.stdint cimport uint64_t
+from libc.string cimport memcpy, memset
+
+from swarmmem._speedups import _fusion_py
+
+cdef extern from "Python.h":
+    PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
+    Py_ssize_t PySequence_Fast_GET_SIZE(object o)
+    PyObject** PySequence_Fast_ITEMS(object o)
+    bint PyUnicode_CheckExact(PyObject* o)
+
+cdef array _IDS = array("q")
+cdef array _SCORES = array("d")
+
+
+cdef struct Entry:
+    double score
+    Py_ssize_t id
+
+
+cdef inline bint _before(const Entry* a, const Entry* b, PyObject** names) noexcept:
+    """True when ``a`` goes strictly before ``b``: higher score, then smaller id (or name)."""
+    if a.score > b.score:
+        return True
+    if a.score < b.score:
+        return False
+    if names == NULL:
+        return a.id < b.id
+    return PyUnicode_Compare(<object>names[a.id], <object>names[b.id]) < 0
+
+
+cdef void _sort(Entry* a, Entry* tmp, Py_ssize_t n, PyObject** names) noexcept:
+    """Stable bottom-up merge sort (insertion-sorted runs of 16) by ``_before``."""
+    cdef Py_ssize_t run = 16, lo, hi, mid, i, j, o, width
+    cdef Entry x
+    cdef Entry* src = a
+    cdef Entry* dst = tmp
+    cdef Entry* swap
+    for lo in range(0, n, run):
+        hi = lo + run if lo + run < n else n
+        for i in range(lo + 1, hi):
+            x = a[i]
+            j = i
+            while j > lo and _before(&x, &a[j - 1], names):
+                a[j] = a[j - 1]
+                j -= 1
+            a[j] = x
+    width = run
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = lo + width if lo + width < n else n
+            hi = lo + 2 * width if lo + 2 * width < n else n
+            i, j, o = lo, mid, lo
+            while i < mid and j < hi:
+                if _before(&src[j], &src[i], names):
+                    dst[o] = src[j]
+                    j += 1
+                else:
+                    dst[o] = src[i]
+                    i += 1
+                o += 1
+            while i < mid:
+                dst[o] = src[i]
+                i += 1
+                o += 1
+            while j < hi:
+                dst[o] = src[j]
+                j += 1
+                o += 1
+        swap = src
+        src = dst
+        dst = swap
+        width *= 2
+    if src != a:
+        memcpy(a, src, n * sizeof(Entry))
+
+
+cdef double _check(Py_ssize_t n_rankings, Py_ssize_t n_weights, double k) except? -1.0:
+    if n_rankings != n_weights:
+        raise ValueError(f"rrf_fuse: got {n_rankings} rankings but {n_weights} weights")
+    if not k >= 0:
+        raise ValueError(f"rrf_fuse: k must be >= 0, got {k!r}")
+    return k
+
+
+cdef inline uint64_t _descending_key(double score) noexcept nogil:
+    """A key whose ascending order is the score's descending order (no NaN; -0.0 is 0.0)."""
+    cdef uint64_t bits
+    if score == 0.0:
+        score = 0.0
+    memcpy(&bits, &score, sizeof(double))
+    bits = ~bits if bits >> 63 else bits | (1ULL << 63)
+    return ~bits
+
+
+cdef void _radix_sort(uint64_t* keys, Py_ssize_t* ids, uint64_t* tkeys, Py_ssize_t* tids,
+                      Py_ssize_t n) noexcept nogil:
+    """Stable LSD radix sort of ``ids`` by ``keys`` (8-bit digits, constant digits skipped)."""
+    cdef Py_ssize_t counts[8][256]
+    cdef Py_ssize_t b, i, total, c
+    cdef uint64_t* sk = keys
+    cdef Py_ssize_t* si = ids
+    cdef uint64_t* dk = tkeys
+    cdef Py_ssize_t* di = tids
+    cdef uint64_t* swap_k
+    cdef Py_ssize_t* swap_i
+    if n < 2:
+        return
+    memset(counts, 0, sizeof(counts))
+    for i in range(n):
+        for b in range(8):
+            counts[b][(keys[i] >> (8 * b)) & 255] += 1
+    for b in range(8):
+        if counts[b][(keys[0] >> (8 * b)) & 255] == n:
+            continue
+        total = 0
+        for i in range(256):
+            c = counts[b][i]
+            counts[b][i] = total
+            total += c
+        for i in range(n):
+            c = (sk[i] >> (8 * b)) & 255
+            dk[counts[b][c]] = sk[i]
+            di[counts[b][c]] = si[i]
+            counts[b][c] += 1
+        swap_k = sk
+        sk = dk
+        dk = swap_k
+        swap_i = si
+        si = di
+        di = swap_i
+    if sk != keys:
+        memcpy(keys, sk, n * sizeof(uint64_t))
+        memcpy(ids, si, n * sizeof(Py_ssize_t))
+
+
+cdef Py_ssize_t _fuse(
+    const Py_ssize_t* flat, const Py_ssize_t* bounds, const double* weights,
+    Py_ssize_t n_channels, double k, Py_ssize_t n_ids, PyObject** names, Entry** out,
+) except -1:
+    """Fuse channel ``c`` = ``flat[bounds[c]:bounds[c + 1]]``; ``*out`` gets the sorted
+    entries (caller frees); return how many.
+
+    Ids are collected in ascending order and radix-sorted stably on the score, so ties stay
+    in id order; with ``names`` each run of tied scores is then re-sorted by name.
+    """
+    cdef double* scores = <double*>malloc((n_ids + 1) * sizeof(double))
+    cdef Py_ssize_t* last = <Py_ssize_t*>malloc((2 * n_ids + 1) * sizeof(Py_ssize_t))
+    cdef uint64_t* keys = <uint64_t*>malloc((2 * n_ids + 1) * sizeof(uint64_t))
+    cdef Entry* entries = <Entry*>malloc((2 * n_ids + 1) * sizeof(Entry))
+    cdef Py_ssize_t c, p, doc, rank, n = 0, start
+    cdef Py_ssize_t* ids
+    cdef double weight
+    if scores == NULL or last == NULL or keys == NULL or entries == NULL:
+        free(scores)
+        free(last)
+        free(keys)
+        free(entries)
+        raise MemoryError()
+    for doc in range(n_ids):
+        scores[doc] = 0.0
+        last[doc] = -1
+    for c in range(n_channels):
+        weight = weights[c]
+        rank = 0
+        for p in range(bounds[c], bounds[c + 1]):
+            doc = flat[p]
+            if last[doc] == c:
+                continue
+            last[doc] = c
+            rank += 1
+            scores[doc] = scores[doc] + weight / (k + rank)
+    ids = last + n_ids  # the second half of ``last`` holds the touched ids
+    for doc in range(n_ids):
+        if last[doc] >= 0:
+            ids[n] = doc
+            keys[n] = _descending_key(scores[doc])
+            n += 1
+    _radix_sort(keys, ids, keys + n_ids, last, n)
+    for p in range(n):
+        entries[p].id = ids[p]
+        entries[p].score = scores[ids[p]]
+    if names != NULL:
+        start = 0
+        for p in range(1, n + 1):
+            if p == n or keys[p] != keys[start]:
+                if p - start > 1:
+                    _sort(entries + start, entries + n_ids, p - start, names)
+                start = p
+    free(scores)
+    free(last)
+    free(keys)
+    out[0] = entries
+    return n
+
+
+cdef double* _weights(weights, Py_ssize_t n) except NULL:
+    cdef double* w = <double*>malloc((n + 1) * sizeof(double))
+    cdef Py_ssize_t c
+    if w == NULL:
+        raise MemoryError()
+    try:
+        for c in range(n):
+            w[c] = weights[c]
+    except BaseException:
+        free(w)
+        raise
+    return w
 
 
 def rrf_fuse(rankings, weights, double k):
     """Fuse best-first id lists; return ``(ids, scores)`` best first."""
     cdef Py_ssize_t n_channels = len(rankings)
-    if n_channels != len(weights):
-        raise ValueError(
-            f"rrf_fuse: got {n_channels} rankings but {len(weights)} weights"
-        )
-    if not k >= 0:
-        raise ValueError(f"rrf_fuse: k must be >= 0, got {k!r}")
-    cdef dict scores = {}
-    cdef set seen
-    cdef Py_ssize_t c, rank
-    cdef double weight
-    cdef object prev
-    for c in range(n_channels):
-        weight = weights[c]
-        seen = set()
-        rank = 0
-        for doc in rankings[c]:
-            if doc in seen:
-                continue
-            seen.add(doc)
-            rank += 1
-            prev = scores.get(doc)
-            if prev is None:
-                scores[doc] = 0.0 + weight / (k + rank)
-            else:
-                scores[doc] = <double>prev + weight / (k + rank)
-    cdef list ordered = sorted(scores.items(), key=_order_key)
-    return [item[0] for item in ordered], [item[1] for item in ordered]
+    _check(n_channels, len(weights), k)
+    cdef list fast = [PySequence_Fast(r, "rrf_fuse: a ranking must be a sequence") for r in rankings]
+    cdef dict index = {}
+    cdef list names = []
+    cdef Py_ssize_t total = 0, c, i, m, doc, n
+    cdef PyObject** items
+    cdef PyObject* found
+    for seq in fast:
+        total += PySequence_Fast_GET_SIZE(seq)
+    cdef Py_ssize_t* flat = <Py_ssize_t*>malloc((total + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* bounds = <Py_ssize_t*>malloc((n_channels + 1) * sizeof(Py_ssize_t))
+    cdef double* w = NULL
+    cdef Entry* entries = NULL
+    if flat == NULL or bounds == NULL:
+        free(flat)
+        free(bounds)
+        raise MemoryError()
+    try:
+        w = _weights(weights, n_channels)
+        total = 0
+        for c in range(n_channels):
+            seq = fast[c]
+            bounds[c] = total
+            m = PySequence_Fast_GET_SIZE(seq)
+            items = PySequence_Fast_ITEMS(seq)
+            for i in range(m):
+                found = PyDict_GetItemWithError(index, <object>items[i])
+                if found == NULL:
+                    if not PyUnicode_CheckExact(items[i]):
+                        # ids that are not plain strings: the twin defines their order
+                        return _fusion_py.rrf_fuse(rankings, weights, k)
+                    doc = len(names)
+                    index[<object>items[i]] = PyLong_FromSsize_t(doc)
+                    names.append(<object>items[i])
+                else:
+                    doc = PyLong_AsSsize_t(<object>found)
+                flat[total] = doc
+                total += 1
+        bounds[n_channels] = total
+        n = _fuse(flat, bounds, w, n_channels, k, len(names), PySequence_Fast_ITEMS(names), &entries)
+        out_ids = [names[entries[i].id] for i in range(n)]
+        out_scores = [entries[i].score for i in range(n)]
+        return out_ids, out_scores
+    finally:
+        free(flat)
+        free(bounds)
+        free(w)
+        free(entries)
 
 
-def _order_key(item):
-    return (-item[1], item[0])
+def rrf_fuse_ids(rankings, weights, double k, Py_ssize_t n_ids):
+    """Fuse best-first lists of ids in ``range(n_ids)``; return ``(ids, scores)`` arrays."""
+    cdef Py_ssize_t n_channels = len(rankings)
+    _check(n_channels, len(weights), k)
+    if n_ids < 0:
+        raise ValueError(f"rrf_fuse_ids: n_ids must be >= 0, got {n_ids}")
+    cdef list channels = []
+    cdef Py_ssize_t total = 0, c, i, p, n
+    cdef array arr
+    for ranking in rankings:
+        if isinstance(ranking, array) and (<array>ranking).ob_descr.typecode == b"q":
+            arr = ranking
+        else:
+            arr = array("q", ranking)
+        channels.append(arr)
+        total += len(arr)
+    cdef Py_ssize_t* flat = <Py_ssize_t*>malloc((total + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* bounds = <Py_ssize_t*>malloc((n_channels + 1) * sizeof(Py_ssize_t))
+    cdef double* w = NULL
+    cdef Entry* entries = NULL
+    cdef long long doc
+    if flat == NULL or bounds == NULL:
+        free(flat)
+        free(bounds)
+        raise MemoryError()
+    try:
+        w = _weights(weights, n_channels)
+        total = 0
+        for c in range(n_channels):
+            arr = channels[c]
+            bounds[c] = total
+            for i in range(len(arr)):
+                doc = arr.data.as_longlongs[i]
+                if doc < 0 or doc >= n_ids:
+                    raise ValueError(f"rrf_fuse_ids: id {doc} is outside range({n_ids})")
+                flat[total] = <Py_ssize_t>doc
+                total += 1
+        bounds[n_channels] = total
+        n = _fuse(flat, bounds, w, n_channels, k, n_ids, NULL, &entries)
+        ids = clone(_IDS, n, False)
+        scores = clone(_SCORES, n, False)
+        for i in range(n):
+            ids.data.as_longlongs[i] = entries[i].id
+            scores.data.as_doubles[i] = entries[i].score
+        return ids, scores
+    finally:
+        free(flat)
+        free(bounds)
+        free(w)
+        free(entries)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from swarmmem._speedups._fusion_py import rrf_fuse
+from swarmmem._speedups._fusion_py import rrf_fuse, rrf_fuse_ids
 from swarmmem._speedups._select import bind
 
-__all__ = ["KERNEL_IMPL", "rrf_fuse"]
+__all__ = ["KERNEL_IMPL", "rrf_fuse", "rrf_fuse_ids"]
 KERNEL_IMPL = bind("fusion", globals())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from array import array
 
 import pytest
 
@@ -47,18 +48,56 @@ def test_score_lexical(benchmark, kernels, lexical_columns):
     assert any(row[0] > 0 for row in rows)
 
 
-@pytest.mark.benchmark(group="rrf: 3 x 1k ids")
+@pytest.fixture(scope="module")
+def rrf_int_channels(rrf_channels):
+    """The same three channels with the string ids replaced by integers (``array('q')``)."""
+    rankings, weights = rrf_channels
+    index: dict[str, int] = {}
+    for ranking in rankings:
+        for doc in ranking:
+            index.setdefault(doc, len(index))
+    return [array("q", [index[doc] for doc in r]) for r in rankings], weights, len(index)
+
+
+@pytest.mark.benchmark(group="rrf: 3 x 1k int ids")
+def test_rrf_fuse_ids(benchmark, kernels, rrf_int_channels):
+    """Time the fusion kernel proper: three channels of 1,000 integer ids."""
+    rankings, weights, n_ids = rrf_int_channels
+    ids, scores = benchmark(kernels.fusion.rrf_fuse_ids, rankings, weights, RRF_K, n_ids)
+    assert len(ids) == n_ids
+    assert list(scores) == sorted(scores, reverse=True)
+
+
+@pytest.mark.benchmark(group="rrf: 3 x 1k str ids")
 def test_rrf_fuse(benchmark, kernels, rrf_channels):
-    """Time reciprocal rank fusion of three channels of 1,000 ids."""
+    """Time fusion of three channels of 1,000 string ids (what the recall path calls)."""
     rankings, weights = rrf_channels
     ids, scores = benchmark(kernels.fusion.rrf_fuse, rankings, weights, RRF_K)
     assert len(ids) == len(set().union(*rankings))
     assert scores == sorted(scores, reverse=True)
 
 
+@pytest.mark.benchmark(group="jaccard: 1k key sets")
+def test_jaccard_keys(benchmark, kernels, memory_corpus):
+    """Time the Jaccard kernel proper: one key set against 1,000 pre-computed key sets."""
+    keys = [kernels.jaccard.token_keys(c.text) for c in memory_corpus]
+    result = benchmark(kernels.jaccard.jaccard_keys, keys[0], keys)
+    assert len(result) == len(keys)
+    assert result[0] == 1.0
+
+
+@pytest.mark.benchmark(group="jaccard: keys of 1k texts")
+def test_token_keys(benchmark, kernels, memory_corpus):
+    """Time turning 1,000 memory texts into sorted token-key arrays."""
+    texts = [c.text for c in memory_corpus]
+    keys = benchmark(lambda: [kernels.jaccard.token_keys(text) for text in texts])
+    assert len(keys) == len(texts)
+    assert all(list(k) == sorted(set(k)) for k in keys[:50])
+
+
 @pytest.mark.benchmark(group="jaccard: 1k texts")
 def test_jaccard_many(benchmark, kernels, memory_corpus):
-    """Time Jaccard similarity of one memory text against 1,000 texts."""
+    """Time Jaccard similarity of one memory text against 1,000 texts (tokenizing included)."""
     texts = [c.text for c in memory_corpus]
     result = benchmark(kernels.jaccard.jaccard_many, texts[0], texts)
     assert len(result) == len(texts)

@@ -290,6 +290,7 @@ class Runtime:
                 dsn=self.postgres_dsn(),
                 dimension=dimension,
                 schema=self.config["postgres"]["schema"],
+                ef_search=self.config["postgres"]["hnswEfSearch"],
             )
         return create("vector_index", "numpy", dimension=dimension)
 
@@ -300,12 +301,23 @@ class Runtime:
             emb = self.config["embeddings"]
             try:
                 name = self._given.get("embedder", emb["provider"])
-                kwargs = {"dimension": emb["dimension"]} if name == "hashing" else {}
+                kwargs: dict[str, Any] = (
+                    {"dimension": emb["dimension"]}
+                    if name == "hashing"
+                    else {"shared": True}
+                    if name == "onnx"
+                    else {}
+                )
                 embedder = create("embedder", name, **kwargs)
                 if not embedder.available:
                     raise SwarmMemoryError(
                         "the embedder is not available (pip install 'swarmmem[dense]')"
                     )
+                # the model loads on a second thread while the store and the lexical stages
+                # run; the first embed waits for it
+                warm_up = getattr(embedder, "warm_up", None)
+                if callable(warm_up):
+                    warm_up()
                 index = self._vector_index(embedder.dimension)
                 index.seed_model_version(embedder.model_version)
                 self._dense = DenseParts(

@@ -103,6 +103,7 @@ SCHEMA: dict[str, tuple[Any, Check]] = {
     "postgres.dsn": (None, _opt_str),
     "postgres.poolSize": (4, _num(1, 100, integer=True)),
     "postgres.schema": (None, _optional(_identifier)),
+    "postgres.hnswEfSearch": (200, _num(1, 1000, integer=True)),
     "recall.defaultMaxItems": (8, _num(1, 20, integer=True)),
     "recall.defaultTokenBudget": (1200, _num(100, 5000, integer=True)),
     "recall.minScore": (0.05, _num(0, 2)),

@@ -697,7 +697,17 @@ class MemoryTools:
         ctx.setdefault("session_id", str(uuid.uuid4()))
         self.context = ctx
         self._resident: Memory | None = None
-        open_memory(self.root, self.config, context=self.context).close()  # fail fast
+        first = open_memory(self.root, self.config, context=self.context)  # fail fast
+        try:
+            if first.enabled:
+                # with embeddings on, the model starts loading (in the background, shared
+                # by every later call) before the first request arrives; a failure here is
+                # only a missed head start: the calls report it as before
+                first.runtime.write_dense()
+        except Exception as exc:
+            log.debug("swarmmem mcp: no early model load (%s)", exc)
+        finally:
+            first.close()
 
     @property
     def session_id(self) -> str:

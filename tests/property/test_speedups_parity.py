@@ -312,3 +312,88 @@ def test_jaccard_equals_reference(kernels, source, others):
         b = reference_tokenize(other)
         expected.append(len(a & b) / len(a | b) if a | b else 0.0)
     assert kernels.jaccard.jaccard_many(source, others) == expected
+
+
+# --- integer-id fusion and key-based Jaccard ---------------------------------------------------
+
+int_fusion_inputs = (
+    st.integers(0, 12)
+    .flatmap(
+        lambda n_ids: st.tuples(
+            st.just(n_ids),
+            st.lists(
+                st.lists(st.integers(0, max(n_ids - 1, 0)), max_size=10 if n_ids else 0), max_size=4
+            ),
+        )
+    )
+    .flatmap(
+        lambda pair: st.tuples(
+            st.just(pair[1]),
+            st.lists(weights, min_size=len(pair[1]), max_size=len(pair[1])),
+            st.one_of(st.sampled_from([0, 0.0, 1.0, 60, 60.0]), st.floats(0.0, 1e6)),
+            st.just(pair[0]),
+        )
+    )
+)
+
+
+@compiled
+@needs_compiled
+@settings(deadline=None)
+@given(inputs=int_fusion_inputs)
+@example(inputs=([], [], 60.0, 0))
+@example(inputs=([[0, 0, 1], [1, 0]], [1.0, 1.0], 60.0, 2))
+@example(inputs=([[3, 1], [1, 3], [2], [0]], [1, 1, 2, 2], 60, 4))
+def test_rrf_fuse_ids_compiled_equals_twin(inputs):
+    """The compiled integer-id fusion returns exactly the twin's ids, order and scores."""
+    rankings, ws, k, n_ids = inputs
+    assert _compiled("fusion").rrf_fuse_ids(rankings, ws, k, n_ids) == _fusion_py.rrf_fuse_ids(
+        rankings, ws, k, n_ids
+    )
+
+
+@settings(deadline=None)
+@given(inputs=fusion_inputs)
+def test_rrf_fuse_ids_equals_rrf_fuse(kernels, inputs):
+    """Ids numbered in string order fuse like the strings, in both twins."""
+    rankings, ws, k = inputs
+    names = sorted({doc for ranking in rankings for doc in ranking})
+    index = {name: i for i, name in enumerate(names)}
+    as_ints = [[index[doc] for doc in ranking] for ranking in rankings]
+    ids, scores = kernels.fusion.rrf_fuse_ids(as_ints, ws, k, len(names))
+    assert ([names[i] for i in ids], list(scores)) == kernels.fusion.rrf_fuse(rankings, ws, k)
+
+
+@compiled
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(text=texts)
+@example(text="")
+@example(text="exactly7 exactly token-refresh İstanbul \u212aelvin")
+def test_token_keys_compiled_equals_twin(text):
+    """The compiled key scan returns the twin's keys."""
+    assert _compiled("jaccard").token_keys(text) == _jaccard_py.token_keys(text)
+
+
+@settings(deadline=None)
+@given(text=texts)
+def test_token_keys_are_the_reference_tokens(kernels, text):
+    """One key per reference token, each the twin's ``token_key`` of that token, sorted."""
+    expected = sorted({_jaccard_py.token_key(t) for t in _jaccard_py._tokens(text)})
+    assert list(kernels.jaccard.token_keys(text)) == expected
+    assert len(expected) == len(_jaccard_py._tokens(text))
+
+
+@settings(deadline=None)
+@given(source=texts, others=st.lists(texts, max_size=6))
+@example(source="İ \u212a", others=["i k", "İ", "caf é"])
+def test_jaccard_keys_equals_jaccard_many(kernels, source, others):
+    """Key-based Jaccard equals text-based Jaccard; compiled equals twin."""
+    keys = kernels.jaccard.token_keys
+    result = kernels.jaccard.jaccard_keys(keys(source), [keys(o) for o in others])
+    assert list(result) == kernels.jaccard.jaccard_many(source, others)
+    assert list(result) == list(
+        _jaccard_py.jaccard_keys(
+            _jaccard_py.token_keys(source), [_jaccard_py.token_keys(o) for o in others]
+        )
+    )

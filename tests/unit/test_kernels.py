@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from array import array
+
 import pytest
 
 K = 60.0
@@ -114,6 +116,55 @@ class TestReciprocalRankFusion:
         """A k that is not a non-negative number raises the same message in both twins."""
         with pytest.raises(ValueError, match=r"^rrf_fuse: k must be >= 0, got "):
             kernels.fusion.rrf_fuse([["a"]], [1.0], k)
+
+
+class TestReciprocalRankFusionOfIntegerIds:
+    def test_same_scores_and_order_as_string_ids(self, kernels):
+        """Integer ids numbered in string order fuse exactly like the string ids."""
+        rankings = [["b", "a", "d"], ["a", "c"], ["d", "d", "b"]]
+        names = sorted({doc for r in rankings for doc in r})
+        index = {name: i for i, name in enumerate(names)}
+        as_ints = [array("q", [index[doc] for doc in r]) for r in rankings]
+        ids, scores = kernels.fusion.rrf_fuse_ids(as_ints, [0.5, 0.4, 0.1], K, len(names))
+        expected_ids, expected_scores = kernels.fusion.rrf_fuse(rankings, [0.5, 0.4, 0.1], K)
+        assert [names[i] for i in ids] == expected_ids
+        assert list(scores) == expected_scores
+
+    def test_returns_typed_arrays(self, kernels):
+        """Ids come back as ``array('q')`` and scores as ``array('d')``."""
+        ids, scores = kernels.fusion.rrf_fuse_ids([[2, 0]], [1.0], K, 3)
+        assert (ids.typecode, scores.typecode) == ("q", "d")
+        assert list(ids) == [2, 0]
+        assert list(scores) == pytest.approx([1 / (K + 1), 1 / (K + 2)], rel=1e-15)
+
+    def test_ties_break_by_smaller_id(self, kernels):
+        """Equal scores are ordered by id ascending; a duplicate counts at its first rank."""
+        ids, scores = kernels.fusion.rrf_fuse_ids([[5, 5, 1], [1, 5]], [1.0, 1.0], K, 6)
+        assert list(ids) == [1, 5]
+        assert scores[0] == scores[1]
+
+    def test_untouched_ids_are_left_out(self, kernels):
+        """Only ids that some channel ranks appear; no channels give empty arrays."""
+        assert [list(x) for x in kernels.fusion.rrf_fuse_ids([[3]], [1.0], K, 10)] == [
+            [3],
+            [1 / (K + 1)],
+        ]
+        assert [list(x) for x in kernels.fusion.rrf_fuse_ids([], [], K, 10)] == [[], []]
+
+    @pytest.mark.parametrize("bad", [-1, 4, 2**40], ids=["negative", "n_ids", "huge"])
+    def test_id_outside_the_range_is_rejected(self, kernels, bad):
+        """An id outside ``range(n_ids)`` raises the same message in both twins."""
+        with pytest.raises(ValueError, match=rf"^rrf_fuse_ids: id {bad} is outside range\(4\)$"):
+            kernels.fusion.rrf_fuse_ids([[0, 1], [2, bad]], [1.0, 1.0], K, 4)
+
+    def test_checks_like_the_string_version(self, kernels):
+        """Length mismatch, a negative k and a negative ``n_ids`` are rejected."""
+        with pytest.raises(ValueError, match=r"^rrf_fuse: got 1 rankings but 2 weights$"):
+            kernels.fusion.rrf_fuse_ids([[0]], [1.0, 1.0], K, 1)
+        with pytest.raises(ValueError, match=r"^rrf_fuse: k must be >= 0, got -1.0$"):
+            kernels.fusion.rrf_fuse_ids([[0]], [1.0], -1.0, 1)
+        with pytest.raises(ValueError, match=r"^rrf_fuse_ids: n_ids must be >= 0, got -1$"):
+            kernels.fusion.rrf_fuse_ids([], [], K, -1)
 
 
 class TestTokenize:
@@ -323,3 +374,55 @@ class TestJaccard:
         """Swapping source and candidate leaves the similarity unchanged."""
         a, b = "src/memory/scoring.ts tests", "tests scoring lint"
         assert kernels.jaccard.jaccard_many(a, [b]) == kernels.jaccard.jaccard_many(b, [a])
+
+
+class TestJaccardKeys:
+    def test_short_tokens_are_their_own_bytes(self, kernels):
+        """A token of up to 7 characters is its ASCII bytes read big-endian."""
+        keys = kernels.jaccard.token_keys("Run TESTS run")
+        assert keys.typecode == "Q"
+        assert list(keys) == sorted(
+            [int.from_bytes(b"run", "big"), int.from_bytes(b"tests", "big")]
+        )
+
+    def test_long_tokens_are_hashed_with_the_top_bit_set(self, kernels):
+        """A longer token's key is its FNV-1a 64-bit hash with bit 63 set."""
+        h = 0xCBF29CE484222325
+        for byte in b"token-refresh":
+            h = ((h ^ byte) * 0x100000001B3) % 2**64
+        assert list(kernels.jaccard.token_keys("token-refresh")) == [h | 1 << 63]
+        assert list(kernels.jaccard.token_keys("exactly7 exactly")) == sorted(
+            [kernels.jaccard.token_keys("exactly7")[0], int.from_bytes(b"exactly", "big")]
+        )
+        assert kernels.jaccard.token_keys("exactly7")[0] >> 63 == 1
+
+    def test_keys_are_sorted_and_unique(self, kernels):
+        """Repeated tokens give one key; keys come sorted ascending."""
+        keys = list(kernels.jaccard.token_keys("z a z b a snake_case_name snake_case_name"))
+        assert keys == sorted(set(keys))
+        assert len(keys) == 4
+
+    def test_empty_and_token_free_texts_have_no_keys(self, kernels):
+        """Texts without ``[a-z0-9_-]`` runs give an empty array."""
+        assert list(kernels.jaccard.token_keys("")) == []
+        assert list(kernels.jaccard.token_keys("日本語 ...")) == []
+
+    def test_jaccard_keys_equals_jaccard_many(self, kernels):
+        """Comparing key arrays gives the same similarities as comparing the texts."""
+        source = "Run the FTS5 migration before the token-refresh tests"
+        texts = ["run tests", "", "token-refresh migration fts5 before the run", "日本", source]
+        keys = [kernels.jaccard.token_keys(t) for t in texts]
+        result = kernels.jaccard.jaccard_keys(kernels.jaccard.token_keys(source), keys)
+        assert result.typecode == "d"
+        assert list(result) == kernels.jaccard.jaccard_many(source, texts)
+        assert result[4] == 1.0
+        assert result[1] == 0.0
+
+    def test_jaccard_keys_accepts_plain_sequences(self, kernels):
+        """Sorted lists of ints work as key sets too."""
+        assert list(kernels.jaccard.jaccard_keys([1, 2, 3], [[2, 3, 4], [], [9]])) == [
+            2 / 4,
+            0.0,
+            0.0,
+        ]
+        assert list(kernels.jaccard.jaccard_keys([], [[]])) == [0.0]
