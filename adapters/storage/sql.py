@@ -152,8 +152,9 @@ class Touched(NamedTuple):
 
 
 class FullTextHits(NamedTuple):
-    """A full-text pre-selection: the scoped ids in list order, the best matches first,
-    and the row versions read with them (for the record cache)."""
+    """A full-text pre-selection: scoped ids in list order (every one, or at least every
+    ranked one; empty only when nothing is in scope), the best matches first, and the row
+    versions read with them (for the record cache)."""
 
     scoped: builtins.list[str]
     ranked: builtins.list[str]

@@ -51,7 +51,12 @@ from swarmmem.adapters.storage.sqlite_support import sqlite_module
 from swarmmem.core.model.errors import CorruptStoreError, StorageError
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import MemoryRecord
-from swarmmem.core.model.semantics import ListFilter, dumps, passes_parsed_expiry
+from swarmmem.core.model.semantics import (
+    ListFilter,
+    dumps,
+    passes_parsed_expiry,
+    passes_sql_expiry,
+)
 from swarmmem.ports.clock import Clock
 
 DEFAULT_PATH = Path(".swarm") / "memory" / "memory.db"
@@ -160,7 +165,22 @@ _FTS_SELECT_SQL = (
     "SELECT id, bm25(memory_items_fts) AS rank FROM memory_items_fts WHERE memory_items_fts "
     "MATCH ? AND id IN (SELECT value FROM json_each(?)) ORDER BY rank ASC LIMIT ?"
 )
+# the best matches of the whole index, then the item columns the scope filter needs
+_FTS_RANKED_SQL = (
+    "SELECT rowid FROM memory_items_fts WHERE memory_items_fts MATCH ? "
+    "ORDER BY bm25(memory_items_fts) ASC LIMIT ?"
+)
+_FTS_ITEMS_SQL = (
+    "SELECT rowid, id, scope_key, kind, superseded_by, deleted, expires_at, updated_at "
+    "FROM memory_items WHERE rowid IN (SELECT value FROM json_each(?))"
+)
+#: how many of the index's best matches a recall reads per wanted hit, first and last try
+_WINDOWS = (2, 16)
 RECALL_INDEX = "idx_memory_items_recall_order"
+
+
+class _FullTextFailed(Exception):
+    """A full-text query failed (its cause is the driver error)."""
 
 
 class SqliteDialect(SqlDialect):
@@ -533,7 +553,82 @@ class SqliteStore(SqlStore):
     def _full_text(
         self, conn: Any, flt: ListFilter, fts_query: str, limit: int
     ) -> FullTextHits | None:
-        """FTS5's ``bm25()`` over the scoped ids; only ids are read until the hits are known."""
+        """FTS5's ``bm25()`` over the scoped items; only ids are read until the hits are known.
+
+        Without a cap on the scope (``flt.limit``) the index's best matches are read first and
+        filtered by scope (:meth:`_full_text_ranked`), so no list of scoped ids is built;
+        ``scoped`` then holds the hits in list order, or one scoped id when nothing matched.
+        """
+        try:
+            if flt.limit is None:
+                found = self._full_text_ranked(conn, flt, fts_query, limit)
+                if found is not None:
+                    return found
+            return self._full_text_listed(conn, flt, fts_query, limit)
+        except _FullTextFailed as failed:
+            self._fts_enabled = False
+            self.fts_disabled_reason = (
+                f"full-text search failed and is off for this store: {failed.__cause__}"
+            )
+            return None
+
+    def _match(self, conn: Any, statement: str, params: Sequence[Any]) -> list[Any]:
+        """Run a ``MATCH`` query; a failure (a query FTS5 refuses) is :class:`_FullTextFailed`."""
+        try:
+            return conn.execute(statement, params).fetchall()  # type: ignore[no-any-return]
+        except self._sqlite.Error as exc:
+            raise _FullTextFailed from exc
+
+    def _full_text_ranked(
+        self, conn: Any, flt: ListFilter, fts_query: str, limit: int
+    ) -> FullTextHits | None:
+        """The index's best matches filtered by scope afterwards.
+
+        The first ``limit`` matches (in BM25 order) that pass the list filter are exactly the
+        best ``limit`` among the scoped items; ``None`` when a window of the index's best
+        matches did not hold that many (a scope that is a small part of a shared store).
+        """
+        scopes = None if flt.scope_keys is None else frozenset(flt.scope_keys)
+        kinds = None if flt.kinds is None else frozenset(flt.kinds)
+        now_ms = None if flt.include_expired else iso_to_ms(flt.now)
+        for factor in _WINDOWS:
+            window = max(limit, 1) * factor
+            rowids = [row[0] for row in self._match(conn, _FTS_RANKED_SQL, (fts_query, window))]
+            items = {row[0]: row for row in conn.execute(_FTS_ITEMS_SQL, (dumps(rowids),))}
+            hits = []
+            for rowid in rowids:
+                row = items.get(rowid)
+                if row is None:
+                    continue
+                _rowid, _id, scope_key, kind, superseded_by, deleted, expires_at, _updated = row
+                if (
+                    (scopes is None or scope_key in scopes)
+                    and (kinds is None or kind in kinds)
+                    and (flt.include_inactive or (superseded_by is None and not deleted))
+                    and (flt.include_expired or passes_sql_expiry(expires_at, flt.now))
+                    and passes_parsed_expiry(expires_at, now_ms)
+                ):
+                    hits.append(row)
+            complete = len(rowids) < window  # every match was read
+            if len(hits) >= limit or complete:
+                break
+        else:
+            return None
+        hits = hits[:limit]
+        if not hits:  # is the scope empty? (read ids until one passes the expiry test)
+            query = self._list_sql(flt, "id, expires_at")
+            for row in conn.execute(*query) if query is not None else ():
+                if passes_parsed_expiry(row[1], now_ms):
+                    return FullTextHits([row[0]], [], {})
+            return FullTextHits([], [], {})
+        listed = sorted(hits, key=lambda row: row[1])
+        listed.sort(key=lambda row: row[7], reverse=True)
+        return FullTextHits([row[1] for row in listed], [row[1] for row in hits], {})
+
+    def _full_text_listed(
+        self, conn: Any, flt: ListFilter, fts_query: str, limit: int
+    ) -> FullTextHits:
+        """Every scoped id listed first, then FTS5 over them (a capped scope)."""
         query = self._list_sql(flt, "id, expires_at")
         if query is None:
             return FullTextHits([], [], {})
@@ -542,12 +637,7 @@ class SqliteStore(SqlStore):
         scoped = [row[0] for row in rows if passes_parsed_expiry(row[1], now_ms)]
         if not scoped:
             return FullTextHits([], [], {})
-        try:
-            hits = conn.execute(_FTS_SELECT_SQL, (fts_query, dumps(scoped), limit)).fetchall()
-        except self._sqlite.Error as exc:
-            self._fts_enabled = False
-            self.fts_disabled_reason = f"full-text search failed and is off for this store: {exc}"
-            return None
+        hits = self._match(conn, _FTS_SELECT_SQL, (fts_query, dumps(scoped), limit))
         return FullTextHits(scoped, [row[0] for row in hits], {})
 
     # -- purges --------------------------------------------------------------------------

@@ -13,8 +13,8 @@ import attrs
 
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest, Relation
-from swarmmem.core.recall.fts import apply_fts_bonus, build_fts_query
-from swarmmem.core.recall.scoring import LearningPolicy, score_records
+from swarmmem.core.recall.fts import FTS_BONUS, build_fts_query
+from swarmmem.core.recall.scoring import LearningPolicy, rank_records, score_records
 from swarmmem.ports.storage import StorageProvider
 
 DEFAULT_CANDIDATE_CAP = 1000
@@ -28,6 +28,14 @@ class RecallResult:
     items: tuple[RecallItem, ...]
     diagnostics: dict[str, int] = attrs.field(hash=False)
     lexical_order: tuple[str, ...] = ()
+    candidate_count: int | None = None
+    """How many items the scorer kept (``items`` may hold fewer: ``lexical_recall(keep=)``);
+    ``None``: ``len(items)``."""
+
+    @property
+    def kept_count(self) -> int:
+        """How many items the scorer kept."""
+        return len(self.items) if self.candidate_count is None else self.candidate_count
 
 
 def preselect_limit(request: RecallRequest) -> int:
@@ -57,12 +65,15 @@ def lexical_recall(
     policy: LearningPolicy | None = None,
     rng: Callable[[], float] | None = None,
     reference: bool = False,
+    keep: int | None = None,
 ) -> RecallResult:
     """Run the lexical path and return items before the maxItems slice, best first.
 
     ``reference`` caps the scope at its newest records before the full-text pre-selection,
     as the reference implementation does; otherwise the pre-selection sees every scoped
-    record and the cap bounds what it returns.
+    record and the cap bounds what it returns. ``keep`` builds items for only the first
+    ``keep`` regular candidates (and the explored one); ``lexical_order`` and the counts
+    still cover all of them.
     """
     now_ms = iso_to_ms(now)
     assert now_ms is not None, "now must be an ISO timestamp"
@@ -80,15 +91,14 @@ def lexical_recall(
         cap_before_preselect=reference,
     )
     records = [r for r in candidates.records if recallable(r)]
-    items, diag = score_records(request, records, now_ms=now_ms, policy=policy, rng=rng)
+    ranking = rank_records(request, records, now_ms=now_ms, policy=policy, rng=rng)
     if candidates.fts_order is not None:
-        explored = [it for it in items if it.explored]
-        items = apply_fts_bonus([it for it in items if not it.explored], candidates.fts_order)
-        items += explored
+        ranking.add_fts_bonus(candidates.fts_order, FTS_BONUS)
     return RecallResult(
-        items=tuple(items),
-        diagnostics=diag,
-        lexical_order=tuple(it.record.id for it in items if not it.explored),
+        items=tuple(ranking.items(keep)),
+        diagnostics=ranking.diagnostics,
+        lexical_order=tuple(s.record.id for s in ranking.kept),
+        candidate_count=len(ranking.kept) + (ranking.explored is not None),
     )
 
 
