@@ -14,7 +14,7 @@ typed values of :mod:`swarmmem.core.model.events`.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
@@ -101,6 +101,17 @@ class RecordStore(Protocol):
 
     def delete(self, memory_id: str, *, reason: str, now: str, hard: bool = False) -> bool:
         """Tombstone (or erase) a record; False when it did not exist."""
+        ...
+
+    def upsert_many(
+        self,
+        records: Sequence[MemoryRecord],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> builtins.list[MemoryRecord]:
+        """``upsert`` of each record in order, in one transaction (each still gets its
+        ``upsert`` audit event); the stored forms. ``progress(done, total)`` is called as
+        batches are written."""
         ...
 
     def select_candidates(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import abc
 import builtins
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
@@ -38,6 +38,8 @@ from swarmmem.ports.clock import Clock
 from swarmmem.ports.storage import Candidates, StoredEvent
 
 _S = TypeVar("_S", bound="StoreBase")
+#: how many records a bulk write (``upsert_many``) writes per batch
+BATCH_SIZE = 1000
 #: an audit event's JSON payload (stored as ``event_json``)
 Payload = Mapping[str, Any] | None
 
@@ -144,6 +146,24 @@ class StoreBase(abc.ABC):
         with self.transaction():
             stored = self._write_record(record)
             self._log("upsert", stored.id)
+        return stored
+
+    def upsert_many(
+        self,
+        records: Sequence[MemoryRecord],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> builtins.list[MemoryRecord]:
+        records = builtins.list(records)
+        for record in records:
+            _require(record, MemoryRecord, "upsert_many")
+        stored = []
+        with self.transaction():
+            for done, record in enumerate(records, start=1):
+                stored.append(self._write_record(record))
+                self._log("upsert", record.id)
+                if progress is not None and (done % BATCH_SIZE == 0 or done == len(records)):
+                    progress(done, len(records))
         return stored
 
     def delete(self, memory_id: str, *, reason: str, now: str, hard: bool = False) -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -127,14 +127,19 @@ def _untrusted_record(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def import_jsonl(
-    store: StorageProvider, directory: str | os.PathLike[str], *, untrusted: bool = False
+    store: StorageProvider,
+    directory: str | os.PathLike[str],
+    *,
+    untrusted: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Import the JSONL files of ``directory`` into ``store`` in one transaction.
 
     A row with a likely secret in any field is refused. ``untrusted`` (JSONL found in the
     storage folder, imported without anyone asking): rows may not overwrite, delete or re-open
     stored memories or proposals, may not bring learned values (``qValue`` is dropped) and
-    proposals must be pending.
+    proposals must be pending. Memories are written in batches (``upsert_many``), which
+    report ``progress(done, total)``.
 
     Returns:
         ``{importedMemories, importedProposals, importedOutcomes, scannedRows, invalidCount,
@@ -162,14 +167,15 @@ def import_jsonl(
                 invalid.append({"file": file, "line": line, "reason": reason})
                 del rows[row_id]
     with store.transaction():
+        valid = []
         for line, obj in memories.values():
             try:
                 raw = _untrusted_record(obj) if untrusted else obj
-                store.upsert(validate_record(record_from_dict(raw)))
+                valid.append(validate_record(record_from_dict(raw)))
             except MemoryValidationError as exc:
                 invalid.append({"file": "memories.jsonl", "line": line, "reason": str(exc)})
-                continue
-            counts["memories"] += 1
+        store.upsert_many(valid, progress=progress)
+        counts["memories"] = len(valid)
         for line, obj in proposals.values():
             try:
                 proposal = proposal_from_dict(obj)

@@ -41,7 +41,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import attrs
 
-from swarmmem.adapters.storage.base import StoreBase
+from swarmmem.adapters.storage.base import BATCH_SIZE, StoreBase
 from swarmmem.adapters.storage.sql_rows import (
     EVENT_COLUMNS,
     ITEM_COLUMNS,
@@ -60,6 +60,7 @@ from swarmmem.core.model.audit import (
     CHAIN_HEAD_KEY,
     GENESIS,
     KEY_MARKER_KEY,
+    chain_rows,
     event_row_hash,
     key_marker,
     read_key_marker,
@@ -740,6 +741,38 @@ class SqlStore(StoreBase):
         key = self._audit_key if self._key_marker is not None else None
         state.head, state.head_dirty = event_row_hash(*values, head, key), True
 
+    def _store_events(self, events: Sequence[StoredEvent]) -> None:
+        """:meth:`_store_event` for many events: the chain computed in one loop, the rows
+        written with one ``executemany``."""
+        conn = self._tx_conn()
+        rows = [
+            (e.id, e.operation, e.target_id, e.reason, e.timestamp, e.event_json) for e in events
+        ]
+        if not self._chain_active:
+            self._executemany(
+                conn,
+                "INSERT INTO memory_events (id, operation, target_id, reason, timestamp, "
+                "event_json) VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            return
+        state = self._state
+        if not state.head_loaded:
+            state.head, state.head_loaded = self._get_meta(conn, CHAIN_HEAD_KEY), True
+            self._key_marker = self._get_meta(conn, KEY_MARKER_KEY)
+        if self._key_marker is not None and self._audit_key is None:
+            raise StorageError(
+                "this store's audit chain is keyed: set SWARMMEM_AUDIT_KEY (or "
+                "memory.audit.keyFile) to write to it"
+            )
+        key = self._audit_key if self._key_marker is not None else None
+        chained, head = chain_rows(rows, state.head or GENESIS, key)
+        self._executemany(
+            conn, f"INSERT INTO memory_events ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", chained
+        )
+        if chained:
+            state.head, state.head_dirty = head, True
+
     def _event_rows(self, conn: Any) -> builtins.list[Any]:
         order = self.dialect.order_column
         rows: builtins.list[Any] = conn.execute(
@@ -978,14 +1011,62 @@ class SqlStore(StoreBase):
         params = item_params(record, data, model_version)
         valid_from, supersedes_reason = self._write_item(conn, record, data, params)
         self._touch((record.id,), items=True)
-        changes: dict[str, Any] = {}
-        if valid_from != record.valid_from:
-            changes["valid_from"] = valid_from
-        if supersedes_reason != record.supersedes_reason:
-            changes["supersedes_reason"] = supersedes_reason
-        if (model_version or None) != record.embedding_model_version:
-            changes["embedding_model_version"] = model_version or None
-        return attrs.evolve(record, **changes) if changes else record
+        return as_written(record, model_version, valid_from, supersedes_reason)
+
+    def _item_rows(
+        self, records: Sequence[MemoryRecord]
+    ) -> builtins.list[tuple[MemoryRecord, dict[str, Any], str, tuple[Any, ...]]]:
+        """Per record: its stored form, JSON, model version and item row parameters."""
+        out = []
+        for record in records:
+            record = stored_form(record, None)
+            data = record_to_dict(record, include_provenance=False, include_outcomes=False)
+            model_version = self.embedding_model_version or record.embedding_model_version or ""
+            out.append((record, data, model_version, item_params(record, data, model_version)))
+        return out
+
+    @guarded
+    def upsert_many(
+        self,
+        records: Sequence[MemoryRecord],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> builtins.list[MemoryRecord]:
+        """Batches of ``BATCH_SIZE`` records: their rows (:meth:`_write_records`), then their
+        ``upsert`` events in one go (same order and chain as one ``upsert`` per record)."""
+        records = builtins.list(records)
+        for record in records:
+            if not isinstance(record, MemoryRecord):
+                raise MemoryValidationError(
+                    f"upsert_many needs MemoryRecords; got {type(record).__name__}"
+                )
+        stored: builtins.list[MemoryRecord] = []
+        with self.transaction():
+            conn = self._tx_conn()
+            for start in range(0, len(records), BATCH_SIZE):
+                batch = records[start : start + BATCH_SIZE]
+                if len({r.id for r in batch}) == len(batch):
+                    stored.extend(self._write_records(conn, batch))
+                else:  # an id twice in one batch: the second write must see the first
+                    stored.extend(self._write_record(r) for r in batch)
+                now = self._now()
+                self._store_events(
+                    [
+                        StoredEvent(
+                            id=str(uuid.uuid4()), operation="upsert", target_id=r.id, timestamp=now
+                        )
+                        for r in batch
+                    ]
+                )
+                if progress is not None:
+                    progress(start + len(batch), len(records))
+        return stored
+
+    def _write_records(
+        self, conn: Any, records: Sequence[MemoryRecord]
+    ) -> builtins.list[MemoryRecord]:
+        """:meth:`_write_record` for records with distinct ids (a database may batch it)."""
+        return [self._write_record(record) for record in records]
 
     def _has_record(self, memory_id: str) -> bool:
         row = self._execute(
@@ -1218,3 +1299,17 @@ def _parsed(rows: Iterable[Sequence[Any]], parse: Callable[[Sequence[Any]], R]) 
         with contextlib.suppress(ValueError):
             out.append(parse(row))
     return out
+
+
+def as_written(
+    record: MemoryRecord, model_version: str, valid_from: str | None, supersedes_reason: str | None
+) -> MemoryRecord:
+    """``record`` (a stored form) with what the item row holds after the write."""
+    changes: dict[str, Any] = {}
+    if valid_from != record.valid_from:
+        changes["valid_from"] = valid_from
+    if supersedes_reason != record.supersedes_reason:
+        changes["supersedes_reason"] = supersedes_reason
+    if (model_version or None) != record.embedding_model_version:
+        changes["embedding_model_version"] = model_version or None
+    return attrs.evolve(record, **changes) if changes else record

@@ -43,6 +43,7 @@ from swarmmem.adapters.storage.sql import (
     FullTextHits,
     SqlDialect,
     SqlStore,
+    as_written,
     guarded,
     migration_steps,
 )
@@ -156,6 +157,15 @@ LATEST_VERSION = MIGRATIONS[-1].version
 _UPSERT_SQL = (
     f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS}) VALUES ({', '.join('?' * 13)}) "
     f"ON CONFLICT(id) DO UPDATE SET {ITEM_UPDATE} RETURNING rowid, valid_from, supersedes_reason"
+)
+_UPSERT_MANY_SQL = (
+    f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS}) VALUES ({', '.join('?' * 13)}) "
+    f"ON CONFLICT(id) DO UPDATE SET {ITEM_UPDATE}"
+)
+_ROWIDS_SQL = "SELECT rowid FROM memory_items WHERE id IN (SELECT value FROM json_each(?))"
+_WRITTEN_SQL = (
+    "SELECT rowid, id, valid_from, supersedes_reason FROM memory_items "
+    "WHERE id IN (SELECT value FROM json_each(?))"
 )
 _FTS_INSERT_SQL = (
     "INSERT INTO memory_items_fts (rowid, id, text, tags, kind, source_file_path, source_ref, "
@@ -541,6 +551,29 @@ class SqliteStore(SqlStore):
         conn.execute("DELETE FROM memory_items_fts WHERE rowid = ?", (rowid,))
         conn.execute(_FTS_INSERT_SQL, (rowid, record.id, *fts_values(data)))
         return valid_from, supersedes_reason
+
+    def _write_records(self, conn: Any, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+        """One batch of item rows (distinct ids): ``executemany`` for the rows, one pass over
+        the full-text index (old entries out, new ones in), the stored columns read back."""
+        prepared = self._item_rows(records)
+        ids = dumps([record.id for record, _data, _version, _params in prepared])
+        old = [(row[0],) for row in conn.execute(_ROWIDS_SQL, (ids,))]
+        conn.executemany(_UPSERT_MANY_SQL, [params for *_rest, params in prepared])
+        if old:
+            conn.executemany("DELETE FROM memory_items_fts WHERE rowid = ?", old)
+        written = {row[1]: row for row in conn.execute(_WRITTEN_SQL, (ids,))}
+        conn.executemany(
+            _FTS_INSERT_SQL,
+            [
+                (written[record.id][0], record.id, *fts_values(data))
+                for record, data, _version, _params in prepared
+            ],
+        )
+        self._touch(written, items=True)
+        return [
+            as_written(record, version, *written[record.id][2:])
+            for record, _data, version, _params in prepared
+        ]
 
     def _erase_item(self, conn: Any, memory_id: str) -> None:
         conn.execute(

@@ -8,7 +8,7 @@ invalid ones are refused with their reason and nothing else changes.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -82,8 +82,10 @@ def import_records(
     repo_scope: MemoryScope,
     secrets: SecretDetector,
     reject_durable_secrets: bool,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[ImportResult, list[MemoryRecord]]:
-    """Write every valid row in one transaction; returns the result and the written records."""
+    """Write every valid row in one transaction (the store's batched ``upsert_many``, which
+    reports ``progress(done, total)``); returns the result and the written records."""
     refused: list[tuple[int, str]] = []
     ready: list[MemoryRecord] = []
     for index, raw in enumerate(rows):
@@ -99,7 +101,5 @@ def import_records(
             )
         except (MemoryValidationError, TypeError, ValueError) as exc:
             refused.append((index, str(exc)))
-    with store.transaction():
-        for record in ready:
-            store.upsert(record)
+    store.upsert_many(ready, progress=progress)
     return ImportResult(written=len(ready), refused=tuple(refused)), ready

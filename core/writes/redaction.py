@@ -100,19 +100,46 @@ def redaction_rejection_reason(changed: Sequence[str]) -> str:
 
 def secret_field(detector: SecretDetector, value: object, name: str) -> str | None:
     """The path of the first string (key or value) inside a JSON-shaped ``value`` holding a
-    likely secret, else ``None``."""
+    likely secret, else ``None``.
+
+    A detector with ``may_contain_secret`` (a screen of many texts whose False is final)
+    screens every string at once first; only when it may find something is each one checked.
+    """
+    screen = getattr(detector, "may_contain_secret", None)
+    if screen is not None and not isinstance(value, str):
+        strings: list[str] = []
+        _collect_strings(value, strings)
+        if not screen(strings):
+            return None
+    return _secret_field(detector, value, name)
+
+
+def _collect_strings(value: object, out: list[str]) -> None:
+    """Every string (key or value) inside a JSON-shaped ``value``."""
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            _collect_strings(key, out)
+            _collect_strings(item, out)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _collect_strings(item, out)
+
+
+def _secret_field(detector: SecretDetector, value: object, name: str) -> str | None:
     if isinstance(value, str):
         return name if detector.contains_secret(value) else None
     if isinstance(value, Mapping):
         for key, item in value.items():
-            found = secret_field(detector, key, f"{name} key") or secret_field(
+            found = _secret_field(detector, key, f"{name} key") or _secret_field(
                 detector, item, f"{name}.{key}"
             )
             if found is not None:
                 return found
     elif isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
-            found = secret_field(detector, item, f"{name}[{index}]")
+            found = _secret_field(detector, item, f"{name}[{index}]")
             if found is not None:
                 return found
     return None

@@ -75,8 +75,8 @@ def import_command(state: State, directory: str | None) -> None:
             raise MemoryValidationError(
                 f"import --dir {source}: no {', '.join(IMPORT_FILES)} in that folder"
             )
-        with progress_bar("importing", state):
-            report = mem.runtime.transfer("import-jsonl")(mem.store, source)
+        with progress_bar("importing memories", state) as progress:
+            report = mem.runtime.transfer("import-jsonl")(mem.store, source, progress=progress)
     imported = sum(report[k] for k in ("importedMemories", "importedProposals", "importedOutcomes"))
     ok = imported > 0 or report["invalidCount"] == 0
     data = {"success": ok, "directory": str(source), **report}

@@ -609,18 +609,27 @@ class TestCompatibility:
 
 
 class SlowStore(SqliteStore):
-    """Signals after ``pause_after`` upserts and then blocks, so the parent can kill it."""
+    """Signals once ``pause_after`` records were written (one by one or in a bulk batch)
+    and then blocks, so the parent can kill it."""
 
     def __init__(self, *args: Any, ready: Any, pause_after: int, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.ready, self.pause_after, self.upserts = ready, pause_after, 0
 
-    def upsert(self, record: Any) -> Any:
-        result = super().upsert(record)
-        self.upserts += 1
-        if self.upserts == self.pause_after:
+    def _written(self, count: int) -> None:
+        before, self.upserts = self.upserts, self.upserts + count
+        if before < self.pause_after <= self.upserts:
             self.ready.set()
             time.sleep(60)
+
+    def upsert(self, record: Any) -> Any:
+        result = super().upsert(record)
+        self._written(1)
+        return result
+
+    def _write_records(self, conn: Any, records: Any) -> Any:
+        result = super()._write_records(conn, records)
+        self._written(len(records))
         return result
 
 
