@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 from conftest import SCOPE, bulk, record
 
+from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
 from swarmmem.adapters.storage.jsonl import JsonlStore
 from swarmmem.adapters.storage.memory import InMemoryStore
-from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
 from swarmmem.adapters.storage.sql_rows import fts_values
 from swarmmem.adapters.storage.sqlite import SqliteStore
 from swarmmem.adapters.storage.sqlite_support import sqlite_module

@@ -212,6 +212,7 @@ class RegexSecretDetector:
             builtin = set(DEFAULT_PATTERNS)
             hints = PATTERN_HINTS if all(p in builtin for p in self._patterns) else {}
         self._hints = dict(hints)
+        self._plan = tuple((name, p, self._hints.get(name)) for name, p in self._patterns)
         self._order = {name: rank for rank, (name, _) in enumerate(self._patterns)}
         # the joined scan of ``contains_secret_in_any`` is only known safe for the built-in
         # patterns (with their hints, which the per-text check reuses)
@@ -228,14 +229,24 @@ class RegexSecretDetector:
     def _candidates(self, text: str) -> Iterator[tuple[str, re.Pattern[str]]]:
         """The patterns whose literals occur in ``text`` (all of them when unhinted)."""
         lowered: str | None = None
-        for name, pattern in self._patterns:
-            hint = self._hints.get(name)
+        for name, pattern, hint in self._plan:
             if hint is not None:
                 on_lower, groups = hint
-                if on_lower and lowered is None:
-                    lowered = text.lower()
-                haystack = lowered if on_lower and lowered is not None else text
-                if not all(any(lit in haystack for lit in group) for group in groups):
+                if on_lower:
+                    if lowered is None:
+                        lowered = text.lower()
+                    haystack = lowered
+                else:
+                    haystack = text
+                passed = True
+                for group in groups:
+                    for literal in group:
+                        if literal in haystack:
+                            break
+                    else:
+                        passed = False
+                        break
+                if not passed:
                     continue
             yield name, pattern
 

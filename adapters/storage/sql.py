@@ -767,9 +767,8 @@ class SqlStore(StoreBase):
             )
         key = self._audit_key if self._key_marker is not None else None
         chained, head = chain_rows(rows, state.head or GENESIS, key)
-        self._executemany(
-            conn, f"INSERT INTO memory_events ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", chained
-        )
+        insert = f"INSERT INTO memory_events ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+        self._executemany(conn, insert, chained)
         if chained:
             state.head, state.head_dirty = head, True
 

@@ -19,8 +19,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from swarmmem.core.model.ids import canonical_json
-
 #: :func:`~swarmmem.core.model.ids.canonical_json` with its encoder built once
 _canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
 

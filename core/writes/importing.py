@@ -17,7 +17,7 @@ from swarmmem.core.model.codec import record_from_dict, scope_from_dict, source_
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.ids import content_hash, memory_id_for_hash, to_iso
 from swarmmem.core.model.records import MemoryRecord, MemoryScope
-from swarmmem.core.model.text import check_json_texts
+from swarmmem.core.model.text import all_encode, check_json_texts, json_strings
 from swarmmem.core.writes.proposals import SCRATCH_TTL
 from swarmmem.core.writes.redaction import secret_field
 from swarmmem.core.writes.validation import validate_record
@@ -44,8 +44,10 @@ def complete_record(
     """One import row as a validated record (``MemoryValidationError`` when it is refused)."""
     if not isinstance(raw, Mapping):
         raise MemoryValidationError(f"record must be an object; got {type(raw).__name__}")
-    check_json_texts(raw, "record")
-    where = secret_field(secrets, raw, "record")
+    strings = json_strings(raw)
+    if strings is None or not all_encode(strings):
+        check_json_texts(raw, "record")  # names the field that is not valid text
+    where = secret_field(secrets, raw, "record", strings=strings)
     if where is not None:
         raise MemoryValidationError(f"{where} contains a likely secret")
     data = dict(raw)

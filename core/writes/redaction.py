@@ -12,6 +12,7 @@ from typing import TypeAlias
 
 import attrs
 
+from swarmmem.core.model.text import json_strings
 from swarmmem.ports.detectors import SecretDetector
 
 __all__ = [
@@ -98,33 +99,23 @@ def redaction_rejection_reason(changed: Sequence[str]) -> str:
     return _REJECTION_PREFIX + ", ".join(changed)
 
 
-def secret_field(detector: SecretDetector, value: object, name: str) -> str | None:
+def secret_field(
+    detector: SecretDetector, value: object, name: str, *, strings: list[str] | None = None
+) -> str | None:
     """The path of the first string (key or value) inside a JSON-shaped ``value`` holding a
     likely secret, else ``None``.
 
     A detector with ``may_contain_secret`` (a screen of many texts whose False is final)
-    screens every string at once first; only when it may find something is each one checked.
+    screens every string at once first (``strings``: those of ``value`` when the caller
+    already has them); only when it may find something is each one checked.
     """
     screen = getattr(detector, "may_contain_secret", None)
     if screen is not None and not isinstance(value, str):
-        strings: list[str] = []
-        _collect_strings(value, strings)
-        if not screen(strings):
+        if strings is None:
+            strings = json_strings(value)
+        if strings is not None and not screen(strings):
             return None
     return _secret_field(detector, value, name)
-
-
-def _collect_strings(value: object, out: list[str]) -> None:
-    """Every string (key or value) inside a JSON-shaped ``value``."""
-    if isinstance(value, str):
-        out.append(value)
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            _collect_strings(key, out)
-            _collect_strings(item, out)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _collect_strings(item, out)
 
 
 def _secret_field(detector: SecretDetector, value: object, name: str) -> str | None:

@@ -9,12 +9,12 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from swarmmem.adapters.detectors.regex_pii import PII_CONFIDENCE, RegexPiiDetector
-from swarmmem.core.writes.redaction import secret_field
 from swarmmem.adapters.detectors.regex_secrets import (
     DEFAULT_PATTERNS,
     PATTERN_HINTS,
     RegexSecretDetector,
 )
+from swarmmem.core.writes.redaction import secret_field
 
 SECRETS = RegexSecretDetector()
 UNHINTED = RegexSecretDetector(DEFAULT_PATTERNS, hints={})
