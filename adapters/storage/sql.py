@@ -54,6 +54,7 @@ from swarmmem.adapters.storage.sql_rows import (
     recall_usage_params,
     record_from_columns,
     reward_event_from_row,
+    report_values,
     reward_event_params,
 )
 from swarmmem.core.model.audit import (
@@ -112,6 +113,7 @@ MIGRATION_NAMES: dict[int, str] = {
     12: "add_memory_provenance_columns",
     13: "add_memory_events_prev_hash",
     14: "create_memory_relations",
+    15: "add_memory_report_columns",
 }
 
 
@@ -123,6 +125,18 @@ RELATIONS_TABLE = """CREATE TABLE IF NOT EXISTS memory_relations (
   FOREIGN KEY (source_id) REFERENCES memory_items(id) ON DELETE CASCADE,
   FOREIGN KEY (target_id) REFERENCES memory_items(id) ON DELETE CASCADE,
   FOREIGN KEY (proposal_id) REFERENCES memory_proposals(id))"""
+#: v15: what the reports filter on (``q_value`` is ``MemoryRecord.q``, ``confidence`` the
+#: record's), with their indexes; ``{real}`` is the dialect's 8-byte float type
+REPORT_COLUMNS = (
+    "ALTER TABLE memory_items ADD COLUMN {if_not_exists}q_value {real}",
+    "ALTER TABLE memory_items ADD COLUMN {if_not_exists}confidence {real}",
+    "CREATE INDEX IF NOT EXISTS idx_memory_items_report_q "
+    "ON memory_items(scope_key, deleted, superseded_by, q_value)",
+    "CREATE INDEX IF NOT EXISTS idx_memory_items_report_confidence "
+    "ON memory_items(scope_key, deleted, superseded_by, confidence)",
+    "CREATE INDEX IF NOT EXISTS idx_memory_items_report_unset "
+    "ON memory_items(id) WHERE q_value IS NULL OR confidence IS NULL",
+)
 RELATIONS_INDEX = (
     "CREATE INDEX IF NOT EXISTS idx_memory_relations_source "
     "ON memory_relations(source_id, target_id)"
@@ -526,6 +540,7 @@ class SqlStore(StoreBase):
             ("recall_run_id_backfilled", self._backfill_recall_run_ids),
             ("provenance_columns_backfilled", self._backfill_provenance),
             ("event_hash_chain_backfilled", self._backfill_event_chain),
+            ("report_columns_backfilled", self._backfill_report_columns),
         )
 
     def _needs_upgrade(self, conn: Any) -> bool:
@@ -621,6 +636,36 @@ class SqlStore(StoreBase):
                 self._execute(
                     conn, "UPDATE memory_items SET scope_key = ? WHERE id = ?", (key, memory_id)
                 )
+
+    def _backfill_report_columns(self, conn: Any) -> None:
+        """``q_value`` and ``confidence`` of rows that lack them (written before v15, or by
+        a writer that does not know them; also run on every open, through a partial index)."""
+        rows = self._execute(
+            conn,
+            "SELECT id, record_json FROM memory_items "
+            "WHERE q_value IS NULL OR confidence IS NULL",
+        ).fetchall()
+        updates = []
+        for memory_id, record_json in rows:
+            values = report_values(record_json)
+            if values is not None:
+                updates.append((*values, memory_id))
+        if updates:
+            self._executemany(
+                conn, "UPDATE memory_items SET q_value = ?, confidence = ? WHERE id = ?", updates
+            )
+            self._touch(everything=True)
+
+    def _fill_report_columns(self) -> None:
+        """Run :meth:`_backfill_report_columns` when a row lacks the report columns."""
+        with self._connection() as conn:
+            missing = self._execute(
+                conn,
+                "SELECT 1 FROM memory_items WHERE q_value IS NULL OR confidence IS NULL LIMIT 1",
+            ).fetchone()
+        if missing is not None and not self.read_only:
+            with self.transaction():
+                self._backfill_report_columns(self._tx_conn())
 
     def _backfill_event_chain(self, conn: Any) -> None:
         """Chain the existing events in insertion order and start chaining new ones.

@@ -40,6 +40,7 @@ from typing import Any
 from swarmmem.adapters.storage.sql import (
     RELATIONS_INDEX,
     RELATIONS_TABLE,
+    REPORT_COLUMNS,
     FullTextHits,
     SqlDialect,
     SqlStore,
@@ -47,7 +48,12 @@ from swarmmem.adapters.storage.sql import (
     guarded,
     migration_steps,
 )
-from swarmmem.adapters.storage.sql_rows import ITEM_UPDATE, ITEM_WRITE_COLUMNS, fts_values
+from swarmmem.adapters.storage.sql_rows import (
+    ITEM_UPDATE,
+    ITEM_WRITE_COLUMNS,
+    ITEM_WRITE_COUNT,
+    fts_values,
+)
 from swarmmem.adapters.storage.sqlite_support import sqlite_module
 from swarmmem.core.model.errors import CorruptStoreError, StorageError
 from swarmmem.core.model.ids import iso_to_ms
@@ -150,16 +156,17 @@ MIGRATIONS = migration_steps(
         ),
         13: ("ALTER TABLE memory_events ADD COLUMN prev_hash TEXT",),
         14: (RELATIONS_TABLE.format(text="TEXT"), RELATIONS_INDEX),
+        15: tuple(s.format(if_not_exists="", real="REAL") for s in REPORT_COLUMNS),
     }
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 
 _UPSERT_SQL = (
-    f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS}) VALUES ({', '.join('?' * 13)}) "
+    f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS}) VALUES ({', '.join('?' * ITEM_WRITE_COUNT)}) "
     f"ON CONFLICT(id) DO UPDATE SET {ITEM_UPDATE} RETURNING rowid, valid_from, supersedes_reason"
 )
 _UPSERT_MANY_SQL = (
-    f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS}) VALUES ({', '.join('?' * 13)}) "
+    f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS}) VALUES ({', '.join('?' * ITEM_WRITE_COUNT)}) "
     f"ON CONFLICT(id) DO UPDATE SET {ITEM_UPDATE}"
 )
 _ROWIDS_SQL = "SELECT rowid FROM memory_items WHERE id IN (SELECT value FROM json_each(?))"
@@ -408,6 +415,7 @@ class SqliteStore(SqlStore):
         self._migrate()
         self._run_backfills()
         self._ensure_recall_index()
+        self._fill_report_columns()
         self._init_fts()
         self._legacy_import()
         self._replay_relations()

@@ -42,6 +42,7 @@ EXPECTED_MIGRATIONS = [
     (12, "add_memory_provenance_columns"),
     (13, "add_memory_events_prev_hash"),
     (14, "create_memory_relations"),
+    (15, "add_memory_report_columns"),
 ]
 
 
@@ -85,7 +86,7 @@ def fts_row(conn: Any, memory_id: str) -> tuple[Any, ...]:
 
 class TestSchema:
     def test_migrations_are_the_reference_ones(self, store: SqliteStore, db: Path) -> None:
-        """schema_migrations holds v1 and v3..v14 with the reference names (v2 is reserved)."""
+        """schema_migrations holds v1 and v3..v15 with the reference names (v2 is reserved)."""
         with raw(db) as conn:
             rows = conn.execute(
                 "SELECT version, name FROM schema_migrations ORDER BY version"
@@ -99,7 +100,7 @@ class TestSchema:
             assert columns(conn, "memory_items") == [
                 "id", "scope_key", "kind", "updated_at", "expires_at", "superseded_by", "deleted",
                 "record_json", "source_task_id", "agent_role", "embedding_model_version",
-                "valid_from", "supersedes_reason",
+                "valid_from", "supersedes_reason", "q_value", "confidence",
             ]  # fmt: skip
             assert columns(conn, "memory_recall_usage") == [
                 "id", "bundle_id", "timestamp", "usage_json", "q_value", "last_reward",
@@ -574,7 +575,7 @@ class TestCompatibility:
             assert store.verify_audit_chain()["verified"] is True
             assert (
                 store._conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0]
-                == 14
+                == 15
             )
             store.upsert(attrs.evolve(record, tags=("updated",)))
         with raw(db) as conn:

@@ -67,7 +67,7 @@ from swarmmem.adapters.storage.sql import (
     TxState,
     guarded,
 )
-from swarmmem.adapters.storage.sql_rows import ITEM_UPDATE, ITEM_WRITE_COLUMNS
+from swarmmem.adapters.storage.sql_rows import ITEM_UPDATE, ITEM_WRITE_COLUMNS, ITEM_WRITE_COUNT
 from swarmmem.core.model.errors import ConfigError, StorageError
 from swarmmem.core.model.events import OutcomeEvent
 from swarmmem.core.model.ids import iso_to_ms
@@ -82,7 +82,7 @@ _SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _UPSERT_SQL = (
     "WITH old AS (SELECT fts_len FROM memory_items WHERE id = ?) "
     f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS}, fts, fts_len) "
-    f"VALUES ({', '.join('?' * 13)}, ?::tsvector, ?) "
+    f"VALUES ({', '.join('?' * ITEM_WRITE_COUNT)}, ?::tsvector, ?) "
     f"ON CONFLICT (id) DO UPDATE SET {ITEM_UPDATE}, fts = excluded.fts, "
     "fts_len = excluded.fts_len, row_version = excluded.row_version "
     "RETURNING valid_from, supersedes_reason, (SELECT fts_len FROM old)"
@@ -356,6 +356,7 @@ class PostgresStore(SqlStore):
                 self._run_backfills()
                 conn.execute(RECALL_INDEX_SQL)
         self._refresh_chain_state()
+        self._fill_report_columns()
         self._replay_relations()
 
     def _backfills(self) -> tuple[tuple[str, Callable[[Any], None]], ...]:
