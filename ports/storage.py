@@ -16,7 +16,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import attrs
 
@@ -31,6 +31,7 @@ __all__ = [
     "OutcomeEvent",
     "ProposalStore",
     "RecallUsage",
+    "RecordKey",
     "RecordStore",
     "RewardEvent",
     "StorageProvider",
@@ -48,6 +49,17 @@ class Candidates:
 
     records: tuple[MemoryRecord, ...]
     fts_order: dict[str, int] | None = attrs.field(default=None, hash=False)
+
+
+class RecordKey(NamedTuple):
+    """What a report needs to pick records before reading them: a record's id, update and
+    expiry times, learned value and confidence."""
+
+    id: str
+    updated_at: str
+    expires_at: str | None
+    q: float | None
+    confidence: float | None
 
 
 @attrs.frozen(kw_only=True)
@@ -93,6 +105,15 @@ class RecordStore(Protocol):
 
     def count(self) -> int:
         """How many records are stored (tombstones included)."""
+        ...
+
+    def count_where(self, flt: ListFilter) -> int:
+        """How many records ``list(flt)`` returns without its limit (SQL stores count
+        without reading records)."""
+        ...
+
+    def list_keys(self, flt: ListFilter) -> builtins.list[RecordKey]:
+        """The keys of ``list(flt)``, in its order (SQL stores read no record to answer)."""
         ...
 
     def upsert(self, record: MemoryRecord) -> MemoryRecord:

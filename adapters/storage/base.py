@@ -35,7 +35,7 @@ from swarmmem.core.model.semantics import (
     tombstone,
 )
 from swarmmem.ports.clock import Clock
-from swarmmem.ports.storage import Candidates, StoredEvent
+from swarmmem.ports.storage import Candidates, RecordKey, StoredEvent
 
 _S = TypeVar("_S", bound="StoreBase")
 #: how many records a bulk write (``upsert_many``) writes per batch
@@ -110,6 +110,15 @@ class StoreBase(abc.ABC):
     ) -> Candidates | None:
         """Full-text pre-selection; ``None``: every scoped record is a candidate."""
         return None
+
+    def count_where(self, flt: ListFilter) -> int:
+        return len(self.list(attrs.evolve(flt, limit=None)))
+
+    def list_keys(self, flt: ListFilter) -> builtins.list[RecordKey]:
+        return [
+            RecordKey(r.id, r.updated_at, r.expires_at, r.q, float(r.confidence))
+            for r in self.list(flt)
+        ]
 
     def unreadable_rows(self) -> builtins.list[dict[str, Any]]:
         """Everything loaded at open, so what ``load_report`` holds is complete."""

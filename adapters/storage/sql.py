@@ -53,8 +53,8 @@ from swarmmem.adapters.storage.sql_rows import (
     recall_usage_from_row,
     recall_usage_params,
     record_from_columns,
-    reward_event_from_row,
     report_values,
+    reward_event_from_row,
     reward_event_params,
 )
 from swarmmem.core.model.audit import (
@@ -92,7 +92,7 @@ from swarmmem.core.model.semantics import (
     stored_form,
 )
 from swarmmem.ports.clock import Clock, SystemClock
-from swarmmem.ports.storage import Candidates, StoredEvent
+from swarmmem.ports.storage import Candidates, RecordKey, StoredEvent
 
 CACHE_LIMIT = 50_000
 F = TypeVar("F", bound=Callable[..., Any])
@@ -176,15 +176,25 @@ class FullTextHits(NamedTuple):
     versions: dict[str, Any]
 
 
+#: the SQL order of each ``ListFilter.order``
+ITEM_ORDERS = {
+    "updated": "updated_at DESC, id ASC",
+    "q_desc": "q_value DESC, id ASC",
+    "q_asc": "q_value ASC, id ASC",
+}
+
+
 class ItemQuery(NamedTuple):
     """A list query: ``columns`` of the items in ``scope_keys`` (any when None) that match
-    every ``where`` condition (with ``params``), newest first, at most ``limit``."""
+    every ``where`` condition (with ``params``), in ``order`` (newest first by default), at
+    most ``limit``."""
 
     columns: str
     scope_keys: Sequence[str] | None
     where: builtins.list[str]
     params: builtins.list[Any]
     limit: int | None
+    order: str = ITEM_ORDERS["updated"]
 
 
 class SqlDialect(abc.ABC):
@@ -228,7 +238,7 @@ class SqlDialect(abc.ABC):
         statement = f"SELECT {q.columns} FROM memory_items"
         if where:
             statement += " WHERE " + " AND ".join(where)
-        statement += " ORDER BY updated_at DESC, id ASC"
+        statement += f" ORDER BY {q.order}"
         if q.limit is not None:
             statement += " LIMIT ?"
             params = [*params, q.limit]
@@ -642,8 +652,7 @@ class SqlStore(StoreBase):
         a writer that does not know them; also run on every open, through a partial index)."""
         rows = self._execute(
             conn,
-            "SELECT id, record_json FROM memory_items "
-            "WHERE q_value IS NULL OR confidence IS NULL",
+            "SELECT id, record_json FROM memory_items WHERE q_value IS NULL OR confidence IS NULL",
         ).fetchall()
         updates = []
         for memory_id, record_json in rows:
@@ -951,9 +960,23 @@ class SqlStore(StoreBase):
 
     def _list_sql(self, flt: ListFilter, columns: str) -> tuple[str, builtins.list[Any]] | None:
         """The reference list query for ``flt`` selecting ``columns`` (None: nothing matches)."""
+        found = self._list_where(flt)
+        if found is None:
+            return None
+        where, params = found
+        limit = None if flt.limit is None else max(flt.limit, 0)
+        if flt.order not in ITEM_ORDERS:
+            raise MemoryValidationError(f"unknown list order {flt.order!r}")
+        query = ItemQuery(columns, flt.scope_keys, where, params, limit, ITEM_ORDERS[flt.order])
+        return self.dialect.select_items(query)
+
+    def _list_where(self, flt: ListFilter) -> tuple[builtins.list[str], builtins.list[Any]] | None:
+        """The conditions of ``flt`` but its scope keys (None: nothing matches)."""
         if flt.scope_keys is not None and not flt.scope_keys:
             return None
         if flt.kinds is not None and not flt.kinds:
+            return None
+        if flt.ids is not None and not flt.ids:
             return None
         where: builtins.list[str] = []
         params: builtins.list[Any] = []
@@ -966,8 +989,63 @@ class SqlStore(StoreBase):
         if not flt.include_expired:
             where.append("(expires_at IS NULL OR expires_at > ?)")
             params.append(flt.now)
-        limit = None if flt.limit is None else max(flt.limit, 0)
-        return self.dialect.select_items(ItemQuery(columns, flt.scope_keys, where, params, limit))
+        if flt.ids is not None:
+            where.append(self.dialect.any_of("id"))
+            params.append(self.dialect.array(flt.ids))
+        if flt.exclude_ids:
+            where.append(f"NOT ({self.dialect.any_of('id')})")
+            params.append(self.dialect.array(flt.exclude_ids))
+        for column, wanted in (("deleted", flt.deleted), ("superseded_by", flt.superseded)):
+            if wanted is not None and column == "deleted":
+                where.append("deleted = 1" if wanted else "deleted = 0")
+            elif wanted is not None:
+                where.append("superseded_by IS NOT NULL" if wanted else "superseded_by IS NULL")
+        for condition, value in (
+            ("q_value > ?", flt.q_above),
+            ("q_value < ?", flt.q_below),
+            ("confidence < ?", flt.confidence_below),
+        ):
+            if value is not None:
+                where.append(condition)
+                params.append(value)
+        if flt.has_expiry is not None:
+            where.append("expires_at IS NOT NULL" if flt.has_expiry else "expires_at IS NULL")
+        return where, params
+
+    @guarded
+    def count_where(self, flt: ListFilter) -> int:
+        found = self._list_where(flt)
+        if found is None:
+            return 0
+        where, params = found
+        if flt.scope_keys is not None:
+            clause, values = self.dialect.one_of("scope_key", flt.scope_keys)
+            where, params = [clause, *where], [*values, *params]
+        statement = "SELECT COUNT(*) FROM memory_items"
+        if flt.include_expired:
+            with self._connection() as conn:
+                clause = " WHERE " + " AND ".join(where) if where else ""
+                return int(self._execute(conn, statement + clause, params).fetchone()[0])
+        # rows with an expiry are read (ids and expiry only) for the parsed expiry test
+        now_ms = iso_to_ms(flt.now)
+        no_expiry = " WHERE " + " AND ".join([*where, "expires_at IS NULL"])
+        expiring = " WHERE " + " AND ".join([*where, "expires_at IS NOT NULL"])
+        with self._connection() as conn:
+            count = int(self._execute(conn, statement + no_expiry, params).fetchone()[0])
+            rows = self._execute(
+                conn, "SELECT expires_at FROM memory_items" + expiring, params
+            ).fetchall()
+        return count + sum(1 for (expires_at,) in rows if passes_parsed_expiry(expires_at, now_ms))
+
+    @guarded
+    def list_keys(self, flt: ListFilter) -> builtins.list[RecordKey]:
+        query = self._list_sql(flt, "id, updated_at, expires_at, q_value, confidence")
+        if query is None:
+            return []
+        with self._connection() as conn:
+            rows = self._execute(conn, *query).fetchall()
+        now_ms = None if flt.include_expired else iso_to_ms(flt.now)
+        return [RecordKey(*row) for row in rows if passes_parsed_expiry(row[2], now_ms)]
 
     @guarded
     def get(self, memory_id: str) -> MemoryRecord | None:

@@ -59,6 +59,7 @@ from swarmmem.adapters.storage.postgres.text_search import (
 )
 from swarmmem.adapters.storage.sql import (
     CACHE_LIMIT,
+    ITEM_ORDERS,
     FullTextHits,
     ItemQuery,
     SqlDialect,
@@ -115,6 +116,8 @@ class PostgresDialect(SqlDialect):
         """Several scope keys become one ordered, limited branch per key under ``UNION ALL``,
         so each branch reads the recall index in order and stops at the limit (a plain
         ``scope_key = ANY(...)`` would sort every row of every scope)."""
+        if q.order != ITEM_ORDERS["updated"]:  # the reports' orders: one plain query
+            return super().select_items(q)
         order = " ORDER BY updated_at DESC, id ASC"
         tail = "" if q.limit is None else " LIMIT ?"
         limits = [] if q.limit is None else [q.limit]
