@@ -136,6 +136,9 @@ REPORT_COLUMNS = (
     "ON memory_items(scope_key, deleted, superseded_by, confidence)",
     "CREATE INDEX IF NOT EXISTS idx_memory_items_report_unset "
     "ON memory_items(id) WHERE q_value IS NULL OR confidence IS NULL",
+    "CREATE INDEX IF NOT EXISTS idx_memory_items_report_expiring "
+    "ON memory_items(scope_key, superseded_by, deleted, updated_at DESC, id) "
+    "WHERE expires_at IS NOT NULL",
 )
 RELATIONS_INDEX = (
     "CREATE INDEX IF NOT EXISTS idx_memory_relations_source "
@@ -216,6 +219,10 @@ class SqlDialect(abc.ABC):
     @abc.abstractmethod
     def begin(self) -> builtins.list[tuple[str, tuple[Any, ...]]]:
         """The statements that open the outermost transaction and take the write lock."""
+
+    def unindexed(self, column: str) -> str:
+        """``column`` written so that the planner does not pick an index for it."""
+        return column
 
     @abc.abstractmethod
     def one_of(self, column: str, values: Sequence[str]) -> tuple[str, builtins.list[Any]]:
@@ -1014,12 +1021,25 @@ class SqlStore(StoreBase):
 
     @guarded
     def count_where(self, flt: ListFilter) -> int:
+        if flt.exclude_ids:  # all of them minus the excluded ones (read through the key)
+            every = attrs.evolve(flt, exclude_ids=None)
+            wanted = set(flt.exclude_ids) & set(flt.ids) if flt.ids is not None else None
+            excluded = tuple(sorted(wanted)) if wanted is not None else flt.exclude_ids
+            return self._count(every) - self._count(attrs.evolve(every, ids=excluded))
+        return self._count(flt)
+
+    def _count(self, flt: ListFilter) -> int:
+        keys = None if flt.scope_keys is None else builtins.list(dict.fromkeys(flt.scope_keys))
+        if keys is not None and len(keys) > 1:  # one scope at a time: each reads its index
+            return sum(self._count(attrs.evolve(flt, scope_keys=(key,))) for key in keys)
         found = self._list_where(flt)
         if found is None:
             return 0
         where, params = found
         if flt.scope_keys is not None:
-            clause, values = self.dialect.one_of("scope_key", flt.scope_keys)
+            # with a list of ids the ids lead the plan, not the scope's index
+            column = "scope_key" if flt.ids is None else self.dialect.unindexed("scope_key")
+            clause, values = self.dialect.one_of(column, flt.scope_keys)
             where, params = [clause, *where], [*values, *params]
         statement = "SELECT COUNT(*) FROM memory_items"
         if flt.include_expired:

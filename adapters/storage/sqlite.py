@@ -42,6 +42,7 @@ from swarmmem.adapters.storage.sql import (
     RELATIONS_TABLE,
     REPORT_COLUMNS,
     FullTextHits,
+    ItemQuery,
     SqlDialect,
     SqlStore,
     as_written,
@@ -83,6 +84,13 @@ SCHEMA_MIGRATIONS_SQL = """CREATE TABLE IF NOT EXISTS schema_migrations (
 FTS_TABLE_SQL = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS memory_items_fts USING fts5(id UNINDEXED, text, "
     "tags, kind, source_file_path, source_ref, metadata_symbols, metadata_files)"
+)
+
+#: the rows ``status`` reports as unreadable, kept in a partial index so that finding them
+#: reads no record
+DAMAGED_INDEX = (
+    "CREATE INDEX IF NOT EXISTS idx_memory_items_damaged ON memory_items(id) "
+    "WHERE NOT json_valid(record_json)"
 )
 
 # v2 is not here: it is the legacy-import marker row.
@@ -156,7 +164,10 @@ MIGRATIONS = migration_steps(
         ),
         13: ("ALTER TABLE memory_events ADD COLUMN prev_hash TEXT",),
         14: (RELATIONS_TABLE.format(text="TEXT"), RELATIONS_INDEX),
-        15: tuple(s.format(if_not_exists="", real="REAL") for s in REPORT_COLUMNS),
+        15: (
+            *(s.format(if_not_exists="", real="REAL") for s in REPORT_COLUMNS),
+            DAMAGED_INDEX,
+        ),
     }
 )
 LATEST_VERSION = MIGRATIONS[-1].version
@@ -208,6 +219,32 @@ class SqliteDialect(SqlDialect):
 
     def begin(self) -> list[tuple[str, tuple[Any, ...]]]:
         return [("BEGIN IMMEDIATE", ())]
+
+    def unindexed(self, column: str) -> str:
+        return f"+{column}"
+
+    def select_items(self, q: ItemQuery) -> tuple[str, list[Any]]:
+        """Several scope keys become one ordered (and limited) branch per key under
+        ``UNION ALL``: each branch reads one scope's index in order, where ``scope_key IN``
+        would make the planner sort every row of every scope."""
+        keys = None if q.scope_keys is None else list(dict.fromkeys(q.scope_keys))
+        if keys is None or len(keys) < 2:
+            return super().select_items(q if keys is None else q._replace(scope_keys=keys))
+        terms = [term.split() for term in q.order.split(",")]
+        sort = ", ".join(f"{column} AS sort_{i}" for i, (column, _) in enumerate(terms))
+        branches, params = [], []
+        for key in keys:
+            statement, args = super().select_items(
+                q._replace(columns=f"{q.columns}, {sort}", scope_keys=[key])
+            )
+            branches.append(f"SELECT * FROM ({statement})")
+            params.extend(args)
+        order = ", ".join(f"sort_{i} {direction}" for i, (_, direction) in enumerate(terms))
+        statement = f"SELECT {q.columns} FROM ({' UNION ALL '.join(branches)}) ORDER BY {order}"
+        if q.limit is not None:
+            statement += " LIMIT ?"
+            params.append(q.limit)
+        return statement, params
 
     def one_of(self, column: str, values: Sequence[str]) -> tuple[str, list[Any]]:
         return f"{column} IN ({', '.join('?' for _ in values)})", list(values)
