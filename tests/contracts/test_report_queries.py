@@ -191,3 +191,37 @@ def test_reports_match_reading_every_record(store: Any, limit: int, scopes: Any)
     shown += [e["id"] for e in log["never_recalled"]] + values["suppressed"]
     assert shown and all(store.get(i).scope.key in keys for i in shown)
     assert stale["deleted_tombstones_count"] >= 1 and stale["expired_scratch_count"] >= 1
+
+
+@pytest.mark.parametrize("mine", [3, 40, 400])
+def test_full_text_preselection_by_scope_matches_listing_the_scope(store: Any, mine: int) -> None:
+    """Pre-selection over every scoped record (the best matches of the whole index filtered
+    by scope) picks what pre-selection over the listed scope picks, whether the scope holds
+    a few, some or most of the matching records of a shared store."""
+    records = [
+        make_memory(f"repo cache retry note {i} {'cache ' * (i % 3)}", scope=REPO_SCOPE)
+        for i in range(mine)
+    ] + [
+        make_memory(f"other cache retry note {i} {'retry ' * (i % 4)}", scope=OTHER_SCOPE)
+        for i in range(300)
+    ]
+    store.upsert_many(records)
+    store.delete(records[0].id, reason="gone", now=at(days=1))
+    query = dict(
+        scope_keys=[REPO_SCOPE.key],
+        kinds=None,
+        fts_query='"cache" OR "retry"',
+        preselect_limit=25,
+        scope_when_unmatched=True,
+        now=at(days=2),
+        include_expired=False,
+    )
+    ranked = store.select_candidates(**query, candidate_cap=1000, cap_before_preselect=False)
+    listed = store.select_candidates(**query, candidate_cap=10_000, cap_before_preselect=True)
+    assert [r.id for r in ranked.records] == [r.id for r in listed.records]
+    assert ranked.fts_order == listed.fts_order
+    assert all(r.scope == REPO_SCOPE and not r.deleted for r in ranked.records)
+    nothing = store.select_candidates(
+        **{**query, "fts_query": '"zzzunknown"'}, candidate_cap=1000, cap_before_preselect=False
+    )
+    assert nothing.fts_order is None or not nothing.records
