@@ -1,6 +1,6 @@
 """The ``sqlite`` storage provider (the default): one database file, reference-compatible.
 
-The schema is the reference one, built by migrations v1..v14 recorded in
+The schema is the reference one, built by migrations v1..v15 recorded in
 ``schema_migrations`` (v2 is the marker row of the one-time legacy JSONL import). Records
 live in ``memory_items`` (``record_json`` without the provenance keys, which have columns of
 their own), full text in the FTS5 table ``memory_items_fts`` (rewritten on every write,

@@ -1,4 +1,4 @@
-"""The PostgreSQL schema: migrations v1..v14 and the one-time backfills.
+"""The PostgreSQL schema: migrations v1..v15 and the one-time backfills.
 
 The tables, columns and migration versions mirror the SQLite provider's (recorded in
 ``schema_migrations`` under the same names; v2, SQLite's legacy JSONL import marker, does not
