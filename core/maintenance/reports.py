@@ -105,12 +105,7 @@ def _promotable(now: str, counts: Mapping[str, int], policy: LearningSettings) -
 
 
 def _expired(record: MemoryRecord, now_ms: float) -> bool:
-    expires = iso_to_ms(record.expires_at)
-    return expires is not None and expires <= now_ms
-
-
-def _live(record: MemoryRecord, now_ms: float) -> bool:
-    return record.active and not _expired(record, now_ms)
+    return _expired_at(record.expires_at, now_ms)
 
 
 def _clip(text: str, limit: int) -> str:
