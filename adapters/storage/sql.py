@@ -137,7 +137,7 @@ REPORT_COLUMNS = (
     "CREATE INDEX IF NOT EXISTS idx_memory_items_report_unset "
     "ON memory_items(id) WHERE q_value IS NULL OR confidence IS NULL",
     "CREATE INDEX IF NOT EXISTS idx_memory_items_report_expiring "
-    "ON memory_items(scope_key, superseded_by, deleted, updated_at DESC, id) "
+    "ON memory_items(scope_key, superseded_by, deleted, updated_at DESC, id, expires_at) "
     "WHERE expires_at IS NOT NULL",
 )
 RELATIONS_INDEX = (
