@@ -1,12 +1,18 @@
 """Storage benchmarks: bulk import in one transaction, single upserts and candidate selection.
 
+``test_import_records`` (the trusted bulk import: rows completed, secret-checked, validated,
+written in batches) runs beside ``test_bare_executemany``, the floor: the same JSON rows
+written with two plain ``executemany`` calls into a table and an FTS5 table.
+
 Sizes: 10k records; set ``SWARMMEM_BENCH_LARGE=1`` to add 100k. Run with
 ``pytest benchmarks/test_storage_bench.py`` (``--benchmark-disable`` runs each body once).
 """
 
 from __future__ import annotations
 
+import datetime
 import itertools
+import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -16,10 +22,15 @@ from typing import Any
 import pytest
 from conftest import SCOPE, bulk, record
 
+from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
 from swarmmem.adapters.storage.jsonl import JsonlStore
 from swarmmem.adapters.storage.memory import InMemoryStore
+from swarmmem.adapters.storage.sql_rows import fts_values
 from swarmmem.adapters.storage.sqlite import SqliteStore
+from swarmmem.adapters.storage.sqlite_support import sqlite_module
+from swarmmem.core.model.codec import record_to_dict
 from swarmmem.core.model.records import MemoryRecord
+from swarmmem.core.writes.importing import import_records
 
 SIZES = [10_000] + ([100_000] if os.environ.get("SWARMMEM_BENCH_LARGE") == "1" else [])
 PROVIDERS = ["memory", "local-jsonl", "sqlite"]
@@ -98,3 +109,93 @@ def test_select_candidates(benchmark: Any, filled: Any) -> None:
         candidate_cap=1000,
     )
     assert 0 < len(result.records) <= 1000
+
+
+@pytest.fixture(scope="module")
+def rows_by_size(records_by_size: dict[int, list[MemoryRecord]]) -> dict[int, list[dict[str, Any]]]:
+    """The records in their JSON (import) shape."""
+    return {size: [record_to_dict(r) for r in records] for size, records in records_by_size.items()}
+
+
+def _fresh(prefix: str, opened: list[Any]) -> Path:
+    tmp = tempfile.TemporaryDirectory(prefix=prefix)
+    opened.append(tmp)
+    return Path(tmp.name)
+
+
+@pytest.mark.benchmark(group="import")
+@pytest.mark.parametrize("size", SIZES)
+def test_bare_executemany(
+    benchmark: Any, size: int, rows_by_size: dict[int, list[dict[str, Any]]]
+) -> None:
+    """The floor: the JSON rows into a two-column table and an FTS5 table, two executemany
+    calls in one transaction (what any SQLite import pays)."""
+    rows = rows_by_size[size]
+    opened: list[Any] = []
+
+    def setup() -> tuple[tuple[Any], dict[str, Any]]:
+        conn = sqlite_module().connect(str(_fresh("swarmmem-bare-", opened) / "bare.db"))
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("CREATE TABLE items (id TEXT PRIMARY KEY, record_json TEXT NOT NULL)")
+        conn.execute(
+            "CREATE VIRTUAL TABLE items_fts USING fts5(id UNINDEXED, text, tags, kind, "
+            "source_file_path, source_ref, metadata_symbols, metadata_files)"
+        )
+        opened.append(conn)
+        return (conn,), {}
+
+    def write(conn: Any) -> None:
+        with conn:
+            conn.executemany(
+                "INSERT INTO items (id, record_json) VALUES (?, ?)",
+                [(row["id"], json.dumps(row, separators=(",", ":"))) for row in rows],
+            )
+            conn.executemany(
+                "INSERT INTO items_fts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(row["id"], *fts_values(row)) for row in rows],
+            )
+
+    try:
+        benchmark.pedantic(write, setup=setup, rounds=3, iterations=1)
+        conn = opened[-1]
+        assert conn.execute("SELECT COUNT(*) FROM items_fts").fetchone()[0] == size
+    finally:
+        for item in reversed(opened):
+            (item.close if hasattr(item, "close") else item.cleanup)()
+
+
+@pytest.mark.benchmark(group="import")
+@pytest.mark.parametrize("size", SIZES)
+def test_import_records(
+    benchmark: Any, size: int, rows_by_size: dict[int, list[dict[str, Any]]]
+) -> None:
+    """``import_records`` of the same rows into an empty SQLite store: completed, checked for
+    secrets, validated, written in batches with their audit events."""
+    rows = rows_by_size[size]
+    opened: list[Any] = []
+    secrets = RegexSecretDetector()
+
+    def setup() -> tuple[tuple[Any], dict[str, Any]]:
+        store = SqliteStore(_fresh("swarmmem-import-", opened) / "memory.db")
+        opened.append(store)
+        return (store,), {}
+
+    def run(store: SqliteStore) -> None:
+        result, _written = import_records(
+            store,
+            rows,
+            now=datetime.datetime(2026, 2, 1, tzinfo=datetime.timezone.utc),
+            repo_scope=SCOPE,
+            secrets=secrets,
+            reject_durable_secrets=True,
+        )
+        assert result.written == size and not result.refused
+
+    try:
+        benchmark.pedantic(run, setup=setup, rounds=3, iterations=1)
+        store = opened[-1]
+        assert store.count() == size and store.verify_audit_chain()["verified"]
+    finally:
+        for item in reversed(opened):
+            (item.close if hasattr(item, "close") else item.cleanup)()

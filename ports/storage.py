@@ -14,9 +14,9 @@ typed values of :mod:`swarmmem.core.model.events`.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import attrs
 
@@ -31,6 +31,7 @@ __all__ = [
     "OutcomeEvent",
     "ProposalStore",
     "RecallUsage",
+    "RecordKey",
     "RecordStore",
     "RewardEvent",
     "StorageProvider",
@@ -50,6 +51,17 @@ class Candidates:
     fts_order: dict[str, int] | None = attrs.field(default=None, hash=False)
     #: BM25 relevance per pre-selected id (``-bm25()``: higher is better), when known
     fts_scores: dict[str, float] | None = attrs.field(default=None, hash=False)
+
+
+class RecordKey(NamedTuple):
+    """What a report needs to pick records before reading them: a record's id, update and
+    expiry times, learned value and confidence."""
+
+    id: str
+    updated_at: str
+    expires_at: str | None
+    q: float | None
+    confidence: float | None
 
 
 @attrs.frozen(kw_only=True)
@@ -97,12 +109,32 @@ class RecordStore(Protocol):
         """How many records are stored (tombstones included)."""
         ...
 
+    def count_where(self, flt: ListFilter) -> int:
+        """How many records ``list(flt)`` returns without its limit (SQL stores count
+        without reading records)."""
+        ...
+
+    def list_keys(self, flt: ListFilter) -> builtins.list[RecordKey]:
+        """The keys of ``list(flt)``, in its order (SQL stores read no record to answer)."""
+        ...
+
     def upsert(self, record: MemoryRecord) -> MemoryRecord:
         """Insert or replace ``record`` (already validated by the caller); the stored form."""
         ...
 
     def delete(self, memory_id: str, *, reason: str, now: str, hard: bool = False) -> bool:
         """Tombstone (or erase) a record; False when it did not exist."""
+        ...
+
+    def upsert_many(
+        self,
+        records: Sequence[MemoryRecord],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> builtins.list[MemoryRecord]:
+        """``upsert`` of each record in order, in one transaction (each still gets its
+        ``upsert`` audit event); the stored forms. ``progress(done, total)`` is called as
+        batches are written."""
         ...
 
     def select_candidates(

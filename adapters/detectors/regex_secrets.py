@@ -175,6 +175,10 @@ PATTERN_HINTS.update(
     }
 )
 
+#: Built-in types whose match depends on the whole rest of the text (a lookahead for the END
+#: line), so a joined scan could miss them: ``contains_secret_in_any`` checks them per text.
+PER_TEXT_TYPES = frozenset({"private_key_unterminated"})
+
 #: Characters removed before detection: zero-width spaces and joiners, word joiner, BOM,
 #: soft hyphen (they split a secret without changing how it reads).
 INVISIBLE = frozenset("\u00ad\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff")
@@ -208,7 +212,14 @@ class RegexSecretDetector:
             builtin = set(DEFAULT_PATTERNS)
             hints = PATTERN_HINTS if all(p in builtin for p in self._patterns) else {}
         self._hints = dict(hints)
+        self._plan = tuple((name, p, self._hints.get(name)) for name, p in self._patterns)
         self._order = {name: rank for rank, (name, _) in enumerate(self._patterns)}
+        # the joined scan of ``contains_secret_in_any`` is only known safe for the built-in
+        # patterns (with their hints, which the per-text check reuses)
+        builtin_ids = {name: id(pattern) for name, pattern in DEFAULT_PATTERNS}
+        self._join_safe = all(
+            builtin_ids.get(name) == id(pattern) for name, pattern in self._patterns
+        ) and all(name in self._hints for name in PER_TEXT_TYPES if name in self._order)
 
     @property
     def types(self) -> tuple[str, ...]:
@@ -218,14 +229,24 @@ class RegexSecretDetector:
     def _candidates(self, text: str) -> Iterator[tuple[str, re.Pattern[str]]]:
         """The patterns whose literals occur in ``text`` (all of them when unhinted)."""
         lowered: str | None = None
-        for name, pattern in self._patterns:
-            hint = self._hints.get(name)
+        for name, pattern, hint in self._plan:
             if hint is not None:
                 on_lower, groups = hint
-                if on_lower and lowered is None:
-                    lowered = text.lower()
-                haystack = lowered if on_lower and lowered is not None else text
-                if not all(any(lit in haystack for lit in group) for group in groups):
+                if on_lower:
+                    if lowered is None:
+                        lowered = text.lower()
+                    haystack = lowered
+                else:
+                    haystack = text
+                passed = True
+                for group in groups:
+                    for literal in group:
+                        if literal in haystack:
+                            break
+                    else:
+                        passed = False
+                        break
+                if not passed:
                     continue
             yield name, pattern
 
@@ -245,8 +266,35 @@ class RegexSecretDetector:
 
     def contains_secret(self, text: str) -> bool:
         """True when any pattern matches (stops at the first hit)."""
-        view, _ = normalized_view(text)
+        view = _view(text)
         return any(pattern.search(view) is not None for _, pattern in self._candidates(view))
+
+    def may_contain_secret(self, texts: Sequence[str]) -> bool:
+        """A quick screen of many texts: False means ``contains_secret`` is False for every
+        one of them; True means one of them may hold a secret (check them one by one).
+
+        The texts are joined by a newline and scanned together with every built-in pattern
+        whose matches inside one text are still matches in the joined text (a newline acts
+        like the end of a text for their ``\\b`` and lookarounds); a match that spans two
+        texts makes the answer True without any text holding a secret. Patterns that look at
+        the whole rest of the text (:data:`PER_TEXT_TYPES`) are checked text by text, and a
+        custom pattern set is never joined.
+        """
+        if not self._join_safe:
+            return any(self.contains_secret(t) for t in texts)
+        views = [_view(t) for t in texts]
+        joined = "\n".join(views)
+        for name, pattern in self._candidates(joined):
+            if name in PER_TEXT_TYPES:
+                if any(
+                    pattern.search(v) is not None
+                    for v in views
+                    if all(any(lit in v for lit in group) for group in self._hints[name][1])
+                ):
+                    return True
+            elif pattern.search(joined) is not None:
+                return True
+        return False
 
     def redact(self, text: str) -> str:
         """Replace every detected secret with ``[REDACTED:<type>]`` (see the module docstring)."""
@@ -261,6 +309,11 @@ class RegexSecretDetector:
             return current
         marker = redaction_marker(min(findings, key=lambda f: self._order[f.type]).type)
         return "" if self.find(marker) else marker
+
+
+def _view(text: str) -> str:
+    """The first half of :func:`normalized_view` (without the index map)."""
+    return text if text.isascii() else normalized_view(text)[0]
 
 
 def normalized_view(text: str) -> tuple[str, list[int]]:

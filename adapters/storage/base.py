@@ -13,7 +13,7 @@ from __future__ import annotations
 import abc
 import builtins
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
@@ -35,9 +35,11 @@ from swarmmem.core.model.semantics import (
     tombstone,
 )
 from swarmmem.ports.clock import Clock
-from swarmmem.ports.storage import Candidates, StoredEvent
+from swarmmem.ports.storage import Candidates, RecordKey, StoredEvent
 
 _S = TypeVar("_S", bound="StoreBase")
+#: how many records a bulk write (``upsert_many``) writes per batch
+BATCH_SIZE = 1000
 #: an audit event's JSON payload (stored as ``event_json``)
 Payload = Mapping[str, Any] | None
 
@@ -115,6 +117,15 @@ class StoreBase(abc.ABC):
         """Full-text pre-selection; ``None``: every scoped record is a candidate."""
         return None
 
+    def count_where(self, flt: ListFilter) -> int:
+        return len(self.list(attrs.evolve(flt, limit=None)))
+
+    def list_keys(self, flt: ListFilter) -> builtins.list[RecordKey]:
+        return [
+            RecordKey(r.id, r.updated_at, r.expires_at, r.q, float(r.confidence))
+            for r in self.list(flt)
+        ]
+
     def unreadable_rows(self) -> builtins.list[dict[str, Any]]:
         """Everything loaded at open, so what ``load_report`` holds is complete."""
         return builtins.list(self.load_report)
@@ -150,6 +161,24 @@ class StoreBase(abc.ABC):
         with self.transaction():
             stored = self._write_record(record)
             self._log("upsert", stored.id)
+        return stored
+
+    def upsert_many(
+        self,
+        records: Sequence[MemoryRecord],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> builtins.list[MemoryRecord]:
+        records = builtins.list(records)
+        for record in records:
+            _require(record, MemoryRecord, "upsert_many")
+        stored = []
+        with self.transaction():
+            for done, record in enumerate(records, start=1):
+                stored.append(self._write_record(record))
+                self._log("upsert", record.id)
+                if progress is not None and (done % BATCH_SIZE == 0 or done == len(records)):
+                    progress(done, len(records))
         return stored
 
     def delete(self, memory_id: str, *, reason: str, now: str, hard: bool = False) -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -200,6 +200,7 @@ def import_jsonl(
     *,
     untrusted: bool = False,
     allowed_scope_keys: Collection[str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Import the JSONL files of ``directory`` into ``store`` in one transaction.
 
@@ -208,7 +209,8 @@ def import_jsonl(
     stored memories or proposals, may not bring learned values (``qValue`` is dropped) and
     proposals must be pending. ``allowed_scope_keys`` (the importing context's scope keys):
     rows about memories outside them are refused (see :class:`_ScopeCheck`); ``None`` checks
-    no scope (a whole-store copy).
+    no scope (a whole-store copy). Memories are written in batches (``upsert_many``), which
+    report ``progress(done, total)``.
 
     Returns:
         ``{importedMemories, importedProposals, importedOutcomes, scannedRows, invalidCount,
@@ -239,14 +241,15 @@ def import_jsonl(
                 invalid.append({"file": file, "line": line, "reason": reason})
                 del rows[row_id]
     with store.transaction():
+        valid = []
         for line, obj in memories.values():
             try:
                 raw = _untrusted_record(obj) if untrusted else obj
-                store.upsert(validate_record(record_from_dict(raw)))
+                valid.append(validate_record(record_from_dict(raw)))
             except MemoryValidationError as exc:
                 invalid.append({"file": "memories.jsonl", "line": line, "reason": str(exc)})
-                continue
-            counts["memories"] += 1
+        store.upsert_many(valid, progress=progress)
+        counts["memories"] = len(valid)
         for line, obj in proposals.values():
             try:
                 proposal = proposal_from_dict(obj)

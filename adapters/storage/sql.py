@@ -41,7 +41,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import attrs
 
-from swarmmem.adapters.storage.base import StoreBase
+from swarmmem.adapters.storage.base import BATCH_SIZE, StoreBase
 from swarmmem.adapters.storage.sql_rows import (
     EVENT_COLUMNS,
     ITEM_COLUMNS,
@@ -53,6 +53,7 @@ from swarmmem.adapters.storage.sql_rows import (
     recall_usage_from_row,
     recall_usage_params,
     record_from_columns,
+    report_values,
     reward_event_from_row,
     reward_event_params,
 )
@@ -60,6 +61,7 @@ from swarmmem.core.model.audit import (
     CHAIN_HEAD_KEY,
     GENESIS,
     KEY_MARKER_KEY,
+    chain_rows,
     event_row_hash,
     key_marker,
     read_key_marker,
@@ -90,7 +92,7 @@ from swarmmem.core.model.semantics import (
     stored_form,
 )
 from swarmmem.ports.clock import Clock, SystemClock
-from swarmmem.ports.storage import Candidates, StoredEvent
+from swarmmem.ports.storage import Candidates, RecordKey, StoredEvent
 
 CACHE_LIMIT = 50_000
 F = TypeVar("F", bound=Callable[..., Any])
@@ -111,6 +113,7 @@ MIGRATION_NAMES: dict[int, str] = {
     12: "add_memory_provenance_columns",
     13: "add_memory_events_prev_hash",
     14: "create_memory_relations",
+    15: "add_memory_report_columns",
     16: "create_stemmed_full_text_index",
 }
 
@@ -123,6 +126,21 @@ RELATIONS_TABLE = """CREATE TABLE IF NOT EXISTS memory_relations (
   FOREIGN KEY (source_id) REFERENCES memory_items(id) ON DELETE CASCADE,
   FOREIGN KEY (target_id) REFERENCES memory_items(id) ON DELETE CASCADE,
   FOREIGN KEY (proposal_id) REFERENCES memory_proposals(id))"""
+#: v15: what the reports filter on (``q_value`` is ``MemoryRecord.q``, ``confidence`` the
+#: record's), with their indexes; ``{real}`` is the dialect's 8-byte float type
+REPORT_COLUMNS = (
+    "ALTER TABLE memory_items ADD COLUMN {if_not_exists}q_value {real}",
+    "ALTER TABLE memory_items ADD COLUMN {if_not_exists}confidence {real}",
+    "CREATE INDEX IF NOT EXISTS idx_memory_items_report_q "
+    "ON memory_items(scope_key, deleted, superseded_by, q_value)",
+    "CREATE INDEX IF NOT EXISTS idx_memory_items_report_confidence "
+    "ON memory_items(scope_key, deleted, superseded_by, confidence)",
+    "CREATE INDEX IF NOT EXISTS idx_memory_items_report_unset "
+    "ON memory_items(id) WHERE q_value IS NULL OR confidence IS NULL",
+    "CREATE INDEX IF NOT EXISTS idx_memory_items_report_expiring "
+    "ON memory_items(scope_key, superseded_by, deleted, updated_at DESC, id, expires_at) "
+    "WHERE expires_at IS NOT NULL",
+)
 RELATIONS_INDEX = (
     "CREATE INDEX IF NOT EXISTS idx_memory_relations_source "
     "ON memory_relations(source_id, target_id)"
@@ -153,8 +171,9 @@ class Touched(NamedTuple):
 
 
 class FullTextHits(NamedTuple):
-    """A full-text pre-selection: the scoped ids in list order, the best matches first,
-    and the row versions read with them (for the record cache)."""
+    """A full-text pre-selection: scoped ids in list order (every one, or at least every
+    ranked one; empty only when nothing is in scope), the best matches first, and the row
+    versions read with them (for the record cache)."""
 
     scoped: builtins.list[str]
     ranked: builtins.list[str]
@@ -163,15 +182,25 @@ class FullTextHits(NamedTuple):
     scores: dict[str, float] | None = None
 
 
+#: the SQL order of each ``ListFilter.order``
+ITEM_ORDERS = {
+    "updated": "updated_at DESC, id ASC",
+    "q_desc": "q_value DESC, id ASC",
+    "q_asc": "q_value ASC, id ASC",
+}
+
+
 class ItemQuery(NamedTuple):
     """A list query: ``columns`` of the items in ``scope_keys`` (any when None) that match
-    every ``where`` condition (with ``params``), newest first, at most ``limit``."""
+    every ``where`` condition (with ``params``), in ``order`` (newest first by default), at
+    most ``limit``."""
 
     columns: str
     scope_keys: Sequence[str] | None
     where: builtins.list[str]
     params: builtins.list[Any]
     limit: int | None
+    order: str = ITEM_ORDERS["updated"]
 
 
 class SqlDialect(abc.ABC):
@@ -194,6 +223,10 @@ class SqlDialect(abc.ABC):
     def begin(self) -> builtins.list[tuple[str, tuple[Any, ...]]]:
         """The statements that open the outermost transaction and take the write lock."""
 
+    def unindexed(self, column: str) -> str:
+        """``column`` written so that the planner does not pick an index for it."""
+        return column
+
     @abc.abstractmethod
     def one_of(self, column: str, values: Sequence[str]) -> tuple[str, builtins.list[Any]]:
         """A condition ``column`` in a short list of ``values``, with its parameters."""
@@ -215,7 +248,7 @@ class SqlDialect(abc.ABC):
         statement = f"SELECT {q.columns} FROM memory_items"
         if where:
             statement += " WHERE " + " AND ".join(where)
-        statement += " ORDER BY updated_at DESC, id ASC"
+        statement += f" ORDER BY {q.order}"
         if q.limit is not None:
             statement += " LIMIT ?"
             params = [*params, q.limit]
@@ -528,6 +561,7 @@ class SqlStore(StoreBase):
             ("recall_run_id_backfilled", self._backfill_recall_run_ids),
             ("provenance_columns_backfilled", self._backfill_provenance),
             ("event_hash_chain_backfilled", self._backfill_event_chain),
+            ("report_columns_backfilled", self._backfill_report_columns),
         )
 
     def _needs_upgrade(self, conn: Any) -> bool:
@@ -623,6 +657,35 @@ class SqlStore(StoreBase):
                 self._execute(
                     conn, "UPDATE memory_items SET scope_key = ? WHERE id = ?", (key, memory_id)
                 )
+
+    def _backfill_report_columns(self, conn: Any) -> None:
+        """``q_value`` and ``confidence`` of rows that lack them (written before v15, or by
+        a writer that does not know them; also run on every open, through a partial index)."""
+        rows = self._execute(
+            conn,
+            "SELECT id, record_json FROM memory_items WHERE q_value IS NULL OR confidence IS NULL",
+        ).fetchall()
+        updates = []
+        for memory_id, record_json in rows:
+            values = report_values(record_json)
+            if values is not None:
+                updates.append((*values, memory_id))
+        if updates:
+            self._executemany(
+                conn, "UPDATE memory_items SET q_value = ?, confidence = ? WHERE id = ?", updates
+            )
+            self._touch(everything=True)
+
+    def _fill_report_columns(self) -> None:
+        """Run :meth:`_backfill_report_columns` when a row lacks the report columns."""
+        with self._connection() as conn:
+            missing = self._execute(
+                conn,
+                "SELECT 1 FROM memory_items WHERE q_value IS NULL OR confidence IS NULL LIMIT 1",
+            ).fetchone()
+        if missing is not None and not self.read_only:
+            with self.transaction():
+                self._backfill_report_columns(self._tx_conn())
 
     def _backfill_event_chain(self, conn: Any) -> None:
         """Chain the existing events in insertion order and start chaining new ones.
@@ -742,6 +805,37 @@ class SqlStore(StoreBase):
         )
         key = self._audit_key if self._key_marker is not None else None
         state.head, state.head_dirty = event_row_hash(*values, head, key), True
+
+    def _store_events(self, events: Sequence[StoredEvent]) -> None:
+        """:meth:`_store_event` for many events: the chain computed in one loop, the rows
+        written with one ``executemany``."""
+        conn = self._tx_conn()
+        rows = [
+            (e.id, e.operation, e.target_id, e.reason, e.timestamp, e.event_json) for e in events
+        ]
+        if not self._chain_active:
+            self._executemany(
+                conn,
+                "INSERT INTO memory_events (id, operation, target_id, reason, timestamp, "
+                "event_json) VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            return
+        state = self._state
+        if not state.head_loaded:
+            state.head, state.head_loaded = self._get_meta(conn, CHAIN_HEAD_KEY), True
+            self._key_marker = self._get_meta(conn, KEY_MARKER_KEY)
+        if self._key_marker is not None and self._audit_key is None:
+            raise StorageError(
+                "this store's audit chain is keyed: set SWARMMEM_AUDIT_KEY (or "
+                "memory.audit.keyFile) to write to it"
+            )
+        key = self._audit_key if self._key_marker is not None else None
+        chained, head = chain_rows(rows, state.head or GENESIS, key)
+        insert = f"INSERT INTO memory_events ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+        self._executemany(conn, insert, chained)
+        if chained:
+            state.head, state.head_dirty = head, True
 
     def _event_rows(self, conn: Any) -> builtins.list[Any]:
         order = self.dialect.order_column
@@ -877,9 +971,23 @@ class SqlStore(StoreBase):
 
     def _list_sql(self, flt: ListFilter, columns: str) -> tuple[str, builtins.list[Any]] | None:
         """The reference list query for ``flt`` selecting ``columns`` (None: nothing matches)."""
+        found = self._list_where(flt)
+        if found is None:
+            return None
+        where, params = found
+        limit = None if flt.limit is None else max(flt.limit, 0)
+        if flt.order not in ITEM_ORDERS:
+            raise MemoryValidationError(f"unknown list order {flt.order!r}")
+        query = ItemQuery(columns, flt.scope_keys, where, params, limit, ITEM_ORDERS[flt.order])
+        return self.dialect.select_items(query)
+
+    def _list_where(self, flt: ListFilter) -> tuple[builtins.list[str], builtins.list[Any]] | None:
+        """The conditions of ``flt`` but its scope keys (None: nothing matches)."""
         if flt.scope_keys is not None and not flt.scope_keys:
             return None
         if flt.kinds is not None and not flt.kinds:
+            return None
+        if flt.ids is not None and not flt.ids:
             return None
         where: builtins.list[str] = []
         params: builtins.list[Any] = []
@@ -892,8 +1000,76 @@ class SqlStore(StoreBase):
         if not flt.include_expired:
             where.append("(expires_at IS NULL OR expires_at > ?)")
             params.append(flt.now)
-        limit = None if flt.limit is None else max(flt.limit, 0)
-        return self.dialect.select_items(ItemQuery(columns, flt.scope_keys, where, params, limit))
+        if flt.ids is not None:
+            where.append(self.dialect.any_of("id"))
+            params.append(self.dialect.array(flt.ids))
+        if flt.exclude_ids:
+            where.append(f"NOT ({self.dialect.any_of('id')})")
+            params.append(self.dialect.array(flt.exclude_ids))
+        for column, wanted in (("deleted", flt.deleted), ("superseded_by", flt.superseded)):
+            if wanted is not None and column == "deleted":
+                where.append("deleted = 1" if wanted else "deleted = 0")
+            elif wanted is not None:
+                where.append("superseded_by IS NOT NULL" if wanted else "superseded_by IS NULL")
+        for condition, value in (
+            ("q_value > ?", flt.q_above),
+            ("q_value < ?", flt.q_below),
+            ("confidence < ?", flt.confidence_below),
+        ):
+            if value is not None:
+                where.append(condition)
+                params.append(value)
+        if flt.has_expiry is not None:
+            where.append("expires_at IS NOT NULL" if flt.has_expiry else "expires_at IS NULL")
+        return where, params
+
+    @guarded
+    def count_where(self, flt: ListFilter) -> int:
+        if flt.exclude_ids:  # all of them minus the excluded ones (read through the key)
+            every = attrs.evolve(flt, exclude_ids=None)
+            wanted = set(flt.exclude_ids) & set(flt.ids) if flt.ids is not None else None
+            excluded = tuple(sorted(wanted)) if wanted is not None else flt.exclude_ids
+            return self._count(every) - self._count(attrs.evolve(every, ids=excluded))
+        return self._count(flt)
+
+    def _count(self, flt: ListFilter) -> int:
+        keys = None if flt.scope_keys is None else builtins.list(dict.fromkeys(flt.scope_keys))
+        if keys is not None and len(keys) > 1:  # one scope at a time: each reads its index
+            return sum(self._count(attrs.evolve(flt, scope_keys=(key,))) for key in keys)
+        found = self._list_where(flt)
+        if found is None:
+            return 0
+        where, params = found
+        if flt.scope_keys is not None:
+            # with a list of ids the ids lead the plan, not the scope's index
+            column = "scope_key" if flt.ids is None else self.dialect.unindexed("scope_key")
+            clause, values = self.dialect.one_of(column, flt.scope_keys)
+            where, params = [clause, *where], [*values, *params]
+        statement = "SELECT COUNT(*) FROM memory_items"
+        if flt.include_expired:
+            with self._connection() as conn:
+                clause = " WHERE " + " AND ".join(where) if where else ""
+                return int(self._execute(conn, statement + clause, params).fetchone()[0])
+        # rows with an expiry are read (ids and expiry only) for the parsed expiry test
+        now_ms = iso_to_ms(flt.now)
+        no_expiry = " WHERE " + " AND ".join([*where, "expires_at IS NULL"])
+        expiring = " WHERE " + " AND ".join([*where, "expires_at IS NOT NULL"])
+        with self._connection() as conn:
+            count = int(self._execute(conn, statement + no_expiry, params).fetchone()[0])
+            rows = self._execute(
+                conn, "SELECT expires_at FROM memory_items" + expiring, params
+            ).fetchall()
+        return count + sum(1 for (expires_at,) in rows if passes_parsed_expiry(expires_at, now_ms))
+
+    @guarded
+    def list_keys(self, flt: ListFilter) -> builtins.list[RecordKey]:
+        query = self._list_sql(flt, "id, updated_at, expires_at, q_value, confidence")
+        if query is None:
+            return []
+        with self._connection() as conn:
+            rows = self._execute(conn, *query).fetchall()
+        now_ms = None if flt.include_expired else iso_to_ms(flt.now)
+        return [RecordKey(*row) for row in rows if passes_parsed_expiry(row[2], now_ms)]
 
     @guarded
     def get(self, memory_id: str) -> MemoryRecord | None:
@@ -997,14 +1173,62 @@ class SqlStore(StoreBase):
         params = item_params(record, data, model_version)
         valid_from, supersedes_reason = self._write_item(conn, record, data, params)
         self._touch((record.id,), items=True)
-        changes: dict[str, Any] = {}
-        if valid_from != record.valid_from:
-            changes["valid_from"] = valid_from
-        if supersedes_reason != record.supersedes_reason:
-            changes["supersedes_reason"] = supersedes_reason
-        if (model_version or None) != record.embedding_model_version:
-            changes["embedding_model_version"] = model_version or None
-        return attrs.evolve(record, **changes) if changes else record
+        return as_written(record, model_version, valid_from, supersedes_reason)
+
+    def _item_rows(
+        self, records: Sequence[MemoryRecord]
+    ) -> builtins.list[tuple[MemoryRecord, dict[str, Any], str, tuple[Any, ...]]]:
+        """Per record: its stored form, JSON, model version and item row parameters."""
+        out = []
+        for record in records:
+            record = stored_form(record, None)
+            data = record_to_dict(record, include_provenance=False, include_outcomes=False)
+            model_version = self.embedding_model_version or record.embedding_model_version or ""
+            out.append((record, data, model_version, item_params(record, data, model_version)))
+        return out
+
+    @guarded
+    def upsert_many(
+        self,
+        records: Sequence[MemoryRecord],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> builtins.list[MemoryRecord]:
+        """Batches of ``BATCH_SIZE`` records: their rows (:meth:`_write_records`), then their
+        ``upsert`` events in one go (same order and chain as one ``upsert`` per record)."""
+        records = builtins.list(records)
+        for record in records:
+            if not isinstance(record, MemoryRecord):
+                raise MemoryValidationError(
+                    f"upsert_many needs MemoryRecords; got {type(record).__name__}"
+                )
+        stored: builtins.list[MemoryRecord] = []
+        with self.transaction():
+            conn = self._tx_conn()
+            for start in range(0, len(records), BATCH_SIZE):
+                batch = records[start : start + BATCH_SIZE]
+                if len({r.id for r in batch}) == len(batch):
+                    stored.extend(self._write_records(conn, batch))
+                else:  # an id twice in one batch: the second write must see the first
+                    stored.extend(self._write_record(r) for r in batch)
+                now = self._now()
+                self._store_events(
+                    [
+                        StoredEvent(
+                            id=str(uuid.uuid4()), operation="upsert", target_id=r.id, timestamp=now
+                        )
+                        for r in batch
+                    ]
+                )
+                if progress is not None:
+                    progress(start + len(batch), len(records))
+        return stored
+
+    def _write_records(
+        self, conn: Any, records: Sequence[MemoryRecord]
+    ) -> builtins.list[MemoryRecord]:
+        """:meth:`_write_record` for records with distinct ids (a database may batch it)."""
+        return [self._write_record(record) for record in records]
 
     def _has_record(self, memory_id: str) -> bool:
         row = self._execute(
@@ -1237,3 +1461,17 @@ def _parsed(rows: Iterable[Sequence[Any]], parse: Callable[[Sequence[Any]], R]) 
         with contextlib.suppress(ValueError):
             out.append(parse(row))
     return out
+
+
+def as_written(
+    record: MemoryRecord, model_version: str, valid_from: str | None, supersedes_reason: str | None
+) -> MemoryRecord:
+    """``record`` (a stored form) with what the item row holds after the write."""
+    changes: dict[str, Any] = {}
+    if valid_from != record.valid_from:
+        changes["valid_from"] = valid_from
+    if supersedes_reason != record.supersedes_reason:
+        changes["supersedes_reason"] = supersedes_reason
+    if (model_version or None) != record.embedding_model_version:
+        changes["embedding_model_version"] = model_version or None
+    return attrs.evolve(record, **changes) if changes else record

@@ -18,7 +18,7 @@ from swarmmem.core.model.codec import (
 )
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.events import OutcomeEvent, RecallUsage, RewardEvent
-from swarmmem.core.model.records import MemoryRecord
+from swarmmem.core.model.records import MemoryRecord, q_value_of
 from swarmmem.core.model.semantics import dumps
 from swarmmem.ports.storage import StoredEvent
 
@@ -28,8 +28,11 @@ ITEM_COLUMNS = (
 )
 ITEM_WRITE_COLUMNS = (
     "id, scope_key, kind, updated_at, expires_at, superseded_by, deleted, record_json, "
-    "source_task_id, agent_role, embedding_model_version, valid_from, supersedes_reason"
+    "source_task_id, agent_role, embedding_model_version, valid_from, supersedes_reason, "
+    "q_value, confidence"
 )
+#: how many values an item write binds (``ITEM_WRITE_COLUMNS``)
+ITEM_WRITE_COUNT = 15
 # on a rewrite, ``valid_from`` is kept and an absent ``supersedes_reason`` keeps the old one
 ITEM_UPDATE = (
     "scope_key = excluded.scope_key, kind = excluded.kind, "
@@ -38,7 +41,8 @@ ITEM_UPDATE = (
     "record_json = excluded.record_json, source_task_id = excluded.source_task_id, "
     "agent_role = excluded.agent_role, embedding_model_version = excluded.embedding_model_version, "
     "valid_from = memory_items.valid_from, "
-    "supersedes_reason = COALESCE(excluded.supersedes_reason, memory_items.supersedes_reason)"
+    "supersedes_reason = COALESCE(excluded.supersedes_reason, memory_items.supersedes_reason), "
+    "q_value = excluded.q_value, confidence = excluded.confidence"
 )
 EVENT_COLUMNS = "id, operation, target_id, reason, timestamp, event_json, prev_hash"
 REWARD_COLUMNS = (
@@ -68,7 +72,25 @@ def item_params(
         model_version,
         record.valid_from,
         record.supersedes_reason,
+        record.q,
+        float(record.confidence),
     )
+
+
+def report_values(record_json: str) -> tuple[float, float] | None:
+    """``(q_value, confidence)`` of a stored ``record_json`` (``None`` when it does not parse):
+    what the report columns hold for rows written before them."""
+    try:
+        data = json.loads(record_json)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    metadata = data.get("metadata")
+    confidence = data.get("confidence")
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+        return None
+    return q_value_of(metadata if isinstance(metadata, dict) else {}), float(confidence)
 
 
 def record_from_columns(

@@ -1,12 +1,13 @@
 """The ``sqlite`` storage provider (the default): one database file, reference-compatible.
 
 The schema is the reference one, built by migrations v1..v14 recorded in
-``schema_migrations`` (v2 is the marker row of the one-time legacy JSONL import), plus v16:
-the stemmed full-text index. Records live in ``memory_items`` (``record_json`` without the
-provenance keys, which have columns of their own), full text in the FTS5 tables
-``memory_items_fts`` (the reference's ``unicode61`` index) and ``memory_items_fts_porter``
-(the same columns stemmed, ``porter unicode61``), both rewritten on every write,
-tombstones included, audit events in ``memory_events`` chained by ``prev_hash``. The flow is
+``schema_migrations`` (v2 is the marker row of the one-time legacy JSONL import), plus v15
+(report columns and indexes) and v16 (the stemmed full-text index). Records live in
+``memory_items`` (``record_json`` without the provenance keys, which have columns of their
+own), full text in the FTS5 tables ``memory_items_fts`` (the reference's ``unicode61``
+index) and ``memory_items_fts_porter`` (the same columns stemmed, ``porter unicode61``),
+both rewritten on every write, tombstones included, audit events in ``memory_events``
+chained by ``prev_hash``. The flow is
 :class:`~swarmmem.adapters.storage.sql.SqlStore`'s; this module adds the file, the FTS5
 index, the reference migrations and the legacy import.
 
@@ -42,18 +43,31 @@ from typing import Any
 from swarmmem.adapters.storage.sql import (
     RELATIONS_INDEX,
     RELATIONS_TABLE,
+    REPORT_COLUMNS,
     FullTextHits,
+    ItemQuery,
     SqlDialect,
     SqlStore,
+    as_written,
     guarded,
     migration_steps,
 )
-from swarmmem.adapters.storage.sql_rows import ITEM_UPDATE, ITEM_WRITE_COLUMNS, fts_values
+from swarmmem.adapters.storage.sql_rows import (
+    ITEM_UPDATE,
+    ITEM_WRITE_COLUMNS,
+    ITEM_WRITE_COUNT,
+    fts_values,
+)
 from swarmmem.adapters.storage.sqlite_support import sqlite_module
 from swarmmem.core.model.errors import CorruptStoreError, StorageError
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import MemoryRecord
-from swarmmem.core.model.semantics import ListFilter, dumps, passes_parsed_expiry
+from swarmmem.core.model.semantics import (
+    ListFilter,
+    dumps,
+    passes_parsed_expiry,
+    passes_sql_expiry,
+)
 from swarmmem.ports.clock import Clock
 
 DEFAULT_PATH = Path(".swarm") / "memory" / "memory.db"
@@ -80,6 +94,13 @@ FTS_TABLE_SQL = f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5({_FT
 PORTER_FTS_TABLE_SQL = (
     f"CREATE VIRTUAL TABLE IF NOT EXISTS {PORTER_FTS_TABLE} USING fts5({_FTS_COLUMNS}, "
     "tokenize = 'porter unicode61')"
+)
+
+#: the rows ``status`` reports as unreadable, kept in a partial index so that finding them
+#: reads no record
+DAMAGED_INDEX = (
+    "CREATE INDEX IF NOT EXISTS idx_memory_items_damaged ON memory_items(id) "
+    "WHERE NOT json_valid(record_json)"
 )
 
 # v2 is not here: it is the legacy-import marker row.
@@ -153,6 +174,10 @@ MIGRATIONS = migration_steps(
         ),
         13: ("ALTER TABLE memory_events ADD COLUMN prev_hash TEXT",),
         14: (RELATIONS_TABLE.format(text="TEXT"), RELATIONS_INDEX),
+        15: (
+            *(s.format(if_not_exists="", real="REAL") for s in REPORT_COLUMNS),
+            DAMAGED_INDEX,
+        ),
         16: (
             PORTER_FTS_TABLE_SQL,
             f"INSERT INTO {PORTER_FTS_TABLE} (rowid, id, text, tags, kind, source_file_path, "
@@ -164,8 +189,17 @@ MIGRATIONS = migration_steps(
 LATEST_VERSION = MIGRATIONS[-1].version
 
 _UPSERT_SQL = (
-    f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS}) VALUES ({', '.join('?' * 13)}) "
+    f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS}) VALUES ({', '.join('?' * ITEM_WRITE_COUNT)}) "
     f"ON CONFLICT(id) DO UPDATE SET {ITEM_UPDATE} RETURNING rowid, valid_from, supersedes_reason"
+)
+_UPSERT_MANY_SQL = (
+    f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS}) VALUES ({', '.join('?' * ITEM_WRITE_COUNT)}) "
+    f"ON CONFLICT(id) DO UPDATE SET {ITEM_UPDATE}"
+)
+_ROWIDS_SQL = "SELECT rowid FROM memory_items WHERE id IN (SELECT value FROM json_each(?))"
+_WRITTEN_SQL = (
+    "SELECT rowid, id, valid_from, supersedes_reason FROM memory_items "
+    "WHERE id IN (SELECT value FROM json_each(?))"
 )
 _FTS_INSERT_SQL = (
     "INSERT INTO {table} (rowid, id, text, tags, kind, source_file_path, source_ref, "
@@ -176,7 +210,22 @@ _FTS_SELECT_SQL = (
     "MATCH ? AND id IN (SELECT value FROM json_each(?)) ORDER BY rank ASC LIMIT ?"
 )
 _FTS_TABLES = (FTS_TABLE, PORTER_FTS_TABLE)
+# the best matches of the whole index, then the item columns the scope filter needs
+_FTS_RANKED_SQL = (
+    "SELECT rowid, bm25({table}) FROM {table} WHERE {table} MATCH ? "
+    "ORDER BY bm25({table}) ASC LIMIT ?"
+)
+_FTS_ITEMS_SQL = (
+    "SELECT rowid, id, scope_key, kind, superseded_by, deleted, expires_at, updated_at "
+    "FROM memory_items WHERE rowid IN (SELECT value FROM json_each(?))"
+)
+#: how many of the index's best matches a recall reads per wanted hit, first and last try
+_WINDOWS = (2, 16)
 RECALL_INDEX = "idx_memory_items_recall_order"
+
+
+class _FullTextFailed(Exception):
+    """A full-text query failed (its cause is the driver error)."""
 
 
 class SqliteDialect(SqlDialect):
@@ -187,6 +236,32 @@ class SqliteDialect(SqlDialect):
 
     def begin(self) -> list[tuple[str, tuple[Any, ...]]]:
         return [("BEGIN IMMEDIATE", ())]
+
+    def unindexed(self, column: str) -> str:
+        return f"+{column}"
+
+    def select_items(self, q: ItemQuery) -> tuple[str, list[Any]]:
+        """Several scope keys become one ordered (and limited) branch per key under
+        ``UNION ALL``: each branch reads one scope's index in order, where ``scope_key IN``
+        would make the planner sort every row of every scope."""
+        keys = None if q.scope_keys is None else list(dict.fromkeys(q.scope_keys))
+        if keys is None or len(keys) < 2:
+            return super().select_items(q if keys is None else q._replace(scope_keys=keys))
+        terms = [term.split() for term in q.order.split(",")]
+        sort = ", ".join(f"{column} AS sort_{i}" for i, (column, _) in enumerate(terms))
+        branches, params = [], []
+        for key in keys:
+            statement, args = super().select_items(
+                q._replace(columns=f"{q.columns}, {sort}", scope_keys=[key])
+            )
+            branches.append(f"SELECT * FROM ({statement})")
+            params.extend(args)
+        order = ", ".join(f"sort_{i} {direction}" for i, (_, direction) in enumerate(terms))
+        statement = f"SELECT {q.columns} FROM ({' UNION ALL '.join(branches)}) ORDER BY {order}"
+        if q.limit is not None:
+            statement += " LIMIT ?"
+            params.append(q.limit)
+        return statement, params
 
     def one_of(self, column: str, values: Sequence[str]) -> tuple[str, list[Any]]:
         return f"{column} IN ({', '.join('?' for _ in values)})", list(values)
@@ -398,6 +473,7 @@ class SqliteStore(SqlStore):
         self._migrate()
         self._run_backfills()
         self._ensure_recall_index()
+        self._fill_report_columns()
         self._init_fts()
         self._legacy_import()
         self._replay_relations()
@@ -551,6 +627,28 @@ class SqliteStore(SqlStore):
             conn.execute(_FTS_INSERT_SQL.format(table=table), (rowid, record.id, *values))
         return valid_from, supersedes_reason
 
+    def _write_records(self, conn: Any, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+        """One batch of item rows (distinct ids): ``executemany`` for the rows, one pass over
+        the full-text index (old entries out, new ones in), the stored columns read back."""
+        prepared = self._item_rows(records)
+        ids = dumps([record.id for record, _data, _version, _params in prepared])
+        old = [(row[0],) for row in conn.execute(_ROWIDS_SQL, (ids,))]
+        conn.executemany(_UPSERT_MANY_SQL, [params for *_rest, params in prepared])
+        written = {row[1]: row for row in conn.execute(_WRITTEN_SQL, (ids,))}
+        rows = [
+            (written[record.id][0], record.id, *fts_values(data))
+            for record, data, _version, _params in prepared
+        ]
+        for table in _FTS_TABLES:
+            if old:
+                conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", old)
+            conn.executemany(_FTS_INSERT_SQL.format(table=table), rows)
+        self._touch(written, items=True)
+        return [
+            as_written(record, version, *written[record.id][2:])
+            for record, _data, version, _params in prepared
+        ]
+
     def _erase_item(self, conn: Any, memory_id: str) -> None:
         for table in _FTS_TABLES:
             conn.execute(
@@ -562,7 +660,86 @@ class SqliteStore(SqlStore):
     def _full_text(
         self, conn: Any, flt: ListFilter, fts_query: str, limit: int, *, stemmed: bool = False
     ) -> FullTextHits | None:
-        """FTS5's ``bm25()`` over the scoped ids; only ids are read until the hits are known."""
+        """FTS5's ``bm25()`` over the scoped items; only ids are read until the hits are known.
+
+        Without a cap on the scope (``flt.limit``) the index's best matches are read first and
+        filtered by scope (:meth:`_full_text_ranked`), so no list of scoped ids is built;
+        ``scoped`` then holds the hits in list order, or one scoped id when nothing matched.
+        """
+        try:
+            if flt.limit is None:
+                found = self._full_text_ranked(conn, flt, fts_query, limit, stemmed=stemmed)
+                if found is not None:
+                    return found
+            return self._full_text_listed(conn, flt, fts_query, limit, stemmed=stemmed)
+        except _FullTextFailed as failed:
+            self._fts_enabled = False
+            self.fts_disabled_reason = (
+                f"full-text search failed and is off for this store: {failed.__cause__}"
+            )
+            return None
+
+    def _match(self, conn: Any, statement: str, params: Sequence[Any]) -> list[Any]:
+        """Run a ``MATCH`` query; a failure (a query FTS5 refuses) is :class:`_FullTextFailed`."""
+        try:
+            return conn.execute(statement, params).fetchall()  # type: ignore[no-any-return]
+        except self._sqlite.Error as exc:
+            raise _FullTextFailed from exc
+
+    def _full_text_ranked(
+        self, conn: Any, flt: ListFilter, fts_query: str, limit: int, *, stemmed: bool
+    ) -> FullTextHits | None:
+        """The index's best matches filtered by scope afterwards.
+
+        The first ``limit`` matches (in BM25 order) that pass the list filter are exactly the
+        best ``limit`` among the scoped items; ``None`` when a window of the index's best
+        matches did not hold that many (a scope that is a small part of a shared store).
+        """
+        scopes = None if flt.scope_keys is None else frozenset(flt.scope_keys)
+        kinds = None if flt.kinds is None else frozenset(flt.kinds)
+        now_ms = None if flt.include_expired else iso_to_ms(flt.now)
+        ranked_sql = _FTS_RANKED_SQL.format(table=PORTER_FTS_TABLE if stemmed else FTS_TABLE)
+        for factor in _WINDOWS:
+            window = max(limit, 1) * factor
+            ranked = self._match(conn, ranked_sql, (fts_query, window))
+            rowids = [row[0] for row in ranked]
+            items = {row[0]: row for row in conn.execute(_FTS_ITEMS_SQL, (dumps(rowids),))}
+            hits = []
+            for rowid in rowids:
+                row = items.get(rowid)
+                if row is None:
+                    continue
+                _rowid, _id, scope_key, kind, superseded_by, deleted, expires_at, _updated = row
+                if (
+                    (scopes is None or scope_key in scopes)
+                    and (kinds is None or kind in kinds)
+                    and (flt.include_inactive or (superseded_by is None and not deleted))
+                    and (flt.include_expired or passes_sql_expiry(expires_at, flt.now))
+                    and passes_parsed_expiry(expires_at, now_ms)
+                ):
+                    hits.append(row)
+            complete = len(rowids) < window  # every match was read
+            if len(hits) >= limit or complete:
+                break
+        else:
+            return None
+        hits = hits[:limit]
+        if not hits:  # is the scope empty? (read ids until one passes the expiry test)
+            query = self._list_sql(flt, "id, expires_at")
+            for row in conn.execute(*query) if query is not None else ():
+                if passes_parsed_expiry(row[1], now_ms):
+                    return FullTextHits([row[0]], [], {})
+            return FullTextHits([], [], {})
+        listed = sorted(hits, key=lambda row: row[1])
+        listed.sort(key=lambda row: row[7], reverse=True)
+        bm25 = {row[0]: float(row[1]) for row in ranked} if stemmed else {}
+        scores = {row[1]: -bm25[row[0]] for row in hits} if stemmed else None
+        return FullTextHits([row[1] for row in listed], [row[1] for row in hits], {}, scores)
+
+    def _full_text_listed(
+        self, conn: Any, flt: ListFilter, fts_query: str, limit: int, *, stemmed: bool
+    ) -> FullTextHits:
+        """Every scoped id listed first, then FTS5 over them (a capped scope)."""
         query = self._list_sql(flt, "id, expires_at")
         if query is None:
             return FullTextHits([], [], {})
@@ -571,15 +748,9 @@ class SqliteStore(SqlStore):
         scoped = [row[0] for row in rows if passes_parsed_expiry(row[1], now_ms)]
         if not scoped:
             return FullTextHits([], [], {})
-        try:
-            table = PORTER_FTS_TABLE if stemmed else FTS_TABLE
-            hits = conn.execute(
-                _FTS_SELECT_SQL.format(table=table), (fts_query, dumps(scoped), limit)
-            ).fetchall()
-        except self._sqlite.Error as exc:
-            self._fts_enabled = False
-            self.fts_disabled_reason = f"full-text search failed and is off for this store: {exc}"
-            return None
+        table = PORTER_FTS_TABLE if stemmed else FTS_TABLE
+        statement = _FTS_SELECT_SQL.format(table=table)
+        hits = self._match(conn, statement, (fts_query, dumps(scoped), limit))
         scores = {row[0]: -float(row[1]) for row in hits} if stemmed else None
         return FullTextHits(scoped, [row[0] for row in hits], {}, scores)
 

@@ -12,11 +12,11 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from swarmmem.core.learning.rewards import (
     LearningSettings,
     is_promotion_candidate,
-    low_q_memories,
-    promotion_candidates,
     recall_counts,
     reward_source,
 )
@@ -25,7 +25,7 @@ from swarmmem.core.model.events import RewardEvent
 from swarmmem.core.model.formatting import to_fixed
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import MemoryProposal, MemoryRecord
-from swarmmem.ports.storage import ListFilter, StorageProvider
+from swarmmem.ports.storage import ListFilter, RecordKey, StorageProvider
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
@@ -82,13 +82,30 @@ def _all_records(store: StorageProvider, now: str) -> list[MemoryRecord]:
     return store.list(ListFilter(now=now, include_inactive=True, include_expired=True))
 
 
+def _first(store: StorageProvider, flt: ListFilter, count: int, limit: int) -> list[MemoryRecord]:
+    """The first ``limit`` records of ``store.list(flt)`` (of ``count`` in all), read with a
+    SQL limit; again without it when the expiry post-filter dropped some."""
+    shown = store.list(attrs.evolve(flt, limit=limit))
+    if len(shown) < min(limit, count):
+        shown = store.list(flt)[:limit]
+    return shown
+
+
+def _in_order(store: StorageProvider, ids: Sequence[str]) -> list[MemoryRecord]:
+    """The records of ``ids`` (read at once), in that order; ids that vanished are skipped."""
+    found = store.get_many(list(ids))
+    return [found[i] for i in ids if i in found]
+
+
+def _promotable(now: str, counts: Mapping[str, int], policy: LearningSettings) -> ListFilter:
+    """Live memories recalled often enough whose Q exceeds the promotion threshold, highest
+    Q first: exactly :func:`promotion_candidates` of the live memories."""
+    recalled = tuple(sorted(i for i, n in counts.items() if n > policy.promotion_min_recalls))
+    return ListFilter(now=now, ids=recalled, q_above=policy.promotion_threshold, order="q_desc")
+
+
 def _expired(record: MemoryRecord, now_ms: float) -> bool:
-    expires = iso_to_ms(record.expires_at)
-    return expires is not None and expires <= now_ms
-
-
-def _live(record: MemoryRecord, now_ms: float) -> bool:
-    return record.active and not _expired(record, now_ms)
+    return _expired_at(record.expires_at, now_ms)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -196,17 +213,17 @@ def pending_report(
         reverse=True,
     )
     counts = recall_counts(store.list_recall_usage())
-    candidates = promotion_candidates(store.list(ListFilter(now=now)), counts, policy)
+    promotable = _promotable(now, counts, policy)
+    total = store.count_where(promotable)
+    candidates = _first(store, promotable, total, limit)
     return {
         "limit": limit,
         "pending_count": len(pending),
         "rejected_count": len(rejected),
-        "promotion_candidate_count": len(candidates),
+        "promotion_candidate_count": total,
         "pending": [_proposal_entry(p) for p in pending[:limit]],
         "rejected": [_proposal_entry(p) for p in rejected[:limit]],
-        "promotion_candidates": [
-            _candidate_entry(r, counts.get(r.id, 0)) for r in candidates[:limit]
-        ],
+        "promotion_candidates": [_candidate_entry(r, counts.get(r.id, 0)) for r in candidates],
     }
 
 
@@ -270,15 +287,17 @@ def recall_log_report(
         }
         for mid, e in ranked[:limit]
     ]
-    never = [r for r in store.list(ListFilter(now=now)) if r.id not in hits]
+    unrecalled = ListFilter(now=now, exclude_ids=tuple(sorted(hits)))
+    never_count = store.count_where(unrecalled)
+    never = _first(store, unrecalled, never_count, limit)
     return {
         "limit": limit,
         "events_scanned": len(usage),
         "recalled_memory_count": len(hits),
-        "never_recalled_count": len(never),
+        "never_recalled_count": never_count,
         "by_role": by_role[:limit],
         "most_recalled": most,
-        "never_recalled": [_memory_entry(r) for r in never[:limit]],
+        "never_recalled": [_memory_entry(r) for r in never],
     }
 
 
@@ -332,8 +351,10 @@ def value_log_report(
         grouped.setdefault(event.memory_id, []).append(event)
     counts = recall_counts(store.list_recall_usage())
     memories: list[dict[str, Any]] = []
-    for mid, rows in list(grouped.items())[:limit]:
-        record = store.get(mid)
+    shown = list(grouped.items())[:limit]
+    records = store.get_many([mid for mid, _ in shown])
+    for mid, rows in shown:
+        record = records.get(mid)
         last_q = rows[0].q_after
         if record is not None:
             q = record.q
@@ -362,14 +383,15 @@ def value_log_report(
                 ],
             }
         )
-    live = store.list(ListFilter(now=now))
+    suppressed = ListFilter(now=now, q_below=policy.suppression_threshold, order="q_asc")
+    promotable = _promotable(now, counts, policy)
     return {
         "limit": limit,
         "reward_events_scanned": len(window),
         "memory_count": len(grouped),
         "memories": memories,
-        "promotion_candidates": [r.id for r in promotion_candidates(live, counts, policy)],
-        "suppressed": [r.id for r in low_q_memories(live, policy)],
+        "promotion_candidates": [k.id for k in store.list_keys(promotable)],
+        "suppressed": [k.id for k in store.list_keys(suppressed)],
     }
 
 
@@ -440,42 +462,101 @@ def stale_report(
     now_ms = iso_to_ms(now)
     if now_ms is None:
         raise MemoryValidationError(f"now must be an ISO timestamp; got {now!r}")
-    records = _all_records(store, now)
-    by_id = {r.id: r for r in records}
-    live = [r for r in records if _live(r, now_ms)]
+    # "live" is active and not expired by the parsed expiry (records with an expiry are few:
+    # their keys are read and tested here; the rest are counted by the store)
+    active = ListFilter(now=now, include_expired=True)
+    expiring = store.list_keys(attrs.evolve(active, has_expiry=True))
+    ended = {k.id for k in expiring if _expired_at(k.expires_at, now_ms)}
+    live_count = store.count_where(attrs.evolve(active, has_expiry=False)) + sum(
+        1 for k in expiring if k.id not in ended
+    )
     recalled = set(recall_counts(store.list_recall_usage()))
-    expired = [r for r in records if _classify(r, now_ms) == "expired_scratch"]
-    tombstones = [r for r in records if r.deleted]
-    chains = []
-    for record in records:
-        if record.superseded_by and not record.deleted:
-            successor = by_id.get(record.superseded_by)
-            chains.append(
-                {
-                    "id": record.id,
-                    "superseded_by": record.superseded_by,
-                    "reason": successor.supersedes_reason if successor is not None else None,
-                }
-            )
-    dead = sorted({i for i in dead_anchor_ids if i in by_id and by_id[i].active})
-    low_utility = [
-        r for r in live if r.id not in recalled and importance(r, now_ms) < LOW_UTILITY_THRESHOLD
+    sections: dict[str, tuple[int, list[Any]]] = {}
+
+    scratch = [
+        k.id
+        for k in store.list_keys(attrs.evolve(active, kinds=("scratch",), has_expiry=True))
+        if k.id in ended
     ]
-    low_q = low_q_memories(live, policy)
-    sections: dict[str, list[Any]] = {
-        "expired_scratch": [_memory_entry(r) for r in expired],
-        "deleted_tombstones": [_memory_entry(r) for r in tombstones],
-        "superseded_chains": chains,
-        "structurally_stale": [_memory_entry(by_id[i]) for i in dead],
-        "low_utility": [_memory_entry(r) for r in low_utility],
-        "low_learned_utility": [_memory_entry(r) for r in low_q],
-    }
-    report: dict[str, Any] = {"limit": limit, "active_count": len(live)}
-    for name, items in sections.items():
-        report[f"{name}_count"] = len(items)
-    for name, items in sections.items():
+    sections["expired_scratch"] = (len(scratch), _entries(store, scratch[:limit]))
+
+    every = ListFilter(now=now, include_inactive=True, include_expired=True)
+    tombstones = attrs.evolve(every, deleted=True)
+    count = store.count_where(tombstones)
+    sections["deleted_tombstones"] = (count, _entries_of(_first(store, tombstones, count, limit)))
+
+    superseded = attrs.evolve(every, deleted=False, superseded=True)
+    count = store.count_where(superseded)
+    olds = _first(store, superseded, count, limit)
+    successors = store.get_many([r.superseded_by for r in olds if r.superseded_by])
+    chains = [
+        {
+            "id": r.id,
+            "superseded_by": r.superseded_by,
+            "reason": (
+                successors[r.superseded_by].supersedes_reason
+                if r.superseded_by in successors
+                else None
+            ),
+        }
+        for r in olds
+    ]
+    sections["superseded_chains"] = (count, chains)
+
+    dead_found = store.get_many(sorted(set(dead_anchor_ids)))
+    dead = [i for i in sorted(dead_found) if dead_found[i].active]
+    sections["structurally_stale"] = (len(dead), _entries(store, dead[:limit]))
+
+    # importance < 0.2 needs confidence < 0.8 (0.25 * 0.8 = 0.2 and the age term is > 0)
+    unrecalled = attrs.evolve(
+        active, confidence_below=0.8, exclude_ids=tuple(sorted(recalled)) or None
+    )
+    low = [
+        k.id
+        for k in store.list_keys(unrecalled)
+        if k.id not in ended and _low_utility(store, k, now_ms)
+    ]
+    sections["low_utility"] = (len(low), _entries(store, low[:limit]))
+
+    low_q = [
+        k.id
+        for k in store.list_keys(
+            attrs.evolve(active, q_below=policy.suppression_threshold, order="q_asc")
+        )
+        if k.id not in ended
+    ]
+    sections["low_learned_utility"] = (len(low_q), _entries(store, low_q[:limit]))
+
+    report: dict[str, Any] = {"limit": limit, "active_count": live_count}
+    for name, (total, _items) in sections.items():
+        report[f"{name}_count"] = total
+    for name, (_total, items) in sections.items():
         report[name] = items[:limit]
     return report
+
+
+def _expired_at(expires_at: str | None, now_ms: float) -> bool:
+    expires = iso_to_ms(expires_at)
+    return expires is not None and expires <= now_ms
+
+
+def _entries(store: StorageProvider, ids: Sequence[str]) -> list[dict[str, Any]]:
+    return _entries_of(_in_order(store, ids))
+
+
+def _entries_of(records: Sequence[MemoryRecord]) -> list[dict[str, Any]]:
+    return [_memory_entry(r) for r in records]
+
+
+def _low_utility(store: StorageProvider, key: RecordKey, now_ms: float) -> bool:
+    """:func:`importance` below the threshold, from the key (the record is read only when its
+    update time does not parse)."""
+    if key.confidence is None or not iso_to_ms(key.updated_at):
+        record = store.get(key.id)
+        return record is not None and importance(record, now_ms) < LOW_UTILITY_THRESHOLD
+    age_days = max(0.0, (now_ms - (iso_to_ms(key.updated_at) or now_ms)) / _DAY_MS)
+    score = 0.15 * math.exp(-0.01 * age_days) + 0.25 * key.confidence
+    return score < LOW_UTILITY_THRESHOLD
 
 
 def _chain_line(chain: Mapping[str, Any]) -> str:

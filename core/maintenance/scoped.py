@@ -16,7 +16,7 @@ import attrs
 
 from swarmmem.core.model.events import OutcomeEvent, RecallUsage, RewardEvent
 from swarmmem.core.model.records import MemoryProposal, MemoryRecord, MemoryScope
-from swarmmem.ports.storage import ListFilter, StorageProvider
+from swarmmem.ports.storage import ListFilter, RecordKey, StorageProvider
 
 
 class ScopedView:
@@ -47,11 +47,20 @@ class ScopedView:
     def get_many(self, memory_ids: Sequence[str]) -> dict[str, MemoryRecord]:
         return {i: r for i, r in self._store.get_many(memory_ids).items() if self._visible(r)}
 
-    def list(self, flt: ListFilter) -> builtins.list[MemoryRecord]:
+    def _scoped(self, flt: ListFilter) -> ListFilter:
         wanted = (
             self.scope_keys if flt.scope_keys is None else self.scope_keys & set(flt.scope_keys)
         )
-        return self._store.list(attrs.evolve(flt, scope_keys=tuple(sorted(wanted))))
+        return attrs.evolve(flt, scope_keys=tuple(sorted(wanted)))
+
+    def list(self, flt: ListFilter) -> builtins.list[MemoryRecord]:
+        return self._store.list(self._scoped(flt))
+
+    def count_where(self, flt: ListFilter) -> int:
+        return self._store.count_where(self._scoped(flt))
+
+    def list_keys(self, flt: ListFilter) -> builtins.list[RecordKey]:
+        return self._store.list_keys(self._scoped(flt))
 
     def count(self) -> int:
         return sum(1 for _ in self.iter_all_records())

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 from collections.abc import Sequence
 from typing import Any
 
-from swarmmem.core.model.ids import canonical_json
+#: :func:`~swarmmem.core.model.ids.canonical_json` with its encoder built once
+_canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
 
 GENESIS = "GENESIS"
 CHAIN_HEAD_KEY = "memory_events_chain_head"
@@ -46,7 +48,37 @@ def event_row_hash(
         "event_json": event_json,
         "prev_hash": prev_hash,
     }
-    return _digest(canonical_json(row).encode("utf-8"), key)
+    return _digest(_canonical(row).encode("utf-8"), key)
+
+
+def chain_rows(
+    rows: Sequence[tuple[str, str, str, str | None, str, str | None]],
+    head: str,
+    key: bytes | None = None,
+) -> tuple[list[tuple[Any, ...]], str]:
+    """Chain new ``memory_events`` rows (``id, operation, target_id, reason, timestamp,
+    event_json``) after ``head``: each row with its ``prev_hash`` appended, and the new head.
+
+    Exactly :func:`event_row_hash` applied row by row, in one loop (for bulk writes).
+    """
+    chained: list[tuple[Any, ...]] = []
+    new_hmac, sha256 = hmac.new, hashlib.sha256
+    for event_id, operation, target_id, reason, timestamp, event_json in rows:
+        chained.append((event_id, operation, target_id, reason, timestamp, event_json, head))
+        payload = _canonical(
+            {
+                "id": event_id,
+                "operation": operation,
+                "target_id": target_id,
+                "reason": reason,
+                "timestamp": timestamp,
+                "event_json": event_json,
+                "prev_hash": head,
+            }
+        ).encode("utf-8")
+        digest = sha256(payload) if key is None else new_hmac(key, payload, sha256)
+        head = digest.hexdigest()
+    return chained, head
 
 
 def _digest(payload: bytes, key: bytes | None) -> str:

@@ -58,6 +58,26 @@ class ListFilter:
     include_inactive: bool = False
     include_expired: bool = False
     limit: int | None = None
+    # what the reports select by (``None``: any); every store filters on its own columns
+    ids: tuple[str, ...] | None = None
+    """Only these ids."""
+    exclude_ids: tuple[str, ...] | None = None
+    """None of these ids."""
+    deleted: bool | None = None
+    """Only tombstones (True) or only records that are not (False)."""
+    superseded: bool | None = None
+    """Only superseded records (True) or only records that are not (False)."""
+    q_above: float | None = None
+    """Only ``q > q_above``."""
+    q_below: float | None = None
+    """Only ``q < q_below``."""
+    confidence_below: float | None = None
+    """Only ``confidence < confidence_below``."""
+    has_expiry: bool | None = None
+    """Only records with (True) or without (False) an ``expiresAt``."""
+    order: str = "updated"
+    """``updated`` (newest first, then id), ``q_desc`` (highest Q first, then id) or
+    ``q_asc`` (lowest Q first, then id)."""
 
 
 def dumps(value: Any) -> str:
@@ -163,15 +183,33 @@ def filter_records(records: Iterable[MemoryRecord], flt: ListFilter) -> list[Mem
         and (kinds is None or r.kind in kinds)
         and (flt.include_inactive or r.active)
         and (flt.include_expired or passes_sql_expiry(r.expires_at, flt.now))
+        and _report_match(r, flt)
     ]
     out.sort(key=lambda r: r.id)
-    out.sort(key=lambda r: r.updated_at, reverse=True)
+    if flt.order == "updated":
+        out.sort(key=lambda r: r.updated_at, reverse=True)
+    else:
+        out.sort(key=lambda r: r.q, reverse=flt.order == "q_desc")
     if flt.limit is not None:
         out = out[: max(flt.limit, 0)]
     if not flt.include_expired:
         now_ms = iso_to_ms(flt.now)
         out = [r for r in out if passes_parsed_expiry(r.expires_at, now_ms)]
     return out
+
+
+def _report_match(record: MemoryRecord, flt: ListFilter) -> bool:
+    """The report filters of ``flt`` (ids, states, Q, confidence, expiry presence)."""
+    return (
+        (flt.ids is None or record.id in flt.ids)
+        and (flt.exclude_ids is None or record.id not in flt.exclude_ids)
+        and (flt.deleted is None or record.deleted == flt.deleted)
+        and (flt.superseded is None or bool(record.superseded_by) == flt.superseded)
+        and (flt.q_above is None or record.q > flt.q_above)
+        and (flt.q_below is None or record.q < flt.q_below)
+        and (flt.confidence_below is None or record.confidence < flt.confidence_below)
+        and (flt.has_expiry is None or (record.expires_at is not None) == flt.has_expiry)
+    )
 
 
 # --------------------------------------------------------------------------- audit events

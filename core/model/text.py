@@ -55,3 +55,43 @@ def check_json_texts(value: object, name: str) -> None:
             check_json_texts(item, f"{name}[{index}]")
     elif isinstance(value, (str, bytes, bytearray)):
         check_text(value, name)
+
+
+def json_strings(value: object) -> list[str] | None:
+    """Every string inside a JSON-shaped ``value`` (each key, then its value, in order), or
+    ``None`` when something in it is bytes or a key is not a string (callers then take the
+    field-by-field checks, which name the field)."""
+    out: list[str] = []
+    return out if _gather(value, out) else None
+
+
+def _gather(value: object, out: list[str]) -> bool:
+    kind = type(value)
+    if kind is str:
+        out.append(value)  # type: ignore[arg-type]
+    elif kind is dict or (kind is not list and isinstance(value, Mapping)):
+        assert isinstance(value, Mapping)
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return False
+            out.append(key)
+            if not _gather(item, out):
+                return False
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            if not _gather(item, out):
+                return False
+    elif isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, (bytes, bytearray)):
+        return False
+    return True
+
+
+def all_encode(strings: list[str]) -> bool:
+    """True when every one of ``strings`` encodes as UTF-8 (one encode of them all)."""
+    try:
+        "\n".join(strings).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -25,8 +25,8 @@ import attrs
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest, Relation
 from swarmmem.core.recall.bm25 import bm25_relevance, stemmed_query, text_coverage
-from swarmmem.core.recall.fts import apply_fts_bonus, build_fts_query
-from swarmmem.core.recall.scoring import LearningPolicy, score_records
+from swarmmem.core.recall.fts import FTS_BONUS, build_fts_query
+from swarmmem.core.recall.scoring import LearningPolicy, rank_records, score_records
 from swarmmem.ports.storage import StorageProvider
 
 DEFAULT_CANDIDATE_CAP = 1000
@@ -42,6 +42,14 @@ class RecallResult:
     lexical_order: tuple[str, ...] = ()
     #: the stemmed channel's text relevance in [0, 1] per scored id (empty for ``reference``)
     text_relevance: dict[str, float] = attrs.field(factory=dict, hash=False)
+    candidate_count: int | None = None
+    """How many items the scorer kept (``items`` may hold fewer: ``lexical_recall(keep=)``);
+    ``None``: ``len(items)``."""
+
+    @property
+    def kept_count(self) -> int:
+        """How many items the scorer kept."""
+        return len(self.items) if self.candidate_count is None else self.candidate_count
 
 
 def preselect_limit(request: RecallRequest) -> int:
@@ -71,16 +79,21 @@ def lexical_recall(
     policy: LearningPolicy | None = None,
     rng: Callable[[], float] | None = None,
     reference: bool = False,
+    keep: int | None = None,
 ) -> RecallResult:
     """Run the lexical path and return items before the maxItems slice, best first.
 
     ``reference`` runs the reference implementation's path; otherwise the stemmed BM25
-    channel selects and scores the candidates.
+    channel selects and scores the candidates. ``keep`` builds items for only the first
+    ``keep`` regular candidates (and the explored one); ``lexical_order`` and the counts
+    still cover all of them.
     """
     now_ms = iso_to_ms(now)
     assert now_ms is not None, "now must be an ISO timestamp"
     if not reference:
-        return _stemmed_recall(store, request, now=now, now_ms=now_ms, policy=policy, rng=rng)
+        return _stemmed_recall(
+            store, request, now=now, now_ms=now_ms, policy=policy, rng=rng, keep=keep
+        )
     candidates = store.select_candidates(
         scope_keys=[scope.key for scope in request.scopes],
         kinds=request.kinds,
@@ -95,15 +108,14 @@ def lexical_recall(
         cap_before_preselect=True,
     )
     records = [r for r in candidates.records if recallable(r)]
-    items, diag = score_records(request, records, now_ms=now_ms, policy=policy, rng=rng)
+    ranking = rank_records(request, records, now_ms=now_ms, policy=policy, rng=rng)
     if candidates.fts_order is not None:
-        explored = [it for it in items if it.explored]
-        items = apply_fts_bonus([it for it in items if not it.explored], candidates.fts_order)
-        items += explored
+        ranking.add_fts_bonus(candidates.fts_order, FTS_BONUS)
     return RecallResult(
-        items=tuple(items),
-        diagnostics=diag,
-        lexical_order=tuple(it.record.id for it in items if not it.explored),
+        items=tuple(ranking.items(keep)),
+        diagnostics=ranking.diagnostics,
+        lexical_order=tuple(s.record.id for s in ranking.kept),
+        candidate_count=len(ranking.kept) + (ranking.explored is not None),
     )
 
 
@@ -115,6 +127,7 @@ def _stemmed_recall(
     now_ms: float,
     policy: LearningPolicy | None,
     rng: Callable[[], float] | None,
+    keep: int | None,
 ) -> RecallResult:
     match = stemmed_query(request.query, request.task, request.mode)
     if match is None:
@@ -141,13 +154,14 @@ def _stemmed_recall(
     top = max(relevance.values(), default=0.0) or 1.0
     cover = text_coverage(records, match)
     text = {r.id: cover[r.id] * (0.5 + 0.5 * relevance[r.id] / top) for r in records}
-    items, diag = score_records(
+    ranking = rank_records(
         request, records, now_ms=now_ms, policy=policy, rng=rng, text_relevance=text
     )
     return RecallResult(
-        items=tuple(items),
-        diagnostics=diag,
-        lexical_order=tuple(it.record.id for it in items if not it.explored),
+        items=tuple(ranking.items(keep)),
+        diagnostics=ranking.diagnostics,
+        lexical_order=tuple(s.record.id for s in ranking.kept),
+        candidate_count=len(ranking.kept) + (ranking.explored is not None),
         text_relevance=text,
     )
 

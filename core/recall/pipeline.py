@@ -110,7 +110,14 @@ def run_recall(
     started = timer()
     policy = config.policy
     lexical = lexical_recall(
-        store, request, now=now, policy=policy, rng=rng, reference=config.profile == "reference"
+        store,
+        request,
+        now=now,
+        policy=policy,
+        rng=rng,
+        reference=config.profile == "reference",
+        # only the returned items are built unless dense stages re-rank all of them
+        keep=None if config.dense else request.max_items,
     )
 
     def finish(items: list[RecallItem], trace: RecallTrace) -> tuple[RecallResult, RecallTrace]:
@@ -131,7 +138,7 @@ def run_recall(
         trace = RecallTrace(
             status="degraded" if reason else "complete",
             degradation_reason=reason,
-            lexical_candidate_count=len(lexical.items),
+            lexical_candidate_count=lexical.kept_count,
         )
         return finish(list(lexical.items), trace)
 

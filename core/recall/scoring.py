@@ -25,6 +25,7 @@ from swarmmem.core.model.records import (
     q_value_of,
 )
 from swarmmem.core.model.roles import profile_for
+from swarmmem.core.model.semantics import scope_key_of
 
 SCOPE_SPECIFICITY: dict[str, float] = {
     "agent": 1.0,
@@ -90,6 +91,40 @@ class _Scored:
     base: float
     score: float
     relevance: float | None = None
+    fts_rank: int | None = None  # 1-based BM25 position once the bonus was added
+
+
+@attrs.define
+class Ranking:
+    """The scorer's kept candidates (best first) and the explored one, before any
+    :class:`RecallItem` is built: items are built only for what a caller returns."""
+
+    kept: list[_Scored]
+    explored: _Scored | None
+    diagnostics: dict[str, int]
+    request: RecallRequest
+    kinds: set[str] | None
+    role_kinds: set[str] | None
+
+    def add_fts_bonus(self, fts_order: Mapping[str, int], bonus: float) -> None:
+        """Add ``((n - pos) / n) * bonus`` by BM25 position and re-sort (score desc, id asc)."""
+        denom = max(len(fts_order), 1)
+        for scored in self.kept:
+            pos = fts_order.get(scored.record.id)
+            if pos is not None:
+                scored.score = scored.score + ((denom - pos) / denom) * bonus
+                scored.fts_rank = pos + 1
+        self.kept.sort(key=lambda s: (-s.score, s.record.id))
+
+    def items(self, limit: int | None = None) -> list[RecallItem]:
+        """Items for the first ``limit`` kept candidates (all when None), then the explored
+        one."""
+        kept = self.kept if limit is None else self.kept[:limit]
+        items = [_to_item(s, self.request, self.kinds, self.role_kinds) for s in kept]
+        if self.explored is not None:
+            item = _to_item(self.explored, self.request, self.kinds, self.role_kinds)
+            items.append(attrs.evolve(item, explored=True))
+        return items
 
 
 def _reason(
@@ -124,7 +159,36 @@ def score_records(
     text_relevance: Mapping[str, float] | None = None,
     lexical_relevance: Mapping[str, float] | None = None,
 ) -> tuple[list[RecallItem], dict[str, int]]:
-    """Score ``records`` for ``request``; return the kept items (best first) and counts.
+    """Score ``records`` for ``request``; return the kept items (best first) and counts
+    (:func:`rank_records`, every item built)."""
+    ranking = rank_records(
+        request,
+        records,
+        now_ms=now_ms,
+        policy=policy,
+        rng=rng,
+        apply_min_score=apply_min_score,
+        require_signal=require_signal,
+        text_relevance=text_relevance,
+        lexical_relevance=lexical_relevance,
+    )
+    return ranking.items(), ranking.diagnostics
+
+
+def rank_records(
+    request: RecallRequest,
+    records: Sequence[MemoryRecord],
+    *,
+    now_ms: float,
+    policy: LearningPolicy | None = None,
+    rng: Callable[[], float] | None = None,
+    apply_min_score: bool = True,
+    require_signal: bool | None = None,
+    text_relevance: Mapping[str, float] | None = None,
+    lexical_relevance: Mapping[str, float] | None = None,
+) -> Ranking:
+    """Score ``records`` for ``request``: the kept candidates (best first), the explored one
+    and the counts.
 
     Args:
         request: the recall request (scopes already authorised).
@@ -161,7 +225,7 @@ def score_records(
             (not request.include_expired and is_expired(record, now_ms))
             or record.superseded_by
             or record.deleted
-            or record.scope.key not in scope_keys
+            or scope_key_of(record.scope) not in scope_keys
             or (kinds is not None and record.kind not in kinds)
         ):
             diag["preScoredFilteredCount"] += 1
@@ -233,19 +297,16 @@ def score_records(
             diag["belowThresholdCount"] += 1
 
     kept.sort(key=lambda s: (-s.score, s.record.id))
-    items = [_to_item(s, request, kinds, role_kinds) for s in kept]
-
+    explored: _Scored | None = None
     if suppressed and policy.exploration_rate > 0:
         draw = (rng or random.random)()
         if draw < policy.exploration_rate:
             candidates = [s for s in run(suppressed) if s.base >= min_score]
             if candidates:
-                best = min(candidates, key=lambda s: (-s.base, s.record.id))
-                item = _to_item(best, request, kinds, role_kinds)
-                items.append(attrs.evolve(item, explored=True))
+                explored = min(candidates, key=lambda s: (-s.base, s.record.id))
                 diag["exploredCount"] = 1
-    diag["returnedCount"] = len(items)
-    return items, diag
+    diag["returnedCount"] = len(kept) + (explored is not None)
+    return Ranking(kept, explored, diag, request, kinds, role_kinds)
 
 
 def _recency(records: Sequence[MemoryRecord]) -> dict[str, float]:
@@ -267,11 +328,14 @@ def _to_item(
     record = scored.record
     sig = scored.signals
     role = role_kinds is not None and record.kind in role_kinds
+    reason = _reason(record, sig, role, q_value_of(record.metadata), scored.relevance)
+    if scored.fts_rank is not None:
+        reason = f"{reason}, fts_rank={scored.fts_rank}"
     return RecallItem(
         record=record,
         score=scored.score,
         base_score=scored.base,
-        reason=_reason(record, sig, role, q_value_of(record.metadata), scored.relevance),
+        reason=reason,
         signals=RecallSignals(
             text_overlap=sig[0],
             tag_overlap=sig[1],

@@ -10,7 +10,7 @@ nothing else changes.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -19,7 +19,7 @@ from swarmmem.core.model.codec import record_from_dict, scope_from_dict, source_
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.ids import content_hash, memory_id_for_hash, to_iso
 from swarmmem.core.model.records import MemoryRecord, MemoryScope
-from swarmmem.core.model.text import check_json_texts
+from swarmmem.core.model.text import all_encode, check_json_texts, json_strings
 from swarmmem.core.writes.proposals import SCRATCH_TTL
 from swarmmem.core.writes.redaction import secret_field
 from swarmmem.core.writes.validation import validate_record
@@ -48,8 +48,10 @@ def complete_record(
     ``allowed_keys``: the scope keys the record must lie in (``None``: any)."""
     if not isinstance(raw, Mapping):
         raise MemoryValidationError(f"record must be an object; got {type(raw).__name__}")
-    check_json_texts(raw, "record")
-    where = secret_field(secrets, raw, "record")
+    strings = json_strings(raw)
+    if strings is None or not all_encode(strings):
+        check_json_texts(raw, "record")  # names the field that is not valid text
+    where = secret_field(secrets, raw, "record", strings=strings)
     if where is not None:
         raise MemoryValidationError(f"{where} contains a likely secret")
     data = dict(raw)
@@ -92,8 +94,10 @@ def import_records(
     secrets: SecretDetector,
     reject_durable_secrets: bool,
     allowed_scopes: Iterable[MemoryScope] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[ImportResult, list[MemoryRecord]]:
-    """Write every valid row in one transaction; returns the result and the written records.
+    """Write every valid row in one transaction (the store's batched ``upsert_many``, which
+    reports ``progress(done, total)``); returns the result and the written records.
     ``allowed_scopes``: the importing context's scopes, which every record must lie in."""
     allowed_keys = None if allowed_scopes is None else frozenset(s.key for s in allowed_scopes)
     refused: list[tuple[int, str]] = []
@@ -112,7 +116,5 @@ def import_records(
             )
         except (MemoryValidationError, TypeError, ValueError) as exc:
             refused.append((index, str(exc)))
-    with store.transaction():
-        for record in ready:
-            store.upsert(record)
+    store.upsert_many(ready, progress=progress)
     return ImportResult(written=len(ready), refused=tuple(refused)), ready

@@ -12,6 +12,7 @@ from typing import TypeAlias
 
 import attrs
 
+from swarmmem.core.model.text import json_strings
 from swarmmem.ports.detectors import SecretDetector
 
 __all__ = [
@@ -98,21 +99,38 @@ def redaction_rejection_reason(changed: Sequence[str]) -> str:
     return _REJECTION_PREFIX + ", ".join(changed)
 
 
-def secret_field(detector: SecretDetector, value: object, name: str) -> str | None:
+def secret_field(
+    detector: SecretDetector, value: object, name: str, *, strings: list[str] | None = None
+) -> str | None:
     """The path of the first string (key or value) inside a JSON-shaped ``value`` holding a
-    likely secret, else ``None``."""
+    likely secret, else ``None``.
+
+    A detector with ``may_contain_secret`` (a screen of many texts whose False is final)
+    screens every string at once first (``strings``: those of ``value`` when the caller
+    already has them); only when it may find something is each one checked.
+    """
+    screen = getattr(detector, "may_contain_secret", None)
+    if screen is not None and not isinstance(value, str):
+        if strings is None:
+            strings = json_strings(value)
+        if strings is not None and not screen(strings):
+            return None
+    return _secret_field(detector, value, name)
+
+
+def _secret_field(detector: SecretDetector, value: object, name: str) -> str | None:
     if isinstance(value, str):
         return name if detector.contains_secret(value) else None
     if isinstance(value, Mapping):
         for key, item in value.items():
-            found = secret_field(detector, key, f"{name} key") or secret_field(
+            found = _secret_field(detector, key, f"{name} key") or _secret_field(
                 detector, item, f"{name}.{key}"
             )
             if found is not None:
                 return found
     elif isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
-            found = secret_field(detector, item, f"{name}[{index}]")
+            found = _secret_field(detector, item, f"{name}[{index}]")
             if found is not None:
                 return found
     return None

@@ -76,9 +76,12 @@ def import_command(state: State, directory: str | None) -> None:
             raise MemoryValidationError(
                 f"import --dir {source}: no {', '.join(IMPORT_FILES)} in that folder"
             )
-        with progress_bar("importing", state):
+        with progress_bar("importing memories", state) as progress:
             report = mem.runtime.transfer("import-jsonl")(
-                mem.store, source, allowed_scope_keys=mem.runtime.scope_keys()
+                mem.store,
+                source,
+                allowed_scope_keys=mem.runtime.scope_keys(),
+                progress=progress,
             )
     imported = sum(report[k] for k in ("importedMemories", "importedProposals", "importedOutcomes"))
     ok = imported > 0 or report["invalidCount"] == 0

@@ -128,6 +128,42 @@ class TestRecords:
         store.upsert(attrs.evolve(record, supersedes_reason="new reason"))
         assert store.get(record.id).supersedes_reason == "new reason"
 
+    def test_upsert_many_matches_one_upsert_per_record(self, store: Any, monkeypatch: Any) -> None:
+        """upsert_many stores and returns what upsert would, across batches and with an id
+        twice in one batch, keeps validFrom/supersedesReason rules, audits one upsert per
+        record in order and reports progress per batch."""
+        from swarmmem.adapters.storage import base
+
+        monkeypatch.setattr(base, "BATCH_SIZE", 3)
+        for module in ("swarmmem.adapters.storage.sql",):
+            monkeypatch.setattr(f"{module}.BATCH_SIZE", 3, raising=False)
+        old = store.upsert(make_memory("old fact", valid_from=T0, supersedes_reason="kept"))
+        rewrite = attrs.evolve(old, valid_from=at(9), supersedes_reason=None, confidence=0.4)
+        fresh = [make_memory(f"bulk fact number {i}") for i in range(5)]
+        again = attrs.evolve(fresh[3], confidence=0.2, updated_at=at(3))  # same batch as fresh[3]
+        batch = [rewrite, *fresh, again]
+        seen: list[tuple[int, int]] = []
+        stored = store.upsert_many(batch, progress=lambda done, total: seen.append((done, total)))
+        assert [r.id for r in stored] == [r.id for r in batch]
+        assert stored[0].valid_from == T0 and stored[0].supersedes_reason == "kept"
+        assert store.get(old.id).valid_from == T0 and store.get(old.id).confidence == 0.4
+        assert store.get(fresh[3].id).confidence == 0.2
+        assert store.count() == 6
+        assert seen[-1] == (7, 7) and len(seen) in (3, 7)
+        upserts = [t for op, t in operations(store) if op == "upsert"]
+        assert upserts == [old.id, *[r.id for r in batch]]
+        verify = getattr(store, "verify_audit_chain", None)
+        if verify is not None:
+            assert verify()["verified"] is True
+        listed_ids = listed(store)
+        assert set(listed_ids) == {old.id, *(r.id for r in fresh)}
+
+    def test_upsert_many_rejects_non_records_and_writes_nothing(self, store: Any) -> None:
+        """A non-record anywhere in the batch is a validation error before anything is written."""
+        with pytest.raises(MemoryValidationError):
+            store.upsert_many([make_memory("fine fact"), {"id": "mem_0000000000000000"}])
+        assert store.count() == 0
+
     def test_count_includes_tombstones(self, store: Any) -> None:
         """count() counts deleted records too."""
         a, b = make_memory("alpha fact"), make_memory("beta fact")

@@ -125,13 +125,13 @@ def test_reopening_runs_nothing_again(pg: Any, tmp_path: Path) -> None:
     again = open_store("postgres", tmp_path)
     try:
         assert again.list_events() == before
-        assert raw(again, "SELECT count(*) FROM schema_migrations")[0][0] == 14
+        assert raw(again, "SELECT count(*) FROM schema_migrations")[0][0] == 15
     finally:
         again.close()
 
 
 def test_an_older_schema_is_upgraded_in_place(dsn: str, tmp_path: Path) -> None:
-    """A schema left at v9 with data gains v10..v14, keeps its rows and chains its log."""
+    """A schema left at v9 with data gains v10..v15, keeps its rows and chains its log."""
     import psycopg
     from psycopg import sql
 
@@ -174,7 +174,7 @@ def test_an_older_schema_is_upgraded_in_place(dsn: str, tmp_path: Path) -> None:
     store = open_store("postgres", tmp_path)
     try:
         versions = [r[0] for r in raw(store, "SELECT version FROM schema_migrations")]
-        assert sorted(versions) == [1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16]
+        assert sorted(versions) == [1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
         got = store.get(record.id)
         assert got.text == record.text and got.valid_from == record.created_at
         assert raw(store, "SELECT scope_key FROM memory_items")[0][0] == record.scope.key
@@ -186,6 +186,7 @@ def test_an_older_schema_is_upgraded_in_place(dsn: str, tmp_path: Path) -> None:
             "12",
             "13",
             "14",
+            "15",
             "16",
             "13",
         ]

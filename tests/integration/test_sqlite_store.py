@@ -42,6 +42,7 @@ EXPECTED_MIGRATIONS = [
     (12, "add_memory_provenance_columns"),
     (13, "add_memory_events_prev_hash"),
     (14, "create_memory_relations"),
+    (15, "add_memory_report_columns"),
     (16, "create_stemmed_full_text_index"),
 ]
 
@@ -87,7 +88,7 @@ def fts_row(conn: Any, memory_id: str) -> tuple[Any, ...]:
 class TestSchema:
     def test_migrations_are_the_reference_ones(self, store: SqliteStore, db: Path) -> None:
         """schema_migrations holds v1 and v3..v14 with the reference names (v2 is reserved),
-        then v16 (the stemmed full-text index)."""
+        then v15 (report columns) and v16 (the stemmed full-text index)."""
         with raw(db) as conn:
             rows = conn.execute(
                 "SELECT version, name FROM schema_migrations ORDER BY version"
@@ -101,7 +102,7 @@ class TestSchema:
             assert columns(conn, "memory_items") == [
                 "id", "scope_key", "kind", "updated_at", "expires_at", "superseded_by", "deleted",
                 "record_json", "source_task_id", "agent_role", "embedding_model_version",
-                "valid_from", "supersedes_reason",
+                "valid_from", "supersedes_reason", "q_value", "confidence",
             ]  # fmt: skip
             assert columns(conn, "memory_recall_usage") == [
                 "id", "bundle_id", "timestamp", "usage_json", "q_value", "last_reward",
@@ -611,18 +612,27 @@ class TestCompatibility:
 
 
 class SlowStore(SqliteStore):
-    """Signals after ``pause_after`` upserts and then blocks, so the parent can kill it."""
+    """Signals once ``pause_after`` records were written (one by one or in a bulk batch)
+    and then blocks, so the parent can kill it."""
 
     def __init__(self, *args: Any, ready: Any, pause_after: int, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.ready, self.pause_after, self.upserts = ready, pause_after, 0
 
-    def upsert(self, record: Any) -> Any:
-        result = super().upsert(record)
-        self.upserts += 1
-        if self.upserts == self.pause_after:
+    def _written(self, count: int) -> None:
+        before, self.upserts = self.upserts, self.upserts + count
+        if before < self.pause_after <= self.upserts:
             self.ready.set()
             time.sleep(60)
+
+    def upsert(self, record: Any) -> Any:
+        result = super().upsert(record)
+        self._written(1)
+        return result
+
+    def _write_records(self, conn: Any, records: Any) -> Any:
+        result = super()._write_records(conn, records)
+        self._written(len(records))
         return result
 
 

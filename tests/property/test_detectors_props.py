@@ -14,6 +14,7 @@ from swarmmem.adapters.detectors.regex_secrets import (
     PATTERN_HINTS,
     RegexSecretDetector,
 )
+from swarmmem.core.writes.redaction import secret_field
 
 SECRETS = RegexSecretDetector()
 UNHINTED = RegexSecretDetector(DEFAULT_PATTERNS, hints={})
@@ -378,3 +379,51 @@ def test_emails_split_by_invisible_characters_are_found(
     """An email with an invisible character inserted is still counted."""
     email = f"{local}@{invisible}{domain}.com"
     assert PII.detect(f"contact {email} now").counts_by_type.get("email") == 1
+
+
+@pytest.mark.parametrize("kind", list(PLANTERS))
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+@given(data=st.data())
+def test_screen_of_many_texts_never_misses_a_secret(kind: str, data: st.DataObject) -> None:
+    """may_contain_secret(texts) is True whenever one text holds a secret (planted secrets,
+    pattern-laden text, key blocks whose END line is in another text), and secret_field
+    answers exactly as the field-by-field check."""
+    planted = data.draw(_planted(kind), label="planted")[0]
+    texts = data.draw(
+        st.lists(
+            st.one_of(
+                MIXED,
+                st.just(planted),
+                st.sampled_from(
+                    [
+                        "-----END RSA PRIVATE KEY-----",
+                        "-----BEGIN RSA PRIVATE KEY-----MIIEow",
+                        "password=",
+                        "hunter22",
+                        "AKIA" + "A" * 16,
+                    ]
+                ),
+            ),
+            max_size=6,
+        ),
+        label="texts",
+    )
+    expected = any(SECRETS.contains_secret(t) for t in texts)
+    if expected:
+        assert SECRETS.may_contain_secret(texts)
+        assert UNHINTED.may_contain_secret(texts)
+    if not SECRETS.may_contain_secret(texts):
+        assert not expected
+    value = {"tags": texts, **{t: i for i, t in enumerate(texts)}}
+    first = next(
+        (f"row.tags[{i}]" for i, t in enumerate(texts) if SECRETS.contains_secret(t)), None
+    )
+    for key in value:  # dict order: tags first, then each text as a key
+        if first is None and key != "tags" and SECRETS.contains_secret(key):
+            first = "row key"
+            break
+    assert secret_field(SECRETS, value, "row") == first

@@ -1,4 +1,4 @@
-"""The PostgreSQL schema: migrations v1..v14 and the one-time backfills.
+"""The PostgreSQL schema: migrations v1..v15 and the one-time backfills.
 
 The tables, columns and migration versions mirror the SQLite provider's (recorded in
 ``schema_migrations`` under the same names; v2, SQLite's legacy JSONL import marker, does not
@@ -21,7 +21,12 @@ from collections.abc import Callable
 from typing import Any
 
 from swarmmem.adapters.storage.postgres.text_search import RECOUNT_STATS_SQL, fts_document
-from swarmmem.adapters.storage.sql import RELATIONS_INDEX, RELATIONS_TABLE, migration_steps
+from swarmmem.adapters.storage.sql import (
+    RELATIONS_INDEX,
+    RELATIONS_TABLE,
+    REPORT_COLUMNS,
+    migration_steps,
+)
 
 _C = 'TEXT COLLATE "C"'
 SCHEMA_MIGRATIONS_SQL = (
@@ -121,6 +126,10 @@ MIGRATIONS = migration_steps(
             RELATIONS_TABLE.format(text=_C),
             RELATIONS_INDEX,
             "CREATE INDEX IF NOT EXISTS idx_memory_relations_target ON memory_relations(target_id)",
+        ),
+        15: tuple(
+            s.format(if_not_exists="IF NOT EXISTS ", real="DOUBLE PRECISION")
+            for s in REPORT_COLUMNS
         ),
         16: (
             "ALTER TABLE memory_items ADD COLUMN IF NOT EXISTS fts_porter tsvector NOT NULL "

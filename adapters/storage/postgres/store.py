@@ -62,6 +62,7 @@ from swarmmem.adapters.storage.postgres.text_search import (
 )
 from swarmmem.adapters.storage.sql import (
     CACHE_LIMIT,
+    ITEM_ORDERS,
     FullTextHits,
     ItemQuery,
     SqlDialect,
@@ -70,7 +71,7 @@ from swarmmem.adapters.storage.sql import (
     TxState,
     guarded,
 )
-from swarmmem.adapters.storage.sql_rows import ITEM_UPDATE, ITEM_WRITE_COLUMNS
+from swarmmem.adapters.storage.sql_rows import ITEM_UPDATE, ITEM_WRITE_COLUMNS, ITEM_WRITE_COUNT
 from swarmmem.core.model.errors import ConfigError, StorageError
 from swarmmem.core.model.events import OutcomeEvent
 from swarmmem.core.model.ids import iso_to_ms
@@ -85,7 +86,7 @@ _SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _UPSERT_SQL = (
     "WITH old AS (SELECT fts_len FROM memory_items WHERE id = ?) "
     f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS}, fts, fts_len, fts_porter) "
-    f"VALUES ({', '.join('?' * 13)}, ?::tsvector, ?, ?::tsvector) "
+    f"VALUES ({', '.join('?' * ITEM_WRITE_COUNT)}, ?::tsvector, ?, ?::tsvector) "
     f"ON CONFLICT (id) DO UPDATE SET {ITEM_UPDATE}, fts = excluded.fts, "
     "fts_len = excluded.fts_len, fts_porter = excluded.fts_porter, "
     "row_version = excluded.row_version "
@@ -119,6 +120,8 @@ class PostgresDialect(SqlDialect):
         """Several scope keys become one ordered, limited branch per key under ``UNION ALL``,
         so each branch reads the recall index in order and stops at the limit (a plain
         ``scope_key = ANY(...)`` would sort every row of every scope)."""
+        if q.order != ITEM_ORDERS["updated"]:  # the reports' orders: one plain query
+            return super().select_items(q)
         order = " ORDER BY updated_at DESC, id ASC"
         tail = "" if q.limit is None else " LIMIT ?"
         limits = [] if q.limit is None else [q.limit]
@@ -361,6 +364,7 @@ class PostgresStore(SqlStore):
                 self._run_backfills()
                 conn.execute(RECALL_INDEX_SQL)
         self._refresh_chain_state()
+        self._fill_report_columns()
         self._replay_relations()
 
     def _backfills(self) -> tuple[tuple[str, Callable[[Any], None]], ...]:
