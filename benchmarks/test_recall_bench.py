@@ -88,6 +88,21 @@ def test_bare_fts5_query(benchmark, store) -> None:
     assert rows
 
 
+def test_bare_stemmed_fts5_query(benchmark, store) -> None:
+    """The same over the stemmed index with the lexical profile's query (its floor)."""
+    from swarmmem.core.recall.bm25 import stemmed_query
+
+    conn = sqlite_module().connect(str(store.path))
+    match = stemmed_query(QUERY, TASK, "manual")
+    sql = (
+        "SELECT id, bm25(memory_items_fts_porter) FROM memory_items_fts_porter WHERE "
+        "memory_items_fts_porter MATCH ? ORDER BY bm25(memory_items_fts_porter) LIMIT 160"
+    )
+    rows = benchmark(lambda: conn.execute(sql, (match,)).fetchall())
+    conn.close()
+    assert rows
+
+
 @pytest.mark.benchmark(group="recall")
 @pytest.mark.parametrize("impl", ["compiled", "py"])
 def test_lexical_recall(benchmark, store, impl, monkeypatch) -> None:
