@@ -10,6 +10,7 @@ document statistics are the scope's, not the whole store's).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -82,7 +83,12 @@ def text_coverage(records: Sequence[MemoryRecord], match: str | None) -> dict[st
     terms = {t for phrase in match_terms(match) for t in phrase}
     if not terms:
         return {r.id: 0.0 for r in records}
-    return {r.id: len(terms.intersection(stemmed_tokens(r.text))) / len(terms) for r in records}
+    return {r.id: len(terms.intersection(_stems(r.text))) / len(terms) for r in records}
+
+
+@functools.lru_cache(maxsize=65536)
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(stemmed_tokens(text))
 
 
 def _strings(value: object) -> list[str]:
@@ -114,34 +120,48 @@ def bm25_relevance(records: Sequence[MemoryRecord], match: str | None) -> dict[s
     phrases = match_terms(match)
     if not phrases or not records:
         return {}
-    docs = [_document(r) for r in records]
+    docs = [_document(record_fields(r)) for r in records]
     n = len(docs)
-    avgdl = (sum(length for _, length in docs) / n) or 1.0
-    freqs = [[_phrase_count(tokens, p) for p in phrases] for tokens, _ in docs]
+    avgdl = (sum(doc.length for doc in docs) / n) or 1.0
+    freqs = [[doc.count(p) for p in phrases] for doc in docs]
     idf = []
     for j in range(len(phrases)):
         hits = sum(1 for row in freqs if row[j])
         value = math.log((n - hits + 0.5) / (hits + 0.5))
         idf.append(value if value > 0.0 else 1e-6)
     out: dict[str, float] = {}
-    for record, (_, length), row in zip(records, docs, freqs, strict=True):
+    for record, doc, row in zip(records, docs, freqs, strict=True):
         if not any(row):
             continue
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * length / avgdl)
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * doc.length / avgdl)
         out[record.id] = sum(
             w * (f * (BM25_K1 + 1.0)) / (f + norm) for w, f in zip(idf, row, strict=True) if f
         )
     return out
 
 
-def _document(record: MemoryRecord) -> tuple[list[tuple[str, ...]], int]:
-    """Per column its stemmed tokens; the total token count."""
-    columns = [tuple(stemmed_tokens(field)) for field in record_fields(record)]
-    return [c for c in columns if c], sum(len(c) for c in columns)
+class _Document:
+    """A record's stemmed columns, their token counts and length (computed once per text)."""
+
+    __slots__ = ("columns", "counts", "length")
+
+    def __init__(self, fields: tuple[str, ...]) -> None:
+        self.columns = [tuple(stemmed_tokens(field)) for field in fields]
+        self.counts = Counter(t for column in self.columns for t in column)
+        self.length = sum(len(column) for column in self.columns)
+
+    def count(self, phrase: tuple[str, ...]) -> int:
+        """Occurrences of ``phrase`` within a column (a phrase never spans two)."""
+        if len(phrase) == 1:
+            return self.counts.get(phrase[0], 0)
+        if any(t not in self.counts for t in phrase):
+            return 0
+        size = len(phrase)
+        return sum(
+            1 for c in self.columns for i in range(len(c) - size + 1) if c[i : i + size] == phrase
+        )
 
 
-def _phrase_count(columns: list[tuple[str, ...]], phrase: tuple[str, ...]) -> int:
-    if len(phrase) == 1:
-        return sum(Counter(c)[phrase[0]] for c in columns)
-    size = len(phrase)
-    return sum(1 for c in columns for i in range(len(c) - size + 1) if c[i : i + size] == phrase)
+@functools.lru_cache(maxsize=65536)
+def _document(fields: tuple[str, ...]) -> _Document:
+    return _Document(fields)
