@@ -145,11 +145,13 @@ def _stemmed_recall(
         stemmed=True,
     )
     records = [r for r in candidates.records if recallable(r)]
-    relevance = candidates.fts_scores
-    if relevance is None:  # a store without full-text search: BM25 over the scope here
-        relevance = bm25_relevance(records, match)
-        best = sorted(relevance, key=lambda i: (-relevance[i], i))[: preselect_limit(request)]
-        relevance = {i: relevance[i] for i in best}
+    relevance: dict[str, float]
+    if candidates.fts_scores is not None:
+        relevance = candidates.fts_scores
+    else:  # a store without full-text search: BM25 over the scope here
+        every = bm25_relevance(records, match)
+        best = sorted(every, key=lambda i: (-every[i], i))[: preselect_limit(request)]
+        relevance = {i: every[i] for i in best}
     records = [r for r in records if r.id in relevance]
     top = max(relevance.values(), default=0.0) or 1.0
     cover = text_coverage(records, match)

@@ -75,13 +75,9 @@ _STEP4 = (
 )
 
 
-def _longest_first(rules: tuple) -> tuple:
-    return tuple(sorted(rules, key=lambda r: -len(r[0] if isinstance(r, tuple) else r)))
-
-
-_STEP2_BY_LENGTH = _longest_first(_STEP2)
-_STEP3_BY_LENGTH = _longest_first(_STEP3)
-_STEP4_BY_LENGTH = _longest_first(_STEP4)
+_STEP2_BY_LENGTH = tuple(sorted(_STEP2, key=lambda rule: -len(rule[0])))
+_STEP3_BY_LENGTH = tuple(sorted(_STEP3, key=lambda rule: -len(rule[0])))
+_STEP4_BY_LENGTH = tuple(sorted(_STEP4, key=len, reverse=True))
 
 
 def _consonant(word: str, i: int) -> bool:
@@ -154,7 +150,7 @@ def _step1(word: str) -> str:
     return word
 
 
-def _replace(word: str, rules: tuple, min_measure: int) -> str:
+def _replace(word: str, rules: tuple[tuple[str, str], ...], min_measure: int) -> str:
     for suffix, replacement in rules:
         if word.endswith(suffix):
             stem = word[: -len(suffix)]
