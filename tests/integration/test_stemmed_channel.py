@@ -48,6 +48,22 @@ def recall(store: Any, query: str, profile: str = "lexical", mode: str = "manual
     return [item.record.text for item in result.items]
 
 
+def stemmed_candidates(store: Any, query: str) -> Any:
+    """The stemmed channel's pre-selection for ``query`` over the repository scope."""
+    return store.select_candidates(
+        scope_keys=[REPO_SCOPE.key],
+        kinds=None,
+        fts_query=stemmed_query(query, None, "manual"),
+        preselect_limit=100,
+        scope_when_unmatched=False,
+        now=NOW,
+        include_expired=False,
+        candidate_cap=1000,
+        cap_before_preselect=False,
+        stemmed=True,
+    )
+
+
 def test_word_forms_match_through_their_stems(store: Any) -> None:
     texts = recall(store, "running tests")
     assert texts[0] == CORPUS[0][0]
@@ -80,20 +96,9 @@ def test_the_sql_stores_agree_with_the_python_bm25(tmp_path: Path) -> None:
     records = [
         sqlite.upsert(make_memory(t, tags=g, updated_at=at(i))) for i, (t, g) in enumerate(CORPUS)
     ]
-    match = stemmed_query("tests run by pytest in the pipeline", None, "manual")
-    found = sqlite.select_candidates(
-        scope_keys=[REPO_SCOPE.key],
-        kinds=None,
-        fts_query=match,
-        preselect_limit=100,
-        scope_when_unmatched=False,
-        now=NOW,
-        include_expired=False,
-        candidate_cap=1000,
-        cap_before_preselect=False,
-        stemmed=True,
-    )
-    expected = bm25_relevance(records, match)
+    query = "tests run by pytest in the pipeline"
+    found = stemmed_candidates(sqlite, query)
+    expected = bm25_relevance(records, stemmed_query(query, None, "manual"))
     assert found.fts_scores is not None and set(found.fts_scores) == set(expected)
     for memory_id, value in expected.items():
         assert found.fts_scores[memory_id] == pytest.approx(value, rel=1e-9)
@@ -110,21 +115,7 @@ def test_postgres_ranks_the_stemmed_channel_like_sqlite(tmp_path: Path) -> None:
             for minute, (text, tags) in enumerate(CORPUS):
                 store.upsert(make_memory(text, tags=tags, updated_at=at(minute)))
         for query in ("running tests", "pipelines building containers", "failed webhook retries"):
-            sqlite_scores, pg_scores = (
-                s.select_candidates(
-                    scope_keys=[REPO_SCOPE.key],
-                    kinds=None,
-                    fts_query=stemmed_query(query, None, "manual"),
-                    preselect_limit=100,
-                    scope_when_unmatched=False,
-                    now=NOW,
-                    include_expired=False,
-                    candidate_cap=1000,
-                    cap_before_preselect=False,
-                    stemmed=True,
-                ).fts_scores
-                for s in stores
-            )
+            sqlite_scores, pg_scores = (stemmed_candidates(s, query).fts_scores for s in stores)
             assert sqlite_scores and pg_scores and set(sqlite_scores) == set(pg_scores), query
             for memory_id, value in sqlite_scores.items():
                 assert pg_scores[memory_id] == pytest.approx(value, rel=1e-9), query
