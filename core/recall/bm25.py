@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from swarmmem.core.model.records import MemoryRecord
+from swarmmem.core.recall.scoring import FILE_KEYS, metadata_strings, symbol_field
 from swarmmem.core.recall.stemming import stemmed_tokens
 
 # Common English function words (articles, pronouns, prepositions, conjunctions, auxiliary
@@ -42,7 +43,6 @@ MAX_TERMS = 40
 BM25_K1 = 1.2
 BM25_B = 0.75
 _WORD = re.compile(r"\w+")
-_FILE_KEYS = ("file", "filePath", "files", "touchedFiles")
 
 
 def query_terms(text: str) -> list[str]:
@@ -91,26 +91,16 @@ def _stems(text: str) -> frozenset[str]:
     return frozenset(stemmed_tokens(text))
 
 
-def _strings(value: object) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list | tuple):
-        return [v for v in value if isinstance(v, str)]
-    return []
-
-
 def record_fields(record: MemoryRecord) -> tuple[str, ...]:
     """The seven full-text columns of a record (as the stores index them)."""
-    meta = record.metadata
-    files = [s for key in _FILE_KEYS for s in _strings(meta.get(key))]
     return (
         record.text,
         " ".join(record.tags),
         record.kind.replace("_", " "),
         record.source.file_path or "",
         record.source.ref or "",
-        " ".join([*_strings(meta.get("symbol")), *_strings(meta.get("symbols"))]),
-        " ".join(files),
+        symbol_field(record),
+        " ".join(metadata_strings(record.metadata, FILE_KEYS)),
     )
 
 

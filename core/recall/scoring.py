@@ -36,7 +36,7 @@ SCOPE_SPECIFICITY: dict[str, float] = {
     "workspace": 0.45,
     "global_user": 0.3,
 }
-_FILE_KEYS = ("file", "filePath", "files", "touchedFiles")
+FILE_KEYS = ("file", "filePath", "files", "touchedFiles")
 #: weight of the recency feature (the non-reference paths): ``weight * recency * lexical``,
 #: recency 1 for the newest scored candidate, 0 for the oldest, linear in ``updatedAt`` in
 #: between, times the candidate's lexical text relevance, so that of two memories matching
@@ -56,7 +56,7 @@ class LearningPolicy:
     exploration_rate: float = 0.0
 
 
-def _strings(metadata: Mapping[str, Any], keys: Sequence[str]) -> list[str]:
+def metadata_strings(metadata: Mapping[str, Any], keys: Sequence[str]) -> list[str]:
     out: list[str] = []
     for key in keys:
         value = metadata.get(key)
@@ -70,12 +70,12 @@ def _strings(metadata: Mapping[str, Any], keys: Sequence[str]) -> list[str]:
 def file_field(record: MemoryRecord) -> str:
     """The file-path text of a record (source path and metadata file keys)."""
     parts = [record.source.file_path] if isinstance(record.source.file_path, str) else []
-    return " ".join(parts + _strings(record.metadata, _FILE_KEYS))
+    return " ".join(parts + metadata_strings(record.metadata, FILE_KEYS))
 
 
 def symbol_field(record: MemoryRecord) -> str:
     """The symbol text of a record (metadata symbol keys)."""
-    return " ".join(_strings(record.metadata, _SYMBOL_KEYS))
+    return " ".join(metadata_strings(record.metadata, _SYMBOL_KEYS))
 
 
 def is_expired(record: MemoryRecord, now_ms: float) -> bool:
