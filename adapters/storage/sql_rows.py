@@ -19,7 +19,7 @@ from swarmmem.core.model.codec import (
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.events import OutcomeEvent, RecallUsage, RewardEvent
 from swarmmem.core.model.records import MemoryRecord, q_value_of
-from swarmmem.core.model.semantics import dumps
+from swarmmem.core.model.semantics import dumps, scope_key_of
 from swarmmem.ports.storage import StoredEvent
 
 ITEM_COLUMNS = (
@@ -60,7 +60,7 @@ def item_params(
     """Insert parameters (``ITEM_WRITE_COLUMNS`` order) of a stored record and its JSON."""
     return (
         record.id,
-        record.scope.key,
+        scope_key_of(record.scope),
         record.kind,
         record.updated_at,
         record.expires_at,

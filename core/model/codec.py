@@ -77,6 +77,8 @@ _RECORD_KEYS: tuple[tuple[str, str], ...] = (
     ("supersedesReason", "supersedes_reason"),
 )
 _RECORD_JSON_TO_ATTR = dict(_RECORD_KEYS)
+#: the keys a record may have on input (``relations`` is accepted and ignored)
+_RECORD_INPUT_KEYS = {**_RECORD_JSON_TO_ATTR, "relations": "relations"}
 PROVENANCE_KEYS: frozenset[str] = frozenset(
     {"sourceTaskId", "embeddingModelVersion", "validFrom", "supersedesReason"}
 )
@@ -168,23 +170,27 @@ def outcome_to_dict(entry: OutcomeEntry) -> dict[str, Any]:
     return out
 
 
-def record_from_dict(data: Any) -> MemoryRecord:
+def record_from_dict(data: Any, *, parsed: Mapping[str, Any] | None = None) -> MemoryRecord:
     """Parse a record in the reference shape (strict; ``relations`` is derived and ignored).
+
+    ``parsed``: the values of some keys (``scope``, ``source``) that the caller already
+    parsed from this same ``data`` with :func:`scope_from_dict` / :func:`source_from_dict`;
+    they are taken as they are instead of being parsed again.
 
     Raises:
         MemoryValidationError: unknown keys, missing required fields or invalid values.
     """
     if not isinstance(data, Mapping):
         raise MemoryValidationError(f"record must be an object; got {type(data).__name__}")
-    allowed = dict(_RECORD_JSON_TO_ATTR)
-    allowed["relations"] = "relations"
-    obj = _strict(data, allowed, "record")
+    obj = _strict(data, _RECORD_INPUT_KEYS, "record")
     kwargs: dict[str, Any] = {}
     for key, value in obj.items():
         if key == "relations":
             continue  # derived from the proposal ledger only; never trusted from input
         attr = _RECORD_JSON_TO_ATTR[key]
-        if key == "scope":
+        if parsed is not None and key in parsed:
+            value = parsed[key]
+        elif key == "scope":
             value = scope_from_dict(value)
         elif key == "source":
             value = source_from_dict(value)
