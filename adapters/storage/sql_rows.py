@@ -182,6 +182,8 @@ def recall_usage_params(row_id: str, usage: RecallUsage) -> tuple[Any, ...]:
 
 
 def _strings(value: Any) -> list[str]:
+    if value is None:
+        return []
     if isinstance(value, str):
         return [value]
     if isinstance(value, list | tuple):
@@ -189,12 +191,17 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
+def _mapping_or_empty(value: Any) -> Mapping[str, Any]:
+    if type(value) is dict or isinstance(value, Mapping):
+        return value  # type: ignore[no-any-return]
+    return {}
+
+
 def fts_values(record: Mapping[str, Any]) -> tuple[str, str, str, str, str, str, str]:
     """The full-text columns (text, tags, kind, source_file_path, source_ref,
     metadata_symbols, metadata_files) of a record in its JSON shape."""
-    source = record.get("source") if isinstance(record.get("source"), Mapping) else {}
-    metadata = record.get("metadata") if isinstance(record.get("metadata"), Mapping) else {}
-    assert isinstance(source, Mapping) and isinstance(metadata, Mapping)
+    source = _mapping_or_empty(record.get("source"))
+    metadata = _mapping_or_empty(record.get("metadata"))
     text = record.get("text")
     kind = record.get("kind")
     file_path = source.get("filePath")

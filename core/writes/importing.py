@@ -106,10 +106,11 @@ class _Completer:
 
     def screened_clean(self, strings: list[list[str]]) -> bool:
         """True when the detector's screen clears every one of these rows' strings at once
-        (its False is final); a detector without a screen never clears them."""
+        (its False is final; each distinct string is screened once: keys and shared values
+        repeat from row to row); a detector without a screen never clears them."""
         if self.screen is None:
             return False
-        return not self.screen([text for row in strings for text in row])
+        return not self.screen(list(dict.fromkeys(text for row in strings for text in row)))
 
     def finish(self, raw: Mapping[str, Any]) -> MemoryRecord:
         """Complete and validate a row whose texts and secrets were checked."""
