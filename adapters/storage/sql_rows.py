@@ -193,7 +193,7 @@ def _strings(value: Any) -> list[str]:
 
 def _mapping_or_empty(value: Any) -> Mapping[str, Any]:
     if type(value) is dict or isinstance(value, Mapping):
-        return value  # type: ignore[no-any-return]
+        return value
     return {}
 
 

@@ -279,9 +279,7 @@ class TestFullText:
         store.delete(first[-1].id, reason="compact", now=NOW, hard=True)
         if top is not None:
             with raw(db) as conn:
-                conn.execute(
-                    "UPDATE memory_items SET rowid = ? WHERE id = ?", (top, first[0].id)
-                )
+                conn.execute("UPDATE memory_items SET rowid = ? WHERE id = ?", (top, first[0].id))
                 for table in ("memory_items_fts", "memory_items_fts_porter"):
                     conn.execute(f"UPDATE {table} SET rowid = ? WHERE id = ?", (top, first[0].id))
         more = [make_memory(f"bulk ruff fact {i}") for i in range(5)]
