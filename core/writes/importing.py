@@ -23,7 +23,7 @@ from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource
 from swarmmem.core.model.semantics import scope_key_of
 from swarmmem.core.model.text import all_encode, check_json_texts, json_strings
 from swarmmem.core.writes.proposals import SCRATCH_TTL
-from swarmmem.core.writes.redaction import secret_field
+from swarmmem.core.writes.redaction import screened_clean, secret_field
 from swarmmem.core.writes.validation import validate_record
 from swarmmem.ports.detectors import SecretDetector
 from swarmmem.ports.storage import StorageProvider
@@ -52,7 +52,6 @@ def complete_record(
         now=now,
         repo_scope=repo_scope,
         secrets=secrets,
-        reject_durable_secrets=reject_durable_secrets,
         allowed_keys=allowed_keys,
     )
     strings = completer.check_texts(raw)
@@ -76,15 +75,12 @@ class _Completer:
         now: dt.datetime,
         repo_scope: MemoryScope,
         secrets: SecretDetector,
-        reject_durable_secrets: bool,
         allowed_keys: Collection[str] | None,
     ) -> None:
         self.now = to_iso(now)
         self.scratch_expiry = to_iso(now + SCRATCH_TTL)
         self.repo_scope = repo_scope
         self.secrets = secrets
-        self.screen = getattr(secrets, "may_contain_secret", None)
-        self.reject_durable_secrets = reject_durable_secrets
         self.allowed_keys = allowed_keys
         self._scopes: dict[Any, tuple[MemoryScope, str]] = {}
         self._sources: dict[Any, MemorySource] = {}
@@ -103,14 +99,6 @@ class _Completer:
         where = secret_field(self.secrets, raw, "record", strings=strings)
         if where is not None:
             raise MemoryValidationError(f"{where} contains a likely secret")
-
-    def screened_clean(self, strings: list[list[str]]) -> bool:
-        """True when the detector's screen clears every one of these rows' strings at once
-        (its False is final; each distinct string is screened once: keys and shared values
-        repeat from row to row); a detector without a screen never clears them."""
-        if self.screen is None:
-            return False
-        return not self.screen(list(dict.fromkeys(text for row in strings for text in row)))
 
     def finish(self, raw: Mapping[str, Any]) -> MemoryRecord:
         """Complete and validate a row whose texts and secrets were checked."""
@@ -200,14 +188,15 @@ def import_records(
 
     Each row goes through :func:`complete_record`'s checks in its order; the secret check of
     :data:`SCREEN_ROWS` rows at a time starts with one screen of all their strings, and only
-    when that screen may find something is each row checked on its own.
+    when that screen may find something is each row checked on its own. A row with a likely
+    secret in any string is refused whatever ``reject_durable_secrets`` says (that check
+    covers the durable-record one, which therefore does not run again).
     """
     allowed_keys = None if allowed_scopes is None else frozenset(s.key for s in allowed_scopes)
     completer = _Completer(
         now=now,
         repo_scope=repo_scope,
         secrets=secrets,
-        reject_durable_secrets=reject_durable_secrets,
         allowed_keys=allowed_keys,
     )
     refused: list[tuple[int, str]] = []
@@ -221,7 +210,7 @@ def import_records(
                 checked.append((index, raw, completer.check_texts(raw)))
             except _REFUSALS as exc:
                 failed[index] = str(exc)
-        clean = completer.screened_clean([s for _i, _raw, s in checked if s is not None])
+        clean = screened_clean(secrets, [s for _i, _raw, s in checked if s is not None])
         for index, raw, strings in checked:
             try:
                 if not (clean and strings is not None):
