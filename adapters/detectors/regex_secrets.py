@@ -282,6 +282,7 @@ class RegexSecretDetector:
         """
         if not self._join_safe:
             return any(self.contains_secret(t) for t in texts)
+        texts = list(texts)
         joined = "\n".join(texts)
         if joined.isascii():  # every text is ASCII: each is its own view
             views: Sequence[str] = texts

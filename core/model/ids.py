@@ -120,7 +120,11 @@ def to_iso(moment: _dt.datetime) -> str:
 
 def is_iso_datetime(value: object) -> bool:
     """True when ``value`` is an ISO-8601 datetime string with a timezone."""
-    return isinstance(value, str) and _is_iso_text(str(value))
+    if type(value) is str:
+        return _is_iso_text(value)
+    return (
+        isinstance(value, str) and _ISO_RE.match(value) is not None and parse_iso(value) is not None
+    )
 
 
 @functools.lru_cache(maxsize=1024)
