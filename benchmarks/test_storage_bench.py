@@ -2,7 +2,8 @@
 
 ``test_import_records`` (the trusted bulk import: rows completed, secret-checked, validated,
 written in batches) runs beside ``test_bare_executemany``, the floor: the same JSON rows
-written with two plain ``executemany`` calls into a table and an FTS5 table.
+written with two plain ``executemany`` calls into a table and an FTS5 table, and
+``test_bare_executemany_stemmed``, the same with the store's second (stemmed) FTS5 table.
 
 Sizes: 10k records; set ``SWARMMEM_BENCH_LARGE=1`` to add 100k. Run with
 ``pytest benchmarks/test_storage_bench.py`` (``--benchmark-disable`` runs each body once).
@@ -123,25 +124,29 @@ def _fresh(prefix: str, opened: list[Any]) -> Path:
     return Path(tmp.name)
 
 
-@pytest.mark.benchmark(group="import")
-@pytest.mark.parametrize("size", SIZES)
-def test_bare_executemany(
-    benchmark: Any, size: int, rows_by_size: dict[int, list[dict[str, Any]]]
-) -> None:
-    """The floor: the JSON rows into a two-column table and an FTS5 table, two executemany
-    calls in one transaction (what any SQLite import pays)."""
-    rows = rows_by_size[size]
+_FTS_COLUMNS = (
+    "id UNINDEXED, text, tags, kind, source_file_path, source_ref, metadata_symbols, metadata_files"
+)
+
+
+def _bare_write(benchmark: Any, rows: list[dict[str, Any]], *, stemmed: bool) -> None:
+    """The JSON rows into a two-column table and an FTS5 table (``stemmed``: and a second,
+    ``porter unicode61`` FTS5 table), one ``executemany`` per table in one transaction."""
+    size = len(rows)
     opened: list[Any] = []
+    tables = ["items_fts", *(["items_fts_porter"] if stemmed else [])]
 
     def setup() -> tuple[tuple[Any], dict[str, Any]]:
         conn = sqlite_module().connect(str(_fresh("swarmmem-bare-", opened) / "bare.db"))
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("CREATE TABLE items (id TEXT PRIMARY KEY, record_json TEXT NOT NULL)")
-        conn.execute(
-            "CREATE VIRTUAL TABLE items_fts USING fts5(id UNINDEXED, text, tags, kind, "
-            "source_file_path, source_ref, metadata_symbols, metadata_files)"
-        )
+        conn.execute(f"CREATE VIRTUAL TABLE items_fts USING fts5({_FTS_COLUMNS})")
+        if stemmed:
+            conn.execute(
+                f"CREATE VIRTUAL TABLE items_fts_porter USING fts5({_FTS_COLUMNS}, "
+                "tokenize = 'porter unicode61')"
+            )
         opened.append(conn)
         return (conn,), {}
 
@@ -151,18 +156,40 @@ def test_bare_executemany(
                 "INSERT INTO items (id, record_json) VALUES (?, ?)",
                 [(row["id"], json.dumps(row, separators=(",", ":"))) for row in rows],
             )
-            conn.executemany(
-                "INSERT INTO items_fts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(row["id"], *fts_values(row)) for row in rows],
-            )
+            for table in tables:
+                conn.executemany(
+                    f"INSERT INTO {table} VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(row["id"], *fts_values(row)) for row in rows],
+                )
 
     try:
         benchmark.pedantic(write, setup=setup, rounds=3, iterations=1)
         conn = opened[-1]
-        assert conn.execute("SELECT COUNT(*) FROM items_fts").fetchone()[0] == size
+        for table in tables:
+            assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == size
     finally:
         for item in reversed(opened):
             (item.close if hasattr(item, "close") else item.cleanup)()
+
+
+@pytest.mark.benchmark(group="import")
+@pytest.mark.parametrize("size", SIZES)
+def test_bare_executemany(
+    benchmark: Any, size: int, rows_by_size: dict[int, list[dict[str, Any]]]
+) -> None:
+    """The floor: the JSON rows into a two-column table and an FTS5 table, two executemany
+    calls in one transaction (what any SQLite import pays)."""
+    _bare_write(benchmark, rows_by_size[size], stemmed=False)
+
+
+@pytest.mark.benchmark(group="import")
+@pytest.mark.parametrize("size", SIZES)
+def test_bare_executemany_stemmed(
+    benchmark: Any, size: int, rows_by_size: dict[int, list[dict[str, Any]]]
+) -> None:
+    """The floor with the store's second full-text index: the same rows into a table and two
+    FTS5 tables (``unicode61`` and ``porter unicode61``), three executemany calls."""
+    _bare_write(benchmark, rows_by_size[size], stemmed=True)
 
 
 @pytest.mark.benchmark(group="import")

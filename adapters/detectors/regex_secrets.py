@@ -282,8 +282,13 @@ class RegexSecretDetector:
         """
         if not self._join_safe:
             return any(self.contains_secret(t) for t in texts)
-        views = [_view(t) for t in texts]
-        joined = "\n".join(views)
+        texts = list(texts)
+        joined = "\n".join(texts)
+        if joined.isascii():  # every text is ASCII: each is its own view
+            views: Sequence[str] = texts
+        else:
+            views = [_view(t) for t in texts]
+            joined = "\n".join(views)
         for name, pattern in self._candidates(joined):
             if name in PER_TEXT_TYPES:
                 if any(

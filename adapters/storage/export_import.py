@@ -34,7 +34,9 @@ from swarmmem.core.model.errors import ConflictError, MemoryValidationError, Sto
 from swarmmem.core.model.ids import PROPOSAL_ID_RE, stable_scope_key
 from swarmmem.core.model.ids import memory_id as content_memory_id
 from swarmmem.core.model.semantics import dumps
-from swarmmem.core.writes.redaction import secret_field
+from swarmmem.core.model.text import json_strings
+from swarmmem.core.writes.importing import SCREEN_ROWS
+from swarmmem.core.writes.redaction import screened_clean, secret_field
 from swarmmem.core.writes.validation import validate_record
 from swarmmem.ports.storage import StorageProvider
 
@@ -101,9 +103,25 @@ def _last_rows(
 _SECRETS = RegexSecretDetector()
 
 
-def _refusal(obj: Any, file: str, store: StorageProvider, untrusted: bool) -> str | None:
-    """Why a row may not be imported, before it is parsed (``None``: it may)."""
-    where = secret_field(_SECRETS, obj, "row")
+def _screened(rows: list[Any]) -> set[int]:
+    """The positions of the rows whose strings one screen per :data:`SCREEN_ROWS` rows
+    cleared of secrets (:func:`secret_field` would find nothing in them)."""
+    cleared: set[int] = set()
+    for start in range(0, len(rows), SCREEN_ROWS):
+        end = min(start + SCREEN_ROWS, len(rows))
+        gathered = {at: json_strings(rows[at]) for at in range(start, end)}
+        texts = {at: strings for at, strings in gathered.items() if strings is not None}
+        if screened_clean(_SECRETS, texts.values()):
+            cleared.update(texts)
+    return cleared
+
+
+def _refusal(
+    obj: Any, file: str, store: StorageProvider, untrusted: bool, screened: bool = False
+) -> str | None:
+    """Why a row may not be imported, before it is parsed (``None``: it may); ``screened``:
+    its strings were already cleared of secrets."""
+    where = None if screened else secret_field(_SECRETS, obj, "row")
     if where is not None:
         return f"{where} contains a likely secret"
     if not untrusted:
@@ -233,8 +251,10 @@ def import_jsonl(
         ("proposals.jsonl", proposals),
         ("outcome-events.jsonl", outcomes),
     ):
-        for row_id, (line, obj) in list(rows.items()):
-            reason = _refusal(obj, file, store, untrusted)
+        listed = list(rows.items())
+        cleared = _screened([obj for _row_id, (_line, obj) in listed])
+        for at, (row_id, (line, obj)) in enumerate(listed):
+            reason = _refusal(obj, file, store, untrusted, screened=at in cleared)
             if reason is None and scopes is not None:
                 reason = scopes.refusal(obj, file)
             if reason is not None:

@@ -34,6 +34,7 @@ import builtins
 import contextlib
 import functools
 import json
+import os
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -287,6 +288,21 @@ class TxState(threading.local):
 
     def restore(self, mark: tuple[Any, ...]) -> None:
         self.head, self.head_loaded, self.head_dirty = mark
+
+
+def uuid4_strings(count: int) -> builtins.list[str]:
+    """``count`` random version-4 UUIDs as ``str(uuid.uuid4())`` writes them (one read of the
+    system's random source for all of them)."""
+    raw = bytearray(os.urandom(16 * count))
+    for at in range(0, 16 * count, 16):
+        raw[at + 6] = raw[at + 6] & 0x0F | 0x40  # version 4
+        raw[at + 8] = raw[at + 8] & 0x3F | 0x80  # RFC 4122 variant
+    h = raw.hex()
+    return [
+        f"{h[at : at + 8]}-{h[at + 8 : at + 12]}-{h[at + 12 : at + 16]}-"
+        f"{h[at + 16 : at + 20]}-{h[at + 20 : at + 32]}"
+        for at in range(0, 32 * count, 32)
+    ]
 
 
 def guarded(method: F) -> F:
@@ -809,10 +825,16 @@ class SqlStore(StoreBase):
     def _store_events(self, events: Sequence[StoredEvent]) -> None:
         """:meth:`_store_event` for many events: the chain computed in one loop, the rows
         written with one ``executemany``."""
+        self._store_event_rows(
+            [(e.id, e.operation, e.target_id, e.reason, e.timestamp, e.event_json) for e in events]
+        )
+
+    def _store_event_rows(
+        self, rows: Sequence[tuple[str, str, str, str | None, str, str | None]]
+    ) -> None:
+        """:meth:`_store_events` for rows ``(id, operation, target_id, reason, timestamp,
+        event_json)``."""
         conn = self._tx_conn()
-        rows = [
-            (e.id, e.operation, e.target_id, e.reason, e.timestamp, e.event_json) for e in events
-        ]
         if not self._chain_active:
             self._executemany(
                 conn,
@@ -1212,12 +1234,10 @@ class SqlStore(StoreBase):
                 else:  # an id twice in one batch: the second write must see the first
                     stored.extend(self._write_record(r) for r in batch)
                 now = self._now()
-                self._store_events(
+                self._store_event_rows(
                     [
-                        StoredEvent(
-                            id=str(uuid.uuid4()), operation="upsert", target_id=r.id, timestamp=now
-                        )
-                        for r in batch
+                        (event_id, "upsert", r.id, None, now, None)
+                        for event_id, r in zip(uuid4_strings(len(batch)), batch, strict=True)
                     ]
                 )
                 if progress is not None:

@@ -19,7 +19,7 @@ from swarmmem.core.model.codec import (
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.events import OutcomeEvent, RecallUsage, RewardEvent
 from swarmmem.core.model.records import MemoryRecord, q_value_of
-from swarmmem.core.model.semantics import dumps
+from swarmmem.core.model.semantics import dumps, scope_key_of
 from swarmmem.ports.storage import StoredEvent
 
 ITEM_COLUMNS = (
@@ -60,7 +60,7 @@ def item_params(
     """Insert parameters (``ITEM_WRITE_COLUMNS`` order) of a stored record and its JSON."""
     return (
         record.id,
-        record.scope.key,
+        scope_key_of(record.scope),
         record.kind,
         record.updated_at,
         record.expires_at,
@@ -182,6 +182,8 @@ def recall_usage_params(row_id: str, usage: RecallUsage) -> tuple[Any, ...]:
 
 
 def _strings(value: Any) -> list[str]:
+    if value is None:
+        return []
     if isinstance(value, str):
         return [value]
     if isinstance(value, list | tuple):
@@ -189,12 +191,17 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
+def _mapping_or_empty(value: Any) -> Mapping[str, Any]:
+    if type(value) is dict or isinstance(value, Mapping):
+        return value
+    return {}
+
+
 def fts_values(record: Mapping[str, Any]) -> tuple[str, str, str, str, str, str, str]:
     """The full-text columns (text, tags, kind, source_file_path, source_ref,
     metadata_symbols, metadata_files) of a record in its JSON shape."""
-    source = record.get("source") if isinstance(record.get("source"), Mapping) else {}
-    metadata = record.get("metadata") if isinstance(record.get("metadata"), Mapping) else {}
-    assert isinstance(source, Mapping) and isinstance(metadata, Mapping)
+    source = _mapping_or_empty(record.get("source"))
+    metadata = _mapping_or_empty(record.get("metadata"))
     text = record.get("text")
     kind = record.get("kind")
     file_path = source.get("filePath")

@@ -196,6 +196,9 @@ _UPSERT_MANY_SQL = (
     f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS}) VALUES ({', '.join('?' * ITEM_WRITE_COUNT)}) "
     f"ON CONFLICT(id) DO UPDATE SET {ITEM_UPDATE}"
 )
+_TOP_ROWID_SQL = "SELECT max(rowid) FROM memory_items"
+_VALID_FROM = ITEM_WRITE_COLUMNS.split(", ").index("valid_from")
+_SUPERSEDES_REASON = ITEM_WRITE_COLUMNS.split(", ").index("supersedes_reason")
 _ROWIDS_SQL = "SELECT rowid FROM memory_items WHERE id IN (SELECT value FROM json_each(?))"
 _WRITTEN_SQL = (
     "SELECT rowid, id, valid_from, supersedes_reason FROM memory_items "
@@ -633,8 +636,18 @@ class SqliteStore(SqlStore):
         prepared = self._item_rows(records)
         ids = dumps([record.id for record, _data, _version, _params in prepared])
         old = [(row[0],) for row in conn.execute(_ROWIDS_SQL, (ids,))]
+        top = None if old else conn.execute(_TOP_ROWID_SQL).fetchone()[0] or 0
         conn.executemany(_UPSERT_MANY_SQL, [params for *_rest, params in prepared])
-        written = {row[1]: row for row in conn.execute(_WRITTEN_SQL, (ids,))}
+        if top is not None and conn.execute(_TOP_ROWID_SQL).fetchone()[0] == top + len(prepared):
+            # only new rows, each given the largest rowid plus one (SQLite's rule while the
+            # largest possible rowid is unused): they hold top + 1 .. in order, and as no row
+            # was rewritten, valid_from and supersedes_reason hold what was bound
+            written = {
+                record.id: (rowid, record.id, params[_VALID_FROM], params[_SUPERSEDES_REASON])
+                for rowid, (record, _data, _version, params) in enumerate(prepared, top + 1)
+            }
+        else:
+            written = {row[1]: row for row in conn.execute(_WRITTEN_SQL, (ids,))}
         rows = [
             (written[record.id][0], record.id, *fts_values(data))
             for record, data, _version, _params in prepared

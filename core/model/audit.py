@@ -39,16 +39,8 @@ def event_row_hash(
 ) -> str:
     """SHA-256 (HMAC-SHA256 under ``key``) of the key-sorted canonical JSON of one
     ``memory_events`` row."""
-    row = {
-        "id": event_id,
-        "operation": operation,
-        "target_id": target_id,
-        "reason": reason,
-        "timestamp": timestamp,
-        "event_json": event_json,
-        "prev_hash": prev_hash,
-    }
-    return _digest(_canonical(row).encode("utf-8"), key)
+    text = _event_text(event_id, operation, target_id, reason, timestamp, event_json, prev_hash)
+    return _digest(text.encode("utf-8"), key)
 
 
 def chain_rows(
@@ -62,23 +54,41 @@ def chain_rows(
     Exactly :func:`event_row_hash` applied row by row, in one loop (for bulk writes).
     """
     chained: list[tuple[Any, ...]] = []
-    new_hmac, sha256 = hmac.new, hashlib.sha256
+    new_hmac, sha256, text = hmac.new, hashlib.sha256, _event_text
     for event_id, operation, target_id, reason, timestamp, event_json in rows:
         chained.append((event_id, operation, target_id, reason, timestamp, event_json, head))
-        payload = _canonical(
-            {
-                "id": event_id,
-                "operation": operation,
-                "target_id": target_id,
-                "reason": reason,
-                "timestamp": timestamp,
-                "event_json": event_json,
-                "prev_hash": head,
-            }
-        ).encode("utf-8")
-        digest = sha256(payload) if key is None else new_hmac(key, payload, sha256)
+        payload = text(event_id, operation, target_id, reason, timestamp, event_json, head)
+        data = payload.encode("utf-8")
+        digest = sha256(data) if key is None else new_hmac(key, data, sha256)
         head = digest.hexdigest()
     return chained, head
+
+
+#: what the canonical encoder writes for a string (``ensure_ascii=False``)
+_quote = json.encoder.encode_basestring
+
+
+def _event_text(*values: Any) -> str:
+    """The canonical JSON of one row (``id, operation, target_id, reason, timestamp,
+    event_json, prev_hash``): written directly when every value is a string or ``None``
+    (the same text, key by key, as the encoder's), else by the encoder."""
+    quoted = []
+    for value in values:
+        if type(value) is str:
+            quoted.append(_quote(value))
+        elif value is None:
+            quoted.append("null")
+        else:
+            return str(_canonical(dict(zip(_ROW_KEYS, values, strict=True))))
+    event_id, operation, target_id, reason, timestamp, event_json, prev_hash = quoted
+    return (
+        f'{{"event_json":{event_json},"id":{event_id},"operation":{operation},'
+        f'"prev_hash":{prev_hash},"reason":{reason},"target_id":{target_id},'
+        f'"timestamp":{timestamp}}}'
+    )
+
+
+_ROW_KEYS = ("id", "operation", "target_id", "reason", "timestamp", "event_json", "prev_hash")
 
 
 def _digest(payload: bytes, key: bytes | None) -> str:

@@ -9,7 +9,7 @@ recall usage, whose unknown keys are kept (:class:`~swarmmem.core.model.events.R
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from swarmmem.core.model.errors import MemoryValidationError
@@ -77,6 +77,8 @@ _RECORD_KEYS: tuple[tuple[str, str], ...] = (
     ("supersedesReason", "supersedes_reason"),
 )
 _RECORD_JSON_TO_ATTR = dict(_RECORD_KEYS)
+#: the keys a record may have on input (``relations`` is accepted and ignored)
+_RECORD_INPUT_KEYS = {**_RECORD_JSON_TO_ATTR, "relations": "relations"}
 PROVENANCE_KEYS: frozenset[str] = frozenset(
     {"sourceTaskId", "embeddingModelVersion", "validFrom", "supersedesReason"}
 )
@@ -168,37 +170,31 @@ def outcome_to_dict(entry: OutcomeEntry) -> dict[str, Any]:
     return out
 
 
-def record_from_dict(data: Any) -> MemoryRecord:
+def record_from_dict(data: Any, *, parsed: Mapping[str, Any] | None = None) -> MemoryRecord:
     """Parse a record in the reference shape (strict; ``relations`` is derived and ignored).
+
+    ``parsed``: the values of some keys (``scope``, ``source``) that the caller already
+    parsed from this same ``data`` with :func:`scope_from_dict` / :func:`source_from_dict`;
+    they are taken as they are instead of being parsed again.
 
     Raises:
         MemoryValidationError: unknown keys, missing required fields or invalid values.
     """
     if not isinstance(data, Mapping):
         raise MemoryValidationError(f"record must be an object; got {type(data).__name__}")
-    allowed = dict(_RECORD_JSON_TO_ATTR)
-    allowed["relations"] = "relations"
-    obj = _strict(data, allowed, "record")
+    obj = _strict(data, _RECORD_INPUT_KEYS, "record")
     kwargs: dict[str, Any] = {}
     for key, value in obj.items():
         if key == "relations":
             continue  # derived from the proposal ledger only; never trusted from input
         attr = _RECORD_JSON_TO_ATTR[key]
-        if key == "scope":
-            value = scope_from_dict(value)
-        elif key == "source":
-            value = source_from_dict(value)
-        elif key == "anchors":
-            value = [anchor_from_dict(a) for a in _list(value, "anchors")]
-        elif key == "outcomes":
-            value = [outcome_from_dict(o) for o in _list(value, "outcomes")]
-        elif key in ("tags", "supersedes"):
-            value = _list(value, key)
+        if key in _VALUE_PARSERS:
+            if parsed is not None and key in parsed:
+                value = parsed[key]
+            else:
+                value = _VALUE_PARSERS[key](value)
         kwargs[attr] = value
-    for required in ("id", "scope", "kind", "text", "confidence", "stability", "source"):
-        if required not in obj:
-            raise MemoryValidationError(f"record: {required} is required")
-    for required in ("createdAt", "updatedAt", "contentHash"):
+    for required in _REQUIRED_RECORD_KEYS:
         if required not in obj:
             raise MemoryValidationError(f"record: {required} is required")
     kwargs.setdefault("tags", ())
@@ -212,6 +208,30 @@ def _list(value: Any, name: str) -> list[Any]:
     if not isinstance(value, list | tuple):
         raise MemoryValidationError(f"{name}: must be an array")
     return list(value)
+
+
+#: the record keys whose JSON value is parsed (the others are taken as they are)
+_VALUE_PARSERS: dict[str, Callable[[Any], Any]] = {
+    "scope": scope_from_dict,
+    "source": source_from_dict,
+    "anchors": lambda value: [anchor_from_dict(a) for a in _list(value, "anchors")],
+    "outcomes": lambda value: [outcome_from_dict(o) for o in _list(value, "outcomes")],
+    "tags": lambda value: _list(value, "tags"),
+    "supersedes": lambda value: _list(value, "supersedes"),
+}
+#: in the order their absence is reported
+_REQUIRED_RECORD_KEYS = (
+    "id",
+    "scope",
+    "kind",
+    "text",
+    "confidence",
+    "stability",
+    "source",
+    "createdAt",
+    "updatedAt",
+    "contentHash",
+)
 
 
 def record_to_dict(
@@ -230,30 +250,40 @@ def record_to_dict(
             views of the outcome events).
     """
     out: dict[str, Any] = {}
-    for key, attr in _RECORD_KEYS:
-        if not include_provenance and key in PROVENANCE_KEYS:
-            continue
+    for key, attr in _WRITTEN_KEYS[include_provenance]:
         value = getattr(record, attr)
-        if key == "outcomes" and not include_outcomes:
-            continue
         if value is None:
             continue
-        if key == "scope":
-            value = record.scope.as_dict()
-        elif key == "source":
-            value = source_to_dict(record.source)
-        elif key in ("tags", "supersedes"):
-            value = list(value)
-        elif key == "anchors":
-            value = [anchor_to_dict(a) for a in value]
-        elif key == "outcomes":
-            value = [outcome_to_dict(o) for o in value]
-        elif key == "metadata":
-            value = dict(value)
-            if not include_outcomes:
-                value.pop("outcomeEventIds", None)
+        if key in _CONVERTED_KEYS:
+            if key == "scope":
+                value = record.scope.as_dict()
+            elif key == "source":
+                value = source_to_dict(record.source)
+            elif key in ("tags", "supersedes"):
+                value = list(value)
+            elif key == "anchors":
+                value = [anchor_to_dict(a) for a in value]
+            elif key == "outcomes":
+                if not include_outcomes:
+                    continue
+                value = [outcome_to_dict(o) for o in value]
+            else:  # metadata
+                value = dict(value)
+                if not include_outcomes:
+                    value.pop("outcomeEventIds", None)
         out[key] = value
     return out
+
+
+#: ``_RECORD_KEYS`` with (True) and without (False) the provenance keys
+_WRITTEN_KEYS = {
+    True: _RECORD_KEYS,
+    False: tuple((key, attr) for key, attr in _RECORD_KEYS if key not in PROVENANCE_KEYS),
+}
+#: the keys whose JSON value is not the attribute itself
+_CONVERTED_KEYS = frozenset(
+    {"scope", "source", "tags", "supersedes", "anchors", "outcomes", "metadata"}
+)
 
 
 def proposal_from_dict(data: Any) -> MemoryProposal:

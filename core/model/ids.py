@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import json
 import math
@@ -18,6 +19,9 @@ from collections.abc import Mapping
 from typing import Any
 
 _WS = re.compile(r"\s+")
+#: compact JSON, non-ASCII kept (``json.dumps`` with these options, its encoder built once)
+_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_FRACTION_RE = re.compile(r"^(.*T\d{2}:\d{2}:\d{2})\.(\d+)(.*)$")
 _ISO_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$")
 MEMORY_ID_RE = re.compile(r"^mem_[a-f0-9]{16}$")
 PROPOSAL_ID_RE = re.compile(r"^prop_[a-f0-9]{16}$")
@@ -67,12 +71,17 @@ def stable_scope_key(scope: Mapping[str, Any]) -> str:
     ``repoRoot`` never takes part for repository scopes, so two checkouts of one remote share
     their memories.
     """
-    return json.dumps(scope_key_fields(scope), separators=(",", ":"), ensure_ascii=False)
+    return _compact(scope_key_fields(scope))
 
 
 def content_hash(scope: Mapping[str, Any], kind: str, text: str) -> str:
     """SHA-256 over the scope key, the kind and the normalised lower-cased text."""
-    return sha256_hex(f"{stable_scope_key(scope)}\n{kind}\n{normalize_text(text).lower()}")
+    return content_hash_for_key(stable_scope_key(scope), kind, text)
+
+
+def content_hash_for_key(scope_key: str, kind: str, text: str) -> str:
+    """:func:`content_hash` of a scope whose stable key is already known."""
+    return sha256_hex(f"{scope_key}\n{kind}\n{normalize_text(text).lower()}")
 
 
 def memory_id_for_hash(digest: str) -> str:
@@ -111,9 +120,18 @@ def to_iso(moment: _dt.datetime) -> str:
 
 def is_iso_datetime(value: object) -> bool:
     """True when ``value`` is an ISO-8601 datetime string with a timezone."""
+    if type(value) is str:
+        return _is_iso_text(value)
     return (
         isinstance(value, str) and _ISO_RE.match(value) is not None and parse_iso(value) is not None
     )
+
+
+@functools.lru_cache(maxsize=1024)
+def _is_iso_text(value: str) -> bool:
+    """:func:`is_iso_datetime` of a string, memoised (records of one write or one read share
+    their timestamps)."""
+    return _ISO_RE.match(value) is not None and parse_iso(value) is not None
 
 
 def parse_iso(value: str | None) -> _dt.datetime | None:
@@ -123,7 +141,7 @@ def parse_iso(value: str | None) -> _dt.datetime | None:
     text = value.strip()
     if text.endswith("Z") or text.endswith("z"):
         text = text[:-1] + "+00:00"
-    match = re.match(r"^(.*T\d{2}:\d{2}:\d{2})\.(\d+)(.*)$", text)
+    match = _FRACTION_RE.match(text)
     if match:  # Python accepts at most 6 fractional digits
         text = f"{match.group(1)}.{match.group(2)[:6].ljust(6, '0')}{match.group(3)}"
     try:

@@ -80,9 +80,13 @@ class ListFilter:
     ``q_asc`` (lowest Q first, then id)."""
 
 
+#: ``json.dumps(value, separators=(",", ":"), ensure_ascii=False)`` with its encoder built once
+_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
 def dumps(value: Any) -> str:
     """Compact JSON (no spaces, non-ASCII kept), the on-disk form of every JSON column/line."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return _compact(value)
 
 
 # --------------------------------------------------------------------------- records

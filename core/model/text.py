@@ -75,11 +75,15 @@ def _gather(value: object, out: list[str]) -> bool:
             if not isinstance(key, str):
                 return False
             out.append(key)
-            if not _gather(item, out):
+            if type(item) is str:  # the common case, without a call
+                out.append(item)
+            elif not _gather(item, out):
                 return False
     elif isinstance(value, (list, tuple)):
         for item in value:
-            if not _gather(item, out):
+            if type(item) is str:
+                out.append(item)
+            elif not _gather(item, out):
                 return False
     elif isinstance(value, str):
         out.append(value)

@@ -7,7 +7,7 @@ proposal and, when anything changed, auto-rejects it with :func:`redaction_rejec
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TypeAlias
 
 import attrs
@@ -22,6 +22,7 @@ __all__ = [
     "redact_fields",
     "redact_value",
     "redaction_rejection_reason",
+    "screened_clean",
 ]
 
 #: A redactable field: absent, one string, or a list of strings.
@@ -116,6 +117,17 @@ def secret_field(
         if strings is not None and not screen(strings):
             return None
     return _secret_field(detector, value, name)
+
+
+def screened_clean(detector: SecretDetector, rows: Iterable[Sequence[str]]) -> bool:
+    """True when a detector with ``may_contain_secret`` clears the strings of many rows in one
+    screen (its False is final, so :func:`secret_field` would find nothing in any of them);
+    each distinct string is screened once (keys and shared values repeat from row to row).
+    False for a detector without that screen."""
+    screen = getattr(detector, "may_contain_secret", None)
+    if screen is None:
+        return False
+    return not screen(list(dict.fromkeys(text for row in rows for text in row)))
 
 
 def _secret_field(detector: SecretDetector, value: object, name: str) -> str | None:

@@ -46,8 +46,12 @@ def validate_record(
     pii: PiiFindings | None = None,
     reject_durable_pii: bool = False,
     pii_threshold: float = 0.7,
+    content_digest: str | None = None,
 ) -> MemoryRecord:
     """Apply every write rule to ``record`` and return it unchanged when it passes.
+
+    ``content_digest``: the content hash of the record's scope, kind and text when the
+    caller has just computed it from these same values (it is then not computed again).
 
     Raises:
         MemoryValidationError: the first rule that fails, with its reference message.
@@ -58,7 +62,7 @@ def validate_record(
     if not CONTENT_HASH_RE.match(record.content_hash):
         raise MemoryValidationError("contentHash: must be 64 lowercase hex digits")
     check_sentinels(record.text)
-    expected_hash = content_hash(record.scope.as_dict(), record.kind, record.text)
+    expected_hash = content_digest or content_hash(record.scope.as_dict(), record.kind, record.text)
     if record.content_hash != expected_hash:
         raise MemoryValidationError("contentHash does not match memory content")
     if record.id != memory_id_for_hash(expected_hash):

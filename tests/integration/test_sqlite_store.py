@@ -267,6 +267,35 @@ class TestFullText:
                 assert fts_row(conn, a.id)[1] == "renamed"
                 assert fts_row(conn, b.id)[0] == "beta pytest"
 
+    @pytest.mark.parametrize("top", [None, 2**63 - 1])
+    def test_bulk_writes_index_each_row_under_its_own_rowid(
+        self, store: SqliteStore, db: Path, top: int | None
+    ) -> None:
+        """``upsert_many`` of new rows after a hard delete of the newest row, and after a row
+        holding the largest possible rowid (SQLite then picks rowids at random): both
+        full-text indexes hold every record's own values under its rowid."""
+        first = [make_memory(f"bulk pytest fact {i}") for i in range(4)]
+        store.upsert_many(first)
+        store.delete(first[-1].id, reason="compact", now=NOW, hard=True)
+        if top is not None:
+            with raw(db) as conn:
+                conn.execute("UPDATE memory_items SET rowid = ? WHERE id = ?", (top, first[0].id))
+                for table in ("memory_items_fts", "memory_items_fts_porter"):
+                    conn.execute(f"UPDATE {table} SET rowid = ? WHERE id = ?", (top, first[0].id))
+        more = [make_memory(f"bulk ruff fact {i}") for i in range(5)]
+        written = store.upsert_many(more)
+        assert [r.id for r in written] == [r.id for r in more]
+        with raw(db) as conn:
+            for table in ("memory_items_fts", "memory_items_fts_porter"):
+                rows = conn.execute(
+                    f"SELECT m.id, f.id, f.text FROM memory_items m "
+                    f"LEFT JOIN {table} f ON f.rowid = m.rowid"
+                ).fetchall()
+                texts = {r.id: r.text for r in [*first[:-1], *more]}
+                assert sorted(row[0] for row in rows) == sorted(texts)
+                assert all(row[1] == row[0] and row[2] == texts[row[0]] for row in rows)
+        assert len(self.candidates(store, '"ruff"').records) == 5
+
     def candidates(self, store: SqliteStore, query: str | None, mode: str = "manual") -> Any:
         return store.select_candidates(
             scope_keys=[REPO_SCOPE.key],
