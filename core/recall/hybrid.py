@@ -45,7 +45,7 @@ from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest
 from swarmmem.core.recall.embedding_cache import EmbeddingCache
 from swarmmem.core.recall.lexical import recallable
 from swarmmem.core.recall.scoring import is_expired
-from swarmmem.ports.embedder import Embedder
+from swarmmem.ports.embedder import Embedder, query_embedding
 from swarmmem.ports.reranker import Reranker
 from swarmmem.ports.storage import StorageProvider
 from swarmmem.ports.vectors import VectorIndex
@@ -80,13 +80,14 @@ class DenseParts:
 
 
 def query_vector(parts: DenseParts, query: str) -> tuple[np.ndarray, int]:
-    """The cached (or freshly computed) query embedding and how many embeds ran."""
+    """The cached (or freshly computed) query embedding and how many embeds ran (the
+    embedder's query side when it has one, see :func:`~swarmmem.ports.embedder.query_embedding`)."""
     version = parts.embedder.model_version
     normalized = normalize_text(query).lower()
     cached = parts.cache.get(version, normalized)
     if cached is not None:
         return cached, 0
-    vector = parts.embedder.embed(normalized)
+    vector = query_embedding(parts.embedder, normalized)
     parts.cache.set(version, normalized, vector)
     return vector, 1
 
