@@ -787,40 +787,7 @@ class SqlStore(StoreBase):
         state.head, state.head_loaded, state.head_dirty = head, True, True
 
     def _store_event(self, event: StoredEvent) -> None:
-        conn = self._tx_conn()
-        values = (
-            event.id,
-            event.operation,
-            event.target_id,
-            event.reason,
-            event.timestamp,
-            event.event_json,
-        )
-        if not self._chain_active:
-            self._execute(
-                conn,
-                "INSERT INTO memory_events (id, operation, target_id, reason, timestamp, "
-                "event_json) VALUES (?, ?, ?, ?, ?, ?)",
-                values,
-            )
-            return
-        state = self._state
-        if not state.head_loaded:
-            state.head, state.head_loaded = self._get_meta(conn, CHAIN_HEAD_KEY), True
-            self._key_marker = self._get_meta(conn, KEY_MARKER_KEY)
-        if self._key_marker is not None and self._audit_key is None:
-            raise StorageError(
-                "this store's audit chain is keyed: set SWARMMEM_AUDIT_KEY (or "
-                "memory.audit.keyFile) to write to it"
-            )
-        head = state.head or GENESIS
-        self._execute(
-            conn,
-            f"INSERT INTO memory_events ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (*values, head),
-        )
-        key = self._audit_key if self._key_marker is not None else None
-        state.head, state.head_dirty = event_row_hash(*values, head, key), True
+        self._store_events([event])
 
     def _store_events(self, events: Sequence[StoredEvent]) -> None:
         """:meth:`_store_event` for many events: the chain computed in one loop, the rows
