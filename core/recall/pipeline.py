@@ -41,7 +41,7 @@ from swarmmem.core.recall.lexical import (
     preselect_limit,
     slice_items,
 )
-from swarmmem.core.recall.scoring import LearningPolicy, score_records
+from swarmmem.core.recall.scoring import LearningPolicy, rank_records
 from swarmmem.ports.storage import StorageProvider
 
 #: Every recall profile. ``reference`` is the reference implementation's lexical path, kept
@@ -212,14 +212,14 @@ def _scored_fusion(
         records += [record for record, _ in dense if record.id not in known]
     now_ms = iso_to_ms(now)
     assert now_ms is not None
-    items, _ = score_records(
+    items = rank_records(
         request,
         records,
         now_ms=now_ms,
         policy=attrs.evolve(policy, exploration_rate=0.0),  # the lexical stage explored
         text_relevance=combined,
         lexical_relevance=lexical,
-    )
+    ).items()
     return [
         attrs.evolve(it, reason=f"{it.reason}, cosine={to_fixed(cosines[it.record.id], 2)}")
         if it.record.id in cosines

@@ -156,8 +156,6 @@ def score_records(
     rng: Callable[[], float] | None = None,
     apply_min_score: bool = True,
     require_signal: bool | None = None,
-    text_relevance: Mapping[str, float] | None = None,
-    lexical_relevance: Mapping[str, float] | None = None,
 ) -> tuple[list[RecallItem], dict[str, int]]:
     """Score ``records`` for ``request``; return the kept items (best first) and counts
     (:func:`rank_records`, every item built)."""
@@ -169,8 +167,6 @@ def score_records(
         rng=rng,
         apply_min_score=apply_min_score,
         require_signal=require_signal,
-        text_relevance=text_relevance,
-        lexical_relevance=lexical_relevance,
     )
     return ranking.items(), ranking.diagnostics
 
