@@ -36,7 +36,7 @@ def _packages():
 
 
 PACKAGES = _packages()
-KERNELS = ["fusion", "lexical", "jaccard"]
+KERNELS = ["fusion", "lexical", "jaccard", "bm25"]
 
 DEBUG = os.environ.get("SWARMMEM_CYTHON_DEBUG") == "1"
 DIRECTIVES = {

@@ -102,3 +102,33 @@ def test_jaccard_many(benchmark, kernels, memory_corpus):
     result = benchmark(kernels.jaccard.jaccard_many, texts[0], texts)
     assert len(result) == len(texts)
     assert result[0] == 1.0
+
+
+@pytest.fixture(scope="module")
+def bm25_table(memory_corpus):
+    """A feature table of 5,000 memory-like records (the corpus five times over, one scope)."""
+    from factories import make_memory
+
+    from swarmmem.core.recall.features import FeatureTable
+
+    records = [
+        make_memory(f"{c.text} ({i})", tags=c.tags, metadata={"symbols": c.symbols})
+        for i, c in enumerate(memory_corpus * 5)
+    ]
+    return FeatureTable(records)
+
+
+@pytest.mark.benchmark(group="bm25: 5k rows")
+def test_bm25_top(benchmark, kernels, bm25_table):
+    """Time the BM25 scan kernel: filter 5,000 feature rows by scope, score the query's
+    terms, select the best 160."""
+    from swarmmem.core.recall.bm25 import match_terms, stemmed_query
+
+    t = bm25_table
+    phrases = match_terms(stemmed_query(QUERY, TASK, "manual"))
+    query = [t._vocabulary[p[0]] for p in phrases if len(p) == 1 and p[0] in t._vocabulary]
+    args = (t._starts, t._ends, t._terms, t._tfs, t._lengths, t._live, t._scopes)
+    rows, scores = benchmark(
+        kernels.bm25.bm25_top, *args, b"\x01", t._kinds, None, query, [], 1.2, 0.75, 160
+    )
+    assert len(rows) >= 160 and min(scores) > 0

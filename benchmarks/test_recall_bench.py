@@ -157,3 +157,45 @@ def test_hybrid_recall_cached_query(benchmark, store, dense_parts) -> None:
     )
     assert trace.used_embedding and trace.query_embedding_invocation_count == 0
     assert result.items
+
+
+JSONL_SIZE = int(os.environ.get("SWARMMEM_BENCH_JSONL_SIZE", "5000"))
+
+
+@pytest.fixture(scope="module")
+def jsonl_store(tmp_path_factory: pytest.TempPathFactory):
+    """A JSONL store holding ``SWARMMEM_BENCH_JSONL_SIZE`` (5,000) memories in one scope,
+    reopened from its files (so its feature table is built from the log) and warmed."""
+    from swarmmem.adapters.storage.jsonl import JsonlStore
+
+    directory = tmp_path_factory.mktemp("jsonl") / "store"
+    writer = JsonlStore(directory)
+    with writer.transaction():
+        for record in _records(JSONL_SIZE):
+            writer.upsert(record)
+    writer.close()
+    db = JsonlStore(directory)
+    run_recall(db, REQUEST, now=NOW)
+    yield db
+    db.close()
+
+
+@pytest.mark.benchmark(group="recall-jsonl")
+@pytest.mark.parametrize("impl", ["compiled", "py"])
+def test_jsonl_lexical_recall(benchmark, jsonl_store, impl, monkeypatch) -> None:
+    """End-to-end lexical recall on the JSONL provider: the BM25 scan over the feature table
+    and the nine-factor scorer, both with the compiled kernels or both with their twins
+    (what ``SWARMMEM_NO_EXTENSIONS=1`` runs)."""
+    from swarmmem.core.recall import features
+
+    if impl == "compiled" and os.environ.get("SWARMMEM_NO_EXTENSIONS") == "1":
+        pytest.skip("compiled kernels disabled")
+    suffix = "c" if impl == "compiled" else "py"
+    monkeypatch.setattr(
+        scoring, "lexical", importlib.import_module(f"swarmmem._speedups._lexical_{suffix}")
+    )
+    monkeypatch.setattr(
+        features, "kernel", importlib.import_module(f"swarmmem._speedups._bm25_{suffix}")
+    )
+    result = benchmark(lambda: run_recall(jsonl_store, REQUEST, now=NOW)[0])
+    assert 0 < len(result.items) <= 8

@@ -54,7 +54,7 @@ def open(
 
 def diagnostics() -> dict[str, Any]:
     """Versions, the kernel implementation in use, and which optional parts are available."""
-    from swarmmem._speedups import fusion, jaccard, lexical
+    from swarmmem._speedups import bm25, fusion, jaccard, lexical
 
     optional: dict[str, Any] = {}
     for module, extra in _OPTIONAL.items():
@@ -77,6 +77,7 @@ def diagnostics() -> dict[str, Any]:
             "lexical": lexical.KERNEL_IMPL,
             "fusion": fusion.KERNEL_IMPL,
             "jaccard": jaccard.KERNEL_IMPL,
+            "bm25": bm25.KERNEL_IMPL,
         },
         "no_extensions": builtins.bool(os.environ.get("SWARMMEM_NO_EXTENSIONS") == "1"),
         "sqlite": sqlite_capabilities(),

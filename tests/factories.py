@@ -308,6 +308,7 @@ class KernelImpl:
     fusion: ModuleType
     lexical: ModuleType
     jaccard: ModuleType
+    bm25: ModuleType
 
     @classmethod
     def load(cls, name: str) -> KernelImpl:
@@ -315,7 +316,7 @@ class KernelImpl:
         suffix = "c" if name == "compiled" else "py"
         modules = {
             kernel: importlib.import_module(f"swarmmem._speedups._{kernel}_{suffix}")
-            for kernel in ("fusion", "lexical", "jaccard")
+            for kernel in ("fusion", "lexical", "jaccard", "bm25")
         }
         return cls(name=name, **modules)
 

@@ -37,8 +37,9 @@ from swarmmem.core.model.semantics import (
     scrub_usage,
     stored_form,
 )
+from swarmmem.core.recall.features import FeatureTable
 from swarmmem.ports.clock import Clock, SystemClock
-from swarmmem.ports.storage import StoredEvent
+from swarmmem.ports.storage import Candidates, StoredEvent
 
 _MISSING = object()
 
@@ -63,6 +64,9 @@ class InMemoryStore(StoreBase):
         self._rewards: builtins.list[RewardEvent] = []
         self._relations: dict[str, dict[str, str]] = {}
         self._undo: builtins.list[Callable[[], None]] = []
+        #: BM25 features of ``_records``, built at the first stemmed recall, then kept in step
+        #: with every write (dropped when a transaction rolls back)
+        self._features: FeatureTable | None = None
         self._depth = 0
         self._closed = False
         self.load_report: builtins.list[dict[str, Any]] = []
@@ -101,6 +105,8 @@ class InMemoryStore(StoreBase):
         self._undo.append(lambda: items.__setitem__(index, old))
 
     def _rollback_to(self, mark: int) -> None:
+        if len(self._undo) > mark:
+            self._features = None
         while len(self._undo) > mark:
             self._undo.pop()()
 
@@ -176,6 +182,8 @@ class InMemoryStore(StoreBase):
     def _write_record(self, record: MemoryRecord) -> MemoryRecord:
         stored = stored_form(record, self._records.get(record.id))
         self._set(self._records, stored.id, stored)
+        if self._features is not None:
+            self._features.put(stored)
         self._journal("memories.jsonl", _record_line(stored))
         return stored
 
@@ -187,6 +195,8 @@ class InMemoryStore(StoreBase):
 
     def _erase_record(self, memory_id: str) -> None:
         self._pop(self._records, memory_id)
+        if self._features is not None:
+            self._features.remove(memory_id)
         self._rewrite("memories.jsonl")
         for event_id in list(self._outcomes_by_memory.get(memory_id, {})):
             self._pop(self._outcomes, event_id)
@@ -198,6 +208,34 @@ class InMemoryStore(StoreBase):
                 self._pop(bucket, memory_id)
                 if not bucket:
                     self._pop(self._relations, source)
+
+    def _preselect(
+        self,
+        flt: ListFilter,
+        fts_query: str,
+        *,
+        limit: int,
+        scope_when_unmatched: bool,
+        stemmed: bool = False,
+    ) -> Candidates | None:
+        """The stemmed channel's best BM25 matches among every scoped record (the reference
+        path, unstemmed, scores every scoped record instead: ``None``)."""
+        if not stemmed:
+            return None
+        if self._features is None:
+            self._features = FeatureTable(self._records.values())
+        found = self._features.search(
+            fts_query,
+            scope_keys=flt.scope_keys,
+            kinds=flt.kinds,
+            now=flt.now,
+            include_expired=flt.include_expired,
+            limit=limit,
+        )
+        return Candidates(
+            records=tuple(self._view(record) for record, _ in found),
+            fts_scores={record.id: score for record, score in found},
+        )
 
     def related_ids(self, memory_id: str) -> builtins.list[str]:
         self._check_open()

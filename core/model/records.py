@@ -297,6 +297,9 @@ class MemoryRecord:
     embedding_model_version: str | None = None
     valid_from: str | None = attrs.field(default=None, validator=_opt_iso)
     supersedes_reason: str | None = None
+    #: what recall derives from this record (``core.recall.scoring.derived``), computed once
+    #: per record object; not part of its value (no init, eq or repr; ``evolve`` drops it)
+    _derived: Any = attrs.field(default=None, init=False, eq=False, repr=False)
 
     @anchors.validator
     def _check_anchors(self, _attr: attrs.Attribute[Any], value: tuple[Anchor, ...] | None) -> None:

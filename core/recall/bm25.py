@@ -110,7 +110,7 @@ def bm25_relevance(records: Sequence[MemoryRecord], match: str | None) -> dict[s
     phrases = match_terms(match)
     if not phrases or not records:
         return {}
-    docs = [_document(record_fields(r)) for r in records]
+    docs = [document(record_fields(r)) for r in records]
     n = len(docs)
     avgdl = (sum(doc.length for doc in docs) / n) or 1.0
     freqs = [[doc.count(p) for p in phrases] for doc in docs]
@@ -153,5 +153,5 @@ class _Document:
 
 
 @functools.lru_cache(maxsize=65536)
-def _document(fields: tuple[str, ...]) -> _Document:
+def document(fields: tuple[str, ...]) -> _Document:
     return _Document(fields)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
@@ -80,8 +80,44 @@ def symbol_field(record: MemoryRecord) -> str:
 
 def is_expired(record: MemoryRecord, now_ms: float) -> bool:
     """True when the record has a parsable ``expiresAt`` at or before ``now_ms``."""
-    expires = iso_to_ms(record.expires_at)
+    expires = derived(record).expires_ms
     return expires is not None and expires <= now_ms
+
+
+class Derived(NamedTuple):
+    """What the scorer reads of a record besides its text, in the kernel's shape."""
+
+    tags: str
+    files: str
+    symbols: str
+    kind_words: str
+    ref: str
+    specificity: float
+    scope_key: str
+    updated_ms: float | None
+    expires_ms: float | None
+    q: float
+
+
+def derived(record: MemoryRecord) -> Derived:
+    """The scorer's fields of ``record``, computed once per record object and kept with it
+    (a store that holds its records, like the in-memory and JSONL ones, pays for them once)."""
+    cached: Derived | None = record._derived
+    if cached is None:
+        cached = Derived(
+            tags=" ".join(record.tags),
+            files=file_field(record),
+            symbols=symbol_field(record),
+            kind_words=record.kind.replace("_", " "),
+            ref=record.source.ref or "",
+            specificity=SCOPE_SPECIFICITY.get(record.scope.type, 0.0),
+            scope_key=scope_key_of(record.scope),
+            updated_ms=iso_to_ms(record.updated_at),
+            expires_ms=iso_to_ms(record.expires_at),
+            q=q_value_of(record.metadata),
+        )
+        object.__setattr__(record, "_derived", cached)
+    return cached
 
 
 @attrs.define
@@ -217,16 +253,21 @@ def rank_records(
     eligible: list[MemoryRecord] = []
     suppressed: list[MemoryRecord] = []
     for record in records:
+        fields = derived(record)
         if (
-            (not request.include_expired and is_expired(record, now_ms))
+            (
+                not request.include_expired
+                and fields.expires_ms is not None
+                and fields.expires_ms <= now_ms
+            )
             or record.superseded_by
             or record.deleted
-            or scope_key_of(record.scope) not in scope_keys
+            or fields.scope_key not in scope_keys
             or (kinds is not None and record.kind not in kinds)
         ):
             diag["preScoredFilteredCount"] += 1
             continue
-        if not request.include_low_q and q_value_of(record.metadata) < policy.suppression_threshold:
+        if not request.include_low_q and fields.q < policy.suppression_threshold:
             diag["suppressedLowQCount"] += 1
             suppressed.append(record)
             continue
@@ -243,23 +284,24 @@ def rank_records(
     lexical_part = text_relevance if lexical_relevance is None else lexical_relevance
 
     def run(batch: Sequence[MemoryRecord]) -> list[_Scored]:
+        fields = [derived(r) for r in batch]
         rows = lexical.score_lexical(
             request.query,
             request.task,
             injection and request.task is not None,
             [r.text for r in batch],
-            [" ".join(r.tags) for r in batch],
-            [file_field(r) for r in batch],
-            [symbol_field(r) for r in batch],
-            [r.kind.replace("_", " ") for r in batch],
-            [r.source.ref or "" for r in batch],
-            [SCOPE_SPECIFICITY.get(r.scope.type, 0.0) for r in batch],
+            [f.tags for f in fields],
+            [f.files for f in fields],
+            [f.symbols for f in fields],
+            [f.kind_words for f in fields],
+            [f.ref for f in fields],
+            [f.specificity for f in fields],
             [(0.5 if kinds is None else (1.0 if r.kind in kinds else 0.0)) for r in batch],
             [(1.0 if role_kinds is not None and r.kind in role_kinds else 0.0) for r in batch],
             [float(r.confidence) for r in batch],
         )
         out = []
-        for r, row in zip(batch, rows, strict=True):
+        for r, f, row in zip(batch, fields, rows, strict=True):
             base = row[6]
             relevance = None
             if text_relevance is not None:
@@ -272,7 +314,7 @@ def rank_records(
                     record=r,
                     signals=row[:6],
                     base=base,
-                    score=base + (q_value_of(r.metadata) - 0.5) * policy.q_boost_weight,
+                    score=base + (f.q - 0.5) * policy.q_boost_weight,
                     relevance=relevance,
                 )
             )
@@ -307,7 +349,7 @@ def rank_records(
 
 def _recency(records: Sequence[MemoryRecord]) -> dict[str, float]:
     """Per record, where its ``updatedAt`` falls between the oldest (0) and newest (1)."""
-    stamps = {r.id: iso_to_ms(r.updated_at) for r in records}
+    stamps = {r.id: derived(r).updated_ms for r in records}
     known = [v for v in stamps.values() if v is not None]
     if len(known) < 2 or max(known) == min(known):
         return {}

@@ -8,12 +8,12 @@ import os
 import pytest
 from factories import run_python
 
-SELECTORS = ("fusion", "lexical", "jaccard")
+SELECTORS = ("fusion", "lexical", "jaccard", "bm25")
 
 PROBE = """
 import importlib, json
 report = {}
-for name in ("fusion", "lexical", "jaccard"):
+for name in ("fusion", "lexical", "jaccard", "bm25"):
     selector = importlib.import_module("swarmmem._speedups." + name)
     functions = [getattr(selector, n) for n in selector.__all__]
     report[name] = {

@@ -1,0 +1,164 @@
+"""BM25 scan kernel, pure-Python twin of ``_bm25_c``.
+
+The stores without a full-text engine keep one feature row per record (see
+:mod:`swarmmem.core.recall.features`): the record's distinct stemmed term ids, sorted, with
+their counts, in two flat arrays (``terms``, ``tfs``) sliced by ``starts``/``ends``, its length
+in tokens, a scope id, a kind id and a ``live`` flag. :func:`bm25_top` filters the rows by
+scope and kind, computes FTS5's BM25 over the rows that pass (their own document statistics)
+and returns the best ones; :func:`having_all` finds the rows holding every term of a phrase
+(the caller counts the phrase's occurrences there).
+
+Scores are summed in query order with the same operations as ``core/recall/bm25.py``, so both
+twins and that reference return identical floats.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+from array import array
+from collections.abc import Sequence
+
+
+def _eligible(
+    live: bytes | bytearray,
+    scopes: array[int],
+    allowed_scopes: bytes | bytearray,
+    kinds: array[int],
+    allowed_kinds: bytes | bytearray | None,
+) -> list[int]:
+    n_scopes = len(allowed_scopes)
+    n_kinds = -1 if allowed_kinds is None else len(allowed_kinds)
+    out = []
+    for i in range(len(live)):
+        if not live[i]:
+            continue
+        s = scopes[i]
+        if s < 0 or s >= n_scopes or not allowed_scopes[s]:
+            continue
+        if allowed_kinds is not None:
+            k = kinds[i]
+            if k < 0 or k >= n_kinds or not allowed_kinds[k]:
+                continue
+        out.append(i)
+    return out
+
+
+def bm25_top(
+    starts: array[int],
+    ends: array[int],
+    terms: array[int],
+    tfs: array[int],
+    lengths: array[int],
+    live: bytes | bytearray,
+    scopes: array[int],
+    allowed_scopes: bytes | bytearray,
+    kinds: array[int],
+    allowed_kinds: bytes | bytearray | None,
+    query: Sequence[int],
+    phrases: Sequence[array[int]],
+    k1: float,
+    b: float,
+    limit: int,
+) -> tuple[list[int], list[float]]:
+    """The rows with the ``limit`` best BM25 scores (every row tied with the last one too).
+
+    Args:
+        starts, ends, terms, tfs: row ``i`` holds terms ``terms[starts[i]:ends[i]]``
+            (ascending, distinct) occurring ``tfs[...]`` times.
+        lengths: tokens per row (the document length).
+        live: 1 for a row that may be returned (0: free slot, inactive, expired).
+        scopes, allowed_scopes: a row passes when ``allowed_scopes[scopes[i]]`` is 1.
+        kinds, allowed_kinds: likewise (``None``: every kind passes).
+        query: one entry per query term, in query order: a term id (``>= 0``) or ``-1`` for
+            a phrase, whose per-row counts are the next array of ``phrases`` (one count per
+            row).
+        k1, b: BM25 parameters.
+        limit: how many rows are wanted.
+
+    Returns:
+        Row indices and their scores (``-bm25()``: higher is better), unordered: every
+        passing row matching a term when there are at most ``limit``, else every one scoring
+        at least the ``limit``-th best score.
+    """
+    n_query = len(query)
+    if len(phrases) != sum(1 for t in query if t < 0):
+        raise ValueError("bm25_top: one phrase column per phrase entry of the query")
+    rows = _eligible(live, scopes, allowed_scopes, kinds, allowed_kinds)
+    n = len(rows)
+    if n == 0 or n_query == 0:
+        return [], []
+    avgdl = (sum(lengths[i] for i in rows) / n) or 1.0
+    columns: list[array[int] | None] = []
+    next_phrase = 0
+    for t in query:
+        if t < 0:
+            columns.append(phrases[next_phrase])
+            next_phrase += 1
+        else:
+            columns.append(None)
+    matched: list[tuple[int, list[int]]] = []
+    hits = [0] * n_query
+    for i in rows:
+        lo, hi = starts[i], ends[i]
+        freq = [0] * n_query
+        found = False
+        for j in range(n_query):
+            column = columns[j]
+            if column is not None:
+                f = column[i]
+            else:
+                t = query[j]
+                p = bisect.bisect_left(terms, t, lo, hi)
+                f = tfs[p] if p < hi and terms[p] == t else 0
+            if f:
+                freq[j] = f
+                hits[j] += 1
+                found = True
+        if found:
+            matched.append((i, freq))
+    idf = []
+    for j in range(n_query):
+        value = math.log((n - hits[j] + 0.5) / (hits[j] + 0.5))
+        idf.append(value if value > 0.0 else 1e-6)
+    out_rows: list[int] = []
+    out_scores: list[float] = []
+    for i, freq in matched:
+        norm = k1 * (1 - b + b * lengths[i] / avgdl)
+        score = 0.0
+        for j in range(n_query):
+            f = freq[j]
+            if f:
+                score += idf[j] * (f * (k1 + 1.0)) / (f + norm)
+        out_rows.append(i)
+        out_scores.append(score)
+    if len(out_rows) <= limit:
+        return out_rows, out_scores
+    if limit <= 0:
+        return [], []
+    floor = heapq.nlargest(limit, out_scores)[-1]
+    keep = [k for k, s in enumerate(out_scores) if s >= floor]
+    return [out_rows[k] for k in keep], [out_scores[k] for k in keep]
+
+
+def having_all(
+    starts: array[int],
+    ends: array[int],
+    terms: array[int],
+    live: bytes | bytearray,
+    ids: Sequence[int],
+) -> list[int]:
+    """The live rows holding every term of ``ids``."""
+    out = []
+    for i in range(len(live)):
+        if not live[i]:
+            continue
+        lo, hi = starts[i], ends[i]
+        for t in ids:
+            p = bisect.bisect_left(terms, t, lo, hi)
+            if p >= hi or terms[p] != t:
+                break
+        else:
+            out.append(i)
+    return out

@@ -1,0 +1,217 @@
+"""What the stemmed BM25 channel needs of each record, computed once and kept as arrays.
+
+The stores without a full-text engine (in-memory, JSONL) keep a :class:`FeatureTable`: one row
+per record holding its distinct stemmed term ids (sorted) with their counts over the seven
+full-text columns, its length in tokens, its scope and kind (as small integer ids) and whether
+it may be recalled at all (active, not outcome evidence). A row is computed when the record
+is written; a recall then runs the ``bm25`` kernel over the arrays (scope and kind filtered by
+id, never by re-serialising scopes) and turns only the best rows back into records.
+
+The scores equal :func:`swarmmem.core.recall.bm25.bm25_relevance` over the same records (the
+scope's own statistics); tests compare the two.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Sequence
+
+from swarmmem._speedups import bm25 as kernel
+from swarmmem.core.model.ids import iso_to_ms
+from swarmmem.core.model.records import MemoryRecord
+from swarmmem.core.model.semantics import passes_parsed_expiry, passes_sql_expiry, scope_key_of
+from swarmmem.core.recall.bm25 import BM25_B, BM25_K1, document, match_terms, record_fields
+
+#: compact the term arrays once this share of them belongs to replaced or removed rows
+_GARBAGE_SHARE = 0.5
+
+
+class FeatureTable:
+    """Per-record BM25 features of a store's records, updated as records are written."""
+
+    def __init__(self, records: Iterable[MemoryRecord] = ()) -> None:
+        self._vocabulary: dict[str, int] = {}
+        self._scope_ids: dict[str, int] = {}
+        self._kind_ids: dict[str, int] = {}
+        self._slots: dict[str, int] = {}
+        self._records: list[MemoryRecord | None] = []
+        self._free: list[int] = []
+        self._expiring: dict[int, str] = {}
+        self._starts = array("q")
+        self._ends = array("q")
+        self._terms = array("i")
+        self._tfs = array("i")
+        self._lengths = array("i")
+        self._scopes = array("i")
+        self._kinds = array("i")
+        self._live = bytearray()
+        self._garbage = 0
+        for record in records:
+            self.put(record)
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def put(self, record: MemoryRecord) -> None:
+        """Add ``record``, or replace the row of the record with its id."""
+        slot = self._slots.get(record.id)
+        if slot is None:
+            if self._free:
+                slot = self._free.pop()
+            else:
+                slot = len(self._records)
+                self._records.append(None)
+                for column in (self._starts, self._ends):
+                    column.append(0)
+                for column in (self._lengths, self._scopes, self._kinds):
+                    column.append(-1)
+                self._live.append(0)
+            self._slots[record.id] = slot
+        else:
+            self._garbage += self._ends[slot] - self._starts[slot]
+        doc = document(record_fields(record))
+        vocabulary = self._vocabulary
+        ids = sorted(
+            (vocabulary.setdefault(term, len(vocabulary)), count)
+            for term, count in doc.counts.items()
+        )
+        self._records[slot] = record
+        self._starts[slot] = len(self._terms)
+        self._terms.extend(term for term, _ in ids)
+        self._tfs.extend(count for _, count in ids)
+        self._ends[slot] = len(self._terms)
+        self._lengths[slot] = doc.length
+        self._scopes[slot] = self._scope_ids.setdefault(
+            scope_key_of(record.scope), len(self._scope_ids)
+        )
+        self._kinds[slot] = self._kind_ids.setdefault(record.kind, len(self._kind_ids))
+        self._live[slot] = record.active and "outcomeQuestion" not in record.metadata
+        if record.expires_at is not None:
+            self._expiring[slot] = record.expires_at
+        else:
+            self._expiring.pop(slot, None)
+        self._maybe_compact()
+
+    def remove(self, memory_id: str) -> None:
+        """Drop the row of ``memory_id`` (nothing when absent)."""
+        slot = self._slots.pop(memory_id, None)
+        if slot is None:
+            return
+        self._garbage += self._ends[slot] - self._starts[slot]
+        self._starts[slot] = self._ends[slot] = 0
+        self._records[slot] = None
+        self._live[slot] = 0
+        self._scopes[slot] = self._kinds[slot] = -1
+        self._expiring.pop(slot, None)
+        self._free.append(slot)
+        self._maybe_compact()
+
+    def _maybe_compact(self) -> None:
+        if self._garbage < 4096 or self._garbage < _GARBAGE_SHARE * len(self._terms):
+            return
+        terms, tfs = array("i"), array("i")
+        for slot in range(len(self._records)):
+            start, end = self._starts[slot], self._ends[slot]
+            self._starts[slot] = len(terms)
+            terms.extend(self._terms[start:end])
+            tfs.extend(self._tfs[start:end])
+            self._ends[slot] = len(terms)
+        self._terms, self._tfs, self._garbage = terms, tfs, 0
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def search(
+        self,
+        match: str | None,
+        *,
+        scope_keys: Sequence[str] | None,
+        kinds: Sequence[str] | None,
+        now: str,
+        include_expired: bool,
+        limit: int,
+    ) -> list[tuple[MemoryRecord, float]]:
+        """The ``limit`` records of the scopes with the best BM25 for ``match`` (a stemmed
+        query string), best first (ties by id), with their ``-bm25()``. ``scope_keys`` and
+        ``kinds`` restrict the rows (``None``: any)."""
+        phrases = match_terms(match)
+        if not phrases or limit <= 0 or not self._slots:
+            return []
+        live = self._live_now(now, include_expired)
+        allowed_scopes = (
+            bytearray(b"\x01" * len(self._scope_ids))
+            if scope_keys is None
+            else _allowed(self._scope_ids, scope_keys)
+        )
+        allowed_kinds = None if kinds is None else _allowed(self._kind_ids, kinds)
+        query: list[int] = []
+        columns: list[array[int]] = []
+        for phrase in phrases:
+            ids = [self._vocabulary.get(term, -1) for term in phrase]
+            if -1 in ids:
+                continue  # a term no record holds matches nothing and adds nothing
+            if len(ids) == 1:
+                query.append(ids[0])
+            else:
+                query.append(-1)
+                columns.append(self._phrase_counts(phrase, ids, live))
+        if not query:
+            return []
+        rows, scores = kernel.bm25_top(
+            self._starts,
+            self._ends,
+            self._terms,
+            self._tfs,
+            self._lengths,
+            live,
+            self._scopes,
+            allowed_scopes,
+            self._kinds,
+            allowed_kinds,
+            query,
+            columns,
+            BM25_K1,
+            BM25_B,
+            limit,
+        )
+        found = []
+        for row, score in zip(rows, scores, strict=True):
+            record = self._records[row]
+            assert record is not None
+            found.append((record, score))
+        found.sort(key=lambda pair: (-pair[1], pair[0].id))
+        return found[:limit]
+
+    def _live_now(self, now: str, include_expired: bool) -> bytearray:
+        """The live flags with rows expired at ``now`` cleared (unless they are wanted)."""
+        if include_expired or not self._expiring:
+            return self._live
+        live = bytearray(self._live)
+        now_ms = iso_to_ms(now)
+        for slot, expires_at in self._expiring.items():
+            if not (
+                passes_sql_expiry(expires_at, now) and passes_parsed_expiry(expires_at, now_ms)
+            ):
+                live[slot] = 0
+        return live
+
+    def _phrase_counts(
+        self, phrase: tuple[str, ...], ids: list[int], live: bytearray
+    ) -> array[int]:
+        """Per row, how often ``phrase`` occurs within one of its columns."""
+        counts = array("i", bytes(4 * len(self._records)))
+        for row in kernel.having_all(self._starts, self._ends, self._terms, live, ids):
+            record = self._records[row]
+            assert record is not None
+            counts[row] = document(record_fields(record)).count(phrase)
+        return counts
+
+
+def _allowed(ids: dict[str, int], keys: Iterable[str]) -> bytearray:
+    flags = bytearray(len(ids))
+    for key in keys:
+        index = ids.get(key)
+        if index is not None:
+            flags[index] = 1
+    return flags
