@@ -155,6 +155,13 @@ def parse_iso(value: str | None) -> _dt.datetime | None:
 
 def iso_to_ms(value: str | None) -> float | None:
     """Milliseconds since the epoch for an ISO timestamp, or ``None``."""
+    return _iso_text_to_ms(value) if isinstance(value, str) else None
+
+
+@functools.lru_cache(maxsize=16384)
+def _iso_text_to_ms(value: str) -> float | None:
+    """:func:`iso_to_ms` of a string, memoised (a recall reads the same stored timestamps
+    again and again)."""
     parsed = parse_iso(value)
     return None if parsed is None else parsed.timestamp() * 1000.0
 
