@@ -86,6 +86,14 @@ def text_coverage(records: Sequence[MemoryRecord], match: str | None) -> dict[st
     return {r.id: len(terms.intersection(_stems(r.text))) / len(terms) for r in records}
 
 
+def held_terms(
+    records: Sequence[MemoryRecord], match: str | None
+) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
+    """The query's stemmed terms, and per record the ones its text holds."""
+    terms = frozenset(t for phrase in match_terms(match) for t in phrase)
+    return terms, {r.id: terms.intersection(_stems(r.text)) for r in records}
+
+
 @functools.lru_cache(maxsize=65536)
 def _stems(text: str) -> frozenset[str]:
     return frozenset(stemmed_tokens(text))
