@@ -78,14 +78,6 @@ def match_terms(match: str | None) -> list[tuple[str, ...]]:
     return [p for p in dict.fromkeys(phrases) if p]
 
 
-def text_coverage(records: Sequence[MemoryRecord], match: str | None) -> dict[str, float]:
-    """Per record, the share of the query's stemmed terms its text holds."""
-    terms = {t for phrase in match_terms(match) for t in phrase}
-    if not terms:
-        return {r.id: 0.0 for r in records}
-    return {r.id: len(terms.intersection(_stems(r.text))) / len(terms) for r in records}
-
-
 def held_terms(
     records: Sequence[MemoryRecord], match: str | None
 ) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
