@@ -62,24 +62,41 @@ def porter_query(text: str) -> str | None:
 CHANNEL_DEPTH = 200
 
 
-def _channels(
-    store: Any, parts: Any, text: str, scope: Any, now: str
-) -> dict[str, dict[str, float]]:
-    """One query's lexical scores and cosines (memory ids; see ``run_dataset``)."""
+def _channels(store: Any, parts: Any, text: str, scope: Any, now: str) -> dict[str, Any]:
+    """One query's lexical scores, the stemmed channel's raw evidence and the cosines (keyed
+    by memory id, except ``query_terms``; see ``run_dataset``)."""
     from swarmmem.core.model.records import RecallRequest
+    from swarmmem.core.recall.bm25 import held_terms
     from swarmmem.core.recall.hybrid import query_vector
-    from swarmmem.core.recall.lexical import lexical_recall
+    from swarmmem.core.recall.lexical import lexical_recall, preselect_limit
 
     request = RecallRequest(query=text, scopes=(scope,), max_items=10, min_score=0.0)
     lexical = lexical_recall(store, request, now=now)
     vector, _ = query_vector(parts, text)
     every = parts.index.search(vector, len(parts.index.ids()))
+    match = stemmed_query(text, None, "manual")
+    found = store.select_candidates(
+        scope_keys=[scope.key],
+        kinds=None,
+        fts_query=match,
+        preselect_limit=preselect_limit(request),
+        scope_when_unmatched=False,
+        now=now,
+        include_expired=False,
+        candidate_cap=1000,
+        cap_before_preselect=False,
+        stemmed=True,
+    )
+    terms, held = held_terms(found.records, match)
     return {
+        "query_terms": sorted(terms),
         "lexical": {
             it.record.id: lexical.text_relevance[it.record.id]
             for it in lexical.items
             if not it.explored
         },
+        "bm25": dict(found.fts_scores or {}),
+        "terms": {key: sorted(have) for key, have in held.items()},
         "dense": dict(every[:CHANNEL_DEPTH]),
         "all_dense": dict(every),
     }
@@ -172,9 +189,11 @@ def run_dataset(
 
     ``channels``, when given with a dense profile, receives one entry per query with what
     the fusion stage sees (for fitting it offline, see benchmarks/quality/calibrate.py):
-    ``relevant``, ``lexical`` (every lexical candidate's text relevance), ``dense`` (the
-    cosines of the best :data:`CHANNEL_DEPTH` documents and of every relevant one) and
-    ``written`` (their ``updatedAt`` in epoch ms), keyed by corpus id. ``foreign_queries``
+    ``relevant``, ``lexical`` (every lexical candidate's text relevance), its raw evidence
+    (``bm25``: each stemmed candidate's ``-bm25()``; ``terms``: the stemmed query terms its
+    text holds; ``query_terms``: the query's stemmed terms), ``dense`` (the cosines of the
+    best :data:`CHANNEL_DEPTH` documents and of every relevant one) and ``written`` (their
+    ``updatedAt`` in epoch ms), keyed by corpus id. ``foreign_queries``
     (texts from another data set, so relevant to nothing here) add entries
     ``{"foreign": True, "lexical": n, "best_cosine": c}``: how many lexical candidates
     such a query gets and its best cosine (the no-filler check).
@@ -318,11 +337,13 @@ def run_dataset(
                         note_result("dense-only", qid, [doc_of[h[0]] for h in hits], started)
                         if channels is not None:
                             found = _channels(store, dense_parts, query["text"], scope, stamp)
-                            docs = {
+                            terms = found.pop("query_terms")
+                            docs: dict[str, Any] = {
                                 n: {doc_of[i]: v for i, v in c.items()} for n, c in found.items()
                             }
                             every = docs.pop("all_dense")
                             docs["dense"] |= {doc: every.get(doc, -1.0) for doc in relevant}
+                            docs["query_terms"] = terms
                             docs["written"] = {
                                 doc: written_ms[doc] for doc in {*docs["lexical"], *docs["dense"]}
                             }

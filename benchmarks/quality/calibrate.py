@@ -13,7 +13,13 @@ Opt-in, like ``run.py`` (same cache, same sets, needs the ``quality`` and ``dens
    relevant documents whose cosine falls below it) stays at or under 5%. Printed with, at
    each candidate floor, that rate and the share of foreign queries that still have a dense
    hit above it.
-3. The weight ``w`` of ``score`` fusion and the scorer's recency weight ``r``, jointly, by
+3. The stemmed channel's text factor (:func:`swarmmem.core.recall.lexical.text_factor`):
+   the coverage exponent (0.5: the square root; 1: plain) and the candidate count at which
+   BM25 has half of it, recomputed from each query's recorded evidence (``bm25``,
+   ``terms``, ``query_terms``), by the same 5-fold cross-validation over collections,
+   maximising the mean over sets of the mean of ``lexical`` (``w`` = 1) and ``hybrid`` (the
+   current ``w``) nDCG@10, recency at its current weight.
+4. The weight ``w`` of ``score`` fusion and the scorer's recency weight ``r``, jointly, by
    5-fold cross-validation over collections. The ranking is the scorer's (on these sets every
    memory has the same kind, scope and confidence): ``0.38 * text + r * recency * lexical``,
    ``text`` from :func:`swarmmem.core.recall.hybrid.score_fusion` (the function the pipeline
@@ -43,7 +49,13 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
 from benchmarks.quality import convert, fetch
 from benchmarks.quality.run import _selected
 from swarmmem._speedups.lexical import WEIGHTS as FACTOR_WEIGHTS
+from swarmmem.config import SCHEMA
 from swarmmem.core.recall.hybrid import score_fusion
+from swarmmem.core.recall.lexical import (
+    BM25_HALF_SHARE_AT,
+    text_factor,
+    weighted_coverage,
+)
 from swarmmem.core.recall.scoring import RECENCY_WEIGHT
 from swarmmem.datasets import CHANNEL_DEPTH, metrics_for, run_dataset
 from swarmmem.quality import write_collection
@@ -54,6 +66,8 @@ FOREIGN_PER_COLLECTION = 30
 FLOORS = [round(0.05 * i, 2) for i in range(0, 13)]
 W_GRID = [round(0.05 * i, 2) for i in range(0, 21)]
 RECENCY_GRID = [0.0, 0.02, 0.04, 0.06, 0.08, 0.10, 0.12, 0.14, 0.16]
+EXPONENTS = [0.5, 1.0]
+HALF_SHARES = [1.0, 2.5, 5.0, 10.0, 20.0, 40.0]
 
 
 def collect(sets: list[str], patterns: list[str], cache: Path) -> list[dict[str, Any]]:
@@ -177,6 +191,72 @@ def check_agreement(entries: list[dict[str, Any]], floor: float | None) -> None:
             assert abs(expected - got) < 1e-9, (entry["query"], w, r, expected, got)
 
 
+def text_relevance(
+    entry: dict[str, Any], exponent: float = 0.5, half_share: float = BM25_HALF_SHARE_AT
+) -> dict[str, float]:
+    """The stemmed channel's text relevance per candidate, from the recorded evidence, with
+    :func:`text_factor` (its square root of the coverage turned into ``coverage **
+    exponent``)."""
+    bm25 = entry["bm25"]
+    cover = weighted_coverage({k: set(v) for k, v in entry["terms"].items()}, entry["query_terms"])
+    best = max(bm25.values(), default=0.0) or 1.0
+    return {
+        key: text_factor(cover[key] ** (2 * exponent), bm25[key], best, len(bm25), half_share)
+        for key in bm25
+    }
+
+
+def fit_text_factor(
+    labelled: list[dict[str, Any]], floor: float | None, fold_of: Any
+) -> tuple[float, float]:
+    """Print the 5-fold cross-validation of the text factor's two parameters (see the
+    module text) and the same entries at every grid point; return the values fitted on
+    every fold."""
+    lexical_weight = SCHEMA["retrieval.weights.lexical"][0]
+    w = lexical_weight / (lexical_weight + SCHEMA["retrieval.weights.dense"][0])
+    grid = [(g, h) for g in EXPONENTS for h in HALF_SHARES]
+    scores: dict[tuple[float, float], list[tuple[str, int, float]]] = {}
+    for point in grid:
+        rows = []
+        for entry in labelled:
+            lexical = text_relevance(entry, *point)
+            alone = Prepared({**entry, "lexical": lexical, "dense": {}}, floor)
+            fused = Prepared({**entry, "lexical": lexical}, floor)
+            value = (alone.ndcg(1.0, RECENCY_WEIGHT) + fused.ndcg(w, RECENCY_WEIGHT)) / 2
+            rows.append((entry["set"], fold_of[(entry["set"], entry["collection"])], value))
+        scores[point] = rows
+
+    def mean_over_sets(point: tuple[float, float], folds: set[int]) -> dict[str, float]:
+        by_set: dict[str, list[float]] = {}
+        for name, fold, value in scores[point]:
+            if fold in folds:
+                by_set.setdefault(name, []).append(value)
+        return {name: statistics.mean(v) for name, v in sorted(by_set.items())}
+
+    def best(folds: set[int]) -> tuple[float, float]:
+        return max(grid, key=lambda p: (statistics.mean(mean_over_sets(p, folds).values()), -p[1]))
+
+    sets = sorted({e["set"] for e in labelled})
+    print("## Text factor, 5-fold cross-validation (mean of lexical and hybrid nDCG@10)\n")
+    print("| fold | exponent | half share at | " + " | ".join(f"{s} (test)" for s in sets) + " |")
+    print("|---|---|---|" + "---|" * len(sets))
+    every = set(range(FOLDS))
+    for fold in range(FOLDS):
+        point = best(every - {fold})
+        test = mean_over_sets(point, {fold})
+        cells = " | ".join(f"{test[s]:.3f}" if s in test else "" for s in sets)
+        print(f"| {fold} | {point[0]:.2f} | {point[1]:g} | {cells} |")
+    chosen = best(every)
+    print(f"\nfitted on every fold: exponent {chosen[0]:.2f}, half share at {chosen[1]:g}\n")
+    print("| exponent | half share at | " + " | ".join(sets) + " |")
+    print("|---|---|" + "---|" * len(sets))
+    for point in grid:
+        cells = " | ".join(f"{v:.3f}" for v in mean_over_sets(point, every).values())
+        print(f"| {point[0]:.2f} | {point[1]:g} | {cells} |")
+    print()
+    return chosen
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", default=",".join(convert.SETS))
@@ -221,6 +301,21 @@ def main(argv: list[str] | None = None) -> int:
         mine = [c for c in collections if c[0] == name]
         for i, key in enumerate(mine):
             fold_of[key] = i % FOLDS
+    if all("query_terms" in e for e in labelled):
+        sample = labelled[:: max(1, len(labelled) // 200)]
+        differ = sum(
+            1
+            for entry in sample
+            if any(abs(text_relevance(entry)[k] - v) > 1e-9 for k, v in entry["lexical"].items())
+        )
+        if differ:  # the recorded relevance is the pipeline's text factor at record time
+            print(
+                f"note: {differ} of {len(sample)} sampled queries were recorded with other "
+                "text-factor constants than the current ones\n"
+            )
+        exponent, half_share = fit_text_factor(labelled, floor, fold_of)
+        # the fusion weight is fitted over that text factor
+        labelled = [{**e, "lexical": text_relevance(e, exponent, half_share)} for e in labelled]
     print(f"## Fusion weight, {FOLDS}-fold cross-validation over {len(collections)} collections\n")
     sets = sorted({e["set"] for e in labelled})
     check_agreement(labelled, floor)

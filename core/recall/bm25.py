@@ -78,12 +78,12 @@ def match_terms(match: str | None) -> list[tuple[str, ...]]:
     return [p for p in dict.fromkeys(phrases) if p]
 
 
-def text_coverage(records: Sequence[MemoryRecord], match: str | None) -> dict[str, float]:
-    """Per record, the share of the query's stemmed terms its text holds."""
-    terms = {t for phrase in match_terms(match) for t in phrase}
-    if not terms:
-        return {r.id: 0.0 for r in records}
-    return {r.id: len(terms.intersection(_stems(r.text))) / len(terms) for r in records}
+def held_terms(
+    records: Sequence[MemoryRecord], match: str | None
+) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
+    """The query's stemmed terms, and per record the ones its text holds."""
+    terms = frozenset(t for phrase in match_terms(match) for t in phrase)
+    return terms, {r.id: terms.intersection(_stems(r.text)) for r in records}
 
 
 @functools.lru_cache(maxsize=65536)

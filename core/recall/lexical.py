@@ -4,13 +4,15 @@
 1,000) -> nine-factor scorer -> BM25-order bonus, exactly as the reference implementation.
 
 Every other profile: stemmed BM25 pre-selection over every scoped record (:mod:`.bm25`) ->
-the nine-factor scorer with a stemmed text relevance in place of its text-overlap factor:
-``coverage * (0.5 + 0.5 * bm25 / best bm25)``, where coverage is the share of the query's
-stemmed terms the memory's text holds. (BM25 alone is unreliable in the small scopes agents
-keep: with a handful of memories every shared term's IDF is floored and a task word in a
-file path decides; coverage alone loses BM25's term weighting on large scopes. Measured on
-public data and our own fixtures: benchmarks/README.md.) A record without a matched term
-is never a candidate, so an unrelated query returns nothing.
+the nine-factor scorer with a stemmed text relevance in place of its text-overlap factor
+(:func:`text_factor`): ``sqrt(coverage) * (1 - s + s * bm25 / best bm25)``, where coverage
+is the IDF-weighted share of the query's stemmed terms the memory's text holds
+(:func:`weighted_coverage`) and BM25's share ``s`` grows with the number of candidates.
+(BM25 alone is unreliable in the small scopes agents keep: with a handful of memories every
+shared term's IDF is floored and a task word in a file path decides; coverage alone loses
+BM25's length normalisation on long texts. Measured on public data and our own fixtures:
+benchmarks/README.md.) A record without a matched term is never a candidate, so an
+unrelated query returns nothing.
 
 Then, after any dense stages, the maxItems slice (exploration is additive) and related-item
 expansion.
@@ -18,18 +20,22 @@ expansion.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Collection, Mapping
 
 import attrs
 
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest, Relation
-from swarmmem.core.recall.bm25 import bm25_relevance, stemmed_query, text_coverage
+from swarmmem.core.recall.bm25 import bm25_relevance, held_terms, stemmed_query
 from swarmmem.core.recall.fts import FTS_BONUS, build_fts_query
 from swarmmem.core.recall.scoring import LearningPolicy, rank_records, score_records
 from swarmmem.ports.storage import StorageProvider
 
 DEFAULT_CANDIDATE_CAP = 1000
+#: the candidate count at which BM25 has half of the text factor (:func:`text_factor`; fitted
+#: on public data with benchmarks/quality/calibrate.py)
+BM25_HALF_SHARE_AT = 5.0
 RELATED_RECALL_FANOUT = 2
 
 
@@ -154,8 +160,9 @@ def _stemmed_recall(
         relevance = {i: every[i] for i in best}
     records = [r for r in records if r.id in relevance]
     top = max(relevance.values(), default=0.0) or 1.0
-    cover = text_coverage(records, match)
-    text = {r.id: cover[r.id] * (0.5 + 0.5 * relevance[r.id] / top) for r in records}
+    terms, held = held_terms(records, match)
+    cover = weighted_coverage(held, terms)
+    text = {r.id: text_factor(cover[r.id], relevance[r.id], top, len(records)) for r in records}
     ranking = rank_records(
         request, records, now_ms=now_ms, policy=policy, rng=rng, text_relevance=text
     )
@@ -166,6 +173,49 @@ def _stemmed_recall(
         candidate_count=len(ranking.kept) + (ranking.explored is not None),
         text_relevance=text,
     )
+
+
+def weighted_coverage(
+    held: Mapping[str, Collection[str]], terms: Collection[str]
+) -> dict[str, float]:
+    """Per candidate, the IDF-weighted share of the query's stemmed ``terms`` its text holds
+    (``held``: candidate id -> the terms it holds). The IDF is the candidates' own,
+    ``ln(1 + (n - df + 0.5) / (df + 0.5))`` over the ``n`` candidates, ``df`` of which hold
+    the term (at least 1: a term no candidate holds weighs as much as the rarest held one),
+    so a common word ("user", "work") counts for less than the rare one the question is
+    about."""
+    n = len(held)
+    df = {t: max(1, sum(1 for have in held.values() if t in have)) for t in terms}
+    idf = {t: math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+    total = sum(idf.values())
+    if not total:
+        return dict.fromkeys(held, 0.0)
+    return {key: sum(idf[t] for t in have if t in idf) / total for key, have in held.items()}
+
+
+def text_factor(
+    coverage: float,
+    bm25: float,
+    best: float,
+    candidates: int,
+    half_share: float = BM25_HALF_SHARE_AT,
+) -> float:
+    """The stemmed channel's text relevance in ``[0, 1]`` (the scorer's text factor):
+    ``sqrt(coverage) * (1 - s + s * bm25 / best)``, BM25's share
+    ``s = candidates / (candidates + half_share)``.
+
+    BM25 brings term weights and length normalisation (a long text holding every query word
+    by chance does not outrank a short one about the question), but its IDF is an estimate
+    over the scope: over a handful of memories FTS5 floors it for any term in half of them,
+    and a word in a file path or tag decides. So its share grows with the number of
+    candidates (half at ``half_share`` of them), and the term-weighted coverage
+    (:func:`weighted_coverage`) keeps a memory holding more of the question first in a
+    small scope."""
+    if coverage <= 0.0:
+        return 0.0
+    share = candidates / (candidates + half_share)
+    ratio = bm25 / best if best > 0 else 0.0
+    return math.sqrt(coverage) * (1.0 - share + share * ratio)
 
 
 def _empty_diagnostics() -> dict[str, int]:
