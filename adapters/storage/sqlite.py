@@ -192,9 +192,14 @@ _UPSERT_SQL = (
     f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS}) VALUES ({', '.join('?' * ITEM_WRITE_COUNT)}) "
     f"ON CONFLICT(id) DO UPDATE SET {ITEM_UPDATE} RETURNING rowid, valid_from, supersedes_reason"
 )
-_UPSERT_MANY_SQL = (
-    f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS}) VALUES ({', '.join('?' * ITEM_WRITE_COUNT)}) "
-    f"ON CONFLICT(id) DO UPDATE SET {ITEM_UPDATE}"
+# the batch upsert: ``_UPSERT_SQL`` without RETURNING, as the head and tail of its VALUES
+_UPSERT_MANY_HEAD = f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS})"
+_UPSERT_MANY_TAIL = f" ON CONFLICT(id) DO UPDATE SET {ITEM_UPDATE}"
+#: the item columns that are often None (``expires_at``, ``superseded_by``, ``valid_from``,
+#: ``supersedes_reason``)
+_ITEM_NULLABLE = tuple(
+    ITEM_WRITE_COLUMNS.split(", ").index(column)
+    for column in ("expires_at", "superseded_by", "valid_from", "supersedes_reason")
 )
 _TOP_ROWID_SQL = "SELECT max(rowid) FROM memory_items"
 _VALID_FROM = ITEM_WRITE_COLUMNS.split(", ").index("valid_from")
@@ -236,6 +241,7 @@ class SqliteDialect(SqlDialect):
 
     order_column = "rowid"
     damaged_items_sql = "SELECT id FROM memory_items WHERE NOT json_valid(record_json)"
+    slow_null_binding = True
 
     def begin(self) -> list[tuple[str, tuple[Any, ...]]]:
         return [("BEGIN IMMEDIATE", ())]
@@ -637,7 +643,13 @@ class SqliteStore(SqlStore):
         ids = dumps([record.id for record, _data, _version, _params in prepared])
         old = [(row[0],) for row in conn.execute(_ROWIDS_SQL, (ids,))]
         top = None if old else conn.execute(_TOP_ROWID_SQL).fetchone()[0] or 0
-        conn.executemany(_UPSERT_MANY_SQL, [params for *_rest, params in prepared])
+        self._insert_many(
+            conn,
+            _UPSERT_MANY_HEAD,
+            [params for *_rest, params in prepared],
+            nullable=_ITEM_NULLABLE,
+            tail=_UPSERT_MANY_TAIL,
+        )
         if top is not None and conn.execute(_TOP_ROWID_SQL).fetchone()[0] == top + len(prepared):
             # only new rows, each given the largest rowid plus one (SQLite's rule while the
             # largest possible rowid is unused): they hold top + 1 .. in order, and as no row
