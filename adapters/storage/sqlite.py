@@ -77,6 +77,8 @@ LEGACY_FILES = ("memories.jsonl", "proposals.jsonl")
 BACKUP_SUFFIX = ".pre-sqlite-migration"
 MIGRATION_REPORT = "migration-report.json"
 MAX_BUSY_TIMEOUT_MS = 60_000
+#: the page cache of a bulk write, in KiB (SQLite's default is 2 MiB)
+BULK_CACHE_KIB = 32 * 1024
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 SCHEMA_MIGRATIONS_SQL = """CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -625,6 +627,29 @@ class SqliteStore(SqlStore):
         write_json_atomic(directory / MIGRATION_REPORT, self.migration_report)
 
     # -- rows ----------------------------------------------------------------------------
+
+    @guarded
+    def upsert_many(
+        self,
+        records: Sequence[MemoryRecord],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[MemoryRecord]:
+        """:meth:`SqlStore.upsert_many` with a page cache of at least ``BULK_CACHE_KIB`` while
+        it runs (then the one the connection had), so that the indexes of a large store stay
+        in memory as the rows go in; what is written and when it is durable do not change."""
+        self._check_open()
+        conn = self._acquire()
+        before = int(conn.execute("PRAGMA cache_size").fetchone()[0])
+        # a negative size is in KiB, a positive one in pages
+        page_kib = int(conn.execute("PRAGMA page_size").fetchone()[0]) / 1024
+        if (-before if before < 0 else before * page_kib) >= BULK_CACHE_KIB:
+            return super().upsert_many(records, progress=progress)
+        conn.execute(f"PRAGMA cache_size = {-BULK_CACHE_KIB}")
+        try:
+            return super().upsert_many(records, progress=progress)
+        finally:
+            conn.execute(f"PRAGMA cache_size = {before}")
 
     def _write_item(
         self, conn: Any, record: MemoryRecord, data: Mapping[str, Any], params: tuple[Any, ...]

@@ -16,9 +16,10 @@ from factories import REPO_SCOPE, T0, at, make_memory
 
 from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
 from swarmmem.adapters.storage import sql
-from swarmmem.adapters.storage.sqlite import SqliteStore
+from swarmmem.adapters.storage.sqlite import BULK_CACHE_KIB, SqliteStore
 from swarmmem.adapters.storage.sqlite_support import sqlite_module
 from swarmmem.core.model.codec import record_to_dict
+from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.ids import to_iso
 from swarmmem.core.model.records import MemoryRecord
 from swarmmem.core.writes.importing import complete_record, import_records
@@ -132,3 +133,26 @@ def test_import_records_writes_what_one_upsert_per_record_writes(tmp_path: Path)
         assert store.verify_audit_chain()["verified"] is True
     assert written[-1].created_at == to_iso(NOW) and written[0].created_at == T0
     assert snapshot(tmp_path / "bulk.db") == snapshot(tmp_path / "one.db")
+
+
+def test_bulk_writes_run_with_a_larger_page_cache_and_restore_it(tmp_path: Path) -> None:
+    """The page cache is raised while ``upsert_many`` runs and set back afterwards, also when
+    the write fails; a connection whose cache is already larger keeps it."""
+    with opened(tmp_path / "memory.db") as store:
+        conn = store._conn
+        default = conn.execute("PRAGMA cache_size").fetchone()[0]
+        during: list[int] = []
+
+        def progress(_done: int, _total: int) -> None:
+            during.append(conn.execute("PRAGMA cache_size").fetchone()[0])
+
+        store.upsert_many(varied_records(), progress=progress)
+        assert during and set(during) == {-BULK_CACHE_KIB} != {default}
+        assert conn.execute("PRAGMA cache_size").fetchone()[0] == default
+        with pytest.raises(MemoryValidationError):
+            store.upsert_many([make_memory("fine fact"), "not a record"])  # type: ignore[list-item]
+        assert conn.execute("PRAGMA cache_size").fetchone()[0] == default
+        conn.execute(f"PRAGMA cache_size = {-2 * BULK_CACHE_KIB}")
+        during.clear()
+        store.upsert_many([make_memory("one more fact")], progress=progress)
+        assert during == [-2 * BULK_CACHE_KIB]
