@@ -39,6 +39,9 @@ def varied_records() -> list[MemoryRecord]:
             record = attrs.evolve(record, valid_from=at(i), supersedes_reason=f"reason {i}")
         if i == 4:
             record = attrs.evolve(record, superseded_by="mem_0123456789abcdef")
+        if i == 5:  # the full-text columns of symbols and files
+            metadata = {"symbol": "retry_loop", "files": ["src/a.py", 3], "touchedFiles": "b.py"}
+            record = attrs.evolve(record, metadata=metadata)
         out.append(record)
     out.append(make_memory("scratch note about the retry loop", kind="scratch"))
     out.extend(make_memory(f"plain fact {i} about ruff") for i in range(5))
@@ -101,6 +104,8 @@ def test_upsert_many_writes_what_one_upsert_per_record_writes(tmp_path: Path) ->
     assert {(row[3], row[6]) for row in upserts} == {("null", "null")}
     kinds = {value for row in items for value in row[2::2]}
     assert {"null", "text", "integer", "real"} <= kinds
+    symbols_and_files = {row[-2:] for row in bulk["memory_items_fts"]}
+    assert ("retry_loop", "src/a.py b.py") in symbols_and_files and ("", "") in symbols_and_files
 
 
 @pytest.mark.usefixtures("small_batches")
