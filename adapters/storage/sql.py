@@ -34,6 +34,7 @@ import builtins
 import contextlib
 import functools
 import json
+import operator
 import os
 import threading
 import uuid
@@ -96,6 +97,8 @@ from swarmmem.ports.clock import Clock, SystemClock
 from swarmmem.ports.storage import Candidates, RecordKey, StoredEvent
 
 CACHE_LIMIT = 50_000
+#: the positions of ``reason`` and ``event_json`` in a ``memory_events`` row (often None)
+_EVENT_NULLABLE = (3, 5)
 F = TypeVar("F", bound=Callable[..., Any])
 R = TypeVar("R")
 
@@ -215,6 +218,10 @@ class SqlDialect(abc.ABC):
     version_column: str | None = None
     #: ids of item rows whose JSON does not even parse (``None``: the type guarantees it does)
     damaged_items_sql: str | None = None
+    #: the driver binds ``None`` slowly (Python's sqlite3 modules look for an adapter of it,
+    #: raising and clearing an AttributeError for every value), so bulk inserts write a
+    #: column that is ``None`` in every row of the batch as the ``NULL`` literal instead
+    slow_null_binding = False
 
     def sql(self, statement: str) -> str:
         """``statement`` with this driver's placeholders."""
@@ -259,6 +266,29 @@ class SqlDialect(abc.ABC):
 @functools.lru_cache(maxsize=512)
 def _rewrite(statement: str, placeholder: str) -> str:
     return statement.replace("?", placeholder)
+
+
+def shared_nulls(
+    rows: Sequence[Sequence[Any]], nullable: Sequence[int]
+) -> tuple[tuple[int, ...], Sequence[Sequence[Any]]]:
+    """The positions among ``nullable`` whose value is ``None`` in every one of ``rows``, and
+    the rows without the values at those positions (the rows themselves when there is none)."""
+    if not rows:
+        return (), rows
+    nulls = tuple(at for at in nullable if all(row[at] is None for row in rows))
+    if not nulls:
+        return (), rows
+    kept = [at for at in range(len(rows[0])) if at not in nulls]
+    if len(kept) == 1:
+        return nulls, [(row[kept[0]],) for row in rows]
+    pick = operator.itemgetter(*kept)
+    return nulls, [pick(row) for row in rows]
+
+
+@functools.lru_cache(maxsize=64)
+def values_list(width: int, nulls: tuple[int, ...] = ()) -> str:
+    """``?, ?, NULL, ?`` for rows of ``width`` values, ``NULL`` at the positions ``nulls``."""
+    return ", ".join("NULL" if at in nulls else "?" for at in range(width))
 
 
 class TxState(threading.local):
@@ -439,6 +469,26 @@ class SqlStore(StoreBase):
             cursor.executemany(self.dialect.sql(statement), rows)
         finally:
             cursor.close()
+
+    def _insert_many(
+        self,
+        conn: Any,
+        head: str,
+        rows: Sequence[Sequence[Any]],
+        *,
+        nullable: Sequence[int],
+        tail: str = "",
+    ) -> None:
+        """``executemany`` of ``{head} VALUES (?, ...){tail}`` over ``rows`` (one ``?`` per
+        value). With a driver that binds ``None`` slowly, each position among ``nullable``
+        that is ``None`` in every row is written as ``NULL`` instead of being bound."""
+        if not rows:
+            return
+        width = len(rows[0])
+        nulls: tuple[int, ...] = ()
+        if self.dialect.slow_null_binding:
+            nulls, rows = shared_nulls(rows, nullable)
+        self._executemany(conn, f"{head} VALUES ({values_list(width, nulls)}){tail}", rows)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -803,11 +853,12 @@ class SqlStore(StoreBase):
         event_json)``."""
         conn = self._tx_conn()
         if not self._chain_active:
-            self._executemany(
+            self._insert_many(
                 conn,
                 "INSERT INTO memory_events (id, operation, target_id, reason, timestamp, "
-                "event_json) VALUES (?, ?, ?, ?, ?, ?)",
+                "event_json)",
                 rows,
+                nullable=_EVENT_NULLABLE,
             )
             return
         state = self._state
@@ -821,8 +872,8 @@ class SqlStore(StoreBase):
             )
         key = self._audit_key if self._key_marker is not None else None
         chained, head = chain_rows(rows, state.head or GENESIS, key)
-        insert = f"INSERT INTO memory_events ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
-        self._executemany(conn, insert, chained)
+        insert = f"INSERT INTO memory_events ({EVENT_COLUMNS})"
+        self._insert_many(conn, insert, chained, nullable=_EVENT_NULLABLE)
         if chained:
             state.head, state.head_dirty = head, True
 

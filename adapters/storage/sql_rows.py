@@ -206,10 +206,12 @@ def fts_values(record: Mapping[str, Any]) -> tuple[str, str, str, str, str, str,
     kind = record.get("kind")
     file_path = source.get("filePath")
     ref = source.get("ref")
-    symbols = [*_strings(metadata.get("symbol")), *_strings(metadata.get("symbols"))]
+    symbols: list[str] = []
     files: list[str] = []
-    for key in ("file", "filePath", "files", "touchedFiles"):
-        files.extend(_strings(metadata.get(key)))
+    if metadata:  # (most records have none)
+        symbols = [*_strings(metadata.get("symbol")), *_strings(metadata.get("symbols"))]
+        for key in ("file", "filePath", "files", "touchedFiles"):
+            files.extend(_strings(metadata.get(key)))
     return (
         text if isinstance(text, str) else "",
         " ".join(_strings(record.get("tags"))),

@@ -77,6 +77,8 @@ LEGACY_FILES = ("memories.jsonl", "proposals.jsonl")
 BACKUP_SUFFIX = ".pre-sqlite-migration"
 MIGRATION_REPORT = "migration-report.json"
 MAX_BUSY_TIMEOUT_MS = 60_000
+#: the page cache of a bulk write, in KiB (SQLite's default is 2 MiB)
+BULK_CACHE_KIB = 32 * 1024
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 SCHEMA_MIGRATIONS_SQL = """CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -192,9 +194,14 @@ _UPSERT_SQL = (
     f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS}) VALUES ({', '.join('?' * ITEM_WRITE_COUNT)}) "
     f"ON CONFLICT(id) DO UPDATE SET {ITEM_UPDATE} RETURNING rowid, valid_from, supersedes_reason"
 )
-_UPSERT_MANY_SQL = (
-    f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS}) VALUES ({', '.join('?' * ITEM_WRITE_COUNT)}) "
-    f"ON CONFLICT(id) DO UPDATE SET {ITEM_UPDATE}"
+# the batch upsert: ``_UPSERT_SQL`` without RETURNING, as the head and tail of its VALUES
+_UPSERT_MANY_HEAD = f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS})"
+_UPSERT_MANY_TAIL = f" ON CONFLICT(id) DO UPDATE SET {ITEM_UPDATE}"
+#: the item columns that are often None (``expires_at``, ``superseded_by``, ``valid_from``,
+#: ``supersedes_reason``)
+_ITEM_NULLABLE = tuple(
+    ITEM_WRITE_COLUMNS.split(", ").index(column)
+    for column in ("expires_at", "superseded_by", "valid_from", "supersedes_reason")
 )
 _TOP_ROWID_SQL = "SELECT max(rowid) FROM memory_items"
 _VALID_FROM = ITEM_WRITE_COLUMNS.split(", ").index("valid_from")
@@ -236,6 +243,7 @@ class SqliteDialect(SqlDialect):
 
     order_column = "rowid"
     damaged_items_sql = "SELECT id FROM memory_items WHERE NOT json_valid(record_json)"
+    slow_null_binding = True
 
     def begin(self) -> list[tuple[str, tuple[Any, ...]]]:
         return [("BEGIN IMMEDIATE", ())]
@@ -620,6 +628,29 @@ class SqliteStore(SqlStore):
 
     # -- rows ----------------------------------------------------------------------------
 
+    @guarded
+    def upsert_many(
+        self,
+        records: Sequence[MemoryRecord],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[MemoryRecord]:
+        """:meth:`SqlStore.upsert_many` with a page cache of at least ``BULK_CACHE_KIB`` while
+        it runs (then the one the connection had), so that the indexes of a large store stay
+        in memory as the rows go in; what is written and when it is durable do not change."""
+        self._check_open()
+        conn = self._acquire()
+        before = int(conn.execute("PRAGMA cache_size").fetchone()[0])
+        # a negative size is in KiB, a positive one in pages
+        page_kib = int(conn.execute("PRAGMA page_size").fetchone()[0]) / 1024
+        if (-before if before < 0 else before * page_kib) >= BULK_CACHE_KIB:
+            return super().upsert_many(records, progress=progress)
+        conn.execute(f"PRAGMA cache_size = {-BULK_CACHE_KIB}")
+        try:
+            return super().upsert_many(records, progress=progress)
+        finally:
+            conn.execute(f"PRAGMA cache_size = {before}")
+
     def _write_item(
         self, conn: Any, record: MemoryRecord, data: Mapping[str, Any], params: tuple[Any, ...]
     ) -> tuple[str | None, str | None]:
@@ -637,7 +668,13 @@ class SqliteStore(SqlStore):
         ids = dumps([record.id for record, _data, _version, _params in prepared])
         old = [(row[0],) for row in conn.execute(_ROWIDS_SQL, (ids,))]
         top = None if old else conn.execute(_TOP_ROWID_SQL).fetchone()[0] or 0
-        conn.executemany(_UPSERT_MANY_SQL, [params for *_rest, params in prepared])
+        self._insert_many(
+            conn,
+            _UPSERT_MANY_HEAD,
+            [params for *_rest, params in prepared],
+            nullable=_ITEM_NULLABLE,
+            tail=_UPSERT_MANY_TAIL,
+        )
         if top is not None and conn.execute(_TOP_ROWID_SQL).fetchone()[0] == top + len(prepared):
             # only new rows, each given the largest rowid plus one (SQLite's rule while the
             # largest possible rowid is unused): they hold top + 1 .. in order, and as no row
