@@ -62,6 +62,8 @@ def bm25_top(
     cdef Py_ssize_t i, j, p, hi, q, n = 0, n_matched = 0
     cdef long long total = 0
     cdef int s, t, top = -1
+    cdef bint found
+    cdef int* row
     cdef const unsigned char[::1] kind_ok
     cdef bint check_kinds = allowed_kinds is not None
     cdef Py_ssize_t n_scopes = allowed_scopes.shape[0], n_kinds = 0
@@ -82,7 +84,7 @@ def bm25_top(
     cdef int* position = <int*>malloc((top + 2) * sizeof(int))
     cdef int** cols = <int**>malloc((n_query + 1) * sizeof(int*))
     cdef long long* hits = <long long*>malloc((n_query + 1) * sizeof(long long))
-    cdef int* freq = <int*>malloc((n_rows * n_query + 1) * sizeof(int))
+    cdef int* freq = <int*>malloc(((n_rows + 1) * n_query + 1) * sizeof(int))
     cdef int* matched = <int*>malloc((n_rows + 1) * sizeof(int))
     cdef double* scores = <double*>malloc((n_rows + 1) * sizeof(double))
     cdef double* scratch = <double*>malloc((n_rows + 1) * sizeof(double))
@@ -109,6 +111,11 @@ def bm25_top(
             else:
                 position[t] = <int>j
         with nogil:
+            # a row's counts go to the next free slot of ``freq``, which only advances when
+            # the row matched, so a slot is zeroed once, when it becomes the next one
+            row = freq
+            for j in range(n_query):
+                row[j] = 0
             for i in range(n_rows):
                 if not live[i]:
                     continue
@@ -121,8 +128,7 @@ def bm25_top(
                         continue
                 n += 1
                 total += lengths[i]
-                for j in range(n_query):
-                    freq[n_matched * n_query + j] = 0
+                found = 0
                 hi = ends[i]
                 for p in range(starts[i], hi):
                     t = terms[p]
@@ -130,17 +136,22 @@ def bm25_top(
                         break
                     s = position[t]
                     if s >= 0:
-                        freq[n_matched * n_query + s] = tfs[p]
-                s = 0
-                for j in range(n_query):
-                    if cols[j] != NULL and cols[j][i]:
-                        freq[n_matched * n_query + j] = cols[j][i]
-                    if freq[n_matched * n_query + j]:
-                        hits[j] += 1
-                        s = 1
-                if s:
+                        row[s] = tfs[p]
+                        found = 1
+                if n_phrases:
+                    for j in range(n_query):
+                        if cols[j] != NULL and cols[j][i]:
+                            row[j] = cols[j][i]
+                            found = 1
+                if found:
+                    for j in range(n_query):
+                        if row[j]:
+                            hits[j] += 1
                     matched[n_matched] = <int>i
                     n_matched += 1
+                    row = freq + n_matched * n_query
+                    for j in range(n_query):
+                        row[j] = 0
         if n == 0:
             return [], []
         avgdl = (<double>total) / n

@@ -151,6 +151,8 @@ class InMemoryStore(StoreBase):
 
     def _view(self, record: MemoryRecord) -> MemoryRecord:
         events = self._outcomes_by_memory.get(record.id)
+        if not events and not record.relations and record.id not in self._relations:
+            return record  # nothing to attach (most records)
         return materialize(
             record, list(events.values()) if events else (), self.related_ids(record.id)
         )

@@ -21,6 +21,7 @@ expansion.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 
 import attrs
@@ -185,7 +186,8 @@ def weighted_coverage(
     so a common word ("user", "work") counts for less than the rare one the question is
     about."""
     n = len(held)
-    df = {t: max(1, sum(1 for have in held.values() if t in have)) for t in terms}
+    counts = Counter(t for have in held.values() for t in have)
+    df = {t: max(1, counts[t]) for t in terms}
     idf = {t: math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
     total = sum(idf.values())
     if not total:
