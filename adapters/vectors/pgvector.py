@@ -11,8 +11,9 @@ search is an exact scan (the same answer as the numpy index); above it the HNSW 
 with ``hnsw.ef_search = max(ef_search, k)`` (at most 1000), set with ``SET LOCAL`` inside the
 query's own transaction so it never outlives the query on a pooled connection, and a result
 shorter than ``k`` falls back to the exact scan. ``ef_search`` comes from
-``memory.postgres.hnswEfSearch`` (default 200: Recall@10 >= 0.98 against the exact scan on
-clustered synthetic data at 10k and 100k vectors, see ``benchmarks/test_pgvector_recall_bench.py``).
+``memory.postgres.hnswEfSearch`` (default 200: with the default build options Recall@10 >=
+0.98 against the exact scan on clustered synthetic data at 10k and 100k vectors and on diffuse
+data at 10k, see ``benchmarks/test_pgvector_recall_bench.py``).
 
 Scoping. ``search_scoped`` joins ``memory_items`` and applies the lexical candidate filter
 (scope keys, kinds, not deleted or superseded, SQL expiry, then the parsed-expiry
@@ -56,7 +57,7 @@ FloatArray = npt.NDArray[np.float32]
 MAX_EF_SEARCH = 1000
 PGVECTOR_DEFAULTS = (16, 64)
 """pgvector's own (m, ef_construction): what an index without build options was built with."""
-DEFAULT_M, DEFAULT_EF_CONSTRUCTION = 16, 64
+DEFAULT_M, DEFAULT_EF_CONSTRUCTION = 32, 200
 _INDEX = "idx_memory_items_vec_hnsw"
 _GRAPH_BYTES_CAP = 1 << 30
 _SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")

@@ -75,7 +75,7 @@ def test_ef_construction_must_be_at_least_twice_m() -> None:
     with pytest.raises(ConfigError, match=r"hnswEfConstruction must be at least twice"):
         validate({"postgres": {"hnswM": 40, "hnswEfConstruction": 79}})
     with pytest.raises(ConfigError, match=r"got 120 with hnswM 64"):
-        validate({"postgres": {"hnswM": 64, "hnswEfConstruction": 120}})  # default would not do
+        validate({"postgres": {"hnswM": 64, "hnswEfConstruction": 120}})
     merged = validate({"postgres": {"hnswM": 40, "hnswEfConstruction": 80}})
     assert (merged["postgres"]["hnswM"], merged["postgres"]["hnswEfConstruction"]) == (40, 80)
     default_m, default_efc = SCHEMA["postgres.hnswM"][0], SCHEMA["postgres.hnswEfConstruction"][0]
