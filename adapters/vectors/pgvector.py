@@ -23,7 +23,9 @@ pgvector 0.6 filters after the index scan, so a selective scope is searched exac
 Build options. The HNSW index is built with ``m`` and ``ef_construction`` from
 ``memory.postgres.hnswM`` / ``memory.postgres.hnswEfConstruction``, with
 ``maintenance_work_mem`` raised for the build's transaction to the estimated graph size (at
-most 1 GB; never lowered) so pgvector builds the graph in memory. Opening never rebuilds an
+most 1 GB; never lowered) so pgvector builds the graph in memory (a parallel build reserves
+that much shared memory: a server whose ``/dev/shm`` is smaller, as Docker's 64 MB default,
+fails the build with nothing changed). Opening never rebuilds an
 existing index: an index built with other options (one made without options has pgvector's
 16 / 64) keeps serving, :meth:`PgVectorIndex.ann_index` reports the difference (``status``
 shows it) and :meth:`PgVectorIndex.rebuild_ann_index` (run by ``swarmmem rebuild-embeddings``)
