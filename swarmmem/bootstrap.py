@@ -290,7 +290,9 @@ class Runtime:
                 dsn=self.postgres_dsn(),
                 dimension=dimension,
                 schema=self.config["postgres"]["schema"],
-                ef_search=self.config["postgres"]["hnswEfSearch"],
+                ef_search=int(self.config["postgres"]["hnswEfSearch"]),
+                m=int(self.config["postgres"]["hnswM"]),
+                ef_construction=int(self.config["postgres"]["hnswEfConstruction"]),
             )
         return create("vector_index", "numpy", dimension=dimension)
 

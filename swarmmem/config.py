@@ -104,6 +104,8 @@ SCHEMA: dict[str, tuple[Any, Check]] = {
     "postgres.poolSize": (4, _num(1, 100, integer=True)),
     "postgres.schema": (None, _optional(_identifier)),
     "postgres.hnswEfSearch": (200, _num(1, 1000, integer=True)),
+    "postgres.hnswM": (32, _num(2, 100, integer=True)),
+    "postgres.hnswEfConstruction": (200, _num(4, 1000, integer=True)),
     "recall.defaultMaxItems": (8, _num(1, 20, integer=True)),
     "recall.defaultTokenBudget": (1200, _num(100, 5000, integer=True)),
     "recall.minScore": (0.05, _num(0, 2)),
@@ -217,6 +219,13 @@ def validate(section: Mapping[str, Any]) -> dict[str, Any]:
         raise ConfigError(
             f"memory.embeddings.dimension must be {width} with embeddings.provider "
             f"{embeddings['provider']!r} (the model's width); got {embeddings['dimension']!r}"
+        )
+    postgres = merged["postgres"]
+    if postgres["hnswEfConstruction"] < 2 * postgres["hnswM"]:
+        raise ConfigError(
+            "memory.postgres.hnswEfConstruction must be at least twice memory.postgres.hnswM "
+            f"(pgvector's rule); got {postgres['hnswEfConstruction']!r} with hnswM "
+            f"{postgres['hnswM']!r}"
         )
     return merged
 

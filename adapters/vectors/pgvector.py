@@ -11,13 +11,25 @@ search is an exact scan (the same answer as the numpy index); above it the HNSW 
 with ``hnsw.ef_search = max(ef_search, k)`` (at most 1000), set with ``SET LOCAL`` inside the
 query's own transaction so it never outlives the query on a pooled connection, and a result
 shorter than ``k`` falls back to the exact scan. ``ef_search`` comes from
-``memory.postgres.hnswEfSearch`` (default 200: Recall@10 >= 0.98 against the exact scan on
-clustered synthetic data at 10k and 100k vectors, see ``benchmarks/test_pgvector_recall_bench.py``).
+``memory.postgres.hnswEfSearch`` (default 200: with the default build options Recall@10 >=
+0.98 against the exact scan on clustered synthetic data at 10k and 100k vectors and on diffuse
+data at 10k, see ``benchmarks/test_pgvector_recall_bench.py``).
 
 Scoping. ``search_scoped`` joins ``memory_items`` and applies the lexical candidate filter
 (scope keys, kinds, not deleted or superseded, SQL expiry, then the parsed-expiry
 post-filter), so a dense candidate is a record the lexical path could also have returned.
 pgvector 0.6 filters after the index scan, so a selective scope is searched exactly.
+
+Build options. The HNSW index is built with ``m`` and ``ef_construction`` from
+``memory.postgres.hnswM`` / ``memory.postgres.hnswEfConstruction``, with
+``maintenance_work_mem`` raised for the build's transaction to the estimated graph size (at
+most 1 GB; never lowered) so pgvector builds the graph in memory (a parallel build reserves
+that much shared memory: a server whose ``/dev/shm`` is smaller, as Docker's 64 MB default,
+fails the build with nothing changed). Opening never rebuilds an
+existing index: an index built with other options (one made without options has pgvector's
+16 / 64) keeps serving, :meth:`PgVectorIndex.ann_index` reports the difference (``status``
+shows it) and :meth:`PgVectorIndex.rebuild_ann_index` (run by ``swarmmem rebuild-embeddings``)
+builds the new index beside the old one and swaps them in one transaction.
 
 The extension is created in ``public`` when missing (``CREATE EXTENSION vector``); a server
 without pgvector raises :class:`~swarmmem.core.model.errors.EmbeddingUnavailableError`.
@@ -28,6 +40,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import re
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -44,7 +57,36 @@ from swarmmem.core.model.semantics import passes_parsed_expiry
 
 FloatArray = npt.NDArray[np.float32]
 MAX_EF_SEARCH = 1000
+PGVECTOR_DEFAULTS = (16, 64)
+"""pgvector's own (m, ef_construction): what an index without build options was built with."""
+DEFAULT_M, DEFAULT_EF_CONSTRUCTION = 32, 200
+_INDEX = "idx_memory_items_vec_hnsw"
+_GRAPH_BYTES_CAP = 1 << 30
 _SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+
+
+def check_build_options(m: int, ef_construction: int) -> tuple[int, int]:
+    """``(m, ef_construction)`` as pgvector accepts them (m 2..100, ef_construction
+    2 * m..1000), else :class:`ConfigError` naming the configuration keys."""
+    for name, value in (("hnswM", m), ("hnswEfConstruction", ef_construction)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"memory.postgres.{name} must be an integer; got {value!r}")
+    if not 2 <= m <= 100:
+        raise ConfigError(f"memory.postgres.hnswM must be an integer in [2, 100]; got {m!r}")
+    if not 2 * m <= ef_construction <= 1000:
+        raise ConfigError(
+            f"memory.postgres.hnswEfConstruction must be an integer in [2 * hnswM, 1000] = "
+            f"[{2 * m}, 1000]; got {ef_construction!r}"
+        )
+    return m, ef_construction
+
+
+def graph_bytes(rows: int, dimension: int, m: int) -> int:
+    """A generous estimate of pgvector's in-memory HNSW graph for ``rows`` vectors (pgvector
+    0.6 needed about ``4 * dimension + 32 * m + 210`` bytes per vector at d = 128 and 384,
+    m = 8..32: the vector, the level-0 neighbour list of 2 * m entries, upper levels and
+    bookkeeping)."""
+    return rows * (4 * dimension + 40 * m + 512)
 
 
 def vector_literal(vector: Sequence[float] | FloatArray) -> str:
@@ -62,6 +104,8 @@ class PgVectorIndex:
         schema: the store's schema (``None``: the connection's current schema).
         pool_size: pooled connections.
         ef_search: HNSW candidate list size (raised to ``k`` per search, at most 1000).
+        m: HNSW graph degree of a new or rebuilt index (2..100).
+        ef_construction: HNSW build candidate list size (2 * m..1000).
         exact_below: tables smaller than this are searched exactly.
     """
 
@@ -73,11 +117,14 @@ class PgVectorIndex:
         schema: str | None = None,
         pool_size: int = 2,
         ef_search: int = 200,
+        m: int = DEFAULT_M,
+        ef_construction: int = DEFAULT_EF_CONSTRUCTION,
         exact_below: int = 10_000,
         connect_timeout: float = 10.0,
     ) -> None:
         if schema is not None and not _SCHEMA_NAME.match(schema):
             raise ConfigError(f"memory.postgres.schema is not a plain identifier: {schema!r}")
+        self.build = check_build_options(m, ef_construction)
         self._dim = int(dimension)
         self._dsn = parse_dsn(dsn)
         self.schema = schema
@@ -156,11 +203,101 @@ class PgVectorIndex:
                 'CREATE TABLE IF NOT EXISTS memory_items_vec (id TEXT COLLATE "C" PRIMARY KEY, '
                 f"embedding vector({self._dim}) NOT NULL)"
             )
-            conn.execute(
-                "CREATE INDEX IF NOT EXISTS idx_memory_items_vec_hnsw ON memory_items_vec "
-                "USING hnsw (embedding vector_cosine_ops)"
-            )
+            if conn.execute("SELECT to_regclass(%s) IS NULL", (_INDEX,)).fetchone()[0]:
+                self._create_hnsw(conn, _INDEX)
         self._check_dimension(conn)
+
+    def _create_hnsw(self, conn: Any, name: str) -> None:
+        """``CREATE INDEX name`` with the configured build options (inside the caller's
+        transaction), with ``maintenance_work_mem`` raised for this transaction to the
+        estimated graph size (at most 1 GB) so the graph is built in memory."""
+        m, ef_construction = self.build
+        rows = int(conn.execute("SELECT count(*) FROM memory_items_vec").fetchone()[0])
+        wanted = min(_GRAPH_BYTES_CAP, graph_bytes(rows, self._dim, m)) // 1024
+        current = conn.execute(
+            "SELECT setting::bigint * CASE unit WHEN '8kB' THEN 8 WHEN 'MB' THEN 1024 ELSE 1 END "
+            "FROM pg_settings WHERE name = 'maintenance_work_mem'"
+        ).fetchone()
+        if current is not None and wanted > int(current[0]):
+            conn.execute(
+                sql.SQL("SET LOCAL maintenance_work_mem = {}").format(sql.Literal(f"{wanted}kB"))
+            )
+        conn.execute(
+            sql.SQL(
+                "CREATE INDEX {} ON memory_items_vec USING hnsw (embedding vector_cosine_ops) "
+                "WITH (m = {}, ef_construction = {})"
+            ).format(sql.Identifier(name), sql.Literal(m), sql.Literal(ef_construction))
+        )
+
+    def built_with(self) -> tuple[int, int] | None:
+        """The ``(m, ef_construction)`` the HNSW index was built with (``None``: no index)."""
+        with self._conn() as conn:
+            return self._built_with(conn)
+
+    @staticmethod
+    def _built_with(conn: Any) -> tuple[int, int] | None:
+        row = conn.execute(
+            "SELECT reloptions FROM pg_class WHERE oid = to_regclass(%s)", (_INDEX,)
+        ).fetchone()
+        if row is None:
+            return None
+        options = dict(str(o).split("=", 1) for o in row[0] or [])
+        return (
+            int(options.get("m", PGVECTOR_DEFAULTS[0])),
+            int(options.get("ef_construction", PGVECTOR_DEFAULTS[1])),
+        )
+
+    def ann_index(self) -> dict[str, Any]:
+        """The HNSW index's build options against the configured ones (for ``status``)."""
+        built = self.built_with()
+        m, ef_construction = self.build
+        return {
+            "kind": "hnsw",
+            "m": None if built is None else built[0],
+            "ef_construction": None if built is None else built[1],
+            "configured_m": m,
+            "configured_ef_construction": ef_construction,
+            "needs_rebuild": built != self.build,
+        }
+
+    def rebuild_ann_index(self, *, force: bool = False) -> dict[str, Any]:
+        """Rebuild the HNSW index with the configured build options when it was built with
+        others (or ``force``). The new index is built beside the old one, which keeps serving
+        searches (writes wait), and replaces it in the same transaction; on any error nothing
+        changes. A role that does not own the table gets the reason instead (the owner must
+        run it). Returns what was done."""
+        started = time.perf_counter()
+        m, ef_construction = self.build
+        with self._conn() as conn:
+            try:
+                with conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(hashtext('swarmmem:pgvector-init'))")
+                    before = self._built_with(conn)
+                    if before == self.build and not force:
+                        return {"rebuilt": False, "m": m, "ef_construction": ef_construction}
+                    self._create_hnsw(conn, _INDEX + "_new")
+                    if before is not None:
+                        conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(_INDEX)))
+                    conn.execute(
+                        sql.SQL("ALTER INDEX {} RENAME TO {}").format(
+                            sql.Identifier(_INDEX + "_new"), sql.Identifier(_INDEX)
+                        )
+                    )
+            except psycopg.errors.InsufficientPrivilege as exc:
+                return {
+                    "rebuilt": False,
+                    "m": m,
+                    "ef_construction": ef_construction,
+                    "reason": "only the owner of memory_items_vec can rebuild its index "
+                    f"({self._dsn.scrub(str(exc).strip())})",
+                }
+        return {
+            "rebuilt": True,
+            "m": m,
+            "ef_construction": ef_construction,
+            "previous": None if before is None else list(before),
+            "seconds": round(time.perf_counter() - started, 3),
+        }
 
     def _check_dimension(self, conn: Any) -> None:
         stored = conn.execute(

@@ -56,8 +56,9 @@ def rebuild_index(
     progress: Callable[[int, int], None] | None = None,
     batch_size: int = 64,
 ) -> dict[str, Any]:
-    """Re-embed every active durable memory, drop vectors of records that are gone, and
-    advance the stored model version when nothing failed."""
+    """Re-embed every active durable memory, drop vectors of records that are gone, advance
+    the stored model version when nothing failed, and rebuild an approximate index whose build
+    options differ from the configured ones (optional ``rebuild_ann_index`` of the index)."""
     records = embeddable(store.list(ListFilter(now=now)))
     before = set(parts.index.ids())
     missing = sum(1 for r in records if r.id not in before)
@@ -79,7 +80,8 @@ def rebuild_index(
     advanced = failed == 0
     if advanced:
         parts.index.set_model_version(parts.embedder.model_version)
-    return {
+    rebuild_ann = getattr(parts.index, "rebuild_ann_index", None)
+    result = {
         "rebuilt": done,
         "failed": failed,
         "advanced": advanced,
@@ -88,24 +90,35 @@ def rebuild_index(
         "stale_removed": len(stale),
         "outdated_model": outdated,
     }
+    if rebuild_ann is not None:  # an approximate index built with other options is rebuilt
+        result["ann_index"] = rebuild_ann()
+    return result
 
 
 def coverage(store: StorageProvider, parts: DenseParts, *, now: str) -> dict[str, Any]:
     """How many embeddable memories have a vector, under which model version, and whether
-    ``rebuild_index`` is needed (missing vectors or vectors of another model)."""
+    ``rebuild_index`` is needed (missing vectors, vectors of another model, or an approximate
+    index built with other options: optional ``ann_index`` of the index)."""
     records = embeddable(store.list(ListFilter(now=now)))
     stored = set(parts.index.ids())
     embedded = sum(1 for r in records if r.id in stored)
     version = parts.index.stored_model_version()
     current = parts.embedder.model_version
-    return {
+    ann_status = getattr(parts.index, "ann_index", None)
+    ann = ann_status() if ann_status is not None else None
+    out = {
         "embedded": embedded,
         "total": len(records),
         "missing": len(records) - embedded,
         "model_version": current,
         "stored_model_version": version,
-        "needs_rebuild": embedded < len(records) or version not in (None, current),
+        "needs_rebuild": embedded < len(records)
+        or version not in (None, current)
+        or bool(ann and ann["needs_rebuild"]),
     }
+    if ann is not None:
+        out["ann_index"] = ann
+    return out
 
 
 @attrs.frozen(kw_only=True)

@@ -86,7 +86,8 @@ def reflect(state: State) -> None:
 @main.command("rebuild-embeddings")
 @command
 def rebuild_embeddings(state: State) -> None:
-    """Re-embed every durable memory; the model version advances only if all succeed."""
+    """Re-embed every durable memory; the model version advances only if all succeed. A
+    pgvector index built with other options than configured is rebuilt too."""
     with state.open() as mem, progress_bar("embedding", state) as progress:
         result = mem.rebuild_embedding_index(progress=progress)
     emit(state, result, render.rebuild_text)

@@ -428,11 +428,20 @@ def _embedding_lines(cov: Data | None) -> list[str]:
         f"- Embeddings: {cov['embedded']}/{cov['total']} memories embedded "
         f"(model {_code(cov['model_version'])})"
     ]
+    ann = cov.get("ann_index")
+    if ann:
+        lines.append(
+            f"- Vector index: {ann['kind']} m={ann['m']} ef_construction={ann['ef_construction']}"
+            f" (configured m={ann['configured_m']} "
+            f"ef_construction={ann['configured_ef_construction']})"
+        )
     if cov["needs_rebuild"]:
         why = (
             f"{cov['missing']} memories have no vector"
             if cov["missing"]
             else f"vectors were made with {cov['stored_model_version']}"
+            if cov["stored_model_version"] not in (None, cov["model_version"])
+            else "the vector index was built with other options than configured"
         )
         lines.append(f"- Warning: {why}; run `swarmmem rebuild-embeddings`.")
     return lines
@@ -448,10 +457,19 @@ def rebuild_text(data: Data) -> str:
     if data["outdated_model"]:
         fixed.append("the stored vectors came from another model")
     version = "advanced to" if data["advanced"] else "left unchanged, not"
-    return (
+    text = (
         f"Re-embedded {data['rebuilt']} memories ({data['failed']} failed): "
         f"{'; '.join(fixed)}. The model version was {version} {data['model_version']}."
     )
+    ann = data.get("ann_index")
+    if ann and ann["rebuilt"]:
+        text += (
+            f" The vector index was rebuilt with m={ann['m']} "
+            f"ef_construction={ann['ef_construction']} in {ann['seconds']:.1f} s."
+        )
+    elif ann and ann.get("reason"):
+        text += f" The vector index was not rebuilt: {ann['reason']}."
+    return text
 
 
 def audit_text(report: Data) -> str:

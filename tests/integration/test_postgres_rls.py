@@ -256,6 +256,17 @@ def test_vectors_follow_their_memory(cluster: dict[str, Any]) -> None:
     index = PgVectorIndex(cluster["dsn"]["a"], 4, schema=cluster["schema"])
     try:
         assert index.ids() == [ids["a"]]
+        built = index.built_with()
+        other = PgVectorIndex(
+            cluster["dsn"]["a"], 4, schema=cluster["schema"], m=5, ef_construction=10
+        )
+        try:  # other build options: reported; only the owner may rebuild
+            assert other.ann_index()["needs_rebuild"] is True
+            refused = other.rebuild_ann_index()
+            assert refused["rebuilt"] is False and "only the owner" in refused["reason"]
+            assert other.built_with() == built != (5, 10)
+        finally:
+            other.close()
         with pytest.raises(StorageError):
             index.upsert([ids["b"]], np.zeros((1, 4), dtype=np.float32))
     finally:
