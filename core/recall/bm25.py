@@ -91,6 +91,11 @@ def _stems(text: str) -> frozenset[str]:
     return frozenset(stemmed_tokens(text))
 
 
+#: the position of the memory kind among :func:`record_fields` (its words, such as "test
+#: pattern" or "project fact", describe what a memory is, not what it says)
+KIND_COLUMN = 2
+
+
 def record_fields(record: MemoryRecord) -> tuple[str, ...]:
     """The seven full-text columns of a record (as the stores index them)."""
     return (
@@ -150,6 +155,24 @@ class _Document:
         return sum(
             1 for c in self.columns for i in range(len(c) - size + 1) if c[i : i + size] == phrase
         )
+
+    def holds_beyond_kind(self, phrase: tuple[str, ...]) -> bool:
+        """True when ``phrase`` occurs in a column other than the kind."""
+        total = self.count(phrase)
+        if not total:
+            return False
+        kind = self.columns[KIND_COLUMN]
+        size = len(phrase)
+        in_kind = sum(1 for i in range(len(kind) - size + 1) if kind[i : i + size] == phrase)
+        return total > in_kind
+
+
+def matches_content(record: MemoryRecord, phrases: Sequence[tuple[str, ...]]) -> bool:
+    """True when a record holds one of the stemmed ``phrases`` (:func:`match_terms`) in what
+    it says (text, tags, files, symbols, source), not only in the words of its kind: "which
+    project owns billing" is no match for every ``project_fact``."""
+    doc = document(record_fields(record))
+    return any(doc.holds_beyond_kind(phrase) for phrase in phrases)
 
 
 @functools.lru_cache(maxsize=65536)

@@ -12,7 +12,8 @@ is the IDF-weighted share of the query's stemmed terms the memory's text holds
 shared term's IDF is floored and a task word in a file path decides; coverage alone loses
 BM25's length normalisation on long texts. Measured on public data and our own fixtures:
 benchmarks/README.md.) A record without a matched term is never a candidate, so an
-unrelated query returns nothing.
+unrelated query returns nothing; a term found only among the words of the record's kind
+("test pattern", "project fact") is no match (:func:`~.bm25.matches_content`).
 
 Then, after any dense stages, the maxItems slice (exploration is additive) and related-item
 expansion.
@@ -28,7 +29,13 @@ import attrs
 
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest, Relation
-from swarmmem.core.recall.bm25 import bm25_relevance, held_terms, stemmed_query
+from swarmmem.core.recall.bm25 import (
+    bm25_relevance,
+    held_terms,
+    match_terms,
+    matches_content,
+    stemmed_query,
+)
 from swarmmem.core.recall.fts import FTS_BONUS, build_fts_query
 from swarmmem.core.recall.scoring import LearningPolicy, rank_records, score_records
 from swarmmem.ports.storage import StorageProvider
@@ -159,7 +166,10 @@ def _stemmed_recall(
         every = bm25_relevance(records, match)
         best = sorted(every, key=lambda i: (-every[i], i))[: preselect_limit(request)]
         relevance = {i: every[i] for i in best}
-    records = [r for r in records if r.id in relevance]
+    # a memory matching the query only through its kind's words is no candidate
+    phrases = match_terms(match)
+    records = [r for r in records if r.id in relevance and matches_content(r, phrases)]
+    relevance = {r.id: relevance[r.id] for r in records}
     top = max(relevance.values(), default=0.0) or 1.0
     terms, held = held_terms(records, match)
     cover = weighted_coverage(held, terms)

@@ -64,6 +64,18 @@ def stemmed_candidates(store: Any, query: str) -> Any:
     )
 
 
+def test_the_words_of_a_kind_alone_match_nothing(store: Any) -> None:
+    """Every memory here is a ``project_fact``: a query naming "project" or "fact" matches
+    no memory by that alone (the kind is what a memory is, not what it says), on every mode
+    and with or without another word."""
+    for mode in ("manual", "curator", "injection"):
+        assert recall(store, "which project owns billing", mode=mode) == []
+        assert recall(store, "fact about quantum bananas", mode=mode) == []
+    assert recall(store, "which project retries payments")[:1] == [CORPUS[4][0]]
+    store.upsert(make_memory("Release notes list each project fact", updated_at=at(9)))
+    assert recall(store, "which project owns billing") == ["Release notes list each project fact"]
+
+
 def test_word_forms_match_through_their_stems(store: Any) -> None:
     texts = recall(store, "running tests")
     assert texts[0] == CORPUS[0][0]
