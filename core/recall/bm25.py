@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from swarmmem.core.model.records import MemoryRecord
-from swarmmem.core.recall.scoring import FILE_KEYS, metadata_strings, symbol_field
+from swarmmem.core.recall.scoring import derived
 from swarmmem.core.recall.stemming import stemmed_tokens
 
 # Common English function words (articles, pronouns, prepositions, conjunctions, auxiliary
@@ -97,16 +97,9 @@ KIND_COLUMN = 2
 
 
 def record_fields(record: MemoryRecord) -> tuple[str, ...]:
-    """The seven full-text columns of a record (as the stores index them)."""
-    return (
-        record.text,
-        " ".join(record.tags),
-        record.kind.replace("_", " "),
-        record.source.file_path or "",
-        record.source.ref or "",
-        symbol_field(record),
-        " ".join(metadata_strings(record.metadata, FILE_KEYS)),
-    )
+    """The seven full-text columns of a record, as the stores index them: text, tags, kind
+    words, source path, source ref, symbols, metadata files (derived once per record)."""
+    return derived(record).columns
 
 
 def bm25_relevance(records: Sequence[MemoryRecord], match: str | None) -> dict[str, float]:
@@ -138,12 +131,16 @@ def bm25_relevance(records: Sequence[MemoryRecord], match: str | None) -> dict[s
 class _Document:
     """A record's stemmed columns, their token counts and length (computed once per text)."""
 
-    __slots__ = ("columns", "counts", "length")
+    __slots__ = ("columns", "content", "counts", "length")
 
     def __init__(self, fields: tuple[str, ...]) -> None:
         self.columns = [tuple(stemmed_tokens(field)) for field in fields]
         self.counts = Counter(t for column in self.columns for t in column)
         self.length = sum(len(column) for column in self.columns)
+        #: the terms of every column but the kind
+        self.content = frozenset(
+            t for i, column in enumerate(self.columns) if i != KIND_COLUMN for t in column
+        )
 
     def count(self, phrase: tuple[str, ...]) -> int:
         """Occurrences of ``phrase`` within a column (a phrase never spans two)."""
@@ -167,12 +164,20 @@ class _Document:
         return total > in_kind
 
 
-def matches_content(record: MemoryRecord, phrases: Sequence[tuple[str, ...]]) -> bool:
-    """True when a record holds one of the stemmed ``phrases`` (:func:`match_terms`) in what
-    it says (text, tags, files, symbols, source), not only in the words of its kind: "which
+def content_matches(
+    records: Sequence[MemoryRecord], phrases: Sequence[tuple[str, ...]]
+) -> list[MemoryRecord]:
+    """The records holding one of the stemmed ``phrases`` (:func:`match_terms`) in what they
+    say (text, tags, files, symbols, source), not only in the words of their kind: "which
     project owns billing" is no match for every ``project_fact``."""
-    doc = document(record_fields(record))
-    return any(doc.holds_beyond_kind(phrase) for phrase in phrases)
+    singles = frozenset(phrase[0] for phrase in phrases if len(phrase) == 1)
+    longer = [phrase for phrase in phrases if len(phrase) > 1]
+    out = []
+    for record in records:
+        doc = document(record_fields(record))
+        if not doc.content.isdisjoint(singles) or any(doc.holds_beyond_kind(p) for p in longer):
+            out.append(record)
+    return out
 
 
 @functools.lru_cache(maxsize=65536)

@@ -13,7 +13,7 @@ shared term's IDF is floored and a task word in a file path decides; coverage al
 BM25's length normalisation on long texts. Measured on public data and our own fixtures:
 benchmarks/README.md.) A record without a matched term is never a candidate, so an
 unrelated query returns nothing; a term found only among the words of the record's kind
-("test pattern", "project fact") is no match (:func:`~.bm25.matches_content`).
+("test pattern", "project fact") is no match (:func:`~.bm25.content_matches`).
 
 Then, after any dense stages, the maxItems slice (exploration is additive) and related-item
 expansion.
@@ -31,9 +31,9 @@ from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest, Relation
 from swarmmem.core.recall.bm25 import (
     bm25_relevance,
+    content_matches,
     held_terms,
     match_terms,
-    matches_content,
     stemmed_query,
 )
 from swarmmem.core.recall.fts import FTS_BONUS, build_fts_query
@@ -168,7 +168,7 @@ def _stemmed_recall(
         relevance = {i: every[i] for i in best}
     # a memory matching the query only through its kind's words is no candidate
     phrases = match_terms(match)
-    records = [r for r in records if r.id in relevance and matches_content(r, phrases)]
+    records = content_matches([r for r in records if r.id in relevance], phrases)
     relevance = {r.id: relevance[r.id] for r in records}
     top = max(relevance.values(), default=0.0) or 1.0
     terms, held = held_terms(records, match)

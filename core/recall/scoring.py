@@ -97,6 +97,9 @@ class Derived(NamedTuple):
     updated_ms: float | None
     expires_ms: float | None
     q: float
+    #: the seven full-text columns (text, tags, kind words, source path, source ref, symbols,
+    #: metadata files), as the stores index them (:func:`~.bm25.record_fields`)
+    columns: tuple[str, ...]
 
 
 def derived(record: MemoryRecord) -> Derived:
@@ -104,17 +107,24 @@ def derived(record: MemoryRecord) -> Derived:
     (a store that holds its records, like the in-memory and JSONL ones, pays for them once)."""
     cached: Derived | None = record._derived
     if cached is None:
+        tags = " ".join(record.tags)
+        kind_words = record.kind.replace("_", " ")
+        ref = record.source.ref or ""
+        symbols = symbol_field(record)
+        listed = metadata_strings(record.metadata, FILE_KEYS)
+        path = record.source.file_path if isinstance(record.source.file_path, str) else None
         cached = Derived(
-            tags=" ".join(record.tags),
-            files=file_field(record),
-            symbols=symbol_field(record),
-            kind_words=record.kind.replace("_", " "),
-            ref=record.source.ref or "",
+            tags=tags,
+            files=" ".join(listed if path is None else [path, *listed]),
+            symbols=symbols,
+            kind_words=kind_words,
+            ref=ref,
             specificity=SCOPE_SPECIFICITY.get(record.scope.type, 0.0),
             scope_key=scope_key_of(record.scope),
             updated_ms=iso_to_ms(record.updated_at),
             expires_ms=iso_to_ms(record.expires_at),
             q=q_value_of(record.metadata),
+            columns=(record.text, tags, kind_words, path or "", ref, symbols, " ".join(listed)),
         )
         object.__setattr__(record, "_derived", cached)
     return cached
