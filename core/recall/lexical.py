@@ -59,6 +59,8 @@ class RecallResult:
     candidate_count: int | None = None
     """How many items the scorer kept (``items`` may hold fewer: ``lexical_recall(keep=)``);
     ``None``: ``len(items)``."""
+    #: the kept (not explored) candidates' records, best first, even those ``items`` leaves out
+    records: tuple[MemoryRecord, ...] = attrs.field(default=(), hash=False)
 
     @property
     def kept_count(self) -> int:
@@ -130,6 +132,7 @@ def lexical_recall(
         diagnostics=ranking.diagnostics,
         lexical_order=tuple(s.record.id for s in ranking.kept),
         candidate_count=len(ranking.kept) + (ranking.explored is not None),
+        records=tuple(s.record for s in ranking.kept),
     )
 
 
@@ -182,6 +185,7 @@ def _stemmed_recall(
         diagnostics=ranking.diagnostics,
         lexical_order=tuple(s.record.id for s in ranking.kept),
         candidate_count=len(ranking.kept) + (ranking.explored is not None),
+        records=tuple(s.record for s in ranking.kept),
         text_relevance=text,
     )
 

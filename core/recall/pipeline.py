@@ -109,6 +109,10 @@ def run_recall(
     config = config or RecallConfig()
     started = timer()
     policy = config.policy
+    settings = config.hybrid
+    # items are built only for what is returned, unless a dense stage reads every lexical
+    # item (rank fusion, the dense rescue); score fusion re-ranks the kept records
+    every_item = config.dense and (settings.fusion != "score" or settings.dense_rescue is not None)
     lexical = lexical_recall(
         store,
         request,
@@ -116,8 +120,7 @@ def run_recall(
         policy=policy,
         rng=rng,
         reference=config.profile == "reference",
-        # only the returned items are built unless dense stages re-rank all of them
-        keep=None if config.dense else request.max_items,
+        keep=None if every_item else request.max_items,
     )
 
     def finish(items: list[RecallItem], trace: RecallTrace) -> tuple[RecallResult, RecallTrace]:
@@ -146,7 +149,6 @@ def run_recall(
         return lexical_only(None)
     if parts is None:
         return lexical_only("dense retrieval is unavailable")
-    settings = config.hybrid
     regular = [it for it in lexical.items if not it.explored]
     explored = [it for it in lexical.items if it.explored]
     try:
@@ -159,8 +161,17 @@ def run_recall(
         dense = [(record, cos) for record, cos in dense if cos >= settings.dense_floor]
 
     if settings.fusion == "score":
+        # what rerank and the dense rescue read of the fused ranking (the rest is never shown)
+        shown = request.max_items + (RERANK_TOP_N if settings.rerank else 0)
         items = _scored_fusion(
-            regular, dense, lexical.text_relevance, request, settings, now, policy
+            lexical.records,
+            dense,
+            lexical.text_relevance,
+            request,
+            settings,
+            now,
+            policy,
+            limit=None if settings.dense_rescue is not None else shown,
         )
     else:
         items = _fused_items(regular, dense, request, settings)
@@ -175,7 +186,7 @@ def run_recall(
         degradation_reason=reason,
         used_embedding=True,
         used_reranker=used_reranker,
-        lexical_candidate_count=len(regular),
+        lexical_candidate_count=len(lexical.records),
         dense_candidate_count=len(dense),
         rerank_candidate_count=rerank_count,
         query_embedding_invocation_count=embeds,
@@ -189,24 +200,27 @@ def _has_signal(item: RecallItem) -> bool:
 
 
 def _scored_fusion(
-    regular: list[RecallItem],
+    lexical_records: Sequence[MemoryRecord],
     dense: Sequence[tuple[MemoryRecord, float]],
     text_relevance: dict[str, float],
     request: RecallRequest,
     settings: HybridSettings,
     now: str,
     policy: LearningPolicy,
+    *,
+    limit: int | None,
 ) -> list[RecallItem]:
-    """``score`` fusion: lexical and dense evidence become the scorer's text factor."""
+    """``score`` fusion: lexical and dense evidence become the scorer's text factor; items
+    for the first ``limit`` of the fused ranking (all when ``None``)."""
     cosines = {record.id: cos for record, cos in dense}
-    lexical = {it.record.id: text_relevance.get(it.record.id, 0.0) for it in regular}
+    lexical = {record.id: text_relevance.get(record.id, 0.0) for record in lexical_records}
     combined = score_fusion(
         lexical,
         cosines,
         fusion_weight(settings),
         settings.dense_floor,
     )
-    records = [it.record for it in regular]
+    records = list(lexical_records)
     if request.mode != "injection":  # injection takes no dense-only hit
         known = {record.id for record in records}
         records += [record for record, _ in dense if record.id not in known]
@@ -219,7 +233,7 @@ def _scored_fusion(
         policy=attrs.evolve(policy, exploration_rate=0.0),  # the lexical stage explored
         text_relevance=combined,
         lexical_relevance=lexical,
-    ).items()
+    ).items(limit)
     return [
         attrs.evolve(it, reason=f"{it.reason}, cosine={to_fixed(cosines[it.record.id], 2)}")
         if it.record.id in cosines
