@@ -293,6 +293,7 @@ class Runtime:
                 ef_search=int(self.config["postgres"]["hnswEfSearch"]),
                 m=int(self.config["postgres"]["hnswM"]),
                 ef_construction=int(self.config["postgres"]["hnswEfConstruction"]),
+                exact_below=int(self.config["postgres"]["exactBelow"]),
             )
         return create("vector_index", "numpy", dimension=dimension)
 

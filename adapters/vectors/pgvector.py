@@ -6,8 +6,8 @@ store's tables (same schema), with an HNSW index over cosine distance
 ``embedding_config``, as in SQLite. ``search`` returns ``(id, 1 - cosine distance)`` best
 first, ties by id.
 
-Exactness. HNSW is approximate. While the table holds fewer than ``exact_below`` vectors the
-search is an exact scan (the same answer as the numpy index); above it the HNSW index is used
+Exactness. HNSW is approximate. While the table holds fewer than ``exact_below`` vectors
+(``memory.postgres.exactBelow``, default 10,000) the search is an exact scan (the same answer as the numpy index); above it the HNSW index is used
 with ``hnsw.ef_search = max(ef_search, k)`` (at most 1000), set with ``SET LOCAL`` inside the
 query's own transaction so it never outlives the query on a pooled connection, and a result
 shorter than ``k`` falls back to the exact scan. ``ef_search`` comes from

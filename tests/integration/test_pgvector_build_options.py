@@ -59,6 +59,9 @@ def _config(dsn: str, schema: str, **postgres: Any) -> dict[str, Any]:
         ("hnswEfConstruction", 1001),
         ("hnswEfConstruction", 100.5),
         ("hnswEfConstruction", "128"),
+        ("exactBelow", -1),
+        ("exactBelow", 2.5),
+        ("exactBelow", "10000"),
     ],
 )
 def test_bad_values_are_refused(tmp_path: Path, key: str, bad: object) -> None:
@@ -244,3 +247,32 @@ def test_rebuild_builds_the_graph_in_memory_without_leaking_the_setting(tmp_path
         assert recall() >= 0.95
     finally:
         index.close()
+
+
+@pytest.mark.parametrize("exact_below", [0, 5, 1_000_000])
+def test_exact_below_decides_between_the_scan_and_the_index(
+    tmp_path: Path, exact_below: int
+) -> None:
+    """``postgres.exactBelow`` reaches the index: below it a search scans exactly (the true
+    nearest neighbours), from it on the HNSW index serves; 0 always uses the index."""
+    import swarmmem
+
+    dsn = require_vector()
+    schema = schema_for(tmp_path / "s")
+    config = _config(dsn, schema, hnswM=8, hnswEfConstruction=40, exactBelow=exact_below)
+    with swarmmem.open(tmp_path, config) as mem:
+        parts = mem.runtime.dense_parts()
+        assert parts is not None, mem.runtime.dense_unavailable_reason
+        index = parts.index
+        assert index.exact_below == exact_below
+        rng = np.random.default_rng(3)
+        vectors = _unit(rng, 40)
+        index.upsert([f"mem_{i:04d}" for i in range(40)], vectors)
+        with index._conn() as conn:
+            assert index._is_small(conn) is (40 < exact_below)
+        query = _unit(rng, 1)[0]
+        hits = index.search(query, 5)
+        truth = np.argsort(-(vectors @ query))[:5]
+        if 40 < exact_below:
+            assert [h[0] for h in hits] == [f"mem_{i:04d}" for i in truth]
+        assert len(hits) == 5
