@@ -7,10 +7,11 @@ store's tables (same schema), with an HNSW index over cosine distance
 first, ties by id.
 
 Exactness. HNSW is approximate. While the table holds fewer than ``exact_below`` vectors
-(``memory.postgres.exactBelow``, default 10,000) the search is an exact scan (the same answer as the numpy index); above it the HNSW index is used
-with ``hnsw.ef_search = max(ef_search, k)`` (at most 1000), set with ``SET LOCAL`` inside the
-query's own transaction so it never outlives the query on a pooled connection, and a result
-shorter than ``k`` falls back to the exact scan. ``ef_search`` comes from
+(``memory.postgres.exactBelow``, default 10,000) the search is an exact scan (the same
+answer as the numpy index); above it the HNSW index is used with ``hnsw.ef_search =
+max(ef_search, k)`` (at most 1000), set with ``SET LOCAL`` inside the query's own transaction
+so it never outlives the query on a pooled connection, and a result shorter than ``k`` falls
+back to the exact scan. ``ef_search`` comes from
 ``memory.postgres.hnswEfSearch`` (default 200: with the default build options Recall@10 >=
 0.98 against the exact scan on clustered synthetic data at 10k and 100k vectors and on diffuse
 data at 10k, see ``benchmarks/test_pgvector_recall_bench.py``).

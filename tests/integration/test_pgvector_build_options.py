@@ -269,10 +269,10 @@ def test_exact_below_decides_between_the_scan_and_the_index(
         vectors = _unit(rng, 40)
         index.upsert([f"mem_{i:04d}" for i in range(40)], vectors)
         with index._conn() as conn:
-            assert index._is_small(conn) is (40 < exact_below)
+            assert index._is_small(conn) is (exact_below > 40)
         query = _unit(rng, 1)[0]
         hits = index.search(query, 5)
         truth = np.argsort(-(vectors @ query))[:5]
-        if 40 < exact_below:
+        if exact_below > 40:
             assert [h[0] for h in hits] == [f"mem_{i:04d}" for i in truth]
         assert len(hits) == 5
