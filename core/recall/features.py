@@ -73,14 +73,18 @@ class FeatureTable:
             self._garbage += self._ends[slot] - self._starts[slot]
         doc = document(record_fields(record))
         vocabulary = self._vocabulary
-        ids = sorted(
-            (vocabulary.setdefault(term, len(vocabulary)), count)
-            for term, count in doc.counts.items()
-        )
+        known = vocabulary.get
+        pairs = []
+        for term, count in doc.counts.items():
+            term_id = known(term)
+            if term_id is None:
+                term_id = vocabulary[term] = len(vocabulary)
+            pairs.append((term_id, count))
+        pairs.sort()
         self._records[slot] = record
         self._starts[slot] = len(self._terms)
-        self._terms.extend(term for term, _ in ids)
-        self._tfs.extend(count for _, count in ids)
+        self._terms.extend([term_id for term_id, _ in pairs])
+        self._tfs.extend([count for _, count in pairs])
         self._ends[slot] = len(self._terms)
         self._lengths[slot] = doc.length
         self._scopes[slot] = self._scope_ids.setdefault(
