@@ -148,20 +148,18 @@ class _Document:
             return self.counts.get(phrase[0], 0)
         if any(t not in self.counts for t in phrase):
             return 0
-        size = len(phrase)
-        return sum(
-            1 for c in self.columns for i in range(len(c) - size + 1) if c[i : i + size] == phrase
-        )
+        return sum(_occurrences(column, phrase) for column in self.columns)
 
     def holds_beyond_kind(self, phrase: tuple[str, ...]) -> bool:
         """True when ``phrase`` occurs in a column other than the kind."""
         total = self.count(phrase)
-        if not total:
-            return False
-        kind = self.columns[KIND_COLUMN]
-        size = len(phrase)
-        in_kind = sum(1 for i in range(len(kind) - size + 1) if kind[i : i + size] == phrase)
-        return total > in_kind
+        return total > 0 and total > _occurrences(self.columns[KIND_COLUMN], phrase)
+
+
+def _occurrences(column: tuple[str, ...], phrase: tuple[str, ...]) -> int:
+    """How often ``phrase`` occurs in one column's tokens."""
+    size = len(phrase)
+    return sum(1 for i in range(len(column) - size + 1) if column[i : i + size] == phrase)
 
 
 def content_matches(

@@ -67,12 +67,6 @@ def metadata_strings(metadata: Mapping[str, Any], keys: Sequence[str]) -> list[s
     return out
 
 
-def file_field(record: MemoryRecord) -> str:
-    """The file-path text of a record (source path and metadata file keys)."""
-    parts = [record.source.file_path] if isinstance(record.source.file_path, str) else []
-    return " ".join(parts + metadata_strings(record.metadata, FILE_KEYS))
-
-
 def symbol_field(record: MemoryRecord) -> str:
     """The symbol text of a record (metadata symbol keys)."""
     return " ".join(metadata_strings(record.metadata, _SYMBOL_KEYS))
