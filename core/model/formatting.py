@@ -10,8 +10,15 @@ def to_fixed(value: float, digits: int) -> str:
     """Format like JS ``toFixed``: round half away from zero on the exact binary value."""
     if not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    quantum = Decimal(1).scaleb(-digits)
-    text = str(Decimal(value).quantize(quantum, rounding=ROUND_HALF_UP))
-    if text.startswith("-") and Decimal(text) == 0:
+    # Python's format rounds the exact binary value too, but half to even: it agrees
+    # everywhere except on a value half-way between two results. Below 1e9 the product
+    # is within 1e-7 of the exact one, so a value near half-way is left to Decimal.
+    scaled = abs(value) * 10.0**digits
+    if scaled < 1e9 and abs(scaled - math.floor(scaled) - 0.5) > 1e-6:
+        text = f"{value:.{digits}f}"
+    else:
+        quantum = Decimal(1).scaleb(-digits)
+        text = str(Decimal(value).quantize(quantum, rounding=ROUND_HALF_UP))
+    if text.startswith("-") and not text.strip("-0."):
         text = text[1:]
     return text

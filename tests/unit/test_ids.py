@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import math
+import random
+from decimal import ROUND_HALF_UP, Decimal
+from math import inf
 
 import pytest
 
@@ -105,3 +109,24 @@ def test_estimate_tokens(text: str, tokens: int) -> None:
 def test_to_fixed_rounds_like_javascript(value: float, digits: int, text: str) -> None:
     """Half-way cases on the exact binary value round away from zero."""
     assert to_fixed(value, digits) == text
+
+
+def _to_fixed_exact(value: float, digits: int) -> str:
+    """``toFixed`` through the exact decimal value of ``value`` (the slow, plain way)."""
+    text = str(Decimal(value).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+    return text[1:] if text.startswith("-") and Decimal(text) == 0 else text
+
+
+def test_to_fixed_agrees_with_the_exact_decimal_everywhere() -> None:
+    """The fast path (Python's own rounding away from half-way values) gives the exact
+    decimal's answer: random values, every multiple of 1/8 (exactly half-way at 2 digits),
+    neighbours of half-way values one ulp off, negative values rounding to zero."""
+    rng = random.Random(3)
+    values = [rng.uniform(-2, 2) for _ in range(20_000)] + [rng.random() for _ in range(20_000)]
+    values += [k / 8 for k in range(-40, 41)] + [k / 1000 for k in range(-3000, 3001)]
+    values += [math.nextafter(k / 8, inf) for k in range(-40, 41)]
+    values += [math.nextafter(k / 8, -inf) for k in range(-40, 41)]
+    values += [-1e-9, -0.004, -0.005, -0.0049999, 1e20, -1e20, 123456789.125]
+    for value in values:
+        for digits in (0, 1, 2, 3, 6):
+            assert to_fixed(value, digits) == _to_fixed_exact(value, digits), (value, digits)
