@@ -225,3 +225,52 @@ def having_all(
         return out
     finally:
         free(wanted)
+
+
+def term_marks(
+    const long long[::1] starts,
+    const long long[::1] ends,
+    const int[::1] terms,
+    const unsigned char[::1] marks,
+    rows,
+    query,
+):
+    cdef Py_ssize_t n_query = len(query), j, p, hi
+    cdef int t, s, top = -1
+    cdef long long i
+    cdef unsigned long long text_bits
+    cdef unsigned char beyond, mark
+    for t in query:
+        if t > top:
+            top = t
+    cdef int* position = <int*>malloc((top + 2) * sizeof(int))
+    if position == NULL:
+        raise MemoryError()
+    texts = []
+    beyonds = []
+    try:
+        for t in range(top + 1):
+            position[t] = -1
+        for j in range(n_query):
+            t = query[j]
+            if t >= 0 and j < 64:
+                position[t] = <int>j
+        for i in rows:
+            text_bits = 0
+            beyond = 0
+            hi = ends[i]
+            for p in range(starts[i], hi):
+                t = terms[p]
+                if t > top:
+                    break
+                s = position[t]
+                if s >= 0:
+                    mark = marks[p]
+                    if mark & 1:
+                        text_bits |= (<unsigned long long>1) << s
+                    beyond |= mark & 2
+            texts.append(text_bits)
+            beyonds.append(beyond != 0)
+        return texts, beyonds
+    finally:
+        free(position)

@@ -226,7 +226,7 @@ class InMemoryStore(StoreBase):
             return None
         if self._features is None:
             self._features = FeatureTable(self._records.values())
-        found = self._features.search(
+        found, held = self._features.search(
             fts_query,
             scope_keys=flt.scope_keys,
             kinds=flt.kinds,
@@ -237,6 +237,7 @@ class InMemoryStore(StoreBase):
         return Candidates(
             records=tuple(self._view(record) for record, _ in found),
             fts_scores={record.id: score for record, score in found},
+            held_terms=held,
         )
 
     def related_ids(self, memory_id: str) -> builtins.list[str]:

@@ -198,7 +198,8 @@ def text_relevance(
     :func:`text_factor` (its square root of the coverage turned into ``coverage **
     exponent``)."""
     bm25 = entry["bm25"]
-    cover = weighted_coverage({k: set(v) for k, v in entry["terms"].items()}, entry["query_terms"])
+    held = {k: frozenset(v) for k, v in entry["terms"].items()}
+    cover = weighted_coverage(held, entry["query_terms"])
     best = max(bm25.values(), default=0.0) or 1.0
     return {
         key: text_factor(cover[key] ** (2 * exponent), bm25[key], best, len(bm25), half_share)

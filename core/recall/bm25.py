@@ -83,12 +83,7 @@ def held_terms(
 ) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
     """The query's stemmed terms, and per record the ones its text holds."""
     terms = frozenset(t for phrase in match_terms(match) for t in phrase)
-    return terms, {r.id: terms.intersection(_stems(r.text)) for r in records}
-
-
-@functools.lru_cache(maxsize=65536)
-def _stems(text: str) -> frozenset[str]:
-    return frozenset(stemmed_tokens(text))
+    return terms, {r.id: terms.intersection(document(record_fields(r)).text) for r in records}
 
 
 #: the position of the memory kind among :func:`record_fields` (its words, such as "test
@@ -131,12 +126,14 @@ def bm25_relevance(records: Sequence[MemoryRecord], match: str | None) -> dict[s
 class _Document:
     """A record's stemmed columns, their token counts and length (computed once per text)."""
 
-    __slots__ = ("columns", "content", "counts", "length")
+    __slots__ = ("columns", "content", "counts", "length", "text")
 
     def __init__(self, fields: tuple[str, ...]) -> None:
         self.columns = [tuple(stemmed_tokens(field)) for field in fields]
         self.counts = Counter(t for column in self.columns for t in column)
         self.length = sum(len(column) for column in self.columns)
+        #: the terms of the text column
+        self.text = frozenset(self.columns[0])
         #: the terms of every column but the kind
         self.content = frozenset(
             t for i, column in enumerate(self.columns) if i != KIND_COLUMN for t in column
@@ -164,18 +161,22 @@ def _occurrences(column: tuple[str, ...], phrase: tuple[str, ...]) -> int:
 
 def content_matches(
     records: Sequence[MemoryRecord], phrases: Sequence[tuple[str, ...]]
-) -> list[MemoryRecord]:
+) -> tuple[list[MemoryRecord], dict[str, frozenset[str]]]:
     """The records holding one of the stemmed ``phrases`` (:func:`match_terms`) in what they
     say (text, tags, files, symbols, source), not only in the words of their kind: "which
-    project owns billing" is no match for every ``project_fact``."""
+    project owns billing" is no match for every ``project_fact``. With them, per kept record,
+    the phrases' terms its text holds (as :func:`held_terms`), from the same pass."""
+    terms = frozenset(t for phrase in phrases for t in phrase)
     singles = frozenset(phrase[0] for phrase in phrases if len(phrase) == 1)
     longer = [phrase for phrase in phrases if len(phrase) > 1]
     out = []
+    held = {}
     for record in records:
         doc = document(record_fields(record))
         if not doc.content.isdisjoint(singles) or any(doc.holds_beyond_kind(p) for p in longer):
             out.append(record)
-    return out
+            held[record.id] = terms.intersection(doc.text)
+    return out, held
 
 
 @functools.lru_cache(maxsize=65536)

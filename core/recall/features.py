@@ -2,7 +2,8 @@
 
 The stores without a full-text engine (in-memory, JSONL) keep a :class:`FeatureTable`: one row
 per record holding its distinct stemmed term ids (sorted) with their counts over the seven
-full-text columns, its length in tokens, its scope and kind (as small integer ids) and whether
+full-text columns and their marks (in the text column; beyond the kind column), its length
+in tokens, its scope and kind (as small integer ids) and whether
 it may be recalled at all (active, not outcome evidence). A row is computed when the record
 is written; a recall then runs the ``bm25`` kernel over the arrays (scope and kind filtered by
 id, never by re-serialising scopes) and turns only the best rows back into records.
@@ -13,8 +14,10 @@ scope's own statistics); tests compare the two.
 
 from __future__ import annotations
 
+import functools
 from array import array
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple, cast
 
 from swarmmem._speedups import bm25 as kernel
 from swarmmem.core.model.ids import iso_to_ms
@@ -24,6 +27,20 @@ from swarmmem.core.recall.bm25 import BM25_B, BM25_K1, document, match_terms, re
 
 #: compact the term arrays once this share of them belongs to replaced or removed rows
 _GARBAGE_SHARE = 0.5
+#: a term's marks: it occurs in the text column; it occurs in a column other than the kind
+IN_TEXT, BEYOND_KIND = 1, 2
+#: the kernel marks the text's terms for this many query terms
+_MARKED_TERMS = 64
+
+
+class Hits(NamedTuple):
+    """What :meth:`FeatureTable.search` found: the best records with their ``-bm25()``, and,
+    per found record matching the query beyond the words of its kind, the query's terms its
+    text holds (what :func:`~swarmmem.core.recall.bm25.content_matches` computes from the
+    records; ``None`` when the marks cannot tell: a query with a phrase of several terms)."""
+
+    found: list[tuple[MemoryRecord, float]]
+    held: dict[str, frozenset[str]] | None
 
 
 class FeatureTable:
@@ -41,6 +58,7 @@ class FeatureTable:
         self._ends = array("q")
         self._terms = array("i")
         self._tfs = array("i")
+        self._marks = bytearray()
         self._lengths = array("i")
         self._scopes = array("i")
         self._kinds = array("i")
@@ -79,12 +97,16 @@ class FeatureTable:
             term_id = known(term)
             if term_id is None:
                 term_id = vocabulary[term] = len(vocabulary)
-            pairs.append((term_id, count))
+            mark = (IN_TEXT if term in doc.text else 0) | (
+                BEYOND_KIND if term in doc.content else 0
+            )
+            pairs.append((term_id, count, mark))
         pairs.sort()
         self._records[slot] = record
         self._starts[slot] = len(self._terms)
-        self._terms.extend([term_id for term_id, _ in pairs])
-        self._tfs.extend([count for _, count in pairs])
+        self._terms.extend([term_id for term_id, _, _ in pairs])
+        self._tfs.extend([count for _, count, _ in pairs])
+        self._marks.extend([mark for _, _, mark in pairs])
         self._ends[slot] = len(self._terms)
         self._lengths[slot] = doc.length
         self._scopes[slot] = self._scope_ids.setdefault(
@@ -115,14 +137,15 @@ class FeatureTable:
     def _maybe_compact(self) -> None:
         if self._garbage < 4096 or self._garbage < _GARBAGE_SHARE * len(self._terms):
             return
-        terms, tfs = array("i"), array("i")
+        terms, tfs, marks = array("i"), array("i"), bytearray()
         for slot in range(len(self._records)):
             start, end = self._starts[slot], self._ends[slot]
             self._starts[slot] = len(terms)
             terms.extend(self._terms[start:end])
             tfs.extend(self._tfs[start:end])
+            marks.extend(self._marks[start:end])
             self._ends[slot] = len(terms)
-        self._terms, self._tfs, self._garbage = terms, tfs, 0
+        self._terms, self._tfs, self._marks, self._garbage = terms, tfs, marks, 0
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -135,13 +158,14 @@ class FeatureTable:
         now: str,
         include_expired: bool,
         limit: int,
-    ) -> list[tuple[MemoryRecord, float]]:
+    ) -> Hits:
         """The ``limit`` records of the scopes with the best BM25 for ``match`` (a stemmed
-        query string), best first (ties by id), with their ``-bm25()``. ``scope_keys`` and
-        ``kinds`` restrict the rows (``None``: any)."""
+        query string), best first (ties by id), with their ``-bm25()`` and the query terms
+        their texts hold (:class:`Hits`). ``scope_keys`` and ``kinds`` restrict the rows
+        (``None``: any)."""
         phrases = match_terms(match)
         if not phrases or limit <= 0 or not self._slots:
-            return []
+            return Hits([], {})
         live = self._live_now(now, include_expired)
         allowed_scopes = (
             bytearray(b"\x01" * len(self._scope_ids))
@@ -150,6 +174,7 @@ class FeatureTable:
         )
         allowed_kinds = None if kinds is None else _allowed(self._kind_ids, kinds)
         query: list[int] = []
+        names: list[str] = []
         columns: list[array[int]] = []
         for phrase in phrases:
             ids = [self._vocabulary.get(term, -1) for term in phrase]
@@ -160,8 +185,9 @@ class FeatureTable:
             else:
                 query.append(-1)
                 columns.append(self._phrase_counts(phrase, ids, live))
+            names.append(phrase[0])
         if not query:
-            return []
+            return Hits([], {})
         rows, scores = kernel.bm25_top(
             self._starts,
             self._ends,
@@ -179,13 +205,24 @@ class FeatureTable:
             BM25_B,
             limit,
         )
-        found = []
-        for row, score in zip(rows, scores, strict=True):
-            record = self._records[row]
-            assert record is not None
-            found.append((record, score))
-        found.sort(key=lambda pair: (-pair[1], pair[0].id))
-        return found[:limit]
+        records = cast("list[MemoryRecord]", self._records)  # a returned row is never free
+        ranked = sorted(
+            zip(rows, scores, strict=True), key=lambda hit: (-hit[1], records[hit[0]].id)
+        )[:limit]
+        found = [(records[row], score) for row, score in ranked]
+        if any(len(phrase) > 1 for phrase in phrases) or len(query) > _MARKED_TERMS:
+            return Hits(found, None)  # the marks cannot tell (phrases are counted apart)
+        rows = [row for row, _ in ranked]
+        texts, beyond = kernel.term_marks(
+            self._starts, self._ends, self._terms, self._marks, rows, query
+        )
+        named = tuple(names)
+        held = {
+            records[row].id: _marked(named, bits)
+            for row, bits, says in zip(rows, texts, beyond, strict=True)
+            if says
+        }
+        return Hits(found, held)
 
     def _live_now(self, now: str, include_expired: bool) -> bytearray:
         """The live flags with rows expired at ``now`` cleared (unless they are wanted)."""
@@ -210,6 +247,12 @@ class FeatureTable:
             assert record is not None
             counts[row] = document(record_fields(record)).count(phrase)
         return counts
+
+
+@functools.lru_cache(maxsize=4096)
+def _marked(names: tuple[str, ...], bits: int) -> frozenset[str]:
+    """The ``names`` whose positions are set in ``bits``."""
+    return frozenset(name for j, name in enumerate(names) if bits >> j & 1)
 
 
 def _allowed(ids: dict[str, int], keys: Iterable[str]) -> bytearray:

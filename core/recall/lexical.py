@@ -32,7 +32,6 @@ from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest,
 from swarmmem.core.recall.bm25 import (
     bm25_relevance,
     content_matches,
-    held_terms,
     match_terms,
     stemmed_query,
 )
@@ -171,11 +170,15 @@ def _stemmed_recall(
         relevance = {i: every[i] for i in best}
     # a memory matching the query only through its kind's words is no candidate
     phrases = match_terms(match)
-    records = content_matches([r for r in records if r.id in relevance], phrases)
+    if candidates.held_terms is not None:
+        held = candidates.held_terms
+        records = [r for r in records if r.id in relevance and r.id in held]
+        held = {r.id: held[r.id] for r in records}
+    else:
+        records, held = content_matches([r for r in records if r.id in relevance], phrases)
     relevance = {r.id: relevance[r.id] for r in records}
     top = max(relevance.values(), default=0.0) or 1.0
-    terms, held = held_terms(records, match)
-    cover = weighted_coverage(held, terms)
+    cover = weighted_coverage(held, frozenset(t for phrase in phrases for t in phrase))
     text = {r.id: text_factor(cover[r.id], relevance[r.id], top, len(records)) for r in records}
     ranking = rank_records(
         request, records, now_ms=now_ms, policy=policy, rng=rng, text_relevance=text
@@ -191,7 +194,7 @@ def _stemmed_recall(
 
 
 def weighted_coverage(
-    held: Mapping[str, Collection[str]], terms: Collection[str]
+    held: Mapping[str, frozenset[str]], terms: Collection[str]
 ) -> dict[str, float]:
     """Per candidate, the IDF-weighted share of the query's stemmed ``terms`` its text holds
     (``held``: candidate id -> the terms it holds). The IDF is the candidates' own,
@@ -200,13 +203,21 @@ def weighted_coverage(
     so a common word ("user", "work") counts for less than the rare one the question is
     about."""
     n = len(held)
-    counts = Counter(t for have in held.values() for t in have)
-    df = {t: max(1, counts[t]) for t in terms}
-    idf = {t: math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
-    total = sum(idf.values())
+    groups = Counter(held.values())  # candidates share few distinct sets of terms
+    counts: Counter[str] = Counter()
+    for have, size in groups.items():
+        for t in have:
+            counts[t] += size
+    idf = {}
+    for t in terms:
+        df = max(1, counts[t])
+        idf[t] = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+    total = math.fsum(idf.values())
     if not total:
         return dict.fromkeys(held, 0.0)
-    return {key: sum(idf[t] for t in have if t in idf) / total for key, have in held.items()}
+    # each set is weighed once (fsum: whatever order the set iterates in)
+    weights = {have: math.fsum([idf[t] for t in have if t in idf]) / total for have in groups}
+    return {key: weights[have] for key, have in held.items()}
 
 
 def text_factor(

@@ -287,6 +287,8 @@ def rank_records(
     recency = _recency(eligible) if text_relevance is not None else {}
     lexical_part = text_relevance if lexical_relevance is None else lexical_relevance
 
+    q_weight = policy.q_boost_weight
+
     def run(batch: Sequence[MemoryRecord]) -> list[_Scored]:
         fields = [derived(r) for r in batch]
         rows = lexical.score_lexical(
@@ -304,39 +306,28 @@ def rank_records(
             [(1.0 if role_kinds is not None and r.kind in role_kinds else 0.0) for r in batch],
             [float(r.confidence) for r in batch],
         )
+        if text_relevance is None:
+            return [
+                _Scored(r, row[:6], row[6], row[6] + (f.q - 0.5) * q_weight)
+                for r, f, row in zip(batch, fields, rows, strict=True)
+            ]
         out = []
         for r, f, row in zip(batch, fields, rows, strict=True):
-            base = row[6]
-            relevance = None
-            if text_relevance is not None:
-                relevance = text_relevance.get(r.id, 0.0)
-                lexical_share = lexical_part.get(r.id, 0.0) if lexical_part else 0.0
-                fresh = RECENCY_WEIGHT * recency.get(r.id, 0.0) * lexical_share
-                base += w_text * (relevance - row[0]) + fresh
-            out.append(
-                _Scored(
-                    record=r,
-                    signals=row[:6],
-                    base=base,
-                    score=base + (f.q - 0.5) * policy.q_boost_weight,
-                    relevance=relevance,
-                )
-            )
+            relevance = text_relevance.get(r.id, 0.0)
+            lexical_share = lexical_part.get(r.id, 0.0) if lexical_part else 0.0
+            fresh = RECENCY_WEIGHT * recency.get(r.id, 0.0) * lexical_share
+            base = row[6] + (w_text * (relevance - row[0]) + fresh)
+            out.append(_Scored(r, row[:6], base, base + (f.q - 0.5) * q_weight, relevance))
         return out
 
-    kept: list[_Scored] = []
-    for scored in run(eligible):
-        diag["scoredCount"] += 1
-        text, tag, file, symbol, kind_q, _task = scored.signals
-        has_signal = text > 0 or tag > 0 or file > 0 or symbol > 0 or kind_q > 0
-        has_signal = has_signal or bool(scored.relevance)
-        if injection and wants_signal is not False and not has_signal:
-            diag["noSignalCount"] += 1
-            continue
-        if scored.base >= min_score:
-            kept.append(scored)
-        else:
-            diag["belowThresholdCount"] += 1
+    scored_all = run(eligible)
+    diag["scoredCount"] = len(scored_all)
+    if injection and wants_signal is not False:
+        signalled = [s for s in scored_all if s.relevance or max(s.signals[:5]) > 0]
+        diag["noSignalCount"] = len(scored_all) - len(signalled)
+        scored_all = signalled
+    kept = [s for s in scored_all if s.base >= min_score]
+    diag["belowThresholdCount"] = len(scored_all) - len(kept)
 
     kept.sort(key=lambda s: (-s.score, s.record.id))
     explored: _Scored | None = None

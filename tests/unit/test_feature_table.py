@@ -17,7 +17,12 @@ from factories import KERNEL_IMPLS, OTHER_SCOPE, REPO_SCOPE, at, make_memory, op
 from swarmmem.core.model.records import MemoryRecord, RecallRequest
 from swarmmem.core.model.semantics import ListFilter, filter_records
 from swarmmem.core.recall import features
-from swarmmem.core.recall.bm25 import bm25_relevance, stemmed_query
+from swarmmem.core.recall.bm25 import (
+    bm25_relevance,
+    content_matches,
+    match_terms,
+    stemmed_query,
+)
 from swarmmem.core.recall.features import FeatureTable
 from swarmmem.core.recall.lexical import recallable
 from swarmmem.core.recall.pipeline import run_recall
@@ -78,7 +83,7 @@ def _found(table: FeatureTable, match: str | None, scopes, kinds, limit: int):
     hits = table.search(
         match, scope_keys=scopes, kinds=kinds, now=NOW, include_expired=False, limit=limit
     )
-    return [(record.id, score) for record, score in hits]
+    return [(record.id, score) for record, score in hits.found]
 
 
 QUERIES = [
@@ -104,6 +109,41 @@ def test_search_equals_bm25_record_by_record(kernel: str, query: str) -> None:
                 assert _found(table, match, scopes, kinds, limit) == expected
     if "zzzqqq" not in query:
         assert _found(table, match, (REPO_SCOPE.key,), None, 1000)
+
+
+@pytest.mark.parametrize("query", [*QUERIES, "project fact about pytest", "failure zzzqqq"])
+def test_held_terms_equal_the_records_content(kernel: str, query: str) -> None:
+    """The terms the table's marks say a found record's text holds, and which found records
+    match beyond their kind words, equal what ``content_matches`` computes from the records
+    (queries with a phrase of several terms are left to it: ``held`` is ``None``)."""
+    rng = random.Random(5)
+    records = _records(rng, 300)
+    table = FeatureTable(records)
+    match = stemmed_query(query, None, "manual")
+    phrases = match_terms(match)
+    for kinds in (None, ("project_fact",)):
+        hits = table.search(
+            match, scope_keys=None, kinds=kinds, now=NOW, include_expired=False, limit=60
+        )
+        if any(len(phrase) > 1 for phrase in phrases):
+            assert hits.held is None
+            continue
+        kept, held = content_matches([record for record, _ in hits.found], phrases)
+        assert hits.held == held
+        assert hits.held.keys() == {record.id for record in kept}
+        if "zzzqqq" not in query:
+            assert held and any(held.values())
+    # kind words alone: every found record is a project_fact, none says "project" or "fact"
+    if query == "project fact about pytest":
+        only_kind = table.search(
+            stemmed_query("project fact", None, "manual"),
+            scope_keys=None,
+            kinds=None,
+            now=NOW,
+            include_expired=False,
+            limit=60,
+        )
+        assert only_kind.found and only_kind.held == {}
 
 
 def test_rows_follow_replacements_removals_and_compaction(kernel: str) -> None:

@@ -11,10 +11,10 @@ from swarmmem.core.recall.lexical import BM25_HALF_SHARE_AT, text_factor, weight
 
 def test_a_term_every_candidate_holds_counts_less_than_a_rare_one() -> None:
     held = {
-        "allergy": {"user", "allergi"},
-        "coffee": {"user"},
-        "python": {"user"},
-        "java": {"user"},
+        "allergy": frozenset({"user", "allergi"}),
+        "coffee": frozenset({"user"}),
+        "python": frozenset({"user"}),
+        "java": frozenset({"user"}),
     }
     cover = weighted_coverage(held, {"user", "allergi", "fruit"})
     # plain coverage would give 2/3 and 1/3; "user" is in all four, "allergi" in one
@@ -26,9 +26,10 @@ def test_a_term_every_candidate_holds_counts_less_than_a_rare_one() -> None:
 
 
 def test_coverage_of_nothing_and_of_everything() -> None:
-    assert weighted_coverage({"a": set(), "b": {"x"}}, {"x"}) == {"a": 0.0, "b": 1.0}
+    nothing, x, xy = frozenset(), frozenset({"x"}), frozenset({"x", "y"})
+    assert weighted_coverage({"a": nothing, "b": x}, {"x"}) == {"a": 0.0, "b": 1.0}
     assert weighted_coverage({}, {"x"}) == {}
-    assert weighted_coverage({"a": {"x", "y"}}, {"x", "y"}) == {"a": 1.0}
+    assert weighted_coverage({"a": xy}, {"x", "y"}) == {"a": 1.0}
 
 
 def test_bm25_share_grows_with_the_candidate_count() -> None:
