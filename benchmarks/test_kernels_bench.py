@@ -132,3 +132,20 @@ def test_bm25_top(benchmark, kernels, bm25_table):
         kernels.bm25.bm25_top, *args, b"\x01", t._kinds, None, query, [], 1.2, 0.75, 160
     )
     assert len(rows) >= 160 and min(scores) > 0
+
+
+@pytest.mark.benchmark(group="bm25: marks of 160 rows")
+def test_term_marks(benchmark, kernels, bm25_table):
+    """Time the marks read for the 160 rows a recall returns: which query terms each row's
+    text holds, and whether one occurs beyond the kind column."""
+    from swarmmem.core.recall.bm25 import match_terms, stemmed_query
+
+    t = bm25_table
+    phrases = match_terms(stemmed_query(QUERY, TASK, "manual"))
+    query = [t._vocabulary[p[0]] for p in phrases if len(p) == 1 and p[0] in t._vocabulary]
+    args = (t._starts, t._ends, t._terms, t._tfs, t._lengths, t._live, t._scopes)
+    rows, _ = kernels.bm25.bm25_top(*args, b"\x01", t._kinds, None, query, [], 1.2, 0.75, 160)
+    texts, beyond = benchmark(
+        kernels.bm25.term_marks, t._starts, t._ends, t._terms, t._marks, rows, query
+    )
+    assert len(texts) == len(rows) and any(texts) and all(beyond)
