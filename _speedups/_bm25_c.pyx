@@ -1,10 +1,12 @@
 # cython: language_level=3
 """BM25 scan kernel, compiled twin of ``_bm25_py`` (same rows, same floats).
 
-One pass filters the rows and counts document frequencies while it reads each row's sorted
-term ids up to the largest query term id, looking each up in a table from term id to query
-position; a second pass scores the matched rows, summing in query order; a quickselect finds
-the ``limit``-th best score.
+One pass marks the rows the query searches (live, in an allowed scope and kind) and sums their
+lengths; a second reads the postings of each query term (``(row, version, count)`` triples,
+stale ones skipped), giving each matched row its counts and each term its document
+frequency; a third scores the matched rows, summing in query order; a quickselect finds the
+``limit``-th best score. Only the postings of the query's terms are read, not every row's
+terms.
 """
 
 from libc.math cimport log
@@ -40,50 +42,51 @@ cdef double _select(double* values, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
 
 
 def bm25_top(
-    const long long[::1] starts,
-    const long long[::1] ends,
-    const int[::1] terms,
-    const int[::1] tfs,
+    const int[::1] versions,
     const int[::1] lengths,
     const unsigned char[::1] live,
     const int[::1] scopes,
     const unsigned char[::1] allowed_scopes,
     const int[::1] kinds,
     allowed_kinds,
-    query,
+    postings,
     phrases,
     double k1,
     double b,
     Py_ssize_t limit,
 ):
     cdef Py_ssize_t n_rows = live.shape[0]
-    cdef Py_ssize_t n_query = len(query)
+    cdef Py_ssize_t n_query = len(postings)
     cdef Py_ssize_t n_phrases = 0
-    cdef Py_ssize_t i, j, p, hi, q, n = 0, n_matched = 0
+    cdef Py_ssize_t i, j, e, q, r, size, n = 0, n_matched = 0
     cdef long long total = 0
-    cdef int s, t, top = -1
-    cdef bint found
-    cdef int* row
+    cdef int s, f
+    cdef bint every
     cdef const unsigned char[::1] kind_ok
     cdef bint check_kinds = allowed_kinds is not None
     cdef Py_ssize_t n_scopes = allowed_scopes.shape[0], n_kinds = 0
-    cdef const int[::1] column
-    cdef double avgdl, norm, score, f, value, floor
+    cdef const int[::1] listed
+    cdef const int* entries
+    cdef int* column
+    cdef double avgdl, norm, score, value, floor = 0.0
     if check_kinds:
         kind_ok = allowed_kinds
         n_kinds = kind_ok.shape[0]
-    for t in query:
-        if t < 0:
+    for listed_or_none in postings:
+        if listed_or_none is None:
             n_phrases += 1
-        elif t > top:
-            top = t
     if len(phrases) != n_phrases:
         raise ValueError("bm25_top: one phrase column per phrase entry of the query")
+    if versions.shape[0] < n_rows:
+        raise ValueError("bm25_top: one version per row")
     if n_rows == 0 or n_query == 0:
         return [], []
-    cdef int* position = <int*>malloc((top + 2) * sizeof(int))
+    cdef const int** lists = <const int**>malloc((n_query + 1) * sizeof(int*))
+    cdef Py_ssize_t* sizes = <Py_ssize_t*>malloc((n_query + 1) * sizeof(Py_ssize_t))
     cdef int** cols = <int**>malloc((n_query + 1) * sizeof(int*))
     cdef long long* hits = <long long*>malloc((n_query + 1) * sizeof(long long))
+    cdef unsigned char* ok = <unsigned char*>malloc(n_rows + 1)
+    cdef int* row_of = <int*>malloc((n_rows + 1) * sizeof(int))
     cdef int* freq = <int*>malloc(((n_rows + 1) * n_query + 1) * sizeof(int))
     cdef int* matched = <int*>malloc((n_rows + 1) * sizeof(int))
     cdef double* scores = <double*>malloc((n_rows + 1) * sizeof(double))
@@ -91,32 +94,36 @@ def bm25_top(
     cdef double* idf = <double*>malloc((n_query + 1) * sizeof(double))
     keep_alive = []
     try:
-        if (position == NULL or cols == NULL or hits == NULL or freq == NULL or matched == NULL
-                or scores == NULL or scratch == NULL or idf == NULL):
+        if (lists == NULL or sizes == NULL or cols == NULL or hits == NULL or ok == NULL
+                or row_of == NULL or freq == NULL or matched == NULL or scores == NULL
+                or scratch == NULL or idf == NULL):
             raise MemoryError()
-        for t in range(top + 1):
-            position[t] = -1
-        p = 0
+        q = 0
         for j in range(n_query):
-            t = query[j]
             hits[j] = 0
             cols[j] = NULL
-            if t < 0:
-                column = phrases[p]
-                if column.shape[0] < n_rows:
+            lists[j] = NULL
+            sizes[j] = 0
+            item = postings[j]
+            if item is None:
+                listed = phrases[q]
+                if listed.shape[0] < n_rows:
                     raise ValueError("bm25_top: a phrase column is shorter than the rows")
-                keep_alive.append(column)
-                cols[j] = <int*>&column[0] if n_rows else NULL
-                p += 1
+                keep_alive.append(listed)
+                cols[j] = <int*>&listed[0]
+                q += 1
             else:
-                position[t] = <int>j
+                listed = item
+                if listed.shape[0] % 3:
+                    raise ValueError("bm25_top: postings hold (row, version, count) triples")
+                keep_alive.append(listed)
+                sizes[j] = listed.shape[0]
+                if sizes[j]:
+                    lists[j] = &listed[0]
         with nogil:
-            # a row's counts go to the next free slot of ``freq``, which only advances when
-            # the row matched, so a slot is zeroed once, when it becomes the next one
-            row = freq
-            for j in range(n_query):
-                row[j] = 0
             for i in range(n_rows):
+                row_of[i] = -1
+                ok[i] = 0
                 if not live[i]:
                     continue
                 s = scopes[i]
@@ -126,32 +133,44 @@ def bm25_top(
                     s = kinds[i]
                     if s < 0 or s >= n_kinds or not kind_ok[s]:
                         continue
+                ok[i] = 1
                 n += 1
                 total += lengths[i]
-                found = 0
-                hi = ends[i]
-                for p in range(starts[i], hi):
-                    t = terms[p]
-                    if t > top:
-                        break
-                    s = position[t]
-                    if s >= 0:
-                        row[s] = tfs[p]
-                        found = 1
-                if n_phrases:
-                    for j in range(n_query):
-                        if cols[j] != NULL and cols[j][i]:
-                            row[j] = cols[j][i]
-                            found = 1
-                if found:
-                    for j in range(n_query):
-                        if row[j]:
-                            hits[j] += 1
-                    matched[n_matched] = <int>i
-                    n_matched += 1
-                    row = freq + n_matched * n_query
-                    for j in range(n_query):
-                        row[j] = 0
+            # each matched row gets the next slot of ``freq`` (zeroed then), in the order the
+            # rows are met
+            for j in range(n_query):
+                if cols[j] != NULL:
+                    for i in range(n_rows):
+                        f = cols[j][i]
+                        if not f or not ok[i]:
+                            continue
+                        r = row_of[i]
+                        if r < 0:
+                            r = row_of[i] = <int>n_matched
+                            matched[n_matched] = <int>i
+                            n_matched += 1
+                            for q in range(n_query):
+                                freq[r * n_query + q] = 0
+                        freq[r * n_query + j] = f
+                        hits[j] += 1
+                    continue
+                entries = lists[j]
+                size = sizes[j]
+                for e in range(0, size, 3):
+                    i = entries[e]
+                    if i < 0 or i >= n_rows or not ok[i] or entries[e + 1] != versions[i]:
+                        continue  # a stale entry, or a row the query does not search
+                    r = row_of[i]
+                    if r < 0:
+                        r = row_of[i] = <int>n_matched
+                        matched[n_matched] = <int>i
+                        n_matched += 1
+                        for q in range(n_query):
+                            freq[r * n_query + q] = 0
+                    elif freq[r * n_query + j]:
+                        continue
+                    freq[r * n_query + j] = entries[e + 2]
+                    hits[j] += 1
         if n == 0:
             return [], []
         avgdl = (<double>total) / n
@@ -166,28 +185,31 @@ def bm25_top(
                 norm = k1 * (1 - b + b * lengths[i] / avgdl)
                 score = 0.0
                 for j in range(n_query):
-                    if freq[q * n_query + j]:
-                        f = freq[q * n_query + j]
+                    f = freq[q * n_query + j]
+                    if f:
                         score += idf[j] * (f * (k1 + 1.0)) / (f + norm)
                 scores[q] = score
-        if n_matched <= limit:
-            return [matched[q] for q in range(n_matched)], [scores[q] for q in range(n_matched)]
-        if limit <= 0:
-            return [], []
-        for q in range(n_matched):
-            scratch[q] = scores[q]
-        floor = _select(scratch, n_matched, limit - 1)
+        every = n_matched <= limit
+        if not every:
+            if limit <= 0:
+                return [], []
+            for q in range(n_matched):
+                scratch[q] = scores[q]
+            floor = _select(scratch, n_matched, limit - 1)
         out_rows = []
         out_scores = []
         for q in range(n_matched):
-            if scores[q] >= floor:
+            if every or scores[q] >= floor:
                 out_rows.append(matched[q])
                 out_scores.append(scores[q])
         return out_rows, out_scores
     finally:
-        free(position)
+        free(lists)
+        free(sizes)
         free(cols)
         free(hits)
+        free(ok)
+        free(row_of)
         free(freq)
         free(matched)
         free(scores)

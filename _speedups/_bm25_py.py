@@ -1,12 +1,14 @@
-"""BM25 scan kernel, pure-Python twin of ``_bm25_c``.
+"""BM25 kernel, pure-Python twin of ``_bm25_c``.
 
 The stores without a full-text engine keep one feature row per record (see
 :mod:`swarmmem.core.recall.features`): the record's distinct stemmed term ids, sorted, with
-their counts, in two flat arrays (``terms``, ``tfs``) sliced by ``starts``/``ends``, its length
-in tokens, a scope id, a kind id and a ``live`` flag. :func:`bm25_top` filters the rows by
-scope and kind, computes FTS5's BM25 over the rows that pass (their own document statistics)
-and returns the best ones; :func:`having_all` finds the rows holding every term of a phrase
-(the caller counts the phrase's occurrences there); :func:`term_marks` reads, for the rows
+their counts and marks, in flat arrays (``terms``, ``tfs``, ``marks``) sliced by
+``starts``/``ends``, its length in tokens, a scope id, a kind id, a ``live`` flag and a
+version; and per term its postings, the ``(row, version, count)`` triples of the rows holding
+it. :func:`bm25_top` filters the rows by scope and kind and computes FTS5's BM25 over the rows
+that pass (their own document statistics) from the postings of the query's terms only, and
+returns the best ones; :func:`having_all` finds the rows holding every term of a phrase (the
+caller counts the phrase's occurrences there); :func:`term_marks` reads, for the rows
 returned, which query terms their text holds and whether one occurs beyond the kind column.
 
 Scores are summed in query order with the same operations as ``core/recall/bm25.py``, so both
@@ -47,17 +49,14 @@ def _eligible(
 
 
 def bm25_top(
-    starts: array[int],
-    ends: array[int],
-    terms: array[int],
-    tfs: array[int],
+    versions: array[int],
     lengths: array[int],
     live: bytes | bytearray,
     scopes: array[int],
     allowed_scopes: bytes | bytearray,
     kinds: array[int],
     allowed_kinds: bytes | bytearray | None,
-    query: Sequence[int],
+    postings: Sequence[array[int] | None],
     phrases: Sequence[array[int]],
     k1: float,
     b: float,
@@ -66,15 +65,14 @@ def bm25_top(
     """The rows with the ``limit`` best BM25 scores (every row tied with the last one too).
 
     Args:
-        starts, ends, terms, tfs: row ``i`` holds terms ``terms[starts[i]:ends[i]]``
-            (ascending, distinct) occurring ``tfs[...]`` times.
+        versions: the current version of each row; a posting of another version is stale.
         lengths: tokens per row (the document length).
         live: 1 for a row that may be returned (0: free slot, inactive, expired).
         scopes, allowed_scopes: a row passes when ``allowed_scopes[scopes[i]]`` is 1.
         kinds, allowed_kinds: likewise (``None``: every kind passes).
-        query: one entry per query term, in query order: a term id (``>= 0``) or ``-1`` for
-            a phrase, whose per-row counts are the next array of ``phrases`` (one count per
-            row).
+        postings: one entry per query term, in query order: the term's postings, flat
+            ``(row, version, count)`` triples, or ``None`` for a phrase, whose per-row
+            counts are the next array of ``phrases`` (one count per row).
         k1, b: BM25 parameters.
         limit: how many rows are wanted.
 
@@ -83,53 +81,52 @@ def bm25_top(
         passing row matching a term when there are at most ``limit``, else every one scoring
         at least the ``limit``-th best score.
     """
-    n_query = len(query)
-    if len(phrases) != sum(1 for t in query if t < 0):
+    n_query = len(postings)
+    if len(phrases) != sum(1 for listed in postings if listed is None):
         raise ValueError("bm25_top: one phrase column per phrase entry of the query")
+    if len(versions) < len(live):
+        raise ValueError("bm25_top: one version per row")
+    if any(listed is not None and len(listed) % 3 for listed in postings):
+        raise ValueError("bm25_top: postings hold (row, version, count) triples")
     rows = _eligible(live, scopes, allowed_scopes, kinds, allowed_kinds)
     n = len(rows)
     if n == 0 or n_query == 0:
         return [], []
     avgdl = (sum(lengths[i] for i in rows) / n) or 1.0
-    columns: list[array[int] | None] = []
-    next_phrase = 0
-    for t in query:
-        if t < 0:
-            columns.append(phrases[next_phrase])
-            next_phrase += 1
-        else:
-            columns.append(None)
-    matched: list[tuple[int, list[int]]] = []
+    searched = set(rows)
+    freq: dict[int, list[int]] = {}  # matched row -> its count per query term
     hits = [0] * n_query
-    for i in rows:
-        lo, hi = starts[i], ends[i]
-        freq = [0] * n_query
-        found = False
-        for j in range(n_query):
-            column = columns[j]
-            if column is not None:
-                f = column[i]
-            else:
-                t = query[j]
-                p = bisect.bisect_left(terms, t, lo, hi)
-                f = tfs[p] if p < hi and terms[p] == t else 0
-            if f:
-                freq[j] = f
-                hits[j] += 1
-                found = True
-        if found:
-            matched.append((i, freq))
+    next_phrase = 0
+    for j, listed in enumerate(postings):
+        if listed is None:
+            column = phrases[next_phrase]
+            next_phrase += 1
+            found = [(i, column[i]) for i in rows if column[i]]
+        else:
+            found = [
+                (listed[e], listed[e + 2])
+                for e in range(0, len(listed), 3)
+                if listed[e] in searched and listed[e + 1] == versions[listed[e]]
+            ]
+        for i, f in found:
+            counts = freq.get(i)
+            if counts is None:
+                counts = freq[i] = [0] * n_query
+            elif counts[j]:
+                continue
+            counts[j] = f
+            hits[j] += 1
     idf = []
     for j in range(n_query):
         value = math.log((n - hits[j] + 0.5) / (hits[j] + 0.5))
         idf.append(value if value > 0.0 else 1e-6)
     out_rows: list[int] = []
     out_scores: list[float] = []
-    for i, freq in matched:
+    for i, counts in freq.items():
         norm = k1 * (1 - b + b * lengths[i] / avgdl)
         score = 0.0
         for j in range(n_query):
-            f = freq[j]
+            f = counts[j]
             if f:
                 score += idf[j] * (f * (k1 + 1.0)) / (f + norm)
         out_rows.append(i)

@@ -31,6 +31,7 @@ _GARBAGE_SHARE = 0.5
 IN_TEXT, BEYOND_KIND = 1, 2
 #: the kernel marks the text's terms for this many query terms
 _MARKED_TERMS = 64
+_NO_POSTINGS = array("i")
 
 
 class Hits(NamedTuple):
@@ -63,6 +64,11 @@ class FeatureTable:
         self._scopes = array("i")
         self._kinds = array("i")
         self._live = bytearray()
+        #: per slot, the version of its row (raised by every write or removal of the slot)
+        self._versions = array("i")
+        #: per term id, ``(slot, version, count)`` triples of the rows holding it, in write
+        #: order; a triple of an older version of its slot is stale (dropped by compaction)
+        self._postings: dict[int, array[int]] = {}
         self._garbage = 0
         for record in records:
             self.put(record)
@@ -86,6 +92,7 @@ class FeatureTable:
                 for column in (self._lengths, self._scopes, self._kinds):
                     column.append(-1)
                 self._live.append(0)
+                self._versions.append(0)
             self._slots[record.id] = slot
         else:
             self._garbage += self._ends[slot] - self._starts[slot]
@@ -103,6 +110,8 @@ class FeatureTable:
             pairs.append((term_id, count, mark))
         pairs.sort()
         self._records[slot] = record
+        version = self._versions[slot] = self._versions[slot] + 1
+        self._post(slot, version, [(term_id, count) for term_id, count, _ in pairs])
         self._starts[slot] = len(self._terms)
         self._terms.extend([term_id for term_id, _, _ in pairs])
         self._tfs.extend([count for _, count, _ in pairs])
@@ -128,6 +137,7 @@ class FeatureTable:
         self._garbage += self._ends[slot] - self._starts[slot]
         self._starts[slot] = self._ends[slot] = 0
         self._records[slot] = None
+        self._versions[slot] += 1  # its postings are stale from now on
         self._live[slot] = 0
         self._scopes[slot] = self._kinds[slot] = -1
         self._expiring.pop(slot, None)
@@ -146,6 +156,21 @@ class FeatureTable:
             marks.extend(self._marks[start:end])
             self._ends[slot] = len(terms)
         self._terms, self._tfs, self._marks, self._garbage = terms, tfs, marks, 0
+        self._postings = {}
+        for slot, record in enumerate(self._records):
+            if record is not None:
+                start, end = self._starts[slot], self._ends[slot]
+                pairs = zip(self._terms[start:end], self._tfs[start:end], strict=True)
+                self._post(slot, self._versions[slot], pairs)
+
+    def _post(self, slot: int, version: int, pairs: Iterable[tuple[int, int]]) -> None:
+        """Append the row's ``(term id, count)`` pairs to the postings of their terms."""
+        postings = self._postings
+        for term_id, count in pairs:
+            listed = postings.get(term_id)
+            if listed is None:
+                listed = postings[term_id] = array("i")
+            listed.extend((slot, version, count))
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -188,18 +213,16 @@ class FeatureTable:
             names.append(phrase[0])
         if not query:
             return Hits([], {})
+        postings = [self._postings.get(t, _NO_POSTINGS) if t >= 0 else None for t in query]
         rows, scores = kernel.bm25_top(
-            self._starts,
-            self._ends,
-            self._terms,
-            self._tfs,
+            self._versions,
             self._lengths,
             live,
             self._scopes,
             allowed_scopes,
             self._kinds,
             allowed_kinds,
-            query,
+            postings,
             columns,
             BM25_K1,
             BM25_B,

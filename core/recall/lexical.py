@@ -160,24 +160,24 @@ def _stemmed_recall(
         cap_before_preselect=False,
         stemmed=True,
     )
-    records = [r for r in candidates.records if recallable(r)]
     relevance: dict[str, float]
     if candidates.fts_scores is not None:
         relevance = candidates.fts_scores
     else:  # a store without full-text search: BM25 over the scope here
-        every = bm25_relevance(records, match)
+        scoped = [r for r in candidates.records if recallable(r)]
+        every = bm25_relevance(scoped, match)
         best = sorted(every, key=lambda i: (-every[i], i))[: preselect_limit(request)]
         relevance = {i: every[i] for i in best}
     # a memory matching the query only through its kind's words is no candidate
     phrases = match_terms(match)
-    if candidates.held_terms is not None:
-        held = candidates.held_terms
-        records = [r for r in records if r.id in relevance and r.id in held]
-        held = {r.id: held[r.id] for r in records}
+    records = [r for r in candidates.records if r.id in relevance and recallable(r)]
+    known = candidates.held_terms  # the store's index may know it already
+    if known is not None:
+        records = [r for r in records if r.id in known]
+        held = {r.id: known[r.id] for r in records}
     else:
-        records, held = content_matches([r for r in records if r.id in relevance], phrases)
-    relevance = {r.id: relevance[r.id] for r in records}
-    top = max(relevance.values(), default=0.0) or 1.0
+        records, held = content_matches(records, phrases)
+    top = max([relevance[r.id] for r in records], default=0.0) or 1.0
     cover = weighted_coverage(held, frozenset(t for phrase in phrases for t in phrase))
     text = {r.id: text_factor(cover[r.id], relevance[r.id], top, len(records)) for r in records}
     ranking = rank_records(

@@ -257,7 +257,7 @@ def rank_records(
     eligible: list[MemoryRecord] = []
     suppressed: list[MemoryRecord] = []
     for record in records:
-        fields = derived(record)
+        fields = derived(record)  # computed once per record object
         if (
             (
                 not request.include_expired
@@ -284,7 +284,9 @@ def rank_records(
         min_score = float("-inf")
 
     w_text = lexical.WEIGHTS[0]
-    recency = _recency(eligible) if text_relevance is not None else {}
+    recency = {}
+    if text_relevance is not None:
+        recency = _recency([derived(r) for r in eligible], eligible)
     lexical_part = text_relevance if lexical_relevance is None else lexical_relevance
 
     q_weight = policy.q_boost_weight
@@ -342,14 +344,20 @@ def rank_records(
     return Ranking(kept, explored, diag, request, kinds, role_kinds)
 
 
-def _recency(records: Sequence[MemoryRecord]) -> dict[str, float]:
+def _recency(fields: Sequence[Derived], records: Sequence[MemoryRecord]) -> dict[str, float]:
     """Per record, where its ``updatedAt`` falls between the oldest (0) and newest (1)."""
-    stamps = {r.id: derived(r).updated_ms for r in records}
-    known = [v for v in stamps.values() if v is not None]
-    if len(known) < 2 or max(known) == min(known):
+    known = [f.updated_ms for f in fields if f.updated_ms is not None]
+    if len(known) < 2:
         return {}
-    lo, span = min(known), max(known) - min(known)
-    return {key: (v - lo) / span for key, v in stamps.items() if v is not None}
+    lo, hi = min(known), max(known)
+    if lo == hi:
+        return {}
+    span = hi - lo
+    return {
+        r.id: (f.updated_ms - lo) / span
+        for r, f in zip(records, fields, strict=True)
+        if f.updated_ms is not None
+    }
 
 
 def _to_item(

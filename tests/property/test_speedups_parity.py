@@ -397,3 +397,109 @@ def test_jaccard_keys_equals_jaccard_many(kernels, source, others):
             _jaccard_py.token_keys(source), [_jaccard_py.token_keys(o) for o in others]
         )
     )
+
+
+# --- bm25: postings over feature rows ---------------------------------------------------------
+
+
+@st.composite
+def bm25_inputs(draw):
+    """Rows with random scopes, kinds, liveness, versions and lengths; per query entry either
+    postings (triples, including stale versions, out-of-range rows and duplicates) or a
+    phrase column; a limit."""
+    n_rows = draw(st.integers(0, 12))
+    versions = [draw(st.integers(0, 3)) for _ in range(n_rows)]
+    lengths = [draw(st.integers(0, 40)) for _ in range(n_rows)]
+    live = bytes(draw(st.integers(0, 1)) for _ in range(n_rows))
+    scopes = [draw(st.integers(-1, 2)) for _ in range(n_rows)]
+    kinds = [draw(st.integers(-1, 2)) for _ in range(n_rows)]
+    allowed_scopes = bytes(draw(st.lists(st.integers(0, 1), max_size=3)))
+    allowed_kinds = draw(st.none() | st.lists(st.integers(0, 1), max_size=3).map(bytes))
+    postings, phrases = [], []
+    for _ in range(draw(st.integers(0, 4))):
+        if n_rows and draw(st.booleans()) and draw(st.booleans()):
+            phrases.append([draw(st.integers(0, 3)) for _ in range(n_rows)])
+            postings.append(None)
+            continue
+        triples = []
+        for _ in range(draw(st.integers(0, 8))):
+            row = draw(st.integers(-1, n_rows))
+            version = versions[row] if 0 <= row < n_rows and draw(st.booleans()) else 9
+            triples += [row, version, draw(st.integers(1, 5))]
+        postings.append(triples)
+    limit = draw(st.integers(0, 14))
+    return (
+        versions,
+        lengths,
+        live,
+        scopes,
+        allowed_scopes,
+        kinds,
+        allowed_kinds,
+        postings,
+        (phrases),
+        limit,
+    )
+
+
+def _bm25_call(module, inputs):
+    from array import array
+
+    versions, lengths, live, scopes, allowed, kinds, allowed_kinds, postings, phrases, limit = (
+        inputs
+    )
+    ints = lambda values: array("i", values)  # noqa: E731
+    return module.bm25_top(
+        ints(versions),
+        ints(lengths),
+        live,
+        ints(scopes),
+        allowed,
+        ints(kinds),
+        allowed_kinds,
+        [None if p is None else ints(p) for p in postings],
+        [ints(p) for p in phrases],
+        1.2,
+        0.75,
+        limit,
+    )
+
+
+@compiled
+@needs_compiled
+@settings(deadline=None, max_examples=300)
+@given(inputs=bm25_inputs())
+def test_bm25_top_compiled_equals_twin(inputs):
+    """Both BM25 kernels return the same rows with the same scores (as sets: the rows come
+    unordered)."""
+    from swarmmem._speedups import _bm25_py
+
+    rows_c, scores_c = _bm25_call(_compiled("bm25"), inputs)
+    rows_py, scores_py = _bm25_call(_bm25_py, inputs)
+    assert sorted(zip(rows_c, scores_c, strict=True)) == sorted(
+        zip(rows_py, scores_py, strict=True)
+    )
+
+
+@compiled
+@needs_compiled
+@settings(deadline=None)
+@given(data=st.data())
+def test_term_marks_compiled_equals_twin(data):
+    """Both kernels read the same marks for the same rows."""
+    from array import array
+
+    from swarmmem._speedups import _bm25_py
+
+    n_rows = data.draw(st.integers(0, 6))
+    starts, ends, terms, marks = [], [], [], []
+    for _ in range(n_rows):
+        row = sorted(set(data.draw(st.lists(st.integers(0, 70), max_size=8))))
+        starts.append(len(terms))
+        terms += row
+        marks += [data.draw(st.integers(0, 3)) for _ in row]
+        ends.append(len(terms))
+    query = data.draw(st.lists(st.integers(-1, 70), max_size=70, unique=True))
+    rows = data.draw(st.lists(st.integers(0, n_rows - 1), max_size=8)) if n_rows else []
+    args = (array("q", starts), array("q", ends), array("i", terms), bytes(marks), rows, query)
+    assert _compiled("bm25").term_marks(*args) == _bm25_py.term_marks(*args)

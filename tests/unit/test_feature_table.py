@@ -169,15 +169,22 @@ def test_rows_follow_replacements_removals_and_compaction(kernel: str) -> None:
         assert _found(table, match, scopes, None, 50) == expected
 
 
-def test_the_kernel_refuses_mismatched_phrase_columns(kernel: str) -> None:
+def test_the_kernel_refuses_malformed_input(kernel: str) -> None:
     module = features.kernel
-    empty = features.array("q", [0])
     ints = features.array("i", [0])
-    with pytest.raises(ValueError, match="phrase column"):
+    live = bytearray(b"\x01")
+
+    def call(postings: list, phrases: list, versions=ints) -> None:
         module.bm25_top(
-            empty, empty, ints, ints, ints, bytearray(b"\x01"), ints, b"\x01", ints, None,
-            [-1], [], 1.2, 0.75, 10,
-        )  # fmt: skip
+            versions, ints, live, ints, b"\x01", ints, None, postings, phrases, 1.2, 0.75, 10
+        )
+
+    with pytest.raises(ValueError, match="phrase column"):
+        call([None], [])
+    with pytest.raises(ValueError, match="triples"):
+        call([features.array("i", [0, 1])], [])
+    with pytest.raises(ValueError, match="version per row"):
+        call([features.array("i", [0, 1, 1])], [], versions=features.array("i"))
 
 
 @pytest.mark.parametrize("kind", ["memory", "local-jsonl"])
