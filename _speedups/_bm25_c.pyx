@@ -9,8 +9,11 @@ frequency; a third scores the matched rows, summing in query order; a quickselec
 terms.
 """
 
+from cpython.array cimport array, clone
 from libc.math cimport log
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
+
+cdef array _INTS = array("i")
 
 
 cdef double _select(double* values, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
@@ -296,3 +299,50 @@ def term_marks(
         return texts, beyonds
     finally:
         free(position)
+
+
+def postings(
+    const long long[::1] starts,
+    const long long[::1] ends,
+    const int[::1] terms,
+    const int[::1] tfs,
+    const int[::1] versions,
+    Py_ssize_t n_terms,
+):
+    cdef Py_ssize_t n_rows = starts.shape[0], i, p, t
+    cdef array listed
+    cdef int* fill
+    if ends.shape[0] != n_rows or versions.shape[0] < n_rows:
+        raise ValueError("postings: one start, end and version per row")
+    for i in range(n_rows):
+        if starts[i] < 0 or ends[i] > terms.shape[0] or ends[i] > tfs.shape[0]:
+            raise ValueError("postings: a row's terms lie outside the arrays")
+        for p in range(starts[i], ends[i]):
+            if terms[p] < 0 or terms[p] >= n_terms:
+                raise ValueError("postings: a term id is outside the vocabulary")
+    cdef Py_ssize_t* counts = <Py_ssize_t*>calloc(n_terms + 1, sizeof(Py_ssize_t))
+    cdef int** heads = <int**>malloc((n_terms + 1) * sizeof(int*))
+    if counts == NULL or heads == NULL:
+        free(counts)
+        free(heads)
+        raise MemoryError()
+    out = []
+    try:
+        for i in range(n_rows):
+            for p in range(starts[i], ends[i]):
+                counts[terms[p]] += 1
+        for t in range(n_terms):
+            listed = clone(_INTS, 3 * counts[t], False)
+            heads[t] = listed.data.as_ints
+            out.append(listed)
+        for i in range(n_rows):
+            for p in range(starts[i], ends[i]):
+                fill = heads[terms[p]]
+                fill[0] = <int>i
+                fill[1] = versions[i]
+                fill[2] = tfs[p]
+                heads[terms[p]] = fill + 3
+        return out
+    finally:
+        free(counts)
+        free(heads)

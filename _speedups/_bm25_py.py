@@ -9,7 +9,8 @@ it. :func:`bm25_top` filters the rows by scope and kind and computes FTS5's BM25
 that pass (their own document statistics) from the postings of the query's terms only, and
 returns the best ones; :func:`having_all` finds the rows holding every term of a phrase (the
 caller counts the phrase's occurrences there); :func:`term_marks` reads, for the rows
-returned, which query terms their text holds and whether one occurs beyond the kind column.
+returned, which query terms their text holds and whether one occurs beyond the kind column;
+:func:`postings` builds the postings of every term from the rows at once.
 
 Scores are summed in query order with the same operations as ``core/recall/bm25.py``, so both
 twins and that reference return identical floats.
@@ -190,3 +191,26 @@ def term_marks(
         texts.append(text_bits)
         beyonds.append(beyond)
     return texts, beyonds
+
+
+def postings(
+    starts: array[int],
+    ends: array[int],
+    terms: array[int],
+    tfs: array[int],
+    versions: array[int],
+    n_terms: int,
+) -> list[array[int]]:
+    """Per term id below ``n_terms``, the ``(row, version, count)`` triples of the rows
+    holding it, rows in ascending order (the index :func:`bm25_top` reads)."""
+    if len(ends) != len(starts) or len(versions) < len(starts):
+        raise ValueError("postings: one start, end and version per row")
+    out: list[list[int]] = [[] for _ in range(n_terms)]
+    for i in range(len(starts)):
+        if starts[i] < 0 or ends[i] > len(terms) or ends[i] > len(tfs):
+            raise ValueError("postings: a row's terms lie outside the arrays")
+        for p in range(starts[i], ends[i]):
+            if not 0 <= terms[p] < n_terms:
+                raise ValueError("postings: a term id is outside the vocabulary")
+            out[terms[p]] += (i, versions[i], tfs[p])
+    return [array("i", listed) for listed in out]

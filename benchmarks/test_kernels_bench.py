@@ -109,13 +109,18 @@ def bm25_table(memory_corpus):
     """A feature table of 5,000 memory-like records (the corpus five times over, one scope)."""
     from factories import make_memory
 
+    from swarmmem.core.recall.bm25 import stemmed_query
     from swarmmem.core.recall.features import FeatureTable
 
     records = [
         make_memory(f"{c.text} ({i})", tags=c.tags, metadata={"symbols": c.symbols})
         for i, c in enumerate(memory_corpus * 5)
     ]
-    return FeatureTable(records)
+    table = FeatureTable(records)
+    match = stemmed_query(QUERY, TASK, "manual")
+    table.search(match, scope_keys=None, kinds=None, now="", include_expired=True, limit=1)
+    assert table._postings is not None  # built by the first search
+    return table
 
 
 def _bm25_args(t, query: list[int]) -> tuple:

@@ -31,7 +31,6 @@ _GARBAGE_SHARE = 0.5
 IN_TEXT, BEYOND_KIND = 1, 2
 #: the kernel marks the text's terms for this many query terms
 _MARKED_TERMS = 64
-_NO_POSTINGS = array("i")
 
 
 class Hits(NamedTuple):
@@ -66,9 +65,10 @@ class FeatureTable:
         self._live = bytearray()
         #: per slot, the version of its row (raised by every write or removal of the slot)
         self._versions = array("i")
-        #: per term id, ``(slot, version, count)`` triples of the rows holding it, in write
-        #: order; a triple of an older version of its slot is stale (dropped by compaction)
-        self._postings: dict[int, array[int]] = {}
+        #: per term id, ``(slot, version, count)`` triples of the rows holding it; a triple of
+        #: an older version of its slot is stale. Built from the rows by the kernel at the
+        #: first search (and again after a compaction), then kept up to date by each write.
+        self._postings: list[array[int]] | None = None
         self._garbage = 0
         for record in records:
             self.put(record)
@@ -111,7 +111,8 @@ class FeatureTable:
         pairs.sort()
         self._records[slot] = record
         version = self._versions[slot] = self._versions[slot] + 1
-        self._post(slot, version, [(term_id, count) for term_id, count, _ in pairs])
+        if self._postings is not None:
+            self._post(slot, version, [(term_id, count) for term_id, count, _ in pairs])
         self._starts[slot] = len(self._terms)
         self._terms.extend([term_id for term_id, _, _ in pairs])
         self._tfs.extend([count for _, count, _ in pairs])
@@ -156,21 +157,16 @@ class FeatureTable:
             marks.extend(self._marks[start:end])
             self._ends[slot] = len(terms)
         self._terms, self._tfs, self._marks, self._garbage = terms, tfs, marks, 0
-        self._postings = {}
-        for slot, record in enumerate(self._records):
-            if record is not None:
-                start, end = self._starts[slot], self._ends[slot]
-                pairs = zip(self._terms[start:end], self._tfs[start:end], strict=True)
-                self._post(slot, self._versions[slot], pairs)
+        self._postings = None  # built again from the compacted rows when next needed
 
     def _post(self, slot: int, version: int, pairs: Iterable[tuple[int, int]]) -> None:
         """Append the row's ``(term id, count)`` pairs to the postings of their terms."""
         postings = self._postings
+        assert postings is not None
         for term_id, count in pairs:
-            listed = postings.get(term_id)
-            if listed is None:
-                listed = postings[term_id] = array("i")
-            listed.extend((slot, version, count))
+            while term_id >= len(postings):
+                postings.append(array("i"))
+            postings[term_id].extend((slot, version, count))
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -213,7 +209,17 @@ class FeatureTable:
             names.append(phrase[0])
         if not query:
             return Hits([], {})
-        postings = [self._postings.get(t, _NO_POSTINGS) if t >= 0 else None for t in query]
+        if self._postings is None:
+            self._postings = kernel.postings(
+                self._starts,
+                self._ends,
+                self._terms,
+                self._tfs,
+                self._versions,
+                len(self._vocabulary),
+            )
+        index = self._postings
+        postings = [index[t] if t >= 0 else None for t in query]
         rows, scores = kernel.bm25_top(
             self._versions,
             self._lengths,

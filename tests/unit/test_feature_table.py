@@ -152,6 +152,8 @@ def test_rows_follow_replacements_removals_and_compaction(kernel: str) -> None:
     table = FeatureTable(records.values())
     ids = sorted(records)
     for step in range(3000):  # enough replaced terms to compact the arrays several times
+        if step % 250 == 0:  # searches build the postings; later writes extend them
+            _check_every_query(table, records)
         memory_id = rng.choice(ids)
         if step % 7 == 0 and memory_id in records:
             del records[memory_id]
@@ -162,11 +164,37 @@ def test_rows_follow_replacements_removals_and_compaction(kernel: str) -> None:
         records[memory_id] = attrs.evolve(base, id=memory_id, text=text)
         table.put(records[memory_id])
     assert len(table) == len(records)
+    _check_every_query(table, records)
+
+
+def _check_every_query(table: FeatureTable, records: dict[str, MemoryRecord]) -> None:
     for query in QUERIES:
         match = stemmed_query(query, None, "manual")
         scopes = (REPO_SCOPE.key, OTHER_SCOPE.key)
         expected = _expected(list(records.values()), match, scopes, None, 50)
         assert _found(table, match, scopes, None, 50) == expected
+
+
+def test_postings_kernels_agree(kernel: str) -> None:
+    """The postings built at once from the rows hold, per term, every row holding it with its
+    version and count (both kernels; a free slot holds nothing)."""
+    rng = random.Random(13)
+    records = _records(rng, 120)
+    table = FeatureTable(records)
+    for record in records[::9]:
+        table.remove(record.id)
+    built = features.kernel.postings(
+        table._starts, table._ends, table._terms, table._tfs, table._versions,
+        len(table._vocabulary),
+    )  # fmt: skip
+    expected: dict[int, list[int]] = {}
+    for slot in range(len(table._records)):
+        for p in range(table._starts[slot], table._ends[slot]):
+            expected.setdefault(table._terms[p], []).extend(
+                (slot, table._versions[slot], table._tfs[p])
+            )
+    assert len(built) == len(table._vocabulary)
+    assert {t: list(a) for t, a in enumerate(built) if a} == expected
 
 
 def test_the_kernel_refuses_malformed_input(kernel: str) -> None:
