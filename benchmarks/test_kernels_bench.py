@@ -156,3 +156,20 @@ def test_term_marks(benchmark, kernels, bm25_table):
         kernels.bm25.term_marks, t._starts, t._ends, t._terms, t._marks, rows, query
     )
     assert len(texts) == len(rows) and any(texts) and all(beyond)
+
+
+@pytest.mark.benchmark(group="bm25: postings of 5k rows")
+def test_postings(benchmark, kernels, bm25_table):
+    """Time building the postings of every term from the 5,000 feature rows (what the first
+    search of a table, or the one after a compaction, pays)."""
+    t = bm25_table
+    built = benchmark(
+        kernels.bm25.postings,
+        t._starts,
+        t._ends,
+        t._terms,
+        t._tfs,
+        t._versions,
+        len(t._vocabulary),
+    )
+    assert sum(len(listed) for listed in built) == 3 * len(t._terms)
