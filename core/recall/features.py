@@ -235,20 +235,20 @@ class FeatureTable:
             limit,
         )
         records = cast("list[MemoryRecord]", self._records)  # a returned row is never free
-        ranked = sorted(
-            zip(rows, scores, strict=True), key=lambda hit: (-hit[1], records[hit[0]].id)
-        )[:limit]
-        found = [(records[row], score) for row, score in ranked]
+        # best first, ties by id (tuples compare without a key function)
+        ids = [records[row].id for row in rows]
+        ranked = sorted(zip([-score for score in scores], ids, rows, strict=True))[:limit]
+        found = [(records[row], -negated) for negated, _, row in ranked]
         if any(len(phrase) > 1 for phrase in phrases) or len(query) > _MARKED_TERMS:
             return Hits(found, None)  # the marks cannot tell (phrases are counted apart)
-        rows = [row for row, _ in ranked]
+        rows = [row for _, _, row in ranked]
         texts, beyond = kernel.term_marks(
             self._starts, self._ends, self._terms, self._marks, rows, query
         )
         named = tuple(names)
         held = {
-            records[row].id: _marked(named, bits)
-            for row, bits, says in zip(rows, texts, beyond, strict=True)
+            memory_id: _marked(named, bits)
+            for (_, memory_id, _), bits, says in zip(ranked, texts, beyond, strict=True)
             if says
         }
         return Hits(found, held)
