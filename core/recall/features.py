@@ -236,8 +236,8 @@ class FeatureTable:
         )
         records = cast("list[MemoryRecord]", self._records)  # a returned row is never free
         # best first, ties by id (tuples compare without a key function)
-        ids = [records[row].id for row in rows]
-        ranked = sorted(zip([-score for score in scores], ids, rows, strict=True))[:limit]
+        keys = [records[row].id for row in rows]
+        ranked = sorted(zip([-score for score in scores], keys, rows, strict=True))[:limit]
         found = [(records[row], -negated) for negated, _, row in ranked]
         if any(len(phrase) > 1 for phrase in phrases) or len(query) > _MARKED_TERMS:
             return Hits(found, None)  # the marks cannot tell (phrases are counted apart)

@@ -314,10 +314,13 @@ def rank_records(
                 for r, f, row in zip(batch, fields, rows, strict=True)
             ]
         out = []
+        same = lexical_part is text_relevance
+        assert lexical_part is not None
         for r, f, row in zip(batch, fields, rows, strict=True):
-            relevance = text_relevance.get(r.id, 0.0)
-            lexical_share = lexical_part.get(r.id, 0.0) if lexical_part else 0.0
-            fresh = RECENCY_WEIGHT * recency.get(r.id, 0.0) * lexical_share
+            key = r.id
+            relevance = text_relevance.get(key, 0.0)
+            lexical_share = relevance if same else lexical_part.get(key, 0.0)
+            fresh = RECENCY_WEIGHT * recency.get(key, 0.0) * lexical_share
             base = row[6] + (w_text * (relevance - row[0]) + fresh)
             out.append(_Scored(r, row[:6], base, base + (f.q - 0.5) * q_weight, relevance))
         return out
