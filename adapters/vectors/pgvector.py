@@ -13,8 +13,9 @@ max(ef_search, k)`` (at most 1000), set with ``SET LOCAL`` inside the query's ow
 so it never outlives the query on a pooled connection, and a result shorter than ``k`` falls
 back to the exact scan. ``ef_search`` comes from
 ``memory.postgres.hnswEfSearch`` (default 200: with the default build options Recall@10 >=
-0.98 against the exact scan on clustered synthetic data at 10k and 100k vectors and on diffuse
-data at 10k, see ``benchmarks/test_pgvector_recall_bench.py``).
+0.98 against the exact scan on MiniLM embeddings of real sentences and on clustered synthetic
+data at 10k and 100k vectors, and on diffuse synthetic data at 10k, see
+``benchmarks/test_pgvector_recall_bench.py``).
 
 Scoping. ``search_scoped`` joins ``memory_items`` and applies the lexical candidate filter
 (scope keys, kinds, not deleted or superseded, SQL expiry, then the parsed-expiry
