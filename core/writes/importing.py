@@ -11,20 +11,44 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any, overload
 
 import attrs
 
-from swarmmem.core.model.codec import record_from_dict, scope_from_dict, source_from_dict
+from swarmmem.core.model.codec import (
+    record_from_dict,
+    scope_from_dict,
+    source_from_dict,
+    source_to_dict,
+)
 from swarmmem.core.model.errors import MemoryValidationError
-from swarmmem.core.model.ids import content_hash_for_key, memory_id_for_hash, to_iso
-from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource
-from swarmmem.core.model.semantics import scope_key_of
+from swarmmem.core.model.ids import (
+    content_hash_for_key,
+    is_iso_datetime,
+    memory_id_for_hash,
+    to_iso,
+)
+from swarmmem.core.model.records import (
+    MAX_MEMORY_TEXT_LENGTH,
+    MAX_TAG_LENGTH,
+    MAX_TAGS,
+    MEMORY_KINDS,
+    STABILITIES,
+    MemoryRecord,
+    MemoryScope,
+    MemorySource,
+)
+from swarmmem.core.model.semantics import StoredRow, scope_key_of, stored_form, stored_row
 from swarmmem.core.model.text import all_encode, check_json_texts, json_strings
 from swarmmem.core.writes.proposals import SCRATCH_TTL
 from swarmmem.core.writes.redaction import screened_clean, secret_field
-from swarmmem.core.writes.validation import validate_record
+from swarmmem.core.writes.validation import (
+    BUNDLE_MARKER_PREFIX,
+    RECALL_SENTINEL_HEADER,
+    check_kind_rules,
+    validate_record,
+)
 from swarmmem.ports.detectors import SecretDetector
 from swarmmem.ports.storage import StorageProvider
 
@@ -84,6 +108,9 @@ class _Completer:
         self.allowed_keys = allowed_keys
         self._scopes: dict[Any, tuple[MemoryScope, str]] = {}
         self._sources: dict[Any, MemorySource] = {}
+        self._scope_rows: dict[Any, tuple[MemoryScope, str, dict[str, str]]] = {}
+        self._source_rows: dict[Any, tuple[MemorySource, dict[str, Any]]] = {}
+        self._repo_direct = (*self._repo_scope(), repo_scope.as_dict())
 
     def check_texts(self, raw: Any) -> list[str] | None:
         """The row is an object whose strings are valid text; returns those strings (or
@@ -123,7 +150,7 @@ class _Completer:
         data.setdefault("stability", "ephemeral" if kind == "scratch" else "durable")
         data.setdefault("tags", [])
         if "source" not in data:
-            data["source"] = {"type": "manual", "ref": "import"}
+            data["source"] = dict(_IMPORT_SOURCE)
         source = self._source(data["source"])
         if kind == "scratch" and "expiresAt" not in data:
             data["expiresAt"] = self.scratch_expiry
@@ -133,6 +160,159 @@ class _Completer:
         return validate_record(
             record, secrets=None, reject_durable_secrets=False, content_digest=digest
         )
+
+    def direct(self, raw: Any) -> StoredRow | None:
+        """:meth:`finish` as a :class:`StoredRow` built straight from the row, for a row
+        whose every value this check proves valid (no record is built); ``None`` for any
+        other row, which :meth:`finish` then completes or refuses with its reason. Covers
+        plain rows: no anchors, outcomes, supersedes or relations, flat scope and source
+        objects, metadata without the outcome keys."""
+        if type(raw) is not dict or not raw.keys() <= _DIRECT_KEYS:
+            return None
+        get = raw.get
+        if "scope" in raw:
+            found = self._direct_scope(raw["scope"])
+            if found is None:
+                return None
+            scope, scope_key, scope_json = found
+        else:
+            scope, scope_key, scope_json = self._repo_direct
+        if self.allowed_keys is not None and scope_key not in self.allowed_keys:
+            return None
+        kind, text = get("kind"), get("text")
+        if (
+            type(kind) is not str
+            or kind not in _KINDS
+            or type(text) is not str
+            or not 1 <= len(text) <= MAX_MEMORY_TEXT_LENGTH
+            or RECALL_SENTINEL_HEADER in text
+            or BUNDLE_MARKER_PREFIX in text
+        ):
+            return None
+        digest = content_hash_for_key(scope_key, kind, text)
+        memory_id = memory_id_for_hash(digest)
+        created = get("createdAt", self.now)
+        updated = get("updatedAt", created)
+        confidence = get("confidence", 0.8)
+        stability = get("stability", "ephemeral" if kind == "scratch" else "durable")
+        tags = get("tags", _NO_TAGS)
+        found_source = self._direct_source(get("source", _IMPORT_SOURCE))
+        expires = get("expiresAt", self.scratch_expiry if kind == "scratch" else None)
+        metadata = get("metadata")
+        if (
+            found_source is None
+            or type(get("id", memory_id)) is not str
+            or get("id", memory_id) != memory_id
+            or type(get("contentHash", digest)) is not str
+            or get("contentHash", digest) != digest
+            or not is_iso_datetime(created)
+            or not is_iso_datetime(updated)
+            or type(confidence) not in _NUMBERS
+            or not 0.0 <= confidence <= 1.0
+            or type(stability) is not str
+            or stability not in _STABILITIES
+            or type(tags) not in _SEQUENCES
+            or len(tags) > MAX_TAGS
+            or not all(type(t) is str and 1 <= len(t) <= MAX_TAG_LENGTH for t in tags)
+            or not (expires is None or is_iso_datetime(expires))
+            or not (metadata is None or _plain_metadata(metadata))
+        ):
+            return None
+        source, source_json = found_source
+        try:
+            check_kind_rules(kind, stability, scope.type, source.has_evidence, created, expires)
+        except MemoryValidationError:
+            return None
+        data: dict[str, Any] = {
+            "id": memory_id,
+            "scope": scope_json,
+            "kind": kind,
+            "text": text,
+            "tags": list(tags),
+            "confidence": confidence,
+            "stability": stability,
+            "source": source_json,
+            "createdAt": created,
+            "updatedAt": updated,
+        }
+        optional = raw.keys() - _BASE_KEYS
+        if (optional or expires is not None) and not self._direct_optional(
+            raw, data, optional, expires
+        ):
+            return None
+        data["contentHash"] = digest
+        data["metadata"] = {} if metadata is None else dict(metadata)
+        if optional:
+            for key in _TAIL_KEYS:
+                value = get(key)
+                if value is not None:
+                    data[key] = value
+        provenance = (
+            get("sourceTaskId") or None,
+            get("embeddingModelVersion") or None,
+            get("validFrom"),
+            get("supersedesReason"),
+        )
+        return StoredRow(memory_id, scope_key, data, provenance, lambda: self.finish(raw))
+
+    def _direct_optional(
+        self, raw: dict[str, Any], data: dict[str, Any], optional: set[str], expires: str | None
+    ) -> bool:
+        """The optional keys of a direct row valid? (Then those before ``contentHash`` are
+        added to ``data``, in their stored order.)"""
+        for key in optional:
+            value = raw[key]
+            if value is None:
+                continue
+            if key in _ISO_KEYS:
+                ok = is_iso_datetime(value)
+            elif key == "qValue":
+                ok = type(value) in _NUMBERS and 0.0 <= value <= 1.0
+            elif key == "supersededBy":
+                ok = type(value) is str and 1 <= len(value) <= 100_000
+            elif key in _TEXT_KEYS:
+                ok = type(value) is str
+            else:
+                ok = type(value) in _SCALARS
+            if not ok:
+                return False
+        for key in _MIDDLE_KEYS:
+            value = expires if key == "expiresAt" else raw.get(key)
+            if value is not None:
+                data[key] = value
+        return True
+
+    def _direct_scope(self, value: Any) -> tuple[MemoryScope, str, dict[str, str]] | None:
+        """A scope object's parsed value, key and stored JSON (``None``: not proven valid)."""
+        token = _token(value)
+        if token is None:
+            return None
+        found = self._scope_rows.get(token)
+        if found is None:
+            try:
+                scope, key = self._scope(value)
+            except _REFUSALS:
+                return None
+            found = (scope, key, scope.as_dict())
+            if len(self._scope_rows) < _PARSED_CACHE:
+                self._scope_rows[token] = found
+        return found
+
+    def _direct_source(self, value: Any) -> tuple[MemorySource, dict[str, Any]] | None:
+        """A source object's parsed value and stored JSON (``None``: not proven valid)."""
+        token = _token(value)
+        if token is None:
+            return None
+        found = self._source_rows.get(token)
+        if found is None:
+            try:
+                source = self._source(value)
+            except _REFUSALS:
+                return None
+            found = (source, source_to_dict(source))
+            if len(self._source_rows) < _PARSED_CACHE:
+                self._source_rows[token] = found
+        return found
 
     def _repo_scope(self) -> tuple[MemoryScope, str]:
         return self.repo_scope, scope_key_of(self.repo_scope)
@@ -181,16 +361,19 @@ def import_records(
     reject_durable_secrets: bool,
     allowed_scopes: Iterable[MemoryScope] | None = None,
     progress: Callable[[int, int], None] | None = None,
-) -> tuple[ImportResult, list[MemoryRecord]]:
-    """Write every valid row in one transaction (the store's batched ``upsert_many``, which
-    reports ``progress(done, total)``); returns the result and the written records.
+) -> tuple[ImportResult, Sequence[MemoryRecord]]:
+    """Write every valid row in one transaction (the store's batched ``upsert_rows``, which
+    reports ``progress(done, total)``); returns the result and the written records (built
+    from their rows when first read).
     ``allowed_scopes``: the importing context's scopes, which every record must lie in.
 
     Each row goes through :func:`complete_record`'s checks in its order; the secret check of
     :data:`SCREEN_ROWS` rows at a time starts with one screen of all their strings, and only
     when that screen may find something is each row checked on its own. A row with a likely
     secret in any string is refused whatever ``reject_durable_secrets`` says (that check
-    covers the durable-record one, which therefore does not run again).
+    covers the durable-record one, which therefore does not run again). A plain row that
+    passes is written in its stored form without building its record first
+    (:meth:`_Completer.direct`); any other is completed by :meth:`_Completer.finish`.
     """
     allowed_keys = None if allowed_scopes is None else frozenset(s.key for s in allowed_scopes)
     completer = _Completer(
@@ -200,7 +383,8 @@ def import_records(
         allowed_keys=allowed_keys,
     )
     refused: list[tuple[int, str]] = []
-    ready: list[MemoryRecord] = []
+    ready: list[StoredRow] = []
+    direct = completer.direct
     numbered = enumerate(rows)
     while chunk := list(itertools.islice(numbered, SCREEN_ROWS)):
         checked: list[tuple[int, Any, list[str] | None]] = []
@@ -215,13 +399,94 @@ def import_records(
             try:
                 if not (clean and strings is not None):
                     completer.check_secrets(raw, strings)
-                ready.append(completer.finish(raw))
+                row = direct(raw)
+                ready.append(row if row is not None else stored_row_of(completer.finish(raw)))
             except _REFUSALS as exc:
                 failed[index] = str(exc)
         refused.extend(sorted(failed.items()))
-    store.upsert_many(ready, progress=progress)
-    return ImportResult(written=len(ready), refused=tuple(refused)), ready
+    store.upsert_rows(ready, progress=progress)
+    return ImportResult(written=len(ready), refused=tuple(refused)), _Records(ready)
+
+
+class _Records(Sequence[MemoryRecord]):
+    """The records of stored rows, each built when first read."""
+
+    def __init__(self, rows: Sequence[StoredRow]) -> None:
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> MemoryRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[MemoryRecord]: ...
+
+    def __getitem__(self, index: int | slice) -> MemoryRecord | Sequence[MemoryRecord]:
+        if isinstance(index, slice):
+            return [row.record for row in self._rows[index]]
+        return self._rows[index].record
+
+
+def stored_row_of(record: MemoryRecord) -> StoredRow:
+    """The stored row of a completed record (which stays the record the row gives)."""
+    return stored_row(stored_form(record, None), given=record)
+
+
+def _plain_metadata(metadata: Any) -> bool:
+    """Metadata a direct row may hold: an object without the outcome keys (which
+    :func:`validate_record` checks against the outcomes)."""
+    return (
+        type(metadata) is dict
+        and "outcomeEventIds" not in metadata
+        and ("outcomeGeneration" not in metadata)
+    )
 
 
 #: what refuses one row (the others are still imported)
 _REFUSALS = (MemoryValidationError, TypeError, ValueError)
+#: the keys of a row that :meth:`_Completer.direct` takes: always written ...
+_BASE_KEYS = frozenset(
+    {
+        "id",
+        "scope",
+        "kind",
+        "text",
+        "tags",
+        "confidence",
+        "stability",
+        "source",
+        "createdAt",
+        "updatedAt",
+        "contentHash",
+        "metadata",
+    }
+)
+#: ... optional, written between ``updatedAt`` and ``contentHash`` ...
+_MIDDLE_KEYS = ("lastAccessedAt", "expiresAt", "qValue", "supersededBy")
+#: ... optional, written after ``metadata`` ...
+_TAIL_KEYS = (
+    "cohortId",
+    "producerSessionId",
+    "producerAgentRole",
+    "redactionPolicyVersion",
+    "schemaVersion",
+    "providerVersion",
+    "sourceRevision",
+)
+#: ... and kept in columns beside the JSON
+_PROVENANCE_KEYS = ("sourceTaskId", "embeddingModelVersion", "validFrom", "supersedesReason")
+_DIRECT_KEYS = _BASE_KEYS | {*_MIDDLE_KEYS, *_TAIL_KEYS, *_PROVENANCE_KEYS}
+_ISO_KEYS = frozenset({"lastAccessedAt", "expiresAt", "validFrom"})
+#: optional keys a direct row holds only as text (they are also bound as SQL values)
+_TEXT_KEYS = frozenset(
+    {"sourceTaskId", "embeddingModelVersion", "supersedesReason", "producerAgentRole"}
+)
+_SCALARS = (str, int, float, bool)
+_NUMBERS = (int, float)
+_SEQUENCES = (list, tuple)
+_KINDS = frozenset(MEMORY_KINDS)
+_STABILITIES = frozenset(STABILITIES)
+_NO_TAGS: tuple[str, ...] = ()
+_IMPORT_SOURCE = {"type": "manual", "ref": "import"}
