@@ -66,7 +66,7 @@ def item_params(row: StoredRow, model_version: str) -> tuple[Any, ...]:
         data.get("expiresAt"),
         data.get("supersededBy"),
         1 if metadata.get("deleted") is True else 0,
-        dumps(data),
+        row.json,
         row.source_task_id or "",
         data.get("producerAgentRole") or "unknown",
         model_version,

@@ -123,10 +123,12 @@ class StoredRow:
     ``record`` is the record the row stands for (its stored form is the row); a row made
     without one (a bulk import builds the JSON directly) builds it on first use with
     ``make_record``. ``data`` may share its nested scope and source objects with other rows:
-    it is read, never changed.
+    it is read, never changed. ``json`` is ``dumps(data)`` (handed over as ``text`` when the
+    maker wrote it already).
     """
 
     __slots__ = (
+        "_json",
         "_make_record",
         "_record",
         "data",
@@ -145,6 +147,8 @@ class StoredRow:
         data: dict[str, Any],
         provenance: tuple[str | None, str | None, str | None, str | None],
         record: MemoryRecord | Callable[[], MemoryRecord],
+        *,
+        text: str | None = None,
     ) -> None:
         self.id = memory_id
         self.scope_key = scope_key
@@ -160,6 +164,15 @@ class StoredRow:
             self._make_record: Callable[[], MemoryRecord] | None = None
         else:
             self._record, self._make_record = None, record
+        self._json = text
+
+    @property
+    def json(self) -> str:
+        """The JSON text of ``data`` (:func:`dumps`)."""
+        text = self._json
+        if text is None:
+            text = self._json = dumps(self.data)
+        return text
 
     @property
     def record(self) -> MemoryRecord:

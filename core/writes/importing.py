@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from json.encoder import encode_basestring
 from typing import Any, overload
 
 import attrs
@@ -39,7 +40,13 @@ from swarmmem.core.model.records import (
     MemoryScope,
     MemorySource,
 )
-from swarmmem.core.model.semantics import StoredRow, scope_key_of, stored_form, stored_row
+from swarmmem.core.model.semantics import (
+    StoredRow,
+    dumps,
+    scope_key_of,
+    stored_form,
+    stored_row,
+)
 from swarmmem.core.model.text import all_encode, check_json_texts, json_strings
 from swarmmem.core.writes.proposals import SCRATCH_TTL
 from swarmmem.core.writes.redaction import screened_clean, secret_field
@@ -108,9 +115,9 @@ class _Completer:
         self.allowed_keys = allowed_keys
         self._scopes: dict[Any, tuple[MemoryScope, str]] = {}
         self._sources: dict[Any, MemorySource] = {}
-        self._scope_rows: dict[Any, tuple[MemoryScope, str, dict[str, str]]] = {}
-        self._source_rows: dict[Any, tuple[MemorySource, dict[str, Any]]] = {}
-        self._repo_direct = (*self._repo_scope(), repo_scope.as_dict())
+        self._scope_rows: dict[Any, tuple[MemoryScope, str, dict[str, str], str]] = {}
+        self._source_rows: dict[Any, tuple[MemorySource, dict[str, Any], str]] = {}
+        self._repo_direct = (*self._repo_scope(), *_with_text(repo_scope.as_dict()))
 
     def check_texts(self, raw: Any) -> list[str] | None:
         """The row is an object whose strings are valid text; returns those strings (or
@@ -174,9 +181,9 @@ class _Completer:
             found = self._direct_scope(raw["scope"])
             if found is None:
                 return None
-            scope, scope_key, scope_json = found
+            scope, scope_key, scope_json, scope_text = found
         else:
-            scope, scope_key, scope_json = self._repo_direct
+            scope, scope_key, scope_json, scope_text = self._repo_direct
         if self.allowed_keys is not None and scope_key not in self.allowed_keys:
             return None
         kind, text = get("kind"), get("text")
@@ -218,48 +225,97 @@ class _Completer:
             or not (metadata is None or _plain_metadata(metadata))
         ):
             return None
-        source, source_json = found_source
+        source, source_json, source_text = found_source
         try:
             check_kind_rules(kind, stability, scope.type, source.has_evidence, created, expires)
         except MemoryValidationError:
             return None
+        tag_list = list(tags)
         data: dict[str, Any] = {
             "id": memory_id,
             "scope": scope_json,
             "kind": kind,
             "text": text,
-            "tags": list(tags),
+            "tags": tag_list,
             "confidence": confidence,
             "stability": stability,
             "source": source_json,
             "createdAt": created,
             "updatedAt": updated,
         }
+        # the JSON text of ``data`` written piece by piece, as ``dumps(data)`` writes it: the
+        # id, kind, stability and content hash need no escaping (hex digits and the fixed
+        # names), the scope and source texts are kept per distinct object
+        head = (
+            '{"id":"',
+            memory_id,
+            '","scope":',
+            scope_text,
+            ',"kind":"',
+            kind,
+            '","text":',
+            _string(text),
+            ',"tags":[',
+            ",".join(map(_string, tag_list)),
+            '],"confidence":',
+            _number(confidence),
+            ',"stability":"',
+            stability,
+            '","source":',
+            source_text,
+            ',"createdAt":',
+            _string(created),
+            ',"updatedAt":',
+            _string(updated),
+        )
         optional = raw.keys() - _BASE_KEYS
-        if (optional or expires is not None) and not self._direct_optional(
-            raw, data, optional, expires
-        ):
+        if not optional and expires is None:  # (most rows)
+            text_json = "".join(head)
+            if metadata:
+                data["contentHash"] = digest
+                data["metadata"] = dict(metadata)
+                text_json += f',"contentHash":"{digest}","metadata":{dumps(metadata)}}}'
+            else:
+                data["contentHash"] = digest
+                data["metadata"] = {}
+                text_json += f',"contentHash":"{digest}","metadata":{{}}}}'
+            return StoredRow(
+                memory_id,
+                scope_key,
+                data,
+                _NO_PROVENANCE,
+                lambda: self.finish(raw),
+                text=text_json,
+            )
+        if not self._direct_optional(raw, optional):
             return None
+        pieces = list(head)
+        for key in _MIDDLE_KEYS:
+            value = expires if key == "expiresAt" else get(key)
+            if value is not None:
+                data[key] = value
+                pieces.append(f',"{key}":{dumps(value)}')
         data["contentHash"] = digest
         data["metadata"] = {} if metadata is None else dict(metadata)
-        if optional:
-            for key in _TAIL_KEYS:
-                value = get(key)
-                if value is not None:
-                    data[key] = value
+        pieces.append(f',"contentHash":"{digest}","metadata":{dumps(data["metadata"])}')
+        for key in _TAIL_KEYS:
+            value = get(key)
+            if value is not None:
+                data[key] = value
+                pieces.append(f',"{key}":{dumps(value)}')
+        pieces.append("}")
         provenance = (
             get("sourceTaskId") or None,
             get("embeddingModelVersion") or None,
             get("validFrom"),
             get("supersedesReason"),
         )
-        return StoredRow(memory_id, scope_key, data, provenance, lambda: self.finish(raw))
+        return StoredRow(
+            memory_id, scope_key, data, provenance, lambda: self.finish(raw), text="".join(pieces)
+        )
 
-    def _direct_optional(
-        self, raw: dict[str, Any], data: dict[str, Any], optional: set[str], expires: str | None
-    ) -> bool:
-        """The optional keys of a direct row valid? (Then those before ``contentHash`` are
-        added to ``data``, in their stored order.)"""
+    def _direct_optional(self, raw: dict[str, Any], optional: set[str]) -> bool:
+        """The optional keys of a direct row hold valid values?"""
         for key in optional:
             value = raw[key]
             if value is None:
@@ -276,14 +332,11 @@ class _Completer:
                 ok = type(value) in _SCALARS
             if not ok:
                 return False
-        for key in _MIDDLE_KEYS:
-            value = expires if key == "expiresAt" else raw.get(key)
-            if value is not None:
-                data[key] = value
         return True
 
-    def _direct_scope(self, value: Any) -> tuple[MemoryScope, str, dict[str, str]] | None:
-        """A scope object's parsed value, key and stored JSON (``None``: not proven valid)."""
+    def _direct_scope(self, value: Any) -> tuple[MemoryScope, str, dict[str, str], str] | None:
+        """A scope object's parsed value, key, stored JSON and its text (``None``: not
+        proven valid)."""
         token = _token(value)
         if token is None:
             return None
@@ -293,13 +346,14 @@ class _Completer:
                 scope, key = self._scope(value)
             except _REFUSALS:
                 return None
-            found = (scope, key, scope.as_dict())
+            found = (scope, key, *_with_text(scope.as_dict()))
             if len(self._scope_rows) < _PARSED_CACHE:
                 self._scope_rows[token] = found
         return found
 
-    def _direct_source(self, value: Any) -> tuple[MemorySource, dict[str, Any]] | None:
-        """A source object's parsed value and stored JSON (``None``: not proven valid)."""
+    def _direct_source(self, value: Any) -> tuple[MemorySource, dict[str, Any], str] | None:
+        """A source object's parsed value, stored JSON and its text (``None``: not proven
+        valid)."""
         token = _token(value)
         if token is None:
             return None
@@ -309,7 +363,7 @@ class _Completer:
                 source = self._source(value)
             except _REFUSALS:
                 return None
-            found = (source, source_to_dict(source))
+            found = (source, *_with_text(source_to_dict(source)))
             if len(self._source_rows) < _PARSED_CACHE:
                 self._source_rows[token] = found
         return found
@@ -434,6 +488,19 @@ def stored_row_of(record: MemoryRecord) -> StoredRow:
     return stored_row(stored_form(record, None), given=record)
 
 
+def _with_text(value: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    return value, dumps(value)
+
+
+#: a string as ``dumps`` writes it (the JSON encoder's own quoting, non-ASCII kept)
+_string = encode_basestring
+
+
+def _number(value: float) -> str:
+    """A finite ``int`` or ``float`` as ``dumps`` writes it."""
+    return float.__repr__(value) if type(value) is float else int.__repr__(value)
+
+
 def _plain_metadata(metadata: Any) -> bool:
     """Metadata a direct row may hold: an object without the outcome keys (which
     :func:`validate_record` checks against the outcomes)."""
@@ -490,3 +557,4 @@ _KINDS = frozenset(MEMORY_KINDS)
 _STABILITIES = frozenset(STABILITIES)
 _NO_TAGS: tuple[str, ...] = ()
 _IMPORT_SOURCE = {"type": "manual", "ref": "import"}
+_NO_PROVENANCE = (None, None, None, None)
