@@ -18,7 +18,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-_WS = re.compile(r"\s+")
 #: compact JSON, non-ASCII kept (``json.dumps`` with these options, its encoder built once)
 _compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 _FRACTION_RE = re.compile(r"^(.*T\d{2}:\d{2}:\d{2})\.(\d+)(.*)$")
@@ -44,8 +43,9 @@ def sha256_hex(text: str) -> str:
 
 
 def normalize_text(text: str) -> str:
-    """Collapse every run of whitespace to one space and trim the ends."""
-    return _WS.sub(" ", text).strip()
+    """Collapse every run of whitespace to one space and trim the ends (``str.split``'s
+    whitespace is ``\\s``: one set, ``str.isspace``)."""
+    return " ".join(text.split())
 
 
 def scope_key_fields(scope: Mapping[str, Any]) -> dict[str, Any]:

@@ -116,7 +116,11 @@ class _Completer:
         self._scopes: dict[Any, tuple[MemoryScope, str]] = {}
         self._sources: dict[Any, MemorySource] = {}
         self._scope_rows: dict[Any, tuple[MemoryScope, str, dict[str, str], str]] = {}
-        self._source_rows: dict[Any, tuple[MemorySource, dict[str, Any], str]] = {}
+        self._source_rows: dict[Any, tuple[dict[str, Any], str, bool]] = {}
+        #: what the direct check found valid: timestamps, and (kind, stability, scope type,
+        #: evidence) of kinds other than scratch
+        self._valid_times: set[str] = set()
+        self._valid_rules: set[tuple[str, str, str, bool]] = set()
         self._repo_direct = (*self._repo_scope(), *_with_text(repo_scope.as_dict()))
 
     def check_texts(self, raw: Any) -> list[str] | None:
@@ -198,6 +202,8 @@ class _Completer:
             return None
         digest = content_hash_for_key(scope_key, kind, text)
         memory_id = memory_id_for_hash(digest)
+        given_id = get("id", memory_id)
+        given_hash = get("contentHash", digest)
         created = get("createdAt", self.now)
         updated = get("updatedAt", created)
         confidence = get("confidence", 0.8)
@@ -206,30 +212,39 @@ class _Completer:
         found_source = self._direct_source(get("source", _IMPORT_SOURCE))
         expires = get("expiresAt", self.scratch_expiry if kind == "scratch" else None)
         metadata = get("metadata")
+        times = self._valid_times
         if (
             found_source is None
-            or type(get("id", memory_id)) is not str
-            or get("id", memory_id) != memory_id
-            or type(get("contentHash", digest)) is not str
-            or get("contentHash", digest) != digest
-            or not is_iso_datetime(created)
-            or not is_iso_datetime(updated)
+            or type(given_id) is not str
+            or given_id != memory_id
+            or type(given_hash) is not str
+            or given_hash != digest
+            or type(created) is not str
+            or (created not in times and not self._valid_time(created))
+            or type(updated) is not str
+            or (updated not in times and not self._valid_time(updated))
             or type(confidence) not in _NUMBERS
             or not 0.0 <= confidence <= 1.0
             or type(stability) is not str
             or stability not in _STABILITIES
             or type(tags) not in _SEQUENCES
             or len(tags) > MAX_TAGS
-            or not all(type(t) is str and 1 <= len(t) <= MAX_TAG_LENGTH for t in tags)
             or not (expires is None or is_iso_datetime(expires))
             or not (metadata is None or _plain_metadata(metadata))
         ):
             return None
-        source, source_json, source_text = found_source
-        try:
-            check_kind_rules(kind, stability, scope.type, source.has_evidence, created, expires)
-        except MemoryValidationError:
-            return None
+        for tag in tags:
+            if type(tag) is not str or not 1 <= len(tag) <= MAX_TAG_LENGTH:
+                return None
+        source_json, source_text, evidence = found_source
+        rules = (kind, stability, scope.type, evidence)
+        if kind == "scratch" or rules not in self._valid_rules:
+            try:
+                check_kind_rules(*rules, created, expires)
+            except MemoryValidationError:
+                return None
+            if kind != "scratch":  # (the other rules do not depend on the row's times)
+                self._valid_rules.add(rules)
         tag_list = list(tags)
         data: dict[str, Any] = {
             "id": memory_id,
@@ -247,30 +262,14 @@ class _Completer:
         # id, kind, stability and content hash need no escaping (hex digits and the fixed
         # names), the scope and source texts are kept per distinct object
         head = (
-            '{"id":"',
-            memory_id,
-            '","scope":',
-            scope_text,
-            ',"kind":"',
-            kind,
-            '","text":',
-            _string(text),
-            ',"tags":[',
-            ",".join(map(_string, tag_list)),
-            '],"confidence":',
-            _number(confidence),
-            ',"stability":"',
-            stability,
-            '","source":',
-            source_text,
-            ',"createdAt":',
-            _string(created),
-            ',"updatedAt":',
-            _string(updated),
+            f'{{"id":"{memory_id}","scope":{scope_text},"kind":"{kind}","text":{_string(text)},'
+            f'"tags":[{",".join(map(_string, tag_list))}],"confidence":{_number(confidence)},'
+            f'"stability":"{stability}","source":{source_text},"createdAt":{_string(created)},'
+            f'"updatedAt":{_string(updated)}'
         )
         optional = raw.keys() - _BASE_KEYS
         if not optional and expires is None:  # (most rows)
-            text_json = "".join(head)
+            text_json = head
             if metadata:
                 data["contentHash"] = digest
                 data["metadata"] = dict(metadata)
@@ -289,7 +288,7 @@ class _Completer:
             )
         if not self._direct_optional(raw, optional):
             return None
-        pieces = list(head)
+        pieces = [head]
         for key in _MIDDLE_KEYS:
             value = expires if key == "expiresAt" else get(key)
             if value is not None:
@@ -334,6 +333,14 @@ class _Completer:
                 return False
         return True
 
+    def _valid_time(self, value: str) -> bool:
+        """``is_iso_datetime(value)``, remembered when True."""
+        if not is_iso_datetime(value):
+            return False
+        if len(self._valid_times) < _PARSED_CACHE:
+            self._valid_times.add(value)
+        return True
+
     def _direct_scope(self, value: Any) -> tuple[MemoryScope, str, dict[str, str], str] | None:
         """A scope object's parsed value, key, stored JSON and its text (``None``: not
         proven valid)."""
@@ -351,9 +358,9 @@ class _Completer:
                 self._scope_rows[token] = found
         return found
 
-    def _direct_source(self, value: Any) -> tuple[MemorySource, dict[str, Any], str] | None:
-        """A source object's parsed value, stored JSON and its text (``None``: not proven
-        valid)."""
+    def _direct_source(self, value: Any) -> tuple[dict[str, Any], str, bool] | None:
+        """A source object's stored JSON, its text and whether it is evidence (``None``: not
+        proven valid)."""
         token = _token(value)
         if token is None:
             return None
@@ -363,7 +370,7 @@ class _Completer:
                 source = self._source(value)
             except _REFUSALS:
                 return None
-            found = (source, *_with_text(source_to_dict(source)))
+            found = (*_with_text(source_to_dict(source)), source.has_evidence)
             if len(self._source_rows) < _PARSED_CACHE:
                 self._source_rows[token] = found
         return found
