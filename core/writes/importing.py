@@ -122,13 +122,17 @@ class _Completer:
         self._valid_times: set[str] = set()
         self._valid_rules: set[tuple[str, str, str, bool]] = set()
         self._repo_direct = (*self._repo_scope(), *_with_text(repo_scope.as_dict()))
+        #: the key names of the record shape that hold no likely secret (all of them, with
+        #: any usual detector): valid text, checked once here instead of in every row
+        self._clean_names = frozenset(n for n in _NAMES if not secrets.contains_secret(n))
 
     def check_texts(self, raw: Any) -> list[str] | None:
-        """The row is an object whose strings are valid text; returns those strings (or
-        ``None`` when they could not be gathered)."""
-        if not isinstance(raw, Mapping):
+        """The row is an object whose strings are valid text; returns those strings that
+        may need a secret check, every one but the keys named in the record shape that
+        were found clean (or ``None`` when they could not be gathered)."""
+        if type(raw) is not dict and not isinstance(raw, Mapping):
             raise MemoryValidationError(f"record must be an object; got {type(raw).__name__}")
-        strings = json_strings(raw)
+        strings = json_strings(raw, self._clean_names)
         if strings is None or not all_encode(strings):
             check_json_texts(raw, "record")  # names the field that is not valid text
         return strings
@@ -552,6 +556,12 @@ _TAIL_KEYS = (
 #: ... and kept in columns beside the JSON
 _PROVENANCE_KEYS = ("sourceTaskId", "embeddingModelVersion", "validFrom", "supersedesReason")
 _DIRECT_KEYS = _BASE_KEYS | {*_MIDDLE_KEYS, *_TAIL_KEYS, *_PROVENANCE_KEYS}
+#: the key names of the record shape (its own, its scope's and its source's)
+_NAMES = _DIRECT_KEYS | {
+    *("anchors", "outcomes", "supersedes", "relations", "file", "symbol"),
+    *("type", "userId", "workspaceId", "projectId", "repoId", "repoRoot", "runId", "agentId"),
+    *("ref", "url", "filePath", "commitSha", "createdBy"),
+}
 _ISO_KEYS = frozenset({"lastAccessedAt", "expiresAt", "validFrom"})
 #: optional keys a direct row holds only as text (they are also bound as SQL values)
 _TEXT_KEYS = frozenset(
