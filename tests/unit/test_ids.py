@@ -108,6 +108,14 @@ def test_normalize_text_whitespace_is_the_regular_expression_one() -> None:
         assert normalize_text(text) == re.sub(r"\s+", " ", text).strip()
 
 
+@pytest.mark.parametrize("value", [None, 5, b"a b", ["a"]])
+def test_normalize_text_of_a_non_string_fails_as_the_regular_expression_does(value: object) -> None:
+    with pytest.raises(TypeError):
+        re.sub(r"\s+", " ", value).strip()  # type: ignore[call-overload]
+    with pytest.raises(TypeError):
+        normalize_text(value)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     ("text", "tokens"), [("", 0), ("abc", 1), ("a" * 100, 33), ("a" * 101, 34), ("😀", 1)]
 )
