@@ -79,8 +79,11 @@ def _gather(value: object, out: list[str], known: Collection[str]) -> bool:
                 return False
             if key not in known:
                 append(key)
-            if type(item) is str:  # the common case, without a call
+            kind = type(item)
+            if kind is str:  # the common cases, without a call
                 append(item)
+            elif kind in _SCALARS:
+                pass
             elif not _gather(item, out, known):
                 return False
     elif kind is list or isinstance(value, (list, tuple)):

@@ -449,14 +449,14 @@ def import_records(
     )
     refused: list[tuple[int, str]] = []
     ready: list[StoredRow] = []
-    direct = completer.direct
+    check_texts, direct = completer.check_texts, completer.direct
     numbered = enumerate(rows)
     while chunk := list(itertools.islice(numbered, SCREEN_ROWS)):
         checked: list[tuple[int, Any, list[str] | None]] = []
         failed: dict[int, str] = {}
         for index, raw in chunk:
             try:
-                checked.append((index, raw, completer.check_texts(raw)))
+                checked.append((index, raw, check_texts(raw)))
             except _REFUSALS as exc:
                 failed[index] = str(exc)
         clean = screened_clean(secrets, [s for _i, _raw, s in checked if s is not None])
