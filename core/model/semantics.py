@@ -121,14 +121,16 @@ class StoredRow:
     ``embedding_model_version``, never ``""``, ``valid_from``, ``supersedes_reason``).
 
     ``record`` is the record the row stands for (its stored form is the row); a row made
-    without one (a bulk import builds the JSON directly) builds it on first use with
-    ``make_record``. ``data`` may share its nested scope and source objects with other rows:
-    it is read, never changed. ``json`` is ``dumps(data)`` (handed over as ``text`` when the
-    maker wrote it already).
+    without one (a bulk import builds the JSON directly) builds it on first use as
+    ``make_record(made_from)`` (two references, not a closure: a large import keeps fewer
+    objects for the garbage collector to walk). ``data`` may share its nested scope and
+    source objects with other rows: it is read, never changed. ``json`` is ``dumps(data)``
+    (handed over as ``text`` when the maker wrote it already).
     """
 
     __slots__ = (
         "_json",
+        "_made_from",
         "_make_record",
         "_record",
         "data",
@@ -146,8 +148,10 @@ class StoredRow:
         scope_key: str,
         data: dict[str, Any],
         provenance: tuple[str | None, str | None, str | None, str | None],
-        record: MemoryRecord | Callable[[], MemoryRecord],
+        record: MemoryRecord | None = None,
         *,
+        make_record: Callable[[Any], MemoryRecord] | None = None,
+        made_from: Any = None,
         text: str | None = None,
     ) -> None:
         self.id = memory_id
@@ -159,11 +163,9 @@ class StoredRow:
             self.valid_from,
             self.supersedes_reason,
         ) = provenance
-        if isinstance(record, MemoryRecord):
-            self._record: MemoryRecord | None = record
-            self._make_record: Callable[[], MemoryRecord] | None = None
-        else:
-            self._record, self._make_record = None, record
+        self._record = record
+        self._make_record = make_record
+        self._made_from = made_from
         self._json = text
 
     @property
@@ -179,9 +181,9 @@ class StoredRow:
         """The record this row stores (built once, on first use, for a row made without it)."""
         record = self._record
         if record is None:
-            assert self._make_record is not None
-            record = self._record = self._make_record()
-            self._make_record = None
+            assert self._make_record is not None, "a row needs its record or a maker"
+            record = self._record = self._make_record(self._made_from)
+            self._make_record = self._made_from = None
         return record
 
 

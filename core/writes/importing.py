@@ -125,6 +125,7 @@ class _Completer:
         #: the key names of the record shape that hold no likely secret (all of them, with
         #: any usual detector): valid text, checked once here instead of in every row
         self._clean_names = frozenset(n for n in _NAMES if not secrets.contains_secret(n))
+        self._finish = self.finish  # (one bound method for every direct row)
 
     def check_texts(self, raw: Any) -> list[str] | None:
         """The row is an object whose strings are valid text; returns those strings that
@@ -249,7 +250,7 @@ class _Completer:
                 return None
             if kind != "scratch":  # (the other rules do not depend on the row's times)
                 self._valid_rules.add(rules)
-        tag_list = list(tags)
+        tag_list = tags if type(tags) is list else list(tags)  # (read, never changed)
         data: dict[str, Any] = {
             "id": memory_id,
             "scope": scope_json,
@@ -287,7 +288,8 @@ class _Completer:
                 scope_key,
                 data,
                 _NO_PROVENANCE,
-                lambda: self.finish(raw),
+                make_record=self._finish,
+                made_from=raw,
                 text=text_json,
             )
         if not self._direct_optional(raw, optional):
@@ -314,7 +316,13 @@ class _Completer:
             get("supersedesReason"),
         )
         return StoredRow(
-            memory_id, scope_key, data, provenance, lambda: self.finish(raw), text="".join(pieces)
+            memory_id,
+            scope_key,
+            data,
+            provenance,
+            make_record=self._finish,
+            made_from=raw,
+            text="".join(pieces),
         )
 
     def _direct_optional(self, raw: dict[str, Any], optional: set[str]) -> bool:
