@@ -272,17 +272,15 @@ class _Completer:
             f'"stability":"{stability}","source":{source_text},"createdAt":{_string(created)},'
             f'"updatedAt":{_string(updated)}'
         )
+        stored_metadata = {} if metadata is None else dict(metadata)
+        metadata_text = _metadata_text(stored_metadata)
+        if metadata_text is None:
+            return None
         optional = raw.keys() - _BASE_KEYS
         if not optional and expires is None:  # (most rows)
-            text_json = head
-            if metadata:
-                data["contentHash"] = digest
-                data["metadata"] = dict(metadata)
-                text_json += f',"contentHash":"{digest}","metadata":{dumps(metadata)}}}'
-            else:
-                data["contentHash"] = digest
-                data["metadata"] = {}
-                text_json += f',"contentHash":"{digest}","metadata":{{}}}}'
+            data["contentHash"] = digest
+            data["metadata"] = stored_metadata
+            text_json = f'{head},"contentHash":"{digest}","metadata":{metadata_text}}}'
             return StoredRow(
                 memory_id,
                 scope_key,
@@ -301,8 +299,8 @@ class _Completer:
                 data[key] = value
                 pieces.append(f',"{key}":{dumps(value)}')
         data["contentHash"] = digest
-        data["metadata"] = {} if metadata is None else dict(metadata)
-        pieces.append(f',"contentHash":"{digest}","metadata":{dumps(data["metadata"])}')
+        data["metadata"] = stored_metadata
+        pieces.append(f',"contentHash":"{digest}","metadata":{metadata_text}')
         for key in _TAIL_KEYS:
             value = get(key)
             if value is not None:
@@ -518,6 +516,17 @@ _string = encode_basestring
 def _number(value: float) -> str:
     """A finite ``int`` or ``float`` as ``dumps`` writes it."""
     return float.__repr__(value) if type(value) is float else int.__repr__(value)
+
+
+def _metadata_text(metadata: dict[str, Any]) -> str | None:
+    """``dumps(metadata)``; ``None`` when it cannot be written (a value that is not JSON:
+    the row then takes the full path, whose write fails as it did)."""
+    if not metadata:
+        return "{}"
+    try:
+        return dumps(metadata)
+    except (TypeError, ValueError):
+        return None
 
 
 def _plain_metadata(metadata: Any) -> bool:

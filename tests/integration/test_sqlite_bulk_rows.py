@@ -165,6 +165,24 @@ def test_import_records_writes_what_one_upsert_per_record_writes(tmp_path: Path)
     assert snapshot(tmp_path / "bulk.db") == snapshot(tmp_path / "one.db")
 
 
+def test_an_import_whose_row_cannot_be_written_as_json_writes_nothing(tmp_path: Path) -> None:
+    """A metadata value that is not JSON passes the checks (as it always did) and fails the
+    write: the whole import raises and leaves the store as it was."""
+    rows = direct_rows()
+    rows[1]["metadata"] = {"tags": {"a", "b"}}
+    with opened(tmp_path / "memory.db") as store:
+        with pytest.raises(TypeError):
+            import_records(
+                store,
+                rows,
+                now=NOW,
+                repo_scope=REPO_SCOPE,
+                secrets=RegexSecretDetector(),
+                reject_durable_secrets=True,
+            )
+        assert store.count() == 0 and store.verify_audit_chain()["verified"] is True
+
+
 def test_bulk_writes_run_with_a_larger_page_cache_and_restore_it(tmp_path: Path) -> None:
     """The page cache is raised while ``upsert_many`` runs and set back afterwards, also when
     the write fails; a connection whose cache is already larger keeps it."""

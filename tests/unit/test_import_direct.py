@@ -101,6 +101,7 @@ def rows() -> list[Any]:
         full(metadata={"outcomeGeneration": "g1"}),
         full(metadata=None),
         full(metadata=[1]),
+        full(metadata={"not JSON": {1, 2}}),  # taken by the full path (its write fails)
         full(lastAccessedAt=at(9), expiresAt=at(60), qValue=0.25, supersededBy="mem_x"),
         full(lastAccessedAt="yesterday"),
         full(expiresAt=None),
