@@ -22,7 +22,7 @@ import attrs
 
 from swarmmem.core.model.events import OutcomeEvent, RecallUsage, RewardEvent
 from swarmmem.core.model.records import MemoryProposal, MemoryRecord
-from swarmmem.core.model.semantics import ListFilter
+from swarmmem.core.model.semantics import ListFilter, StoredRow
 
 __all__ = [
     "Candidates",
@@ -139,6 +139,16 @@ class RecordStore(Protocol):
         """``upsert`` of each record in order, in one transaction (each still gets its
         ``upsert`` audit event); the stored forms. ``progress(done, total)`` is called as
         batches are written."""
+        ...
+
+    def upsert_rows(
+        self,
+        rows: Sequence[StoredRow],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        """``upsert_many`` of each row's record (a bulk import's rows, validated and in their
+        stored form: a SQL store writes them without building the records)."""
         ...
 
     def select_candidates(

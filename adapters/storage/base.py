@@ -30,6 +30,7 @@ from swarmmem.core.model.ids import to_iso
 from swarmmem.core.model.records import MemoryProposal, MemoryRecord
 from swarmmem.core.model.semantics import (
     ListFilter,
+    StoredRow,
     event_json_for,
     proposal_event,
     tombstone,
@@ -180,6 +181,14 @@ class StoreBase(abc.ABC):
                 if progress is not None and (done % BATCH_SIZE == 0 or done == len(records)):
                     progress(done, len(records))
         return stored
+
+    def upsert_rows(
+        self,
+        rows: Sequence[StoredRow],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        self.upsert_many([row.record for row in rows], progress=progress)
 
     def delete(self, memory_id: str, *, reason: str, now: str, hard: bool = False) -> bool:
         with self.transaction():

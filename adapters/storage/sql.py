@@ -74,7 +74,6 @@ from swarmmem.core.model.codec import (
     proposal_from_dict,
     proposal_to_dict,
     recall_usage_to_dict,
-    record_to_dict,
 )
 from swarmmem.core.model.errors import ConflictError, MemoryValidationError, StorageError
 from swarmmem.core.model.events import OutcomeEvent, RecallUsage, RewardEvent
@@ -83,6 +82,7 @@ from swarmmem.core.model.records import MemoryProposal, MemoryRecord
 from swarmmem.core.model.semantics import (
     MAX_RELATIONS_PER_MEMORY,
     ListFilter,
+    StoredRow,
     dumps,
     materialize,
     merge_pairs,
@@ -92,6 +92,7 @@ from swarmmem.core.model.semantics import (
     scrub_proposal,
     scrub_usage,
     stored_form,
+    stored_row,
 )
 from swarmmem.ports.clock import Clock, SystemClock
 from swarmmem.ports.storage import Candidates, RecordKey, StoredEvent
@@ -100,6 +101,8 @@ CACHE_LIMIT = 50_000
 #: the positions of ``reason`` and ``event_json`` in a ``memory_events`` row (often None)
 _EVENT_NULLABLE = (3, 5)
 F = TypeVar("F", bound=Callable[..., Any])
+#: what an item row holds after a write: model version, ``valid_from``, ``supersedes_reason``
+Written = tuple[str, str | None, str | None]
 R = TypeVar("R")
 
 MIGRATION_NAMES: dict[int, str] = {
@@ -415,7 +418,7 @@ class SqlStore(StoreBase):
 
     @abc.abstractmethod
     def _write_item(
-        self, conn: Any, record: MemoryRecord, data: Mapping[str, Any], params: tuple[Any, ...]
+        self, conn: Any, row: StoredRow, params: tuple[Any, ...]
     ) -> tuple[str | None, str | None]:
         """Upsert the item row (``params`` in ``ITEM_WRITE_COLUMNS`` order) and its full-text
         entry; returns the stored ``valid_from`` and ``supersedes_reason``."""
@@ -1206,26 +1209,15 @@ class SqlStore(StoreBase):
         return Candidates(records=tuple(records), fts_order=order, fts_scores=hits.scores)
 
     def _write_record(self, record: MemoryRecord) -> MemoryRecord:
-        conn = self._tx_conn()
         record = stored_form(record, None)
-        data = record_to_dict(record, include_provenance=False, include_outcomes=False)
-        model_version = self.embedding_model_version or record.embedding_model_version or ""
-        params = item_params(record, data, model_version)
-        valid_from, supersedes_reason = self._write_item(conn, record, data, params)
-        self._touch((record.id,), items=True)
-        return as_written(record, model_version, valid_from, supersedes_reason)
+        return as_written(record, *self._write_row(self._tx_conn(), stored_row(record)))
 
-    def _item_rows(
-        self, records: Sequence[MemoryRecord]
-    ) -> builtins.list[tuple[MemoryRecord, dict[str, Any], str, tuple[Any, ...]]]:
-        """Per record: its stored form, JSON, model version and item row parameters."""
-        out = []
-        for record in records:
-            record = stored_form(record, None)
-            data = record_to_dict(record, include_provenance=False, include_outcomes=False)
-            model_version = self.embedding_model_version or record.embedding_model_version or ""
-            out.append((record, data, model_version, item_params(record, data, model_version)))
-        return out
+    def _write_row(self, conn: Any, row: StoredRow) -> Written:
+        """One item row and its full-text entry; what the row holds after the write."""
+        model_version = self.embedding_model_version or row.embedding_model_version or ""
+        valid_from, supersedes_reason = self._write_item(conn, row, item_params(row, model_version))
+        self._touch((row.id,), items=True)
+        return model_version, valid_from, supersedes_reason
 
     @guarded
     def upsert_many(
@@ -1234,7 +1226,7 @@ class SqlStore(StoreBase):
         *,
         progress: Callable[[int, int], None] | None = None,
     ) -> builtins.list[MemoryRecord]:
-        """Batches of ``BATCH_SIZE`` records: their rows (:meth:`_write_records`), then their
+        """Batches of ``BATCH_SIZE`` records: their rows (:meth:`_write_rows`), then their
         ``upsert`` events in one go (same order and chain as one ``upsert`` per record)."""
         records = builtins.list(records)
         for record in records:
@@ -1242,31 +1234,46 @@ class SqlStore(StoreBase):
                 raise MemoryValidationError(
                     f"upsert_many needs MemoryRecords; got {type(record).__name__}"
                 )
-        stored: builtins.list[MemoryRecord] = []
+        stored = [stored_form(record, None) for record in records]
+        written = self._upsert_rows([stored_row(record) for record in stored], progress)
+        return [as_written(record, *row) for record, row in zip(stored, written, strict=True)]
+
+    @guarded
+    def upsert_rows(
+        self,
+        rows: Sequence[StoredRow],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        """:meth:`upsert_many` of rows already in their stored form (no record is built)."""
+        self._upsert_rows(rows, progress)
+
+    def _upsert_rows(
+        self, rows: Sequence[StoredRow], progress: Callable[[int, int], None] | None
+    ) -> builtins.list[Written]:
+        written: builtins.list[Written] = []
         with self.transaction():
             conn = self._tx_conn()
-            for start in range(0, len(records), BATCH_SIZE):
-                batch = records[start : start + BATCH_SIZE]
-                if len({r.id for r in batch}) == len(batch):
-                    stored.extend(self._write_records(conn, batch))
+            for start in range(0, len(rows), BATCH_SIZE):
+                batch = rows[start : start + BATCH_SIZE]
+                if len({row.id for row in batch}) == len(batch):
+                    written.extend(self._write_rows(conn, batch))
                 else:  # an id twice in one batch: the second write must see the first
-                    stored.extend(self._write_record(r) for r in batch)
+                    written.extend(self._write_row(conn, row) for row in batch)
                 now = self._now()
                 self._store_event_rows(
                     [
-                        (event_id, "upsert", r.id, None, now, None)
-                        for event_id, r in zip(uuid4_strings(len(batch)), batch, strict=True)
+                        (event_id, "upsert", row.id, None, now, None)
+                        for event_id, row in zip(uuid4_strings(len(batch)), batch, strict=True)
                     ]
                 )
                 if progress is not None:
-                    progress(start + len(batch), len(records))
-        return stored
+                    progress(start + len(batch), len(rows))
+        return written
 
-    def _write_records(
-        self, conn: Any, records: Sequence[MemoryRecord]
-    ) -> builtins.list[MemoryRecord]:
-        """:meth:`_write_record` for records with distinct ids (a database may batch it)."""
-        return [self._write_record(record) for record in records]
+    def _write_rows(self, conn: Any, rows: Sequence[StoredRow]) -> builtins.list[Written]:
+        """:meth:`_write_row` for rows with distinct ids (a database may batch it)."""
+        return [self._write_row(conn, row) for row in rows]
 
     def _has_record(self, memory_id: str) -> bool:
         row = self._execute(

@@ -19,7 +19,7 @@ from swarmmem.core.model.codec import (
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.events import OutcomeEvent, RecallUsage, RewardEvent
 from swarmmem.core.model.records import MemoryRecord, q_value_of
-from swarmmem.core.model.semantics import dumps, scope_key_of
+from swarmmem.core.model.semantics import StoredRow, dumps
 from swarmmem.ports.storage import StoredEvent
 
 ITEM_COLUMNS = (
@@ -54,26 +54,26 @@ _REWARD_FIELDS = tuple(column.removesuffix("_json") for column in REWARD_COLUMNS
 RECALL_USAGE_COLUMNS = "id, bundle_id, timestamp, usage_json, run_id, unit_id"
 
 
-def item_params(
-    record: MemoryRecord, data: Mapping[str, Any], model_version: str
-) -> tuple[Any, ...]:
-    """Insert parameters (``ITEM_WRITE_COLUMNS`` order) of a stored record and its JSON."""
+def item_params(row: StoredRow, model_version: str) -> tuple[Any, ...]:
+    """Insert parameters (``ITEM_WRITE_COLUMNS`` order) of a stored row."""
+    data = row.data
+    metadata = data["metadata"]  # (a stored record's JSON always holds it)
     return (
-        record.id,
-        scope_key_of(record.scope),
-        record.kind,
-        record.updated_at,
-        record.expires_at,
-        record.superseded_by,
-        1 if record.deleted else 0,
-        dumps(data),
-        record.source_task_id or "",
-        record.producer_agent_role or "unknown",
+        row.id,
+        row.scope_key,
+        data["kind"],
+        data["updatedAt"],
+        data.get("expiresAt"),
+        data.get("supersededBy"),
+        1 if metadata.get("deleted") is True else 0,
+        row.json,
+        row.source_task_id or "",
+        data.get("producerAgentRole") or "unknown",
         model_version,
-        record.valid_from,
-        record.supersedes_reason,
-        record.q,
-        float(record.confidence),
+        row.valid_from,
+        row.supersedes_reason,
+        q_value_of(metadata),
+        float(data["confidence"]),
     )
 
 

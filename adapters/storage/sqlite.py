@@ -48,7 +48,7 @@ from swarmmem.adapters.storage.sql import (
     ItemQuery,
     SqlDialect,
     SqlStore,
-    as_written,
+    Written,
     guarded,
     migration_steps,
 )
@@ -57,13 +57,14 @@ from swarmmem.adapters.storage.sql_rows import (
     ITEM_WRITE_COLUMNS,
     ITEM_WRITE_COUNT,
     fts_values,
+    item_params,
 )
 from swarmmem.adapters.storage.sqlite_support import sqlite_module
 from swarmmem.core.model.errors import CorruptStoreError, StorageError
 from swarmmem.core.model.ids import iso_to_ms
-from swarmmem.core.model.records import MemoryRecord
 from swarmmem.core.model.semantics import (
     ListFilter,
+    StoredRow,
     dumps,
     passes_parsed_expiry,
     passes_sql_expiry,
@@ -628,14 +629,10 @@ class SqliteStore(SqlStore):
 
     # -- rows ----------------------------------------------------------------------------
 
-    @guarded
-    def upsert_many(
-        self,
-        records: Sequence[MemoryRecord],
-        *,
-        progress: Callable[[int, int], None] | None = None,
-    ) -> list[MemoryRecord]:
-        """:meth:`SqlStore.upsert_many` with a page cache of at least ``BULK_CACHE_KIB`` while
+    def _upsert_rows(
+        self, rows: Sequence[StoredRow], progress: Callable[[int, int], None] | None
+    ) -> list[Written]:
+        """:meth:`SqlStore._upsert_rows` with a page cache of at least ``BULK_CACHE_KIB`` while
         it runs (then the one the connection had), so that the indexes of a large store stay
         in memory as the rows go in; what is written and when it is durable do not change."""
         self._check_open()
@@ -644,60 +641,59 @@ class SqliteStore(SqlStore):
         # a negative size is in KiB, a positive one in pages
         page_kib = int(conn.execute("PRAGMA page_size").fetchone()[0]) / 1024
         if (-before if before < 0 else before * page_kib) >= BULK_CACHE_KIB:
-            return super().upsert_many(records, progress=progress)
+            return super()._upsert_rows(rows, progress)
         conn.execute(f"PRAGMA cache_size = {-BULK_CACHE_KIB}")
         try:
-            return super().upsert_many(records, progress=progress)
+            return super()._upsert_rows(rows, progress)
         finally:
             conn.execute(f"PRAGMA cache_size = {before}")
 
     def _write_item(
-        self, conn: Any, record: MemoryRecord, data: Mapping[str, Any], params: tuple[Any, ...]
+        self, conn: Any, row: StoredRow, params: tuple[Any, ...]
     ) -> tuple[str | None, str | None]:
         rowid, valid_from, supersedes_reason = conn.execute(_UPSERT_SQL, params).fetchone()
-        values = fts_values(data)
+        values = fts_values(row.data)
         for table in _FTS_TABLES:
             conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
-            conn.execute(_FTS_INSERT_SQL.format(table=table), (rowid, record.id, *values))
+            conn.execute(_FTS_INSERT_SQL.format(table=table), (rowid, row.id, *values))
         return valid_from, supersedes_reason
 
-    def _write_records(self, conn: Any, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+    def _write_rows(self, conn: Any, rows: Sequence[StoredRow]) -> list[Written]:
         """One batch of item rows (distinct ids): ``executemany`` for the rows, one pass over
         the full-text index (old entries out, new ones in), the stored columns read back."""
-        prepared = self._item_rows(records)
-        ids = dumps([record.id for record, _data, _version, _params in prepared])
-        old = [(row[0],) for row in conn.execute(_ROWIDS_SQL, (ids,))]
+        model = self.embedding_model_version
+        versions = [model or row.embedding_model_version or "" for row in rows]
+        params = [item_params(row, version) for row, version in zip(rows, versions, strict=True)]
+        ids = dumps([row.id for row in rows])
+        old = [(found[0],) for found in conn.execute(_ROWIDS_SQL, (ids,))]
         top = None if old else conn.execute(_TOP_ROWID_SQL).fetchone()[0] or 0
         self._insert_many(
-            conn,
-            _UPSERT_MANY_HEAD,
-            [params for *_rest, params in prepared],
-            nullable=_ITEM_NULLABLE,
-            tail=_UPSERT_MANY_TAIL,
+            conn, _UPSERT_MANY_HEAD, params, nullable=_ITEM_NULLABLE, tail=_UPSERT_MANY_TAIL
         )
-        if top is not None and conn.execute(_TOP_ROWID_SQL).fetchone()[0] == top + len(prepared):
+        if top is not None and conn.execute(_TOP_ROWID_SQL).fetchone()[0] == top + len(rows):
             # only new rows, each given the largest rowid plus one (SQLite's rule while the
             # largest possible rowid is unused): they hold top + 1 .. in order, and as no row
             # was rewritten, valid_from and supersedes_reason hold what was bound
-            written = {
-                record.id: (rowid, record.id, params[_VALID_FROM], params[_SUPERSEDES_REASON])
-                for rowid, (record, _data, _version, params) in enumerate(prepared, top + 1)
-            }
+            rowids: list[int] = list(range(top + 1, top + 1 + len(rows)))
+            written = [
+                (version, values[_VALID_FROM], values[_SUPERSEDES_REASON])
+                for version, values in zip(versions, params, strict=True)
+            ]
         else:
-            written = {row[1]: row for row in conn.execute(_WRITTEN_SQL, (ids,))}
-        rows = [
-            (written[record.id][0], record.id, *fts_values(data))
-            for record, data, _version, _params in prepared
+            stored = {found[1]: found for found in conn.execute(_WRITTEN_SQL, (ids,))}
+            rowids = [stored[row.id][0] for row in rows]
+            written = [
+                (version, *stored[row.id][2:]) for row, version in zip(rows, versions, strict=True)
+            ]
+        fts_rows = [
+            (rowid, row.id, *fts_values(row.data)) for rowid, row in zip(rowids, rows, strict=True)
         ]
         for table in _FTS_TABLES:
             if old:
                 conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", old)
-            conn.executemany(_FTS_INSERT_SQL.format(table=table), rows)
-        self._touch(written, items=True)
-        return [
-            as_written(record, version, *written[record.id][2:])
-            for record, _data, version, _params in prepared
-        ]
+            conn.executemany(_FTS_INSERT_SQL.format(table=table), fts_rows)
+        self._touch([row.id for row in rows], items=True)
+        return written
 
     def _erase_item(self, conn: Any, memory_id: str) -> None:
         for table in _FTS_TABLES:

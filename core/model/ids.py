@@ -18,10 +18,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-_WS = re.compile(r"\s+")
 #: compact JSON, non-ASCII kept (``json.dumps`` with these options, its encoder built once)
 _compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 _FRACTION_RE = re.compile(r"^(.*T\d{2}:\d{2}:\d{2})\.(\d+)(.*)$")
+_WS = re.compile(r"\s+")
 _ISO_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$")
 MEMORY_ID_RE = re.compile(r"^mem_[a-f0-9]{16}$")
 PROPOSAL_ID_RE = re.compile(r"^prop_[a-f0-9]{16}$")
@@ -44,7 +44,12 @@ def sha256_hex(text: str) -> str:
 
 
 def normalize_text(text: str) -> str:
-    """Collapse every run of whitespace to one space and trim the ends."""
+    """Collapse every run of whitespace to one space and trim the ends.
+
+    A ``str`` is split with ``str.split`` (its whitespace is ``\\s``'s: ``str.isspace``);
+    anything else goes through the regular expression (and fails as it does)."""
+    if type(text) is str:
+        return " ".join(text.split())
     return _WS.sub(" ", text).strip()
 
 

@@ -82,6 +82,7 @@ CURATOR_ACTIONS: tuple[str, ...] = (
 )
 MAX_MEMORY_TEXT_LENGTH = 2000
 MAX_TAGS = 32
+MAX_TAG_LENGTH = 64
 MAX_ANCHORS = 20
 MAX_OUTCOMES = 1000
 
@@ -270,7 +271,9 @@ class MemoryRecord:
     scope: MemoryScope
     kind: str = attrs.field(validator=_one_of(MEMORY_KINDS))
     text: str = attrs.field(validator=_req_str(1, MAX_MEMORY_TEXT_LENGTH))
-    tags: tuple[str, ...] = attrs.field(converter=_tuple, validator=_str_tuple(MAX_TAGS, 1, 64))
+    tags: tuple[str, ...] = attrs.field(
+        converter=_tuple, validator=_str_tuple(MAX_TAGS, 1, MAX_TAG_LENGTH)
+    )
     confidence: float = attrs.field(validator=_unit_float)
     stability: str = attrs.field(validator=_one_of(STABILITIES))
     source: MemorySource

@@ -24,11 +24,12 @@ Pure: no I/O; the JSON text is the on-disk form of every JSON column and line (:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
+from swarmmem.core.model.codec import record_to_dict
 from swarmmem.core.model.events import OutcomeEvent, RecallUsage
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import (
@@ -111,6 +112,96 @@ def stored_form(record: MemoryRecord, previous: MemoryRecord | None) -> MemoryRe
         if record.supersedes_reason is None and previous.supersedes_reason is not None:
             changes["supersedes_reason"] = previous.supersedes_reason
     return attrs.evolve(record, **changes) if changes else record
+
+
+class StoredRow:
+    """A valid record in its stored form as the SQL stores write it: ``id``, ``scope_key``,
+    ``data`` (its JSON without the provenance keys and derived views, what
+    :func:`stored_row` gives) and the provenance kept beside it (``source_task_id`` and
+    ``embedding_model_version``, never ``""``, ``valid_from``, ``supersedes_reason``).
+
+    ``record`` is the record the row stands for (its stored form is the row); a row made
+    without one (a bulk import builds the JSON directly) builds it on first use as
+    ``make_record(made_from)`` (two references, not a closure: a large import keeps fewer
+    objects for the garbage collector to walk). ``data`` may share its nested scope and
+    source objects with other rows: it is read, never changed. ``json`` is ``dumps(data)``
+    (handed over as ``text`` when the maker wrote it already).
+    """
+
+    __slots__ = (
+        "_json",
+        "_made_from",
+        "_make_record",
+        "_record",
+        "data",
+        "embedding_model_version",
+        "id",
+        "scope_key",
+        "source_task_id",
+        "supersedes_reason",
+        "valid_from",
+    )
+
+    def __init__(
+        self,
+        memory_id: str,
+        scope_key: str,
+        data: dict[str, Any],
+        provenance: tuple[str | None, str | None, str | None, str | None],
+        record: MemoryRecord | None = None,
+        *,
+        make_record: Callable[[Any], MemoryRecord] | None = None,
+        made_from: Any = None,
+        text: str | None = None,
+    ) -> None:
+        self.id = memory_id
+        self.scope_key = scope_key
+        self.data = data
+        (
+            self.source_task_id,
+            self.embedding_model_version,
+            self.valid_from,
+            self.supersedes_reason,
+        ) = provenance
+        self._record = record
+        self._make_record = make_record
+        self._made_from = made_from
+        self._json = text
+
+    @property
+    def json(self) -> str:
+        """The JSON text of ``data`` (:func:`dumps`)."""
+        text = self._json
+        if text is None:
+            text = self._json = dumps(self.data)
+        return text
+
+    @property
+    def record(self) -> MemoryRecord:
+        """The record this row stores (built once, on first use, for a row made without it)."""
+        record = self._record
+        if record is None:
+            assert self._make_record is not None, "a row needs its record or a maker"
+            record = self._record = self._make_record(self._made_from)
+            self._make_record = self._made_from = None
+        return record
+
+
+def stored_row(record: MemoryRecord, *, given: MemoryRecord | None = None) -> StoredRow:
+    """The :class:`StoredRow` of a record in its stored form; ``given``: the record the row
+    gives as ``record`` when not that one (one whose stored form it is)."""
+    return StoredRow(
+        record.id,
+        scope_key_of(record.scope),
+        record_to_dict(record, include_provenance=False, include_outcomes=False),
+        (
+            record.source_task_id,
+            record.embedding_model_version,
+            record.valid_from,
+            record.supersedes_reason,
+        ),
+        record if given is None else given,
+    )
 
 
 def tombstone(record: MemoryRecord, reason: str, now: str) -> MemoryRecord:

@@ -8,7 +8,7 @@ anything is stored.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from swarmmem.core.model.errors import MemoryValidationError
 
@@ -57,39 +57,51 @@ def check_json_texts(value: object, name: str) -> None:
         check_text(value, name)
 
 
-def json_strings(value: object) -> list[str] | None:
+def json_strings(value: object, known: Collection[str] = ()) -> list[str] | None:
     """Every string inside a JSON-shaped ``value`` (each key, then its value, in order), or
     ``None`` when something in it is bytes or a key is not a string (callers then take the
-    field-by-field checks, which name the field)."""
+    field-by-field checks, which name the field). A key among ``known`` (names the caller
+    has checked once) is left out."""
     out: list[str] = []
-    return out if _gather(value, out) else None
+    return out if _gather(value, out, known) else None
 
 
-def _gather(value: object, out: list[str]) -> bool:
+def _gather(value: object, out: list[str], known: Collection[str]) -> bool:
     kind = type(value)
     if kind is str:
         out.append(value)  # type: ignore[arg-type]
+    elif kind in _SCALARS:  # (no string inside, and not bytes: quickly done)
+        pass
     elif kind is dict or (kind is not list and isinstance(value, Mapping)):
-        assert isinstance(value, Mapping)
-        for key, item in value.items():
-            if not isinstance(key, str):
+        append = out.append
+        for key, item in value.items():  # type: ignore[attr-defined]
+            if type(key) is not str and not isinstance(key, str):
                 return False
-            out.append(key)
-            if type(item) is str:  # the common case, without a call
-                out.append(item)
-            elif not _gather(item, out):
+            if key not in known:
+                append(key)
+            kind = type(item)
+            if kind is str:  # the common cases, without a call
+                append(item)
+            elif kind in _SCALARS:
+                pass
+            elif not _gather(item, out, known):
                 return False
-    elif isinstance(value, (list, tuple)):
-        for item in value:
+    elif kind is list or isinstance(value, (list, tuple)):
+        append = out.append
+        for item in value:  # type: ignore[attr-defined]
             if type(item) is str:
-                out.append(item)
-            elif not _gather(item, out):
+                append(item)
+            elif not _gather(item, out, known):
                 return False
     elif isinstance(value, str):
         out.append(value)
     elif isinstance(value, (bytes, bytearray)):
         return False
     return True
+
+
+#: the JSON scalars other than strings
+_SCALARS = frozenset({int, float, bool, type(None)})
 
 
 def all_encode(strings: list[str]) -> bool:

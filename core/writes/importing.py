@@ -11,20 +11,51 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from json.encoder import encode_basestring
+from typing import Any, overload
 
 import attrs
 
-from swarmmem.core.model.codec import record_from_dict, scope_from_dict, source_from_dict
+from swarmmem.core.model.codec import (
+    record_from_dict,
+    scope_from_dict,
+    source_from_dict,
+    source_to_dict,
+)
 from swarmmem.core.model.errors import MemoryValidationError
-from swarmmem.core.model.ids import content_hash_for_key, memory_id_for_hash, to_iso
-from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource
-from swarmmem.core.model.semantics import scope_key_of
+from swarmmem.core.model.ids import (
+    content_hash_for_key,
+    is_iso_datetime,
+    memory_id_for_hash,
+    to_iso,
+)
+from swarmmem.core.model.records import (
+    MAX_MEMORY_TEXT_LENGTH,
+    MAX_TAG_LENGTH,
+    MAX_TAGS,
+    MEMORY_KINDS,
+    STABILITIES,
+    MemoryRecord,
+    MemoryScope,
+    MemorySource,
+)
+from swarmmem.core.model.semantics import (
+    StoredRow,
+    dumps,
+    scope_key_of,
+    stored_form,
+    stored_row,
+)
 from swarmmem.core.model.text import all_encode, check_json_texts, json_strings
 from swarmmem.core.writes.proposals import SCRATCH_TTL
 from swarmmem.core.writes.redaction import screened_clean, secret_field
-from swarmmem.core.writes.validation import validate_record
+from swarmmem.core.writes.validation import (
+    BUNDLE_MARKER_PREFIX,
+    RECALL_SENTINEL_HEADER,
+    check_kind_rules,
+    validate_record,
+)
 from swarmmem.ports.detectors import SecretDetector
 from swarmmem.ports.storage import StorageProvider
 
@@ -84,13 +115,25 @@ class _Completer:
         self.allowed_keys = allowed_keys
         self._scopes: dict[Any, tuple[MemoryScope, str]] = {}
         self._sources: dict[Any, MemorySource] = {}
+        self._scope_rows: dict[Any, tuple[MemoryScope, str, dict[str, str], str]] = {}
+        self._source_rows: dict[Any, tuple[dict[str, Any], str, bool]] = {}
+        #: what the direct check found valid: timestamps, and (kind, stability, scope type,
+        #: evidence) of kinds other than scratch
+        self._valid_times: set[str] = set()
+        self._valid_rules: set[tuple[str, str, str, bool]] = set()
+        self._repo_direct = (*self._repo_scope(), *_with_text(repo_scope.as_dict()))
+        #: the key names of the record shape that hold no likely secret (all of them, with
+        #: any usual detector): valid text, checked once here instead of in every row
+        self._clean_names = frozenset(n for n in _NAMES if not secrets.contains_secret(n))
+        self._finish = self.finish  # (one bound method for every direct row)
 
     def check_texts(self, raw: Any) -> list[str] | None:
-        """The row is an object whose strings are valid text; returns those strings (or
-        ``None`` when they could not be gathered)."""
-        if not isinstance(raw, Mapping):
+        """The row is an object whose strings are valid text; returns those strings that
+        may need a secret check, every one but the keys named in the record shape that
+        were found clean (or ``None`` when they could not be gathered)."""
+        if type(raw) is not dict and not isinstance(raw, Mapping):
             raise MemoryValidationError(f"record must be an object; got {type(raw).__name__}")
-        strings = json_strings(raw)
+        strings = json_strings(raw, self._clean_names)
         if strings is None or not all_encode(strings):
             check_json_texts(raw, "record")  # names the field that is not valid text
         return strings
@@ -123,7 +166,7 @@ class _Completer:
         data.setdefault("stability", "ephemeral" if kind == "scratch" else "durable")
         data.setdefault("tags", [])
         if "source" not in data:
-            data["source"] = {"type": "manual", "ref": "import"}
+            data["source"] = dict(_IMPORT_SOURCE)
         source = self._source(data["source"])
         if kind == "scratch" and "expiresAt" not in data:
             data["expiresAt"] = self.scratch_expiry
@@ -133,6 +176,214 @@ class _Completer:
         return validate_record(
             record, secrets=None, reject_durable_secrets=False, content_digest=digest
         )
+
+    def direct(self, raw: Any) -> StoredRow | None:
+        """:meth:`finish` as a :class:`StoredRow` built straight from the row, for a row
+        whose every value this check proves valid (no record is built); ``None`` for any
+        other row, which :meth:`finish` then completes or refuses with its reason. Covers
+        plain rows: no anchors, outcomes, supersedes or relations, flat scope and source
+        objects, metadata without the outcome keys."""
+        if type(raw) is not dict or not raw.keys() <= _DIRECT_KEYS:
+            return None
+        get = raw.get
+        if "scope" in raw:
+            found = self._direct_scope(raw["scope"])
+            if found is None:
+                return None
+            scope, scope_key, scope_json, scope_text = found
+        else:
+            scope, scope_key, scope_json, scope_text = self._repo_direct
+        if self.allowed_keys is not None and scope_key not in self.allowed_keys:
+            return None
+        kind, text = get("kind"), get("text")
+        if (
+            type(kind) is not str
+            or kind not in _KINDS
+            or type(text) is not str
+            or not 1 <= len(text) <= MAX_MEMORY_TEXT_LENGTH
+            or RECALL_SENTINEL_HEADER in text
+            or BUNDLE_MARKER_PREFIX in text
+        ):
+            return None
+        digest = content_hash_for_key(scope_key, kind, text)
+        memory_id = memory_id_for_hash(digest)
+        given_id = get("id", memory_id)
+        given_hash = get("contentHash", digest)
+        created = get("createdAt", self.now)
+        updated = get("updatedAt", created)
+        confidence = get("confidence", 0.8)
+        stability = get("stability", "ephemeral" if kind == "scratch" else "durable")
+        tags = get("tags", _NO_TAGS)
+        found_source = self._direct_source(get("source", _IMPORT_SOURCE))
+        expires = get("expiresAt", self.scratch_expiry if kind == "scratch" else None)
+        metadata = get("metadata")
+        times = self._valid_times
+        if (
+            found_source is None
+            or type(given_id) is not str
+            or given_id != memory_id
+            or type(given_hash) is not str
+            or given_hash != digest
+            or type(created) is not str
+            or (created not in times and not self._valid_time(created))
+            or type(updated) is not str
+            or (updated not in times and not self._valid_time(updated))
+            or type(confidence) not in _NUMBERS
+            or not 0.0 <= confidence <= 1.0
+            or type(stability) is not str
+            or stability not in _STABILITIES
+            or type(tags) not in _SEQUENCES
+            or len(tags) > MAX_TAGS
+            or not (expires is None or is_iso_datetime(expires))
+            or not (metadata is None or _plain_metadata(metadata))
+        ):
+            return None
+        for tag in tags:
+            if type(tag) is not str or not 1 <= len(tag) <= MAX_TAG_LENGTH:
+                return None
+        source_json, source_text, evidence = found_source
+        rules = (kind, stability, scope.type, evidence)
+        if kind == "scratch" or rules not in self._valid_rules:
+            try:
+                check_kind_rules(*rules, created, expires)
+            except MemoryValidationError:
+                return None
+            if kind != "scratch":  # (the other rules do not depend on the row's times)
+                self._valid_rules.add(rules)
+        tag_list = tags if type(tags) is list else list(tags)  # (read, never changed)
+        data: dict[str, Any] = {
+            "id": memory_id,
+            "scope": scope_json,
+            "kind": kind,
+            "text": text,
+            "tags": tag_list,
+            "confidence": confidence,
+            "stability": stability,
+            "source": source_json,
+            "createdAt": created,
+            "updatedAt": updated,
+        }
+        # the JSON text of ``data`` written piece by piece, as ``dumps(data)`` writes it: the
+        # id, kind, stability and content hash need no escaping (hex digits and the fixed
+        # names), the scope and source texts are kept per distinct object
+        head = (
+            f'{{"id":"{memory_id}","scope":{scope_text},"kind":"{kind}","text":{_string(text)},'
+            f'"tags":[{",".join(map(_string, tag_list))}],"confidence":{_number(confidence)},'
+            f'"stability":"{stability}","source":{source_text},"createdAt":{_string(created)},'
+            f'"updatedAt":{_string(updated)}'
+        )
+        stored_metadata = {} if metadata is None else dict(metadata)
+        metadata_text = _metadata_text(stored_metadata)
+        if metadata_text is None:
+            return None
+        optional = raw.keys() - _BASE_KEYS
+        if not optional and expires is None:  # (most rows)
+            data["contentHash"] = digest
+            data["metadata"] = stored_metadata
+            text_json = f'{head},"contentHash":"{digest}","metadata":{metadata_text}}}'
+            return StoredRow(
+                memory_id,
+                scope_key,
+                data,
+                _NO_PROVENANCE,
+                make_record=self._finish,
+                made_from=raw,
+                text=text_json,
+            )
+        if not self._direct_optional(raw, optional):
+            return None
+        pieces = [head]
+        for key in _MIDDLE_KEYS:
+            value = expires if key == "expiresAt" else get(key)
+            if value is not None:
+                data[key] = value
+                pieces.append(f',"{key}":{dumps(value)}')
+        data["contentHash"] = digest
+        data["metadata"] = stored_metadata
+        pieces.append(f',"contentHash":"{digest}","metadata":{metadata_text}')
+        for key in _TAIL_KEYS:
+            value = get(key)
+            if value is not None:
+                data[key] = value
+                pieces.append(f',"{key}":{dumps(value)}')
+        pieces.append("}")
+        provenance = (
+            get("sourceTaskId") or None,
+            get("embeddingModelVersion") or None,
+            get("validFrom"),
+            get("supersedesReason"),
+        )
+        return StoredRow(
+            memory_id,
+            scope_key,
+            data,
+            provenance,
+            make_record=self._finish,
+            made_from=raw,
+            text="".join(pieces),
+        )
+
+    def _direct_optional(self, raw: dict[str, Any], optional: set[str]) -> bool:
+        """The optional keys of a direct row hold valid values?"""
+        for key in optional:
+            value = raw[key]
+            if value is None:
+                continue
+            if key in _ISO_KEYS:
+                ok = is_iso_datetime(value)
+            elif key == "qValue":
+                ok = type(value) in _NUMBERS and 0.0 <= value <= 1.0
+            elif key == "supersededBy":
+                ok = type(value) is str and 1 <= len(value) <= 100_000
+            elif key in _TEXT_KEYS:
+                ok = type(value) is str
+            else:
+                ok = type(value) in _SCALARS
+            if not ok:
+                return False
+        return True
+
+    def _valid_time(self, value: str) -> bool:
+        """``is_iso_datetime(value)``, remembered when True."""
+        if not is_iso_datetime(value):
+            return False
+        if len(self._valid_times) < _PARSED_CACHE:
+            self._valid_times.add(value)
+        return True
+
+    def _direct_scope(self, value: Any) -> tuple[MemoryScope, str, dict[str, str], str] | None:
+        """A scope object's parsed value, key, stored JSON and its text (``None``: not
+        proven valid)."""
+        token = _token(value)
+        if token is None:
+            return None
+        found = self._scope_rows.get(token)
+        if found is None:
+            try:
+                scope, key = self._scope(value)
+            except _REFUSALS:
+                return None
+            found = (scope, key, *_with_text(scope.as_dict()))
+            if len(self._scope_rows) < _PARSED_CACHE:
+                self._scope_rows[token] = found
+        return found
+
+    def _direct_source(self, value: Any) -> tuple[dict[str, Any], str, bool] | None:
+        """A source object's stored JSON, its text and whether it is evidence (``None``: not
+        proven valid)."""
+        token = _token(value)
+        if token is None:
+            return None
+        found = self._source_rows.get(token)
+        if found is None:
+            try:
+                source = self._source(value)
+            except _REFUSALS:
+                return None
+            found = (*_with_text(source_to_dict(source)), source.has_evidence)
+            if len(self._source_rows) < _PARSED_CACHE:
+                self._source_rows[token] = found
+        return found
 
     def _repo_scope(self) -> tuple[MemoryScope, str]:
         return self.repo_scope, scope_key_of(self.repo_scope)
@@ -181,16 +432,19 @@ def import_records(
     reject_durable_secrets: bool,
     allowed_scopes: Iterable[MemoryScope] | None = None,
     progress: Callable[[int, int], None] | None = None,
-) -> tuple[ImportResult, list[MemoryRecord]]:
-    """Write every valid row in one transaction (the store's batched ``upsert_many``, which
-    reports ``progress(done, total)``); returns the result and the written records.
+) -> tuple[ImportResult, Sequence[MemoryRecord]]:
+    """Write every valid row in one transaction (the store's batched ``upsert_rows``, which
+    reports ``progress(done, total)``); returns the result and the written records (built
+    from their rows when first read).
     ``allowed_scopes``: the importing context's scopes, which every record must lie in.
 
     Each row goes through :func:`complete_record`'s checks in its order; the secret check of
     :data:`SCREEN_ROWS` rows at a time starts with one screen of all their strings, and only
     when that screen may find something is each row checked on its own. A row with a likely
     secret in any string is refused whatever ``reject_durable_secrets`` says (that check
-    covers the durable-record one, which therefore does not run again).
+    covers the durable-record one, which therefore does not run again). A plain row that
+    passes is written in its stored form without building its record first
+    (:meth:`_Completer.direct`); any other is completed by :meth:`_Completer.finish`.
     """
     allowed_keys = None if allowed_scopes is None else frozenset(s.key for s in allowed_scopes)
     completer = _Completer(
@@ -200,14 +454,15 @@ def import_records(
         allowed_keys=allowed_keys,
     )
     refused: list[tuple[int, str]] = []
-    ready: list[MemoryRecord] = []
+    ready: list[StoredRow] = []
+    check_texts, direct = completer.check_texts, completer.direct
     numbered = enumerate(rows)
     while chunk := list(itertools.islice(numbered, SCREEN_ROWS)):
         checked: list[tuple[int, Any, list[str] | None]] = []
         failed: dict[int, str] = {}
         for index, raw in chunk:
             try:
-                checked.append((index, raw, completer.check_texts(raw)))
+                checked.append((index, raw, check_texts(raw)))
             except _REFUSALS as exc:
                 failed[index] = str(exc)
         clean = screened_clean(secrets, [s for _i, _raw, s in checked if s is not None])
@@ -215,13 +470,125 @@ def import_records(
             try:
                 if not (clean and strings is not None):
                     completer.check_secrets(raw, strings)
-                ready.append(completer.finish(raw))
+                row = direct(raw)
+                ready.append(row if row is not None else stored_row_of(completer.finish(raw)))
             except _REFUSALS as exc:
                 failed[index] = str(exc)
         refused.extend(sorted(failed.items()))
-    store.upsert_many(ready, progress=progress)
-    return ImportResult(written=len(ready), refused=tuple(refused)), ready
+    store.upsert_rows(ready, progress=progress)
+    return ImportResult(written=len(ready), refused=tuple(refused)), _Records(ready)
+
+
+class _Records(Sequence[MemoryRecord]):
+    """The records of stored rows, each built when first read."""
+
+    def __init__(self, rows: Sequence[StoredRow]) -> None:
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> MemoryRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[MemoryRecord]: ...
+
+    def __getitem__(self, index: int | slice) -> MemoryRecord | Sequence[MemoryRecord]:
+        if isinstance(index, slice):
+            return [row.record for row in self._rows[index]]
+        return self._rows[index].record
+
+
+def stored_row_of(record: MemoryRecord) -> StoredRow:
+    """The stored row of a completed record (which stays the record the row gives)."""
+    return stored_row(stored_form(record, None), given=record)
+
+
+def _with_text(value: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    return value, dumps(value)
+
+
+#: a string as ``dumps`` writes it (the JSON encoder's own quoting, non-ASCII kept)
+_string = encode_basestring
+
+
+def _number(value: float) -> str:
+    """A finite ``int`` or ``float`` as ``dumps`` writes it."""
+    return float.__repr__(value) if type(value) is float else int.__repr__(value)
+
+
+def _metadata_text(metadata: dict[str, Any]) -> str | None:
+    """``dumps(metadata)``; ``None`` when it cannot be written (a value that is not JSON:
+    the row then takes the full path, whose write fails as it did)."""
+    if not metadata:
+        return "{}"
+    try:
+        return dumps(metadata)
+    except (TypeError, ValueError):
+        return None
+
+
+def _plain_metadata(metadata: Any) -> bool:
+    """Metadata a direct row may hold: an object without the outcome keys (which
+    :func:`validate_record` checks against the outcomes)."""
+    return (
+        type(metadata) is dict
+        and "outcomeEventIds" not in metadata
+        and ("outcomeGeneration" not in metadata)
+    )
 
 
 #: what refuses one row (the others are still imported)
 _REFUSALS = (MemoryValidationError, TypeError, ValueError)
+#: the keys of a row that :meth:`_Completer.direct` takes: always written ...
+_BASE_KEYS = frozenset(
+    {
+        "id",
+        "scope",
+        "kind",
+        "text",
+        "tags",
+        "confidence",
+        "stability",
+        "source",
+        "createdAt",
+        "updatedAt",
+        "contentHash",
+        "metadata",
+    }
+)
+#: ... optional, written between ``updatedAt`` and ``contentHash`` ...
+_MIDDLE_KEYS = ("lastAccessedAt", "expiresAt", "qValue", "supersededBy")
+#: ... optional, written after ``metadata`` ...
+_TAIL_KEYS = (
+    "cohortId",
+    "producerSessionId",
+    "producerAgentRole",
+    "redactionPolicyVersion",
+    "schemaVersion",
+    "providerVersion",
+    "sourceRevision",
+)
+#: ... and kept in columns beside the JSON
+_PROVENANCE_KEYS = ("sourceTaskId", "embeddingModelVersion", "validFrom", "supersedesReason")
+_DIRECT_KEYS = _BASE_KEYS | {*_MIDDLE_KEYS, *_TAIL_KEYS, *_PROVENANCE_KEYS}
+#: the key names of the record shape (its own, its scope's and its source's)
+_NAMES = _DIRECT_KEYS | {
+    *("anchors", "outcomes", "supersedes", "relations", "file", "symbol"),
+    *("type", "userId", "workspaceId", "projectId", "repoId", "repoRoot", "runId", "agentId"),
+    *("ref", "url", "filePath", "commitSha", "createdBy"),
+}
+_ISO_KEYS = frozenset({"lastAccessedAt", "expiresAt", "validFrom"})
+#: optional keys a direct row holds only as text (they are also bound as SQL values)
+_TEXT_KEYS = frozenset(
+    {"sourceTaskId", "embeddingModelVersion", "supersedesReason", "producerAgentRole"}
+)
+_SCALARS = (str, int, float, bool)
+_NUMBERS = (int, float)
+_SEQUENCES = (list, tuple)
+_KINDS = frozenset(MEMORY_KINDS)
+_STABILITIES = frozenset(STABILITIES)
+_NO_TAGS: tuple[str, ...] = ()
+_IMPORT_SOURCE = {"type": "manual", "ref": "import"}
+_NO_PROVENANCE = (None, None, None, None)

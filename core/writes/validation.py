@@ -67,26 +67,15 @@ def validate_record(
         raise MemoryValidationError("contentHash does not match memory content")
     if record.id != memory_id_for_hash(expected_hash):
         raise MemoryValidationError("id does not match memory content")
-    durable = record.stability == "durable"
-    if durable and record.scope.type in ("run", "agent"):
-        raise MemoryValidationError("durable memories cannot use run or agent scope")
-    evidence = record.source.has_evidence
-    needs_durable_evidence = record.kind in DURABLE_MEMORY_KINDS or record.kind in (
-        "api_finding",
-        "evidence",
+    check_kind_rules(
+        record.kind,
+        record.stability,
+        record.scope.type,
+        record.source.has_evidence,
+        record.created_at,
+        record.expires_at,
     )
-    if durable and needs_durable_evidence and not evidence:
-        raise MemoryValidationError(
-            "durable project, repository, API, evidence, and security memories require "
-            "source evidence"
-        )
-    if record.kind in EVIDENCE_REQUIRED_KINDS and not evidence:
-        raise MemoryValidationError(f"{record.kind} memories require source evidence")
-    if record.kind == "scratch":
-        expires = iso_to_ms(record.expires_at)
-        created = iso_to_ms(record.created_at)
-        if expires is None or created is None or expires - created > SCRATCH_MAX_MS:
-            raise MemoryValidationError("scratch memories must expire within 7 days")
+    durable = record.stability == "durable"
     if reject_durable_secrets and durable and secrets is not None:
         texts = [record.text] + [o.correction for o in record.outcomes or () if o.correction]
         if any(secrets.contains_secret(t) for t in texts):
@@ -98,6 +87,34 @@ def validate_record(
         )
     _check_outcome_metadata(record.metadata, record)
     return record
+
+
+def check_kind_rules(
+    kind: str,
+    stability: str,
+    scope_type: str,
+    evidence: bool,
+    created_at: str,
+    expires_at: str | None,
+) -> None:
+    """The rules of :func:`validate_record` on kind, stability, scope type, source evidence
+    and scratch expiry, in its order (``evidence``: the source's ``has_evidence``)."""
+    durable = stability == "durable"
+    if durable and scope_type in ("run", "agent"):
+        raise MemoryValidationError("durable memories cannot use run or agent scope")
+    needs_durable_evidence = kind in DURABLE_MEMORY_KINDS or kind in ("api_finding", "evidence")
+    if durable and needs_durable_evidence and not evidence:
+        raise MemoryValidationError(
+            "durable project, repository, API, evidence, and security memories require "
+            "source evidence"
+        )
+    if kind in EVIDENCE_REQUIRED_KINDS and not evidence:
+        raise MemoryValidationError(f"{kind} memories require source evidence")
+    if kind == "scratch":
+        expires = iso_to_ms(expires_at)
+        created = iso_to_ms(created_at)
+        if expires is None or created is None or expires - created > SCRATCH_MAX_MS:
+            raise MemoryValidationError("scratch memories must expire within 7 days")
 
 
 def _check_outcome_metadata(metadata: Mapping[str, Any], record: MemoryRecord) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import attrs
 import pytest
 from factories import (
+    BASE_TIME,
     OTHER_SCOPE,
     REPO_SCOPE,
     T0,
@@ -19,6 +20,7 @@ from factories import (
     outcome_event,
 )
 
+from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
 from swarmmem.adapters.storage.export_import import export_store, import_jsonl
 from swarmmem.core.model.codec import (
     outcome_event_from_dict,
@@ -39,6 +41,7 @@ from swarmmem.core.model.errors import (
 from swarmmem.core.model.events import RecallUsage, RewardEvent
 from swarmmem.core.model.records import Anchor, OutcomeEntry, Relation
 from swarmmem.core.model.semantics import PURGED, dumps
+from swarmmem.core.writes.importing import _Completer
 from swarmmem.ports.storage import (
     EventLedger,
     ListFilter,
@@ -157,6 +160,49 @@ class TestRecords:
             assert verify()["verified"] is True
         listed_ids = listed(store)
         assert set(listed_ids) == {old.id, *(r.id for r in fresh)}
+
+    def test_upsert_rows_writes_what_upsert_many_writes(
+        self, store: Any, store_kind: str, tmp_path: Path, opened: list[Any], monkeypatch: Any
+    ) -> None:
+        """Rows in their stored form (a bulk import's direct rows, no record built) are
+        stored, listed and audited as ``upsert_many`` of their records: across batches, a
+        rewrite of an existing record and an id twice in one batch."""
+        from swarmmem.adapters.storage import base
+
+        monkeypatch.setattr(base, "BATCH_SIZE", 3)
+        monkeypatch.setattr("swarmmem.adapters.storage.sql.BATCH_SIZE", 3, raising=False)
+        (tmp_path / "twin").mkdir()
+        twin = open_store(store_kind, tmp_path / "twin")
+        opened.append(twin)
+        old = make_memory("old fact", valid_from=T0, supersedes_reason="kept")
+        rewrite = attrs.evolve(old, valid_from=at(9), supersedes_reason=None, confidence=0.4)
+        given = [record_to_dict(make_memory(f"bulk fact number {i}")) for i in range(5)]
+        given[1]["metadata"] = {"qValue": 0.9, "symbol": "retry_loop"}
+        given[2].update(sourceTaskId="task-2", embeddingModelVersion="m-2", validFrom=at(2))
+        given.append(record_to_dict(rewrite))
+        given.append({**given[3], "confidence": 0.2, "updatedAt": at(3)})  # same id, same batch
+
+        def direct_rows() -> list[Any]:
+            secrets = RegexSecretDetector()
+            completer = _Completer(
+                now=BASE_TIME, repo_scope=REPO_SCOPE, secrets=secrets, allowed_keys=None
+            )
+            rows = [completer.direct(raw) for raw in given]
+            assert all(row is not None for row in rows)
+            return rows
+
+        for target in (store, twin):
+            target.upsert(old)
+        store.upsert_rows(direct_rows())
+        twin.upsert_many([row.record for row in direct_rows()])
+        ids = sorted({raw["id"] for raw in given})
+        assert store.get_many(ids) == twin.get_many(ids) and len(ids) == 6
+        assert store.get(old.id).valid_from == T0 and store.get(old.id).confidence == 0.4
+        assert listed(store) == listed(twin)
+        assert operations(store) == operations(twin)
+        verify = getattr(store, "verify_audit_chain", None)
+        if verify is not None:
+            assert verify()["verified"] is True
 
     def test_upsert_many_rejects_non_records_and_writes_nothing(self, store: Any) -> None:
         """A non-record anywhere in the batch is a validation error before anything is written."""

@@ -22,7 +22,7 @@ from swarmmem.core.model.codec import record_to_dict
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.ids import to_iso
 from swarmmem.core.model.records import MemoryRecord
-from swarmmem.core.writes.importing import complete_record, import_records
+from swarmmem.core.writes.importing import _Completer, complete_record, import_records
 from swarmmem.ports.clock import FixedClock
 
 NOW = dt.datetime(2026, 2, 1, tzinfo=dt.timezone.utc)
@@ -46,6 +46,28 @@ def varied_records() -> list[MemoryRecord]:
     out.append(make_memory("scratch note about the retry loop", kind="scratch"))
     out.extend(make_memory(f"plain fact {i} about ruff") for i in range(5))
     return out
+
+
+def direct_rows() -> list[dict[str, Any]]:
+    """Rows in the shapes an import writes without building their records: derived fields,
+    every optional key, escapes and non-ASCII text, numbers of both kinds, the columns
+    taken from the JSON (deleted, Q value, agent role) and the provenance columns."""
+    source = {"type": "file", "filePath": "src/retry.py"}
+    return [
+        {"kind": "project_fact", "text": 'quote " backslash \\ tab\t caf\u00e9 \U0001f600',
+         "source": source, "confidence": 1, "tags": ("t\u00e9", 'q"')},
+        {"kind": "project_fact", "text": "deleted fact with a learned value", "source": source,
+         "metadata": {"deleted": True, "qValue": 0.9, "files": ["a.py"], "symbol": "f"}},
+        {"kind": "scratch", "text": "scratch note without an expiry"},
+        {"kind": "project_fact", "text": "every optional key", "source": source,
+         "lastAccessedAt": at(3), "expiresAt": at(days=30), "qValue": 0.25,
+         "supersededBy": "mem_0123456789abcdef", "cohortId": "c1", "producerSessionId": "s1",
+         "producerAgentRole": "reviewer", "redactionPolicyVersion": 2, "schemaVersion": 1.5,
+         "providerVersion": "p1", "sourceRevision": "abc", "sourceTaskId": "task-7",
+         "embeddingModelVersion": "model-1", "validFrom": at(1), "supersedesReason": "newer"},
+        {"kind": "project_fact", "text": "empty provenance strings", "source": source,
+         "sourceTaskId": "", "embeddingModelVersion": "", "qValue": None},
+    ]  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -113,6 +135,7 @@ def test_import_records_writes_what_one_upsert_per_record_writes(tmp_path: Path)
     rows = [record_to_dict(r) for r in varied_records()]
     rows.append({"kind": "project_fact", "text": "completed row without an id", "tags": []})
     rows[1]["source"] = {"type": "file", "filePath": "src/app/main.py", "ref": "HEAD"}
+    rows.extend(direct_rows())
     secrets = RegexSecretDetector()
     with opened(tmp_path / "one.db") as store:
         for raw in rows:
@@ -137,7 +160,27 @@ def test_import_records_writes_what_one_upsert_per_record_writes(tmp_path: Path)
         assert result.written == len(rows) and not result.refused
         assert store.verify_audit_chain()["verified"] is True
     assert written[-1].created_at == to_iso(NOW) and written[0].created_at == T0
+    completer = _Completer(now=NOW, repo_scope=REPO_SCOPE, secrets=secrets, allowed_keys=None)
+    assert all(completer.direct(raw) is not None for raw in direct_rows())
     assert snapshot(tmp_path / "bulk.db") == snapshot(tmp_path / "one.db")
+
+
+def test_an_import_whose_row_cannot_be_written_as_json_writes_nothing(tmp_path: Path) -> None:
+    """A metadata value that is not JSON passes the checks (as it always did) and fails the
+    write: the whole import raises and leaves the store as it was."""
+    rows = direct_rows()
+    rows[1]["metadata"] = {"tags": {"a", "b"}}
+    with opened(tmp_path / "memory.db") as store:
+        with pytest.raises(TypeError):
+            import_records(
+                store,
+                rows,
+                now=NOW,
+                repo_scope=REPO_SCOPE,
+                secrets=RegexSecretDetector(),
+                reject_durable_secrets=True,
+            )
+        assert store.count() == 0 and store.verify_audit_chain()["verified"] is True
 
 
 def test_bulk_writes_run_with_a_larger_page_cache_and_restore_it(tmp_path: Path) -> None:

@@ -659,9 +659,9 @@ class SlowStore(SqliteStore):
         self._written(1)
         return result
 
-    def _write_records(self, conn: Any, records: Any) -> Any:
-        result = super()._write_records(conn, records)
-        self._written(len(records))
+    def _write_rows(self, conn: Any, rows: Any) -> Any:
+        result = super()._write_rows(conn, rows)
+        self._written(len(rows))
         return result
 
 

@@ -75,8 +75,7 @@ from swarmmem.adapters.storage.sql_rows import ITEM_UPDATE, ITEM_WRITE_COLUMNS, 
 from swarmmem.core.model.errors import ConfigError, StorageError
 from swarmmem.core.model.events import OutcomeEvent
 from swarmmem.core.model.ids import iso_to_ms
-from swarmmem.core.model.records import MemoryRecord
-from swarmmem.core.model.semantics import ListFilter, passes_parsed_expiry
+from swarmmem.core.model.semantics import ListFilter, StoredRow, passes_parsed_expiry
 from swarmmem.ports.clock import Clock
 
 log = logging.getLogger("swarmmem.postgres")
@@ -512,12 +511,12 @@ class PostgresStore(SqlStore):
     # -- rows and full text --------------------------------------------------------------
 
     def _write_item(
-        self, conn: Any, record: MemoryRecord, data: Any, params: tuple[Any, ...]
+        self, conn: Any, row: StoredRow, params: tuple[Any, ...]
     ) -> tuple[str | None, str | None]:
-        literal, length = fts_document(data)
-        stemmed, _ = fts_document(data, stemmed=True)
+        literal, length = fts_document(row.data)
+        stemmed, _ = fts_document(row.data, stemmed=True)
         valid_from, supersedes_reason, old_length = self._execute(
-            conn, _UPSERT_SQL, (record.id, *params, literal, length, stemmed)
+            conn, _UPSERT_SQL, (row.id, *params, literal, length, stemmed)
         ).fetchone()
         state = self._deltas
         state.rows_delta += 1 if old_length is None else 0
