@@ -83,7 +83,7 @@ def held_terms(
 ) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
     """The query's stemmed terms, and per record the ones its text holds."""
     terms = frozenset(t for phrase in match_terms(match) for t in phrase)
-    return terms, {r.id: terms.intersection(document(record_fields(r)).text) for r in records}
+    return terms, {r.id: terms.intersection(document(record_fields(r)).columns[0]) for r in records}
 
 
 #: the position of the memory kind among :func:`record_fields` (its words, such as "test
@@ -126,14 +126,12 @@ def bm25_relevance(records: Sequence[MemoryRecord], match: str | None) -> dict[s
 class _Document:
     """A record's stemmed columns, their token counts and length (computed once per text)."""
 
-    __slots__ = ("columns", "content", "counts", "length", "text")
+    __slots__ = ("columns", "content", "counts", "length")
 
     def __init__(self, fields: tuple[str, ...]) -> None:
         self.columns = [tuple(stemmed_tokens(field)) for field in fields]
         self.counts = Counter(t for column in self.columns for t in column)
         self.length = sum(len(column) for column in self.columns)
-        #: the terms of the text column
-        self.text = frozenset(self.columns[0])
         #: the terms of every column but the kind
         self.content = frozenset(
             t for i, column in enumerate(self.columns) if i != KIND_COLUMN for t in column
@@ -175,7 +173,7 @@ def content_matches(
         doc = document(record_fields(record))
         if not doc.content.isdisjoint(singles) or any(doc.holds_beyond_kind(p) for p in longer):
             out.append(record)
-            held[record.id] = terms.intersection(doc.text)
+            held[record.id] = terms.intersection(doc.columns[0])  # the text's terms
     return out, held
 
 

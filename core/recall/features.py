@@ -99,24 +99,25 @@ class FeatureTable:
         doc = document(record_fields(record))
         vocabulary = self._vocabulary
         known = vocabulary.get
-        pairs = []
+        text, content = frozenset(doc.columns[0]), doc.content
+        in_text, beyond_kind = IN_TEXT, BEYOND_KIND
+        entries = []
         for term, count in doc.counts.items():
             term_id = known(term)
             if term_id is None:
                 term_id = vocabulary[term] = len(vocabulary)
-            mark = (IN_TEXT if term in doc.text else 0) | (
-                BEYOND_KIND if term in doc.content else 0
-            )
-            pairs.append((term_id, count, mark))
-        pairs.sort()
+            mark = in_text * (term in text) | beyond_kind * (term in content)
+            entries.append((term_id, count, mark))
+        entries.sort()
+        term_ids, counts, marks = zip(*entries, strict=True) if entries else ((), (), ())
         self._records[slot] = record
         version = self._versions[slot] = self._versions[slot] + 1
         if self._postings is not None:
-            self._post(slot, version, [(term_id, count) for term_id, count, _ in pairs])
+            self._post(slot, version, zip(term_ids, counts, strict=True))
         self._starts[slot] = len(self._terms)
-        self._terms.extend([term_id for term_id, _, _ in pairs])
-        self._tfs.extend([count for _, count, _ in pairs])
-        self._marks.extend([mark for _, _, mark in pairs])
+        self._terms.extend(term_ids)
+        self._tfs.extend(counts)
+        self._marks.extend(marks)
         self._ends[slot] = len(self._terms)
         self._lengths[slot] = doc.length
         self._scopes[slot] = self._scope_ids.setdefault(
