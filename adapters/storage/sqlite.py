@@ -90,6 +90,10 @@ SCHEMA_MIGRATIONS_SQL = """CREATE TABLE IF NOT EXISTS schema_migrations (
 FTS_TABLE = "memory_items_fts"
 #: the stemmed index: the same columns, tokenized ``porter unicode61``
 PORTER_FTS_TABLE = "memory_items_fts_porter"
+#: the stemmed channel's ``MATCH``: every column but the kind, so that ``bm25()`` counts a
+#: phrase's rows and occurrences there only (its words, "project fact", say what a memory is,
+#: not what it says), while a row's length stays its tokens in all columns
+STEMMED_MATCH = "- kind : ({query})"
 _FTS_COLUMNS = (
     "id UNINDEXED, text, tags, kind, source_file_path, source_ref, metadata_symbols, metadata_files"
 )
@@ -711,7 +715,10 @@ class SqliteStore(SqlStore):
         Without a cap on the scope (``flt.limit``) the index's best matches are read first and
         filtered by scope (:meth:`_full_text_ranked`), so no list of scoped ids is built;
         ``scoped`` then holds the hits in list order, or one scoped id when nothing matched.
+        The stemmed index is searched outside the kind column (:data:`STEMMED_MATCH`).
         """
+        if stemmed:
+            fts_query = STEMMED_MATCH.format(query=fts_query)
         try:
             if flt.limit is None:
                 found = self._full_text_ranked(conn, flt, fts_query, limit, stemmed=stemmed)

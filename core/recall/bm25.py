@@ -6,6 +6,13 @@ full-text search ranks by its own ``bm25()`` (SQLite: FTS5 over ``memory_items_f
 PostgreSQL: the same formula over its stemmed ``tsvector``). For the in-memory and JSONL
 stores :func:`bm25_relevance` computes FTS5's formula over the scoped candidates (so the
 document statistics are the scope's, not the whole store's).
+
+Term frequencies and document frequencies leave out the kind column (its words, such as
+"project fact", describe what a memory is, not what it says: in a scope of ``project_fact``
+memories the word "project" would otherwise be in every document and weigh nothing), while a
+document's length stays the token count of all seven columns. SQLite restricts its ``MATCH``
+with the column filter ``- kind : (...)``, which gives ``bm25()`` exactly these statistics;
+PostgreSQL weighs the kind's positions apart in its stemmed ``tsvector``.
 """
 
 from __future__ import annotations
@@ -124,31 +131,31 @@ def bm25_relevance(records: Sequence[MemoryRecord], match: str | None) -> dict[s
 
 
 class _Document:
-    """A record's stemmed columns, their token counts and length (computed once per text)."""
+    """A record's stemmed columns, the token counts of every column but the kind (what BM25
+    and a match count: the kind's words describe what a memory is, not what it says) and its
+    length in tokens over all seven columns (as FTS5's ``bm25()`` measures it)."""
 
-    __slots__ = ("columns", "content", "counts", "length")
+    __slots__ = ("columns", "counts", "length")
 
     def __init__(self, fields: tuple[str, ...]) -> None:
         self.columns = [tuple(stemmed_tokens(field)) for field in fields]
-        self.counts = Counter(t for column in self.columns for t in column)
-        self.length = sum(len(column) for column in self.columns)
-        #: the terms of every column but the kind
-        self.content = frozenset(
+        self.counts = Counter(
             t for i, column in enumerate(self.columns) if i != KIND_COLUMN for t in column
         )
+        self.length = sum(len(column) for column in self.columns)
 
     def count(self, phrase: tuple[str, ...]) -> int:
-        """Occurrences of ``phrase`` within a column (a phrase never spans two)."""
+        """Occurrences of ``phrase`` within a column other than the kind (a phrase never
+        spans two columns)."""
         if len(phrase) == 1:
             return self.counts.get(phrase[0], 0)
         if any(t not in self.counts for t in phrase):
             return 0
-        return sum(_occurrences(column, phrase) for column in self.columns)
-
-    def holds_beyond_kind(self, phrase: tuple[str, ...]) -> bool:
-        """True when ``phrase`` occurs in a column other than the kind."""
-        total = self.count(phrase)
-        return total > 0 and total > _occurrences(self.columns[KIND_COLUMN], phrase)
+        return sum(
+            _occurrences(column, phrase)
+            for i, column in enumerate(self.columns)
+            if i != KIND_COLUMN
+        )
 
 
 def _occurrences(column: tuple[str, ...], phrase: tuple[str, ...]) -> int:
@@ -163,15 +170,14 @@ def content_matches(
     """The records holding one of the stemmed ``phrases`` (:func:`match_terms`) in what they
     say (text, tags, files, symbols, source), not only in the words of their kind: "which
     project owns billing" is no match for every ``project_fact``. With them, per kept record,
-    the phrases' terms its text holds (as :func:`held_terms`), from the same pass."""
+    the phrases' terms its text holds (as :func:`held_terms`), from the same pass. (BM25
+    counts no term of the kind either, so every record it scores is kept.)"""
     terms = frozenset(t for phrase in phrases for t in phrase)
-    singles = frozenset(phrase[0] for phrase in phrases if len(phrase) == 1)
-    longer = [phrase for phrase in phrases if len(phrase) > 1]
     out = []
     held = {}
     for record in records:
         doc = document(record_fields(record))
-        if not doc.content.isdisjoint(singles) or any(doc.holds_beyond_kind(p) for p in longer):
+        if any(doc.count(phrase) for phrase in phrases):
             out.append(record)
             held[record.id] = terms.intersection(doc.columns[0])  # the text's terms
     return out, held

@@ -1,9 +1,10 @@
 """What the stemmed BM25 channel needs of each record, computed once and kept as arrays.
 
 The stores without a full-text engine (in-memory, JSONL) keep a :class:`FeatureTable`: one row
-per record holding its distinct stemmed term ids (sorted) with their counts over the seven
-full-text columns and their marks (in the text column; beyond the kind column), its length
-in tokens, its scope and kind (as small integer ids) and whether
+per record holding its distinct stemmed term ids (sorted) with their counts over the
+full-text columns other than the kind (a term found only among the kind's words is not in
+the row) and their marks (in the text column; beyond the kind column, so always), its length
+in tokens over all seven columns, its scope and kind (as small integer ids) and whether
 it may be recalled at all (active, not outcome evidence). A row is computed when the record
 is written; a recall then runs the ``bm25`` kernel over the arrays (scope and kind filtered by
 id, never by re-serialising scopes) and turns only the best rows back into records.
@@ -99,15 +100,15 @@ class FeatureTable:
         doc = document(record_fields(record))
         vocabulary = self._vocabulary
         known = vocabulary.get
-        text, content = frozenset(doc.columns[0]), doc.content
+        text = frozenset(doc.columns[0])
         in_text, beyond_kind = IN_TEXT, BEYOND_KIND
         entries = []
+        # the counts leave out the kind column: every term of a row occurs beyond it
         for term, count in doc.counts.items():
             term_id = known(term)
             if term_id is None:
                 term_id = vocabulary[term] = len(vocabulary)
-            mark = in_text * (term in text) | beyond_kind * (term in content)
-            entries.append((term_id, count, mark))
+            entries.append((term_id, count, in_text * (term in text) | beyond_kind))
         entries.sort()
         term_ids, counts, marks = zip(*entries, strict=True) if entries else ((), (), ())
         self._records[slot] = record

@@ -15,6 +15,7 @@ import pytest
 from factories import REPO_SCOPE, at, make_memory, open_store
 
 from swarmmem.core.model.records import RecallRequest
+from swarmmem.core.model.semantics import ListFilter
 from swarmmem.core.recall.bm25 import bm25_relevance, stemmed_query
 from swarmmem.core.recall.pipeline import RecallConfig, run_recall
 
@@ -74,6 +75,31 @@ def test_the_words_of_a_kind_alone_match_nothing(store: Any) -> None:
     assert recall(store, "which project retries payments")[:1] == [CORPUS[4][0]]
     store.upsert(make_memory("Release notes list each project fact", updated_at=at(9)))
     assert recall(store, "which project owns billing") == ["Release notes list each project fact"]
+
+
+#: the one memory of the corpus (every one a ``project_fact``) whose text says "project"
+PROJECT_TEXT = "The project ships one wheel per platform"
+
+
+def test_a_kind_word_said_in_the_text_keeps_its_weight(store: Any) -> None:
+    """BM25 counts no word of the kind column, in a term's frequency or in its document
+    count: among ``project_fact`` memories the one whose text says "project" is the only
+    document holding it (not one of six, whose IDF FTS5 floors to 1e-6), and its relevance
+    is the same clear value on every provider, the one computed record by record."""
+    added = store.upsert(make_memory(PROJECT_TEXT, updated_at=at(9)))
+    records = store.list(ListFilter(now=NOW))
+    assert added in records and len(records) == len(CORPUS) + 1
+    assert {record.kind for record in records} == {"project_fact"}
+    found = stemmed_candidates(store, "project")
+    expected = bm25_relevance(records, stemmed_query("project", None, "manual"))
+    assert [record.text for record in found.records] == [PROJECT_TEXT]
+    assert found.fts_scores is not None and found.fts_scores.keys() == expected.keys()
+    [(memory_id, value)] = expected.items()
+    assert value > 0.5  # idf ln(5.5 / 1.5) = 1.30 (the floored one was 1e-6)
+    assert found.fts_scores[memory_id] == pytest.approx(value, rel=1e-9)
+    # the kind's two words as a phrase: no memory says "project fact"
+    assert not stemmed_candidates(store, "project_fact").records
+    assert recall(store, "which project ships wheels") == [PROJECT_TEXT]
 
 
 def test_word_forms_match_through_their_stems(store: Any) -> None:
@@ -148,3 +174,35 @@ def test_an_old_database_gains_the_stemmed_index(tmp_path: Path) -> None:
         assert recall(again, "running tests") == [CORPUS[0][0]]
     finally:
         again.close()
+
+
+def test_postgres_reindexes_a_stemmed_index_written_with_the_kind(tmp_path: Path) -> None:
+    """A schema whose stemmed ``tsvector`` holds the kind's positions like any other column's
+    (as it was written before the kind was weighted apart) is indexed again on open, and
+    ranks like SQLite's stemmed index then."""
+    from pg_support import require_dsn
+
+    require_dsn()
+    stores = [open_store("sqlite", tmp_path / "s"), open_store("postgres", tmp_path / "p")]
+    old = stores[1]
+    try:
+        for store in stores:
+            for minute, (text, tags) in enumerate(CORPUS):
+                store.upsert(make_memory(text, tags=tags, updated_at=at(minute)))
+            store.upsert(make_memory(PROJECT_TEXT, updated_at=at(9)))
+        with old._connection() as conn, conn.transaction():
+            conn.execute("UPDATE memory_items SET fts_porter = setweight(fts_porter, 'D')")
+            conn.execute("DELETE FROM _meta WHERE key = 'fts_porter_kind_weighted'")
+        old.close()
+        stores[1] = open_store("postgres", tmp_path / "p")
+        with stores[1]._connection() as conn:
+            unweighted = "SELECT count(*) FROM memory_items WHERE ts_filter(fts_porter, '{a}') = ''"
+            assert conn.execute(unweighted).fetchone()[0] == 0
+        for query in ("project", "which project retries payments", "running tests"):
+            sqlite_scores, pg_scores = (stemmed_candidates(s, query).fts_scores for s in stores)
+            assert sqlite_scores and pg_scores and set(sqlite_scores) == set(pg_scores), query
+            for memory_id, value in sqlite_scores.items():
+                assert pg_scores[memory_id] == pytest.approx(value, rel=1e-9), query
+    finally:
+        for store in stores:
+            store.close()

@@ -209,3 +209,20 @@ def backfill_stemmed_fts(conn: Any) -> None:
             "UPDATE memory_items SET fts_porter = %s::tsvector WHERE id = %s",
             (literal, memory_id),
         )
+
+
+def rebuild_stemmed_fts(conn: Any) -> None:
+    """Build the stemmed ``tsvector`` of every row again, its kind column's positions
+    weighted apart (:func:`~.text_search.fts_document`; rows written before that held them
+    like any other column's)."""
+    rows = conn.execute("SELECT id, record_json FROM memory_items").fetchall()
+    for memory_id, record_json in rows:
+        try:
+            data = json.loads(record_json)
+        except ValueError:
+            data = {}
+        literal, _ = fts_document(data if isinstance(data, dict) else {}, stemmed=True)
+        conn.execute(
+            "UPDATE memory_items SET fts_porter = %s::tsvector WHERE id = %s",
+            (literal, memory_id),
+        )

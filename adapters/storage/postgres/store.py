@@ -43,14 +43,16 @@ from swarmmem.adapters.storage.postgres.migrations import (
     backfill_provenance,
     backfill_recall_run_ids,
     backfill_stemmed_fts,
+    rebuild_stemmed_fts,
 )
 from swarmmem.adapters.storage.postgres.notify import NOTIFY_SQL, Listener, channel_for, encode
 from swarmmem.adapters.storage.postgres.text_search import (
     ADJUST_STATS_SQL,
     CANDIDATE_COLUMNS,
-    FTS_COLUMNS,
     FTS_RANKS,
+    RANKED_VECTORS,
     RECOUNT_STATS_SQL,
+    STATS_MATCH,
     STATS_SQL,
     STEMMED_CANDIDATE_COLUMNS,
     candidate_query,
@@ -371,6 +373,7 @@ class PostgresStore(SqlStore):
             *super()._backfills(),
             ("fts_rows_backfilled", backfill_fts),
             ("fts_porter_rows_backfilled", backfill_stemmed_fts),
+            ("fts_porter_kind_weighted", rebuild_stemmed_fts),
         )
 
     def _backfill_recall_run_ids(self, conn: Any) -> None:
@@ -545,7 +548,7 @@ class PostgresStore(SqlStore):
             generation = self._generation
             row = self._execute(
                 conn,
-                STATS_SQL.format(column=FTS_COLUMNS[stemmed]),
+                STATS_SQL.format(match=STATS_MATCH[stemmed]),
                 ([phrase_tsquery(p) for _, p in wanted],),
             ).fetchone()
             state = self._deltas
@@ -570,7 +573,9 @@ class PostgresStore(SqlStore):
         if query is None:
             return FullTextHits([], [], {})
         phrases = match_phrases(fts_query, stemmed=stemmed)
-        statement, args = candidate_query(*query, phrases, self.fts_rank)
+        statement, args = candidate_query(
+            *query, phrases, self.fts_rank, RANKED_VECTORS[stemmed]
+        )
         try:
             rows = self._execute(conn, statement, args).fetchall()
         except psycopg.errors.SyntaxError as exc:

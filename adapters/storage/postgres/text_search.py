@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from swarmmem.adapters.storage.sql_rows import fts_values
+from swarmmem.core.recall.bm25 import KIND_COLUMN
 from swarmmem.core.recall.stemming import fts_tokens, stemmed_tokens
 
 BM25_K1 = 1.2
@@ -45,18 +46,30 @@ _PHRASE = re.compile(r'"((?:[^"]|"")*)"')
 
 #: the columns a candidate query reads of each scoped row (see :func:`candidate_query`)
 CANDIDATE_COLUMNS = "id, row_version, expires_at, seq, fts_len, fts, updated_at"
+#: the weight of the stemmed ``tsvector``'s positions outside the kind column (the kind's
+#: keep the default ``D``): the stemmed channel reads only these, as SQLite's stemmed
+#: ``MATCH`` reads every column but the kind, while ``fts_len`` counts every column
+CONTENT_WEIGHT = "A"
 #: the same, reading the stemmed ``tsvector`` (as ``fts``)
 STEMMED_CANDIDATE_COLUMNS = (
     "id, row_version, expires_at, seq, fts_len, fts_porter AS fts, updated_at"
 )
+#: what :func:`candidate_query` ranks of each index's ``fts``: all of the reference's, and
+#: the stemmed one's positions outside the kind column
+RANKED_VECTORS = {False: "fts", True: "ts_filter(fts, '{a}')"}
 #: row count, token total and, per ``tsquery`` of the parameter, the rows it matches
 STATS_SQL = (
     "SELECT s.row_count, s.token_count, ARRAY(SELECT (SELECT count(*) FROM "
-    "memory_items m WHERE m.{column} @@ t.q) FROM unnest(?::tsquery[]) WITH ORDINALITY "
+    "memory_items m WHERE {match}) FROM unnest(?::tsquery[]) WITH ORDINALITY "
     "AS t(q, o) ORDER BY t.o) FROM memory_fts_stats s WHERE s.id = 1"
 )
-#: the ``tsvector`` column of each index: the reference's tokens, and the same stemmed
-FTS_COLUMNS = {False: "fts", True: "fts_porter"}
+#: per index, the rows a ``tsquery`` ``t.q`` matches for :data:`STATS_SQL`: the reference's
+#: ``fts``, and the stemmed one outside the kind column (the GIN index of ``fts_porter``
+#: finds the rows, the filtered vector keeps those matching beyond the kind)
+STATS_MATCH = {
+    False: "m.fts @@ t.q",
+    True: "m.fts_porter @@ t.q AND ts_filter(m.fts_porter, '{a}') @@ t.q",
+}
 ADJUST_STATS_SQL = (
     "UPDATE memory_fts_stats SET row_count = row_count + ?, token_count = token_count + ? "
     "WHERE id = 1"
@@ -73,12 +86,15 @@ def _quote_lexeme(lexeme: str) -> str:
 
 def fts_document(record: Mapping[str, Any], *, stemmed: bool = False) -> tuple[str, int]:
     """The ``tsvector`` literal and token count of a record in its JSON shape (``stemmed``:
-    the ``porter unicode61`` terms, as SQLite's stemmed index holds them)."""
+    the ``porter unicode61`` terms, as SQLite's stemmed index holds them, every position
+    weighted ``A`` but the kind column's, left at ``D``: see :data:`CONTENT_WEIGHT`)."""
     tokenize = stemmed_tokens if stemmed else fts_tokens
-    positions: dict[str, list[int]] = {}
+    positions: dict[str, list[str]] = {}
+    last: dict[str, int] = {}
     position = 0
     count = 0
-    for column in fts_values(record):
+    for index, column in enumerate(fts_values(record)):
+        weight = CONTENT_WEIGHT if stemmed and index != KIND_COLUMN else ""
         for token in tokenize(column):
             position += 1
             count += 1
@@ -87,12 +103,12 @@ def fts_document(record: Mapping[str, Any], *, stemmed: bool = False) -> tuple[s
             bucket = positions.setdefault(token, [])
             if len(bucket) < MAX_POSITIONS_PER_LEXEME:
                 spot = min(position, MAX_POSITION)
-                if not bucket or bucket[-1] != spot:
-                    bucket.append(spot)
+                if last.get(token) != spot:
+                    bucket.append(f"{spot}{weight}")
+                    last[token] = spot
         position += 1  # a gap: no phrase spans two columns
     literal = " ".join(
-        f"{_quote_lexeme(lexeme)}:{','.join(map(str, spots))}"
-        for lexeme, spots in positions.items()
+        f"{_quote_lexeme(lexeme)}:{','.join(spots)}" for lexeme, spots in positions.items()
     )
     return literal, count
 
@@ -175,9 +191,14 @@ def query_lexemes(phrases: Sequence[Sequence[str]]) -> list[str]:
 
 
 def candidate_query(
-    scoped: str, params: Sequence[Any], phrases: Sequence[Sequence[str]], fts_rank: str
+    scoped: str,
+    params: Sequence[Any],
+    phrases: Sequence[Sequence[str]],
+    fts_rank: str,
+    vector: str = RANKED_VECTORS[False],
 ) -> tuple[str, list[Any]]:
-    """The ranking query over the scoped query (``CANDIDATE_COLUMNS``, ``?`` placeholders).
+    """The ranking query over the scoped query (``CANDIDATE_COLUMNS``, ``?`` placeholders),
+    matching and counting in ``vector`` (an expression of the scoped ``fts``).
 
     Each row: ``id, row_version, expires_at, seq, fts_len``, then for rows matching the
     ``tsquery`` the occurrences of each query lexeme (aligned with :func:`query_lexemes`,
@@ -192,20 +213,20 @@ def candidate_query(
         return statement, list(params)
     tsquery = tsquery_text(phrases)
     lexemes = query_lexemes(phrases)
-    rank_sql = "ts_rank_cd(fts, ?::tsquery)" if fts_rank == "ts_rank_cd" else "NULL"
+    rank_sql = f"ts_rank_cd({vector}, ?::tsquery)" if fts_rank == "ts_rank_cd" else "NULL"
     phrase_positions = any(len(p) > 1 for p in phrases)
     positions_sql = (
-        "CASE WHEN fts @@ ?::tsquery THEN (SELECT jsonb_object_agg(u.lexeme, "
-        "u.positions) FROM unnest(fts) u WHERE u.lexeme = ANY(?)) END"
+        f"CASE WHEN {vector} @@ ?::tsquery THEN (SELECT jsonb_object_agg(u.lexeme, "
+        f"u.positions) FROM unnest({vector}) u WHERE u.lexeme = ANY(?)) END"
         if phrase_positions
         else "NULL"
     )
     statement = (
         f"WITH scoped AS ({scoped}) "
-        "SELECT id, row_version, expires_at, seq, fts_len, CASE WHEN fts @@ "
+        f"SELECT id, row_version, expires_at, seq, fts_len, CASE WHEN {vector} @@ "
         "?::tsquery THEN ARRAY(SELECT COALESCE(array_length(u.positions, 1), 0) "
         "FROM unnest(?::text[]) WITH ORDINALITY AS l(lexeme, o) LEFT JOIN "
-        "unnest(fts) u ON u.lexeme = l.lexeme ORDER BY l.o) END, "
+        f"unnest({vector}) u ON u.lexeme = l.lexeme ORDER BY l.o) END, "
         f"{rank_sql}, {positions_sql} FROM scoped ORDER BY updated_at DESC, id ASC"
     )
     args = [*params, tsquery, lexemes]
