@@ -573,9 +573,7 @@ class PostgresStore(SqlStore):
         if query is None:
             return FullTextHits([], [], {})
         phrases = match_phrases(fts_query, stemmed=stemmed)
-        statement, args = candidate_query(
-            *query, phrases, self.fts_rank, RANKED_VECTORS[stemmed]
-        )
+        statement, args = candidate_query(*query, phrases, self.fts_rank, RANKED_VECTORS[stemmed])
         try:
             rows = self._execute(conn, statement, args).fetchall()
         except psycopg.errors.SyntaxError as exc:
