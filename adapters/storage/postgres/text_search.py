@@ -6,7 +6,10 @@ splits (runs of letters and digits, lower-cased, Latin diacritics removed), posi
 numbered with a one-position gap between columns (so a phrase never spans two columns) and
 the literal is cast to ``tsvector``; ``fts_len`` is the token count. A recall's FTS5 ``MATCH``
 string (quoted terms joined by ``OR``) is tokenized the same way and becomes a ``tsquery`` of
-the same phrases (``'a' <-> 'b'`` for a multi-token term) joined by ``|``.
+the same phrases (``'a' <-> 'b'`` for a multi-token term) joined by ``|``. The stemmed
+``fts_porter`` weighs every position ``A`` but the kind column's (``D``), and the stemmed
+channel matches and counts in ``ts_filter(fts_porter, '{a}')`` only, as SQLite's stemmed
+``MATCH`` leaves out the kind column (``fts_len`` still counts every column's tokens).
 
 Rank. The default rank (``fts_rank="bm25"``) is FTS5's ``bm25()`` recomputed from the same
 statistics: ``idf = ln((N - n + 0.5) / (n + 0.5))`` (``1e-6`` when not positive) per phrase,
