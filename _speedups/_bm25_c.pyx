@@ -264,7 +264,6 @@ def term_marks(
     cdef int t, s, top = -1
     cdef long long i
     cdef unsigned long long text_bits
-    cdef unsigned char beyond, mark
     for t in query:
         if t > top:
             top = t
@@ -272,7 +271,6 @@ def term_marks(
     if position == NULL:
         raise MemoryError()
     texts = []
-    beyonds = []
     try:
         for t in range(top + 1):
             position[t] = -1
@@ -282,21 +280,16 @@ def term_marks(
                 position[t] = <int>j
         for i in rows:
             text_bits = 0
-            beyond = 0
             hi = ends[i]
             for p in range(starts[i], hi):
                 t = terms[p]
                 if t > top:
                     break
                 s = position[t]
-                if s >= 0:
-                    mark = marks[p]
-                    if mark & 1:
-                        text_bits |= (<unsigned long long>1) << s
-                    beyond |= mark & 2
+                if s >= 0 and marks[p]:
+                    text_bits |= (<unsigned long long>1) << s
             texts.append(text_bits)
-            beyonds.append(beyond != 0)
-        return texts, beyonds
+        return texts
     finally:
         free(position)
 

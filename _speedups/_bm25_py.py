@@ -9,7 +9,7 @@ it. :func:`bm25_top` filters the rows by scope and kind and computes FTS5's BM25
 that pass (their own document statistics) from the postings of the query's terms only, and
 returns the best ones; :func:`having_all` finds the rows holding every term of a phrase (the
 caller counts the phrase's occurrences there); :func:`term_marks` reads, for the rows
-returned, which query terms their text holds and whether one occurs beyond the kind column;
+returned, which query terms their text holds;
 :func:`postings` builds the postings of every term from the rows at once.
 
 Scores are summed in query order with the same operations as ``core/recall/bm25.py``, so both
@@ -170,27 +170,20 @@ def term_marks(
     marks: bytes | bytearray,
     rows: Sequence[int],
     query: Sequence[int],
-) -> tuple[list[int], list[bool]]:
-    """Per row of ``rows``: the query terms its text holds (bit ``j`` for the term id
-    ``query[j]``, ``j < 64``; negative entries, phrases, are never marked) and whether one of
-    the query's term ids occurs in a column other than the kind. ``marks`` runs parallel to
-    ``terms``: bit 1 when the term occurs in the row's text column, bit 2 when it occurs in a
-    column other than the kind."""
+) -> list[int]:
+    """Per row of ``rows``, the query terms its text holds: bit ``j`` for the term id
+    ``query[j]`` (``j < 64``; negative entries, phrases, are never marked). ``marks`` runs
+    parallel to ``terms``: 1 when the term occurs in the row's text column."""
     position = {t: j for j, t in enumerate(query) if t >= 0 and j < 64}
     texts: list[int] = []
-    beyonds: list[bool] = []
     for i in rows:
         text_bits = 0
-        beyond = False
         for p in range(starts[i], ends[i]):
             j = position.get(terms[p])
-            if j is not None:
-                if marks[p] & 1:
-                    text_bits |= 1 << j
-                beyond = beyond or bool(marks[p] & 2)
+            if j is not None and marks[p]:
+                text_bits |= 1 << j
         texts.append(text_bits)
-        beyonds.append(beyond)
-    return texts, beyonds
+    return texts
 
 
 def postings(

@@ -51,9 +51,9 @@ class Candidates:
     fts_order: dict[str, int] | None = attrs.field(default=None, hash=False)
     #: BM25 relevance per pre-selected id (``-bm25()``: higher is better), when known
     fts_scores: dict[str, float] | None = attrs.field(default=None, hash=False)
-    #: per pre-selected id matching the query beyond the words of its kind, the query's
-    #: stemmed terms its text holds (:func:`~swarmmem.core.recall.bm25.content_matches`),
-    #: when the store knows them from its own index; absent ids match only through kind words
+    #: per pre-selected id, the query's stemmed terms its text holds (what
+    #: :func:`~swarmmem.core.recall.bm25.content_matches` computes), when the store knows
+    #: them from its own index
     held_terms: dict[str, frozenset[str]] | None = attrs.field(default=None, hash=False)
 
 

@@ -3,7 +3,7 @@
 The stores without a full-text engine (in-memory, JSONL) keep a :class:`FeatureTable`: one row
 per record holding its distinct stemmed term ids (sorted) with their counts over the
 full-text columns other than the kind (a term found only among the kind's words is not in
-the row) and their marks (in the text column; beyond the kind column, so always), its length
+the row) and whether each occurs in the text column, its length
 in tokens over all seven columns, its scope and kind (as small integer ids) and whether
 it may be recalled at all (active, not outcome evidence). A row is computed when the record
 is written; a recall then runs the ``bm25`` kernel over the arrays (scope and kind filtered by
@@ -28,17 +28,17 @@ from swarmmem.core.recall.bm25 import BM25_B, BM25_K1, document, match_terms, re
 
 #: compact the term arrays once this share of them belongs to replaced or removed rows
 _GARBAGE_SHARE = 0.5
-#: a term's marks: it occurs in the text column; it occurs in a column other than the kind
-IN_TEXT, BEYOND_KIND = 1, 2
+#: a term's mark: it occurs in the text column
+IN_TEXT = 1
 #: the kernel marks the text's terms for this many query terms
 _MARKED_TERMS = 64
 
 
 class Hits(NamedTuple):
     """What :meth:`FeatureTable.search` found: the best records with their ``-bm25()``, and,
-    per found record matching the query beyond the words of its kind, the query's terms its
-    text holds (what :func:`~swarmmem.core.recall.bm25.content_matches` computes from the
-    records; ``None`` when the marks cannot tell: a query with a phrase of several terms)."""
+    per found record, the query's terms its text holds (what
+    :func:`~swarmmem.core.recall.bm25.content_matches` computes from the records; ``None``
+    when the marks cannot tell: a query with a phrase of several terms)."""
 
     found: list[tuple[MemoryRecord, float]]
     held: dict[str, frozenset[str]] | None
@@ -101,14 +101,13 @@ class FeatureTable:
         vocabulary = self._vocabulary
         known = vocabulary.get
         text = frozenset(doc.columns[0])
-        in_text, beyond_kind = IN_TEXT, BEYOND_KIND
         entries = []
-        # the counts leave out the kind column: every term of a row occurs beyond it
+        # the counts leave out the kind column (a term only there is not in the row)
         for term, count in doc.counts.items():
             term_id = known(term)
             if term_id is None:
                 term_id = vocabulary[term] = len(vocabulary)
-            entries.append((term_id, count, in_text * (term in text) | beyond_kind))
+            entries.append((term_id, count, IN_TEXT if term in text else 0))
         entries.sort()
         term_ids, counts, marks = zip(*entries, strict=True) if entries else ((), (), ())
         self._records[slot] = record
@@ -244,14 +243,11 @@ class FeatureTable:
         if any(len(phrase) > 1 for phrase in phrases) or len(query) > _MARKED_TERMS:
             return Hits(found, None)  # the marks cannot tell (phrases are counted apart)
         rows = [row for _, _, row in ranked]
-        texts, beyond = kernel.term_marks(
-            self._starts, self._ends, self._terms, self._marks, rows, query
-        )
+        texts = kernel.term_marks(self._starts, self._ends, self._terms, self._marks, rows, query)
         named = tuple(names)
         held = {
             memory_id: _marked(named, bits)
-            for (_, memory_id, _), bits, says in zip(ranked, texts, beyond, strict=True)
-            if says
+            for (_, memory_id, _), bits in zip(ranked, texts, strict=True)
         }
         return Hits(found, held)
 

@@ -497,7 +497,7 @@ def test_term_marks_compiled_equals_twin(data):
         row = sorted(set(data.draw(st.lists(st.integers(0, 70), max_size=8))))
         starts.append(len(terms))
         terms += row
-        marks += [data.draw(st.integers(0, 3)) for _ in row]
+        marks += [data.draw(st.integers(0, 1)) for _ in row]
         ends.append(len(terms))
     query = data.draw(st.lists(st.integers(-1, 70), max_size=70, unique=True))
     rows = data.draw(st.lists(st.integers(0, n_rows - 1), max_size=8)) if n_rows else []

@@ -113,9 +113,9 @@ def test_search_equals_bm25_record_by_record(kernel: str, query: str) -> None:
 
 @pytest.mark.parametrize("query", [*QUERIES, "project fact about pytest", "failure zzzqqq"])
 def test_held_terms_equal_the_records_content(kernel: str, query: str) -> None:
-    """The terms the table's marks say a found record's text holds, and which found records
-    match beyond their kind words, equal what ``content_matches`` computes from the records
-    (queries with a phrase of several terms are left to it: ``held`` is ``None``)."""
+    """The terms the table's marks say a found record's text holds equal what
+    ``content_matches`` computes from the records, which keeps every found record (queries
+    with a phrase of several terms are left to it: ``held`` is ``None``)."""
     rng = random.Random(5)
     records = _records(rng, 300)
     table = FeatureTable(records)
