@@ -196,27 +196,21 @@ def backfill_fts(conn: Any) -> None:
 
 def backfill_stemmed_fts(conn: Any) -> None:
     """Fill the stemmed ``tsvector`` of rows written before it existed."""
-    rows = conn.execute(
-        "SELECT id, record_json FROM memory_items WHERE fts_porter = ''::tsvector"
-    ).fetchall()
-    for memory_id, record_json in rows:
-        try:
-            data = json.loads(record_json)
-        except ValueError:
-            data = {}
-        literal, _ = fts_document(data if isinstance(data, dict) else {}, stemmed=True)
-        conn.execute(
-            "UPDATE memory_items SET fts_porter = %s::tsvector WHERE id = %s",
-            (literal, memory_id),
-        )
+    _write_stemmed_fts(
+        conn, "SELECT id, record_json FROM memory_items WHERE fts_porter = ''::tsvector"
+    )
 
 
 def rebuild_stemmed_fts(conn: Any) -> None:
     """Build the stemmed ``tsvector`` of every row again, its kind column's positions
     weighted apart (:func:`~.text_search.fts_document`; rows written before that held them
     like any other column's)."""
-    rows = conn.execute("SELECT id, record_json FROM memory_items").fetchall()
-    for memory_id, record_json in rows:
+    _write_stemmed_fts(conn, "SELECT id, record_json FROM memory_items")
+
+
+def _write_stemmed_fts(conn: Any, select: str) -> None:
+    """Write ``fts_porter`` of the rows ``select`` reads (id, record JSON) from their JSON."""
+    for memory_id, record_json in conn.execute(select).fetchall():
         try:
             data = json.loads(record_json)
         except ValueError:
