@@ -185,4 +185,11 @@ def content_matches(
 
 @functools.lru_cache(maxsize=65536)
 def document(fields: tuple[str, ...]) -> _Document:
+    """The stemmed document of a record's :func:`record_fields` (the last 65,536 are kept)."""
+    return _Document(fields)
+
+
+def stemmed_document(fields: tuple[str, ...]) -> _Document:
+    """The same document, not kept: for one pass over many records (a store's feature
+    table), whose documents would only fill the cache and the garbage collector's work."""
     return _Document(fields)

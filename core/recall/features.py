@@ -24,7 +24,14 @@ from swarmmem._speedups import bm25 as kernel
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import MemoryRecord
 from swarmmem.core.model.semantics import passes_parsed_expiry, passes_sql_expiry, scope_key_of
-from swarmmem.core.recall.bm25 import BM25_B, BM25_K1, document, match_terms, record_fields
+from swarmmem.core.recall.bm25 import (
+    BM25_B,
+    BM25_K1,
+    document,
+    match_terms,
+    record_fields,
+    stemmed_document,
+)
 
 #: compact the term arrays once this share of them belongs to replaced or removed rows
 _GARBAGE_SHARE = 0.5
@@ -97,7 +104,7 @@ class FeatureTable:
             self._slots[record.id] = slot
         else:
             self._garbage += self._ends[slot] - self._starts[slot]
-        doc = document(record_fields(record))
+        doc = stemmed_document(record_fields(record))
         vocabulary = self._vocabulary
         known = vocabulary.get
         text = frozenset(doc.columns[0])
