@@ -5,9 +5,10 @@ per record holding its distinct stemmed term ids (sorted) with their counts over
 full-text columns other than the kind (a term found only among the kind's words is not in
 the row) and whether each occurs in the text column, its length
 in tokens over all seven columns, its scope and kind (as small integer ids) and whether
-it may be recalled at all (active, not outcome evidence). A row is computed when the record
-is written; a recall then runs the ``bm25`` kernel over the arrays (scope and kind filtered by
-id, never by re-serialising scopes) and turns only the best rows back into records.
+it may be recalled at all (active, not outcome evidence); and, per term, the postings of the
+rows holding it. A row is computed when the record is written; a recall then runs the
+``bm25`` kernel over the postings of the query's terms (scope and kind filtered by id, never
+by re-serialising scopes) and turns only the best rows back into records.
 
 The scores equal :func:`swarmmem.core.recall.bm25.bm25_relevance` over the same records (the
 scope's own statistics); tests compare the two.

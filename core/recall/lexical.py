@@ -12,8 +12,8 @@ is the IDF-weighted share of the query's stemmed terms the memory's text holds
 shared term's IDF is floored and a task word in a file path decides; coverage alone loses
 BM25's length normalisation on long texts. Measured on public data and our own fixtures:
 benchmarks/README.md.) A record without a matched term is never a candidate, so an
-unrelated query returns nothing; a term found only among the words of the record's kind
-("test pattern", "project fact") is no match (:func:`~.bm25.content_matches`).
+unrelated query returns nothing; the words of the record's kind ("test pattern", "project
+fact") are no match and do not count in BM25 (:mod:`.bm25`).
 
 Then, after any dense stages, the maxItems slice (exploration is additive) and related-item
 expansion.

@@ -152,11 +152,9 @@ def test_postgres_ranks_the_stemmed_channel_like_sqlite(tmp_path: Path) -> None:
         for store in stores:
             for minute, (text, tags) in enumerate(CORPUS):
                 store.upsert(make_memory(text, tags=tags, updated_at=at(minute)))
-        for query in ("running tests", "pipelines building containers", "failed webhook retries"):
-            sqlite_scores, pg_scores = (stemmed_candidates(s, query).fts_scores for s in stores)
-            assert sqlite_scores and pg_scores and set(sqlite_scores) == set(pg_scores), query
-            for memory_id, value in sqlite_scores.items():
-                assert pg_scores[memory_id] == pytest.approx(value, rel=1e-9), query
+        _assert_same_scores(
+            stores, ("running tests", "pipelines building containers", "failed webhook retries")
+        )
     finally:
         for store in stores:
             store.close()
@@ -198,11 +196,16 @@ def test_postgres_reindexes_a_stemmed_index_written_with_the_kind(tmp_path: Path
         with stores[1]._connection() as conn:
             unweighted = "SELECT count(*) FROM memory_items WHERE ts_filter(fts_porter, '{a}') = ''"
             assert conn.execute(unweighted).fetchone()[0] == 0
-        for query in ("project", "which project retries payments", "running tests"):
-            sqlite_scores, pg_scores = (stemmed_candidates(s, query).fts_scores for s in stores)
-            assert sqlite_scores and pg_scores and set(sqlite_scores) == set(pg_scores), query
-            for memory_id, value in sqlite_scores.items():
-                assert pg_scores[memory_id] == pytest.approx(value, rel=1e-9), query
+        _assert_same_scores(stores, ("project", "which project retries payments", "running tests"))
     finally:
         for store in stores:
             store.close()
+
+
+def _assert_same_scores(stores: list[Any], queries: tuple[str, ...]) -> None:
+    """The SQLite and PostgreSQL stores find the same candidates with the same BM25."""
+    for query in queries:
+        sqlite_scores, pg_scores = (stemmed_candidates(s, query).fts_scores for s in stores)
+        assert sqlite_scores and pg_scores and set(sqlite_scores) == set(pg_scores), query
+        for memory_id, value in sqlite_scores.items():
+            assert pg_scores[memory_id] == pytest.approx(value, rel=1e-9), query
