@@ -97,6 +97,7 @@ def _channels(store: Any, parts: Any, text: str, scope: Any, now: str) -> dict[s
         },
         "bm25": dict(found.fts_scores or {}),
         "terms": {key: sorted(have) for key, have in held.items()},
+        "length": {r.id: len(r.text) for r in found.records},
         "dense": dict(every[:CHANNEL_DEPTH]),
         "all_dense": dict(every),
     }

@@ -13,12 +13,14 @@ Opt-in, like ``run.py`` (same cache, same sets, needs the ``quality`` and ``dens
    relevant documents whose cosine falls below it) stays at or under 5%. Printed with, at
    each candidate floor, that rate and the share of foreign queries that still have a dense
    hit above it.
-3. The stemmed channel's text factor (:func:`swarmmem.core.recall.lexical.text_factor`):
-   the coverage exponent (0.5: the square root; 1: plain) and the candidate count at which
-   BM25 has half of it, recomputed from each query's recorded evidence (``bm25``,
-   ``terms``, ``query_terms``), by the same 5-fold cross-validation over collections,
-   maximising the mean over sets of the mean of ``lexical`` (``w`` = 1) and ``hybrid`` (the
-   current ``w``) nDCG@10, recency at its current weight.
+3. The stemmed channel's text factor (:func:`swarmmem.core.recall.lexical.text_factor`),
+   recomputed from each query's recorded evidence (``bm25``, ``terms``, ``query_terms``,
+   ``length``), by the same 5-fold cross-validation over collections, maximising the mean
+   over sets of the mean of ``lexical`` (``w`` = 1) and ``hybrid`` (the current ``w``)
+   nDCG@10, recency at its current weight. First the length scaling of the coverage
+   (:func:`swarmmem.core.recall.lexical.length_scaled`: the free length and the exponent),
+   then, over it, the coverage exponent (0.5: the square root; 1: plain) and the candidate
+   count at which BM25 has half of the factor.
 4. The weight ``w`` of ``score`` fusion and the scorer's recency weight ``r``, jointly, by
    5-fold cross-validation over collections. The ranking is the scorer's (on these sets every
    memory has the same kind, scope and confidence): ``0.38 * text + r * recency * lexical``,
@@ -53,6 +55,9 @@ from swarmmem.config import SCHEMA
 from swarmmem.core.recall.hybrid import score_fusion
 from swarmmem.core.recall.lexical import (
     BM25_HALF_SHARE_AT,
+    LENGTH_EXPONENT,
+    LENGTH_FREE_CHARS,
+    length_scaled,
     text_factor,
     weighted_coverage,
 )
@@ -68,6 +73,10 @@ W_GRID = [round(0.05 * i, 2) for i in range(0, 21)]
 RECENCY_GRID = [0.0, 0.02, 0.04, 0.06, 0.08, 0.10, 0.12, 0.14, 0.16]
 EXPONENTS = [0.5, 1.0]
 HALF_SHARES = [1.0, 2.5, 5.0, 10.0, 20.0, 40.0]
+#: up to 2: at 2 a text twice the limit keeps a quarter of its coverage (half after the
+#: square root), so a long, thorough memory stays reachable
+LENGTH_EXPONENTS = [0.0, 0.5, 1.0, 1.5, 2.0]
+LENGTH_FREES = [250, 500, 1000]
 
 
 def collect(sets: list[str], patterns: list[str], cache: Path) -> list[dict[str, Any]]:
@@ -192,14 +201,22 @@ def check_agreement(entries: list[dict[str, Any]], floor: float | None) -> None:
 
 
 def text_relevance(
-    entry: dict[str, Any], exponent: float = 0.5, half_share: float = BM25_HALF_SHARE_AT
+    entry: dict[str, Any],
+    exponent: float = 0.5,
+    half_share: float = BM25_HALF_SHARE_AT,
+    free: int = LENGTH_FREE_CHARS,
+    length_exponent: float = LENGTH_EXPONENT,
 ) -> dict[str, float]:
     """The stemmed channel's text relevance per candidate, from the recorded evidence, with
+    :func:`length_scaled` (when the entry recorded the texts' ``length``) and
     :func:`text_factor` (its square root of the coverage turned into ``coverage **
     exponent``)."""
     bm25 = entry["bm25"]
     held = {k: frozenset(v) for k, v in entry["terms"].items()}
     cover = weighted_coverage(held, entry["query_terms"])
+    if "length" in entry:  # the pipeline's candidates: those BM25 scored
+        lengths = {key: entry["length"][key] for key in bm25}
+        cover = length_scaled(cover, lengths, free, length_exponent)
     best = max(bm25.values(), default=0.0) or 1.0
     return {
         key: text_factor(cover[key] ** (2 * exponent), bm25[key], best, len(bm25), half_share)
@@ -208,52 +225,62 @@ def text_relevance(
 
 
 def fit_text_factor(
-    labelled: list[dict[str, Any]], floor: float | None, fold_of: Any
-) -> tuple[float, float]:
-    """Print the 5-fold cross-validation of the text factor's two parameters (see the
-    module text) and the same entries at every grid point; return the values fitted on
-    every fold."""
+    labelled: list[dict[str, Any]],
+    floor: float | None,
+    fold_of: Any,
+    grid: list[dict[str, float]],
+    fixed: dict[str, float],
+) -> dict[str, float]:
+    """Print the 5-fold cross-validation of some of :func:`text_relevance`'s parameters
+    (each point of ``grid`` names them; ``fixed`` gives the others; see the module text)
+    and the same entries at every grid point; return the point fitted on every fold."""
     lexical_weight = SCHEMA["retrieval.weights.lexical"][0]
     w = lexical_weight / (lexical_weight + SCHEMA["retrieval.weights.dense"][0])
-    grid = [(g, h) for g in EXPONENTS for h in HALF_SHARES]
-    scores: dict[tuple[float, float], list[tuple[str, int, float]]] = {}
+    scores: list[list[tuple[str, int, float]]] = []
     for point in grid:
         rows = []
         for entry in labelled:
-            lexical = text_relevance(entry, *point)
+            lexical = text_relevance(entry, **fixed, **point)
             alone = Prepared({**entry, "lexical": lexical, "dense": {}}, floor)
             fused = Prepared({**entry, "lexical": lexical}, floor)
             value = (alone.ndcg(1.0, RECENCY_WEIGHT) + fused.ndcg(w, RECENCY_WEIGHT)) / 2
             rows.append((entry["set"], fold_of[(entry["set"], entry["collection"])], value))
-        scores[point] = rows
+        scores.append(rows)
 
-    def mean_over_sets(point: tuple[float, float], folds: set[int]) -> dict[str, float]:
+    def mean_over_sets(index: int, folds: set[int]) -> dict[str, float]:
         by_set: dict[str, list[float]] = {}
-        for name, fold, value in scores[point]:
+        for name, fold, value in scores[index]:
             if fold in folds:
                 by_set.setdefault(name, []).append(value)
         return {name: statistics.mean(v) for name, v in sorted(by_set.items())}
 
-    def best(folds: set[int]) -> tuple[float, float]:
-        return max(grid, key=lambda p: (statistics.mean(mean_over_sets(p, folds).values()), -p[1]))
+    def best(folds: set[int]) -> int:  # ties: the earlier grid point
+        return max(
+            range(len(grid)),
+            key=lambda i: (statistics.mean(mean_over_sets(i, folds).values()), -i),
+        )
 
+    names = list(grid[0])
     sets = sorted({e["set"] for e in labelled})
-    print("## Text factor, 5-fold cross-validation (mean of lexical and hybrid nDCG@10)\n")
-    print("| fold | exponent | half share at | " + " | ".join(f"{s} (test)" for s in sets) + " |")
-    print("|---|---|---|" + "---|" * len(sets))
+    print(
+        f"## Text factor ({', '.join(names)}), 5-fold cross-validation "
+        "(mean of lexical and hybrid nDCG@10)\n"
+    )
+    print(f"| fold | {' | '.join(names)} | " + " | ".join(f"{s} (test)" for s in sets) + " |")
+    print("|---|" + "---|" * (len(names) + len(sets)))
     every = set(range(FOLDS))
     for fold in range(FOLDS):
         point = best(every - {fold})
         test = mean_over_sets(point, {fold})
         cells = " | ".join(f"{test[s]:.3f}" if s in test else "" for s in sets)
-        print(f"| {fold} | {point[0]:.2f} | {point[1]:g} | {cells} |")
-    chosen = best(every)
-    print(f"\nfitted on every fold: exponent {chosen[0]:.2f}, half share at {chosen[1]:g}\n")
-    print("| exponent | half share at | " + " | ".join(sets) + " |")
-    print("|---|---|" + "---|" * len(sets))
-    for point in grid:
-        cells = " | ".join(f"{v:.3f}" for v in mean_over_sets(point, every).values())
-        print(f"| {point[0]:.2f} | {point[1]:g} | {cells} |")
+        print(f"| {fold} | {' | '.join(f'{grid[point][n]:g}' for n in names)} | {cells} |")
+    chosen = grid[best(every)]
+    print(f"\nfitted on every fold: {chosen}\n")
+    print(f"| {' | '.join(names)} | " + " | ".join(sets) + " |")
+    print("|" + "---|" * (len(names) + len(sets)))
+    for i, point in enumerate(grid):
+        cells = " | ".join(f"{v:.3f}" for v in mean_over_sets(i, every).values())
+        print(f"| {' | '.join(f'{point[n]:g}' for n in names)} | {cells} |")
     print()
     return chosen
 
@@ -314,9 +341,23 @@ def main(argv: list[str] | None = None) -> int:
                 f"note: {differ} of {len(sample)} sampled queries were recorded with other "
                 "text-factor constants than the current ones\n"
             )
-        exponent, half_share = fit_text_factor(labelled, floor, fold_of)
+        # the length scaling at the current factor, then the factor over that scaling
+        length = fit_text_factor(
+            labelled,
+            floor,
+            fold_of,
+            [{"free": f, "length_exponent": x} for f in LENGTH_FREES for x in LENGTH_EXPONENTS],
+            {"exponent": 0.5, "half_share": BM25_HALF_SHARE_AT},
+        )
+        factor = fit_text_factor(
+            labelled,
+            floor,
+            fold_of,
+            [{"exponent": g, "half_share": h} for g in EXPONENTS for h in HALF_SHARES],
+            length,
+        )
         # the fusion weight is fitted over that text factor
-        labelled = [{**e, "lexical": text_relevance(e, exponent, half_share)} for e in labelled]
+        labelled = [{**e, "lexical": text_relevance(e, **factor, **length)} for e in labelled]
     print(f"## Fusion weight, {FOLDS}-fold cross-validation over {len(collections)} collections\n")
     sets = sorted({e["set"] for e in labelled})
     check_agreement(labelled, floor)

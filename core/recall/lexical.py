@@ -7,7 +7,8 @@ Every other profile: stemmed BM25 pre-selection over every scoped record (:mod:`
 the nine-factor scorer with a stemmed text relevance in place of its text-overlap factor
 (:func:`text_factor`): ``sqrt(coverage) * (1 - s + s * bm25 / best bm25)``, where coverage
 is the IDF-weighted share of the query's stemmed terms the memory's text holds
-(:func:`weighted_coverage`) and BM25's share ``s`` grows with the number of candidates.
+(:func:`weighted_coverage`), less for a text far longer than the others
+(:func:`length_scaled`), and BM25's share ``s`` grows with the number of candidates.
 (BM25 alone is unreliable in the small scopes agents keep: with a handful of memories every
 shared term's IDF is floored and a task word in a file path decides; coverage alone loses
 BM25's length normalisation on long texts. Measured on public data and our own fixtures:
@@ -43,6 +44,11 @@ DEFAULT_CANDIDATE_CAP = 1000
 #: the candidate count at which BM25 has half of the text factor (:func:`text_factor`; fitted
 #: on public data with benchmarks/quality/calibrate.py)
 BM25_HALF_SHARE_AT = 5.0
+#: a text longer than this many characters, and longer than the candidates' average, has its
+#: coverage scaled down (:func:`length_scaled`); memories of a few sentences never are
+LENGTH_FREE_CHARS = 500
+#: the exponent of that scaling (fitted on public data with benchmarks/quality/calibrate.py)
+LENGTH_EXPONENT = 2.0
 RELATED_RECALL_FANOUT = 2
 
 
@@ -179,6 +185,7 @@ def _stemmed_recall(
         records, held = content_matches(records, phrases)
     top = max([relevance[r.id] for r in records], default=0.0) or 1.0
     cover = weighted_coverage(held, frozenset(t for phrase in phrases for t in phrase))
+    cover = length_scaled(cover, {r.id: len(r.text) for r in records})
     text = {r.id: text_factor(cover[r.id], relevance[r.id], top, len(records)) for r in records}
     ranking = rank_records(
         request, records, now_ms=now_ms, policy=policy, rng=rng, text_relevance=text
@@ -218,6 +225,32 @@ def weighted_coverage(
     # each set is weighed once (fsum: whatever order the set iterates in)
     weights = {have: math.fsum([idf[t] for t in have if t in idf]) / total for have in groups}
     return {key: weights[have] for key, have in held.items()}
+
+
+def length_scaled(
+    coverage: Mapping[str, float],
+    lengths: Mapping[str, int],
+    free: int = LENGTH_FREE_CHARS,
+    exponent: float = LENGTH_EXPONENT,
+) -> dict[str, float]:
+    """The coverage of each candidate whose text is longer than ``limit`` (the candidates'
+    average length or ``free`` characters, whichever is larger) times ``(limit / length) **
+    exponent``; the others' unchanged.
+
+    Coverage counts which question words a text holds, and a long text holds more of them by
+    chance: in a store of long conversation turns, a reply that mentions half the question
+    in passing outranked the short turn about it. BM25 normalises length within its share
+    only. Concise memories (under ``free`` characters) are never scaled, so a memory that
+    explains a little more than a shorter one keeps its place."""
+    if not exponent or not lengths:
+        return dict(coverage)
+    limit = max(free, math.fsum(lengths.values()) / len(lengths))
+    if max(lengths.values()) <= limit:  # the usual case for a store of concise memories
+        return dict(coverage)
+    return {
+        key: value * (limit / lengths[key]) ** exponent if lengths[key] > limit else value
+        for key, value in coverage.items()
+    }
 
 
 def text_factor(

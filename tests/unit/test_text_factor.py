@@ -1,4 +1,5 @@
-"""The stemmed channel's text factor: IDF-weighted coverage and the BM25 share."""
+"""The stemmed channel's text factor: IDF-weighted coverage, its length scaling and the BM25
+share."""
 
 from __future__ import annotations
 
@@ -6,7 +7,13 @@ import math
 
 import pytest
 
-from swarmmem.core.recall.lexical import BM25_HALF_SHARE_AT, text_factor, weighted_coverage
+from swarmmem.core.recall.lexical import (
+    BM25_HALF_SHARE_AT,
+    LENGTH_FREE_CHARS,
+    length_scaled,
+    text_factor,
+    weighted_coverage,
+)
 
 
 def test_a_term_every_candidate_holds_counts_less_than_a_rare_one() -> None:
@@ -52,3 +59,22 @@ def test_text_factor_bounds() -> None:
     for cover in (0.1, 0.5, 1.0):
         for bm25 in (0.0, 1.0, 3.0):
             assert 0.0 <= text_factor(cover, bm25, 3.0, 7) <= 1.0
+
+
+def test_long_texts_lose_coverage_beyond_the_limit() -> None:
+    cover = {"short": 0.5, "long": 1.0, "longer": 1.0}
+    lengths = {"short": 100, "long": 1_000, "longer": 2_000}
+    scaled = length_scaled(cover, lengths, free=500, exponent=2.0)
+    limit = (100 + 1_000 + 2_000) / 3  # the average is above the free length here
+    assert scaled["short"] == 0.5
+    assert scaled["long"] == 1.0  # under the average
+    assert scaled["longer"] == pytest.approx((limit / 2_000) ** 2)
+
+
+def test_concise_memories_keep_their_coverage() -> None:
+    # every text under the free length: a memory that explains a little more is not scaled
+    cover = {"todo": 0.6, "explained": 0.9}
+    lengths = {"todo": 80, "explained": LENGTH_FREE_CHARS}
+    assert length_scaled(cover, lengths) == cover
+    assert length_scaled(cover, {"todo": 80, "explained": 4_000}, exponent=0.0) == cover
+    assert length_scaled({}, {}) == {}
