@@ -203,7 +203,7 @@ def run_dataset(
     ``{"foreign": True, "lexical": n, "best_cosine": c}``: how many lexical candidates
     such a query gets and its best cosine (the no-filler check).
     """
-    from swarmmem.bootstrap import recall_config, sqlite_connect
+    from swarmmem.bootstrap import sqlite_connect
     from swarmmem.core.model.ids import (
         content_hash,
         iso_to_ms,
@@ -291,7 +291,7 @@ def run_dataset(
                 for record in records:
                     store.upsert(record)
             dense_parts = runtime.dense_parts(rerank=False) if dense else None
-            dense_floor = recall_config(runtime.config, "hybrid").hybrid.dense_floor
+            dense_floor = runtime.config["retrieval"]["denseFloor"]
             if dense_floor is None:
                 per_query.pop("dense-floor", None)
             if dense_parts is not None:
