@@ -100,8 +100,10 @@ def dense_candidates(
     *,
     now: str,
     k: int,
+    floor: float | None = None,
 ) -> list[tuple[MemoryRecord, float]]:
-    """Nearest stored memories, filtered exactly like the lexical candidates.
+    """Nearest stored memories, filtered exactly like the lexical candidates; with a
+    relevance ``floor``, only hits whose cosine reaches it (the others' records are not read).
 
     An index that offers ``search_scoped`` (see :mod:`swarmmem.ports.vectors`) filters by
     scope, kind, state and expiry itself; every hit is still checked here.
@@ -130,23 +132,32 @@ def dense_candidates(
             )
         else:
             hits = parts.index.search(vector, fetch)
+        complete = len(hits) < fetch  # the index has no further hit
+        if floor is not None:  # nearest first: a hit under the floor ends the useful ones
+            kept = [hit for hit in hits if hit[1] >= floor]
+            complete = complete or len(kept) < len(hits)
+            hits = kept
         out = []
-        records = store.get_many([memory_id for memory_id, _ in hits])
-        for memory_id, cosine in hits:
-            record = records.get(memory_id)
-            if (
-                record is None
-                or not record.active
-                or not recallable(record)
-                or record.scope.key not in scope_keys
-                or (kinds is not None and record.kind not in kinds)
-                or (not request.include_expired and is_expired(record, now_ms))
-            ):
-                continue
-            out.append((record, cosine))
-            if len(out) >= k:
-                return out
-        if len(hits) < fetch:
+        start = 0
+        while start < len(hits):  # records are read as far as the first k usable hits need
+            chunk = hits[start : start + max(k - len(out), 16)]
+            start += len(chunk)
+            records = store.get_many([memory_id for memory_id, _ in chunk])
+            for memory_id, cosine in chunk:
+                record = records.get(memory_id)
+                if (
+                    record is None
+                    or not record.active
+                    or not recallable(record)
+                    or record.scope.key not in scope_keys
+                    or (kinds is not None and record.kind not in kinds)
+                    or (not request.include_expired and is_expired(record, now_ms))
+                ):
+                    continue
+                out.append((record, cosine))
+                if len(out) >= k:
+                    return out
+        if complete:
             return out
         fetch *= 4
 

@@ -154,11 +154,12 @@ def run_recall(
     try:
         vector, embeds = query_vector(parts, request.query)
         k = request.candidate_cap if request.candidate_cap else preselect_limit(request)
-        dense = dense_candidates(store, parts, request, vector, now=now, k=k)
+        # below the relevance floor a hit is no candidate
+        dense = dense_candidates(
+            store, parts, request, vector, now=now, k=k, floor=settings.dense_floor
+        )
     except Exception:  # any dense failure degrades to the exact lexical result
         return lexical_only("dense retrieval failed")
-    if settings.dense_floor is not None:  # below the relevance floor a hit is no candidate
-        dense = [(record, cos) for record, cos in dense if cos >= settings.dense_floor]
 
     if settings.fusion == "score":
         # what rerank and the dense rescue read of the fused ranking (the rest is never shown)

@@ -321,3 +321,54 @@ def test_lexical_searches_every_scoped_memory_while_reference_keeps_its_cap(
         }
     assert found["lexical"][0] == old["text"]
     assert old["text"] not in found["reference"]
+
+
+class _CountingStore(InMemoryStore):
+    """Counts the ids ``get_many`` is asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.read: list[str] = []
+
+    def get_many(self, ids):  # type: ignore[no-untyped-def]
+        self.read.extend(ids)
+        return super().get_many(ids)
+
+
+def test_dense_candidates_read_records_only_as_far_as_needed() -> None:
+    """The index is asked for four times ``k`` hits (some may be filtered out), but records
+    are read in chunks: when the first hits are usable, only about ``k`` records are read;
+    hits of another scope are skipped and the next chunk read; hits under the relevance
+    floor are neither returned nor read."""
+    from factories import OTHER_SCOPE, REPO_SCOPE, make_memory
+
+    from swarmmem.core.model.records import RecallRequest
+    from swarmmem.core.recall.hybrid import dense_candidates, query_vector
+
+    mine = [make_memory(f"cache layer note {i} about eviction", tags=()) for i in range(60)]
+    theirs = [
+        make_memory(f"cache layer note {i} about eviction!", scope=OTHER_SCOPE, tags=())
+        for i in range(60)
+    ]
+    store = _CountingStore()
+    for record in mine + theirs:
+        store.upsert(record)
+    parts = _dense(mine + theirs)
+    request = RecallRequest(query="cache layer eviction", scopes=(REPO_SCOPE,), max_items=5)
+    vector, _ = query_vector(parts, request.query)
+    everything = parts.index.search(vector, len(mine) + len(theirs))
+    expected = [(mid, cos) for mid, cos in everything if mid in {r.id for r in mine}]
+
+    found = dense_candidates(store, parts, request, vector, now=NOW, k=20)
+    assert [(r.id, c) for r, c in found] == expected[:20]
+    # half the nearest hits are of another scope: the records up to the 20th of mine (and at
+    # most one chunk of 16 beyond it) are read, not the 80 hits the index was asked for
+    last = next(i for i, (mid, _) in enumerate(everything) if mid == expected[19][0])
+    assert len(store.read) <= last + 1 + 16 < 4 * 20
+
+    floor = (expected[2][1] + expected[3][1]) / 2  # three of mine reach it
+    store.read.clear()
+    found = dense_candidates(store, parts, request, vector, now=NOW, k=20, floor=floor)
+    assert [(r.id, c) for r, c in found] == expected[:3]
+    cosine = dict(everything)
+    assert store.read and all(cosine[mid] >= floor for mid in store.read)
