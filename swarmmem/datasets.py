@@ -298,7 +298,8 @@ def run_dataset(
                 embed_records(dense_parts, records)
             elif dense:
                 dense_unavailable = runtime.dense_unavailable_reason or "dense parts unavailable"
-                del per_query["dense-only"], per_query["dense-floor"]
+                for name in ("dense-only", "dense-floor"):
+                    per_query.pop(name, None)
             conn = sqlite_connect(runtime.sqlite_path)
             try:
                 conn.execute(_PORTER_TABLE_SQL)

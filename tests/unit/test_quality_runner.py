@@ -421,3 +421,18 @@ def test_calibration_replays_the_pipelines_text_relevance(tmp_path: Path) -> Non
         unscaled = text_relevance(entry, length_exponent=0.0)
         scaled += any(abs(unscaled[k] - replay[k]) > 1e-9 for k in replay)
     assert scaled  # the long texts were scaled in at least one query
+
+
+def test_an_unavailable_embedder_leaves_out_the_dense_rows(tmp_path: Path) -> None:
+    """Without usable dense parts the report says why and has no dense-only or dense-floor
+    row; the hybrid profile degrades to the lexical path instead of failing."""
+
+    class Unavailable(HashingEmbedder):
+        available = False
+        unavailable_reason = "no model here"
+
+    paths = _dataset(tmp_path, {"a": "ruff checks the style"}, {"q": "ruff"}, {"q": {"a": 1.0}})
+    report = run_dataset(*paths, profiles=("hybrid",), embedder=Unavailable(dimension=16))
+    assert "no model here" in report["dense_unavailable"]
+    assert list(report["profiles"]) == ["fts5-bm25", "bm25-porter", "hybrid"]
+    assert report["per_query"]["hybrid"][0]["mrr"] == 1.0
