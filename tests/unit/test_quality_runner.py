@@ -436,3 +436,25 @@ def test_an_unavailable_embedder_leaves_out_the_dense_rows(tmp_path: Path) -> No
     assert "no model here" in report["dense_unavailable"]
     assert list(report["profiles"]) == ["fts5-bm25", "bm25-porter", "hybrid"]
     assert report["per_query"]["hybrid"][0]["mrr"] == 1.0
+
+
+def test_foreign_queries_are_counted_per_row(tmp_path: Path) -> None:
+    """Foreign queries (relevant to nothing in the store) tell how often each row answers
+    anyway: a query sharing no word gets nothing from the lexical rows, one sharing a word
+    gets its matches."""
+    docs = {"ci": "the ci pipeline runs ruff", "db": "database migrations are numbered"}
+    paths = _dataset(tmp_path, docs, {"q": "ruff"}, {"q": {"ci": 1.0}})
+    asked = ["quantum banana spaceship", "which ruff release do we pin"]
+    report = run_dataset(*paths, profiles=("lexical",), foreign_queries=asked)
+    expected = {"queries": 2, "answered": 1, "items": 1}
+    assert report["foreign"] == {"bm25-porter": expected, "lexical": expected}
+    assert "q" in {r["query"] for r in report["per_query"]["lexical"]}  # labelled ones as before
+
+    dense = run_dataset(
+        *paths, profiles=("hybrid",), embedder=HashingEmbedder(dimension=64), foreign_queries=asked
+    )
+    assert set(dense["foreign"]) == {"bm25-porter", "dense-floor", "hybrid"}
+    for tally in dense["foreign"].values():
+        assert tally["queries"] == 2 and 0 <= tally["answered"] <= 2
+        assert tally["items"] >= tally["answered"]
+    assert "foreign" not in run_dataset(*paths, profiles=("lexical",))
