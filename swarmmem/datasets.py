@@ -200,8 +200,9 @@ def run_dataset(
     best :data:`CHANNEL_DEPTH` documents and of every relevant one) and ``written`` (their
     ``updatedAt`` in epoch ms), keyed by corpus id. ``foreign_queries``
     (texts from another data set, so relevant to nothing here) add entries
-    ``{"foreign": True, "lexical": n, "best_cosine": c}``: how many lexical candidates
-    such a query gets and its best cosine (the no-filler check).
+    ``{"foreign": True, "lexical": n, "best_cosine": c, ...}``: how many lexical candidates
+    such a query gets and its best cosine (the no-filler check), with its stemmed channel's
+    evidence (``query_terms``, ``terms``, ``bm25``) and its 50 best cosines (``cosines``).
 
     ``foreign_queries`` also give the report a ``foreign`` table: per profile (and for the
     ``bm25-porter`` and ``dense-floor`` rows) how many foreign queries were asked
@@ -404,7 +405,15 @@ def run_dataset(
                         found = _channels(store, dense_parts, text, scope, stamp)
                         best = max(found["dense"].values(), default=-1.0)
                         channels.append(
-                            {"foreign": True, "lexical": len(found["lexical"]), "best_cosine": best}
+                            {
+                                "foreign": True,
+                                "lexical": len(found["lexical"]),
+                                "best_cosine": best,
+                                "query_terms": found["query_terms"],
+                                "terms": found["terms"],
+                                "bm25": found["bm25"],
+                                "cosines": sorted(found["dense"].values(), reverse=True)[:50],
+                            }
                         )
             finally:
                 conn.close()
