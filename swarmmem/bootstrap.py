@@ -101,6 +101,7 @@ def recall_config(cfg: Mapping[str, Any], profile: str) -> RecallConfig:
             weight_metadata=r["weights"]["metadata"],
             fusion=r["fusion"],
             dense_floor=r["denseFloor"],
+            dense_gate=r["denseGate"],
             dense_rescue=r["denseRescue"],
             rerank=profile == "hybrid+rerank" or bool(r["rerank"]["enabled"]),
             rerank_weight=r["rerank"]["weight"],

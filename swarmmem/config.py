@@ -135,6 +135,7 @@ SCHEMA: dict[str, tuple[Any, Check]] = {
     "retrieval.weights.metadata": (0.1, _num(0, 100)),
     "retrieval.fusion": ("score", _choice("score", "rrf", "convex")),
     "retrieval.denseFloor": (0.15, _optional(_num(-1, 1))),
+    "retrieval.denseGate": (0.15, _optional(_num(0, 2))),
     "retrieval.denseRescue": (0.25, _optional(_num(-1, 1))),
     "retrieval.rerank.enabled": (False, _bool),
     "retrieval.rerank.weight": (0.5, _num(0, 1)),

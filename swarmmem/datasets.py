@@ -17,7 +17,8 @@ the same run on the same documents:
 * ``dense-only`` (when the run embeds, i.e. a dense profile is asked for): exact cosine kNN of
   the query embedding over the same vectors the hybrid profiles use, nothing lexical;
 * ``dense-floor`` (with ``dense-only``, when ``retrieval.denseFloor`` is set): the same
-  ranking without the cosines under that relevance floor, i.e. what the dense channel offers
+  ranking without the cosines under that relevance floor, and empty when the nearest hit
+  does not pass the dense gate (``retrieval.denseGate``), i.e. what the dense channel offers
   under the hybrid profiles' no-filler rule (``dense-only`` returns the top ``k`` whatever
   the question).
 
@@ -221,7 +222,7 @@ def run_dataset(
     from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource, RecallRequest
     from swarmmem.core.recall.embeddings import embed_records
     from swarmmem.core.recall.fts import build_fts_query
-    from swarmmem.core.recall.hybrid import query_vector
+    from swarmmem.core.recall.hybrid import GATE_DEPTH, query_vector, stands_out
     from swarmmem.core.recall.pipeline import run_recall
     from swarmmem.evaluation import project_runtime
     from swarmmem.ports.clock import SystemClock
@@ -301,6 +302,7 @@ def run_dataset(
                     store.upsert(record)
             dense_parts = runtime.dense_parts(rerank=False) if dense else None
             dense_floor = runtime.config["retrieval"]["denseFloor"]
+            dense_gate = runtime.config["retrieval"]["denseGate"]
             if dense_floor is None:
                 per_query.pop("dense-floor", None)
             if dense_parts is not None:
@@ -326,6 +328,16 @@ def run_dataset(
                     if note is not None:
                         row["degraded"] = note
                     per_query[name].append(row)
+
+                def passing(vector: Any) -> list[tuple[str, float]]:
+                    """The nearest hits under the hybrid profiles' no-filler rule: none when
+                    the nearest does not stand out (the dense gate), else those reaching the
+                    floor."""
+                    assert dense_parts is not None
+                    hits = dense_parts.index.search(vector, max(k, GATE_DEPTH))
+                    if dense_gate is not None and not stands_out([c for _, c in hits], dense_gate):
+                        return []
+                    return [h for h in hits if h[1] >= dense_floor]
 
                 def bare(table: str, match: str | None) -> list[str]:
                     if not match:
@@ -355,7 +367,7 @@ def run_dataset(
                         hits = dense_parts.index.search(vector, k)
                         note_result("dense-only", qid, [doc_of[h[0]] for h in hits], started)
                         if dense_floor is not None:
-                            kept = [doc_of[h[0]] for h in hits if h[1] >= dense_floor]
+                            kept = [doc_of[h[0]] for h in passing(vector)[:k]]
                             note_result("dense-floor", qid, kept, started)
                         if channels is not None:
                             found = _channels(store, dense_parts, query["text"], scope, stamp)
@@ -387,8 +399,7 @@ def run_dataset(
                     returned = {"bm25-porter": len(bare("dataset_porter_fts", porter_query(text)))}
                     if dense_parts is not None and dense_floor is not None:
                         vector, _ = query_vector(dense_parts, text)
-                        hits = dense_parts.index.search(vector, k)
-                        returned["dense-floor"] = sum(1 for h in hits if h[1] >= dense_floor)
+                        returned["dense-floor"] = min(k, len(passing(vector)))
                     request = RecallRequest(query=text, scopes=(scope,), max_items=k)
                     for profile in profiles:  # the default minScore: what a user would get
                         recall_config, parts = runtime.resolve_profile(profile)

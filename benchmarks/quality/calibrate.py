@@ -52,7 +52,7 @@ from benchmarks.quality import convert, fetch
 from benchmarks.quality.run import _selected
 from swarmmem._speedups.lexical import WEIGHTS as FACTOR_WEIGHTS
 from swarmmem.config import SCHEMA
-from swarmmem.core.recall.hybrid import score_fusion
+from swarmmem.core.recall.hybrid import GATE_DEPTH, score_fusion, stands_out
 from swarmmem.core.recall.lexical import (
     BM25_HALF_SHARE_AT,
     LENGTH_EXPONENT,
@@ -69,6 +69,7 @@ FOLDS = 5
 MAX_FALSE_DROP = 0.05
 FOREIGN_PER_COLLECTION = 30
 FLOORS = [round(0.05 * i, 2) for i in range(0, 13)]
+GATES = [0.05, 0.10, 0.15, 0.20, 0.25]
 W_GRID = [round(0.05 * i, 2) for i in range(0, 21)]
 RECENCY_GRID = [0.0, 0.02, 0.04, 0.06, 0.08, 0.10, 0.12, 0.14, 0.16]
 EXPONENTS = [0.5, 1.0]
@@ -285,6 +286,31 @@ def fit_text_factor(
     return chosen
 
 
+def print_gate_table(labelled: list[dict[str, Any]], foreign: list[dict[str, Any]]) -> None:
+    """The dense gate (:func:`swarmmem.core.recall.hybrid.stands_out`) over the stores with
+    at least ``GATE_DEPTH`` documents (below that it abstains): per gate, the labelled
+    queries whose nearest documents pass it and the foreign queries that pass it at all."""
+    big = [e for e in labelled if len(e["dense"]) >= GATE_DEPTH]
+    strangers = [e for e in foreign if len(e.get("cosines", ())) >= GATE_DEPTH]
+    if not big or not strangers:
+        return
+
+    def nearest(values: Any) -> list[float]:
+        return sorted(values, reverse=True)[:GATE_DEPTH]
+
+    print(
+        f"## Dense gate ({len(big)} labelled and {len(strangers)} foreign queries in stores "
+        f"of {GATE_DEPTH} or more)\n"
+    )
+    print("| gate | labelled queries passing | foreign queries passing |")
+    print("|---|---|---|")
+    for gate in GATES:
+        kept = sum(stands_out(nearest(e["dense"].values()), gate) for e in big) / len(big)
+        alarms = sum(stands_out(nearest(e["cosines"]), gate) for e in strangers)
+        print(f"| {gate:.2f} | {kept:.1%} | {alarms / len(strangers):.1%} |")
+    print()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", default=",".join(convert.SETS))
@@ -322,6 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         f"\nchosen floor: {floor} (false-drop rate <= {MAX_FALSE_DROP:.0%}); foreign "
         f"queries with any lexical candidate: {lexical_alarms:.1%}\n"
     )
+    print_gate_table(labelled, foreign)
 
     collections = sorted({(e["set"], e["collection"]) for e in labelled})
     fold_of: dict[tuple[str, str], int] = {}

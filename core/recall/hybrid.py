@@ -10,7 +10,9 @@ Fusion methods:
   nine-factor scorer, so kind, scope, tags, files, symbols, role, confidence and the learned
   Q value keep their weight as features. The lexical side is the stemmed channel's text
   relevance in ``[0, 1]``; the dense side the cosine, for cosines at or above the dense
-  relevance floor ``dense_floor`` (below it a dense hit is no candidate at all); the text
+  relevance floor ``dense_floor`` (below it a dense hit is no candidate at all; with the
+  gate ``dense_gate``, no hit is one when the nearest does not stand out from the next ones,
+  :func:`stands_out`); the text
   factor is ``w * lexical + (1 - w) * cosine`` with ``w = w_lex / (w_lex + w_dense)``,
   a missing channel counting 0 for that memory. A channel without any candidate does not
   vote: the other decides alone. The floor and ``w`` were fitted on public data
@@ -33,6 +35,7 @@ no-signal rule) and takes no dense-only hit.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import attrs
@@ -63,6 +66,7 @@ class HybridSettings:
     weight_metadata: float = 0.1
     fusion: str = "score"
     dense_floor: float | None = None
+    dense_gate: float | None = None
     dense_rescue: float | None = None
     rerank: bool = False
     rerank_weight: float = 0.5
@@ -101,9 +105,12 @@ def dense_candidates(
     now: str,
     k: int,
     floor: float | None = None,
+    gate: float | None = None,
 ) -> list[tuple[MemoryRecord, float]]:
     """Nearest stored memories, filtered exactly like the lexical candidates; with a
-    relevance ``floor``, only hits whose cosine reaches it (the others' records are not read).
+    relevance ``floor``, only hits whose cosine reaches it (the others' records are not read);
+    with a ``gate``, none when the nearest hit does not stand out from the next ones by that
+    much (:func:`stands_out`).
 
     An index that offers ``search_scoped`` (see :mod:`swarmmem.ports.vectors`) filters by
     scope, kind, state and expiry itself; every hit is still checked here.
@@ -133,6 +140,9 @@ def dense_candidates(
         else:
             hits = parts.index.search(vector, fetch)
         complete = len(hits) < fetch  # the index has no further hit
+        if gate is not None and not stands_out([cos for _, cos in hits], gate):
+            return []
+        gate = None  # judged on the first, nearest hits
         if floor is not None:  # nearest first: a hit under the floor ends the useful ones
             kept = [hit for hit in hits if hit[1] >= floor]
             complete = complete or len(kept) < len(hits)
@@ -160,6 +170,25 @@ def dense_candidates(
         if complete:
             return out
         fetch *= 4
+
+
+#: how many nearest hits the dense gate needs (the best one and the mean of the others)
+GATE_DEPTH = 50
+
+
+def stands_out(cosines: Sequence[float], gate: float) -> bool:
+    """Whether the best of ``cosines`` (nearest first) exceeds the mean of the next
+    ``GATE_DEPTH - 1`` by ``gate``. With fewer hits than ``GATE_DEPTH`` the mean is no estimate
+    of the unrelated memories' cosines and the gate abstains (True).
+
+    In a store of thousands of memories some memory is always near any question (on public
+    fact stores an unrelated question's best cosine is 0.18 to 0.45), so the fixed floor lets
+    filler through; there a related question's nearest memory stands out from the next ones,
+    an unrelated question's does not."""
+    if len(cosines) < GATE_DEPTH:
+        return True
+    rest = cosines[1:GATE_DEPTH]
+    return cosines[0] - math.fsum(rest) / len(rest) >= gate
 
 
 def metadata_order(items: Sequence[RecallItem], request: RecallRequest) -> list[str]:

@@ -156,7 +156,14 @@ def run_recall(
         k = request.candidate_cap if request.candidate_cap else preselect_limit(request)
         # below the relevance floor a hit is no candidate
         dense = dense_candidates(
-            store, parts, request, vector, now=now, k=k, floor=settings.dense_floor
+            store,
+            parts,
+            request,
+            vector,
+            now=now,
+            k=k,
+            floor=settings.dense_floor,
+            gate=settings.dense_gate,
         )
     except Exception:  # any dense failure degrades to the exact lexical result
         return lexical_only("dense retrieval failed")

@@ -372,3 +372,69 @@ def test_dense_candidates_read_records_only_as_far_as_needed() -> None:
     assert [(r.id, c) for r, c in found] == expected[:3]
     cosine = dict(everything)
     assert store.read and all(cosine[mid] >= floor for mid in store.read)
+
+
+def _gate_store(count: int):
+    """``count`` memories of varied English text (spelling overlap only, for the hashing
+    embedder) plus one about database migrations."""
+    from factories import make_memory
+
+    subjects = ["billing", "search", "deploy", "cache", "auth", "queue", "metrics", "mail"]
+    verbs = ["retries", "batches", "logs", "shards", "signs", "throttles", "pins", "rotates"]
+    objects = ["webhooks", "tokens", "images", "reports", "sessions", "jobs", "keys", "feeds"]
+    texts = [
+        f"The {subjects[i % 8]} worker {verbs[(i // 8) % 8]} {objects[(i * 3) % 8]} hourly ({i})"
+        for i in range(count)
+    ]
+    records = [make_memory(t, tags=()) for t in texts]
+    records.append(make_memory("Database migrations are numbered by alembic", tags=()))
+    return _store(records), _dense(records, embedder=HashingEmbedder(dimension=256))
+
+
+def _hybrid_texts(store, parts, query: str, gate: float | None) -> list[str]:
+    from factories import REPO_SCOPE
+
+    from swarmmem.core.model.records import RecallRequest
+
+    request = RecallRequest(query=query, scopes=(REPO_SCOPE,), max_items=8)
+    settings = HybridSettings(dense_floor=0.15, dense_gate=gate, dense_rescue=None)
+    result, _ = run_recall(
+        store, request, now=NOW, parts=parts, config=RecallConfig(profile="hybrid", hybrid=settings)
+    )
+    return [it.record.text for it in result.items]
+
+
+def test_dense_gate_keeps_filler_out_of_large_stores() -> None:
+    """In a store of 120 memories some memory is always near a question; the gate returns
+    no dense hit when the nearest does not stand out from the next 49 (an unrelated question
+    gets an empty bundle) and keeps it when one does (a misspelt question, which no word
+    matches, still finds its memory)."""
+    store, parts = _gate_store(120)
+    unrelated = "Where do the quarterly offsite photos live?"
+    assert _hybrid_texts(store, parts, unrelated, gate=None)  # the floor alone lets filler in
+    assert _hybrid_texts(store, parts, unrelated, gate=0.15) == []
+    misspelt = "databse migratoins numbred"
+    found = _hybrid_texts(store, parts, misspelt, gate=0.15)
+    assert found[:1] == ["Database migrations are numbered by alembic"]
+
+
+def test_dense_gate_abstains_in_small_stores() -> None:
+    """Under 50 hits the mean of the others is no estimate of what unrelated memories score:
+    the gate lets everything through, as in our own stores of a handful of memories."""
+    store, parts = _gate_store(20)
+    unrelated = "Where do the quarterly offsite photos live?"
+    assert _hybrid_texts(store, parts, unrelated, gate=0.15) == _hybrid_texts(
+        store, parts, unrelated, gate=None
+    )
+
+
+def test_stands_out_compares_the_best_with_the_next_49() -> None:
+    from swarmmem.core.recall.hybrid import GATE_DEPTH, stands_out
+
+    flat = [0.30] + [0.25] * (GATE_DEPTH - 1)  # best 0.05 above the others
+    assert not stands_out(flat, 0.15)
+    assert stands_out(flat, 0.04)
+    assert stands_out([0.60] + [0.25] * 200, 0.15)  # only the next 49 count
+    assert not stands_out([0.30] + [0.25] * (GATE_DEPTH - 1) + [-1.0] * 100, 0.15)
+    assert stands_out([0.30] + [0.29] * (GATE_DEPTH - 2), 0.15)  # too few: abstains
+    assert stands_out([], 0.15)
