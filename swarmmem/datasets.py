@@ -329,12 +329,15 @@ def run_dataset(
                         row["degraded"] = note
                     per_query[name].append(row)
 
-                def passing(vector: Any) -> list[tuple[str, float]]:
-                    """The nearest hits under the hybrid profiles' no-filler rule: none when
-                    the nearest does not stand out (the dense gate), else those reaching the
-                    floor."""
+                def nearest(vector: Any) -> list[tuple[str, float]]:
+                    """Enough nearest hits for ``dense-only`` (``k``) and the dense gate."""
                     assert dense_parts is not None
-                    hits = dense_parts.index.search(vector, max(k, GATE_DEPTH))
+                    return dense_parts.index.search(vector, max(k, GATE_DEPTH))
+
+                def passing(hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
+                    """The hits under the hybrid profiles' no-filler rule: none when the
+                    nearest does not stand out (the dense gate), else those reaching the
+                    floor."""
                     if dense_gate is not None and not stands_out([c for _, c in hits], dense_gate):
                         return []
                     return [h for h in hits if h[1] >= dense_floor]
@@ -364,10 +367,10 @@ def run_dataset(
                     if dense_parts is not None:
                         started = time.perf_counter()
                         vector, _ = query_vector(dense_parts, query["text"])
-                        hits = dense_parts.index.search(vector, k)
-                        note_result("dense-only", qid, [doc_of[h[0]] for h in hits], started)
+                        hits = nearest(vector)
+                        note_result("dense-only", qid, [doc_of[h[0]] for h in hits[:k]], started)
                         if dense_floor is not None:
-                            kept = [doc_of[h[0]] for h in passing(vector)[:k]]
+                            kept = [doc_of[h[0]] for h in passing(hits)[:k]]
                             note_result("dense-floor", qid, kept, started)
                         if channels is not None:
                             found = _channels(store, dense_parts, query["text"], scope, stamp)
@@ -399,7 +402,7 @@ def run_dataset(
                     returned = {"bm25-porter": len(bare("dataset_porter_fts", porter_query(text)))}
                     if dense_parts is not None and dense_floor is not None:
                         vector, _ = query_vector(dense_parts, text)
-                        returned["dense-floor"] = min(k, len(passing(vector)))
+                        returned["dense-floor"] = min(k, len(passing(nearest(vector))))
                     request = RecallRequest(query=text, scopes=(scope,), max_items=k)
                     for profile in profiles:  # the default minScore: what a user would get
                         recall_config, parts = runtime.resolve_profile(profile)

@@ -9,9 +9,10 @@ the ``eval`` extra (scikit-learn) and, for the dense rows, the ``dense`` extra::
 
 Every collection (one store) is scored by :func:`swarmmem.datasets.run_dataset`, which runs
 the floors (``bm25-porter``, ``dense-only``, ``fts5-bm25``), the ``dense-floor`` row
-(dense-only under the hybrid profiles' relevance floor) and the profiles through the
-library's own recall pipeline. A set's row is the mean over all its scored queries (macro over
-queries, whatever collection they come from); p50 is the median of the per-query latencies.
+(dense-only under the hybrid profiles' relevance floor and dense gate) and the profiles
+through the library's own recall pipeline. A set's row is the mean over all its scored
+queries (macro over queries, whatever collection they come from); p50 is the median of the
+per-query latencies.
 """
 
 from __future__ import annotations
