@@ -372,6 +372,10 @@ class Runtime:
         """The per-run event log."""
         return create("file", "run-log", root=self.root)  # type: ignore[no-any-return]
 
+    def hook_state(self, session_id: str | None) -> Any:
+        """The hook state of one agent session (see :mod:`swarmmem.adapters.files.hookstate`)."""
+        return create("file", "hook-state", root=self.root, session_id=session_id)
+
     @cached_property
     def lessons(self) -> LessonFiles:
         """The reflection lesson files."""

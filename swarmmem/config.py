@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from swarmmem.core.model.errors import ConfigError
+from swarmmem.project import CONFIG_RELATIVE_PATH
 from swarmmem.registry import choices
-
-CONFIG_RELATIVE_PATH = Path(".opencode") / "opencode-swarm.json"
 
 Check = Callable[[str, Any], None]
 
@@ -115,6 +114,9 @@ SCHEMA: dict[str, tuple[Any, Check]] = {
     "recall.injection.requireQuerySignal": (True, _bool),
     "recall.injection.maxItems": (6, _num(1, 20, integer=True)),
     "recall.injection.tokenBudget": (1000, _num(100, 5000, integer=True)),
+    "recall.sessionBrief.enabled": (True, _bool),
+    "recall.sessionBrief.maxItems": (8, _num(1, 20, integer=True)),
+    "recall.sessionBrief.tokenBudget": (600, _num(100, 5000, integer=True)),
     "reflection.enabled": (False, _bool),
     "reflection.halfLifeDays": (30, _num(0, 3650, lo_open=True)),
     "writes.mode": ("propose", _choice("propose")),

@@ -50,6 +50,7 @@ REGISTRY: dict[str, dict[str, tuple[str, str | None]]] = {
     },
     "file": {
         "run-log": ("swarmmem.adapters.files.runlog:JsonlRunLog", None),
+        "hook-state": ("swarmmem.adapters.files.hookstate:SessionStateFile", None),
         "lessons": ("swarmmem.adapters.files.lessons:LessonFiles", None),
         "evidence": ("swarmmem.adapters.files.evidence_cache:EvidenceCache", None),
     },

@@ -582,7 +582,7 @@ class WriteService:
         curator roles. Never raises on malformed input.
         """
         result: dict[str, Any] = {"proposals": [], "decisions": [], "rejected": []}
-        for payload in _json_objects(output):
+        for payload in json_objects(output):
             for entry in _as_list(payload.get("memoryProposals")):
                 try:
                     if not isinstance(entry, Mapping):
@@ -630,7 +630,7 @@ def _as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list) else []
 
 
-def _json_objects(text: str) -> list[Mapping[str, Any]]:
+def json_objects(text: str) -> list[Mapping[str, Any]]:
     """JSON objects found in free text (whole text, fenced blocks, or balanced braces)."""
     if not isinstance(text, str):
         return []

@@ -18,7 +18,6 @@ import functools
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import click
@@ -36,6 +35,7 @@ from swarmmem.core.model.errors import (
     ScopeError,
     SwarmMemoryError,
 )
+from swarmmem.project import resolve_root
 from swarmmem.results import disabled_result, error_result, redact_secrets
 
 EXIT_FAILURE = 1
@@ -59,9 +59,10 @@ class State:
     """Options shared by every command (the click context object)."""
 
     def __init__(
-        self, root: str, config: str | None, as_json: bool, context: dict[str, str]
+        self, root: str | None, config: str | None, as_json: bool, context: dict[str, str]
     ) -> None:
-        self.root = Path(root)
+        self.root_given = root
+        self.root = resolve_root(root)
         self.config = config
         self.as_json = as_json
         self.context = context
@@ -171,7 +172,12 @@ class Group(click.Group):
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="swarmmem")
-@click.option("--root", default=".", show_default=True, help="Project root.")
+@click.option(
+    "--root",
+    default=None,
+    help="Project root (default: the nearest folder up from here holding "
+    ".opencode/opencode-swarm.json, else the git top level, else here).",
+)
 @click.option(
     "--config", default=None, help="Config JSON (default: <root>/.opencode/opencode-swarm.json)."
 )
@@ -182,7 +188,7 @@ class Group(click.Group):
 @click.pass_context
 def main(
     ctx: click.Context,
-    root: str,
+    root: str | None,
     config: str | None,
     as_json: bool,
     session: str | None,

@@ -1,0 +1,188 @@
+"""``swarmmem hook <host> <event>``: the narrow entry point a host runs on every prompt.
+
+Only the standard library and :mod:`swarmmem.hooks.hosts` / :mod:`swarmmem.project` are
+imported until the answer must be computed here. The answer comes from the project's helper
+process (:mod:`swarmmem.hooks.daemon`, which keeps the libraries and the embedding model
+loaded) when one is running; otherwise this process computes it (:func:`run_in_process`) and,
+for a session start or a prompt, starts the helper for the prompts to come. Either way the
+host gets its documented output and exit code 0: a memory failure never blocks the person.
+
+``SWARMMEM_HOOK_HELPER=0`` turns the helper off (every hook computes its own answer).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+from typing import Any, BinaryIO, TextIO
+
+from swarmmem._version import __version__
+from swarmmem.hooks import hosts
+from swarmmem.project import CONFIG_RELATIVE_PATH, find_root
+
+MAX_STDIN = 8 << 20
+"""Stdin beyond this many bytes is not read (the payload then counts as empty)."""
+MAX_CONFIG_BYTES = 1 << 20
+HELPER_TIMEOUT = 25.0
+"""Seconds the hook waits for the helper's answer (hosts allow 60 s by default)."""
+
+
+def socket_path(root: Path) -> Path:
+    """Where the helper of the project at ``root`` listens: ``.swarm/hookd.sock``, or, when
+    that path is too long for a Unix socket, a per-user folder under the temporary folder."""
+    inside = root / ".swarm" / "hookd.sock"
+    if len(os.fsencode(inside)) < 100:
+        return inside
+    import hashlib
+    import tempfile
+
+    digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:24]
+    return Path(tempfile.gettempdir()) / f"swarmmem-{os.getuid()}" / f"{digest}.sock"
+
+
+def memory_enabled(root: Path) -> bool:
+    """``memory.enabled`` of the project's configuration file, read without the library
+    (a missing, unreadable or irregular file means disabled)."""
+    path = root / CONFIG_RELATIVE_PATH
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as handle:
+        import stat
+
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return False
+        raw = handle.read(MAX_CONFIG_BYTES + 1)
+    try:
+        data = json.loads(raw) if len(raw) <= MAX_CONFIG_BYTES else None
+    except (ValueError, RecursionError):
+        return False
+    section = data.get("memory") if isinstance(data, dict) else None
+    return isinstance(section, dict) and section.get("enabled") is True
+
+
+def ask_helper(root: Path, request: dict[str, Any]) -> str | None:
+    """The helper's answer to ``request``, or ``None`` (no helper, or it did not answer)."""
+    path = socket_path(root)
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        client.settimeout(0.5)
+        client.connect(os.fsencode(path))
+        client.settimeout(HELPER_TIMEOUT)
+        client.sendall(json.dumps(request).encode("utf-8") + b"\n")
+        client.shutdown(socket.SHUT_WR)
+        chunks = []
+        while chunk := client.recv(65536):
+            chunks.append(chunk)
+        answer = json.loads(b"".join(chunks))
+    except (OSError, ValueError):
+        return None
+    finally:
+        client.close()
+    if isinstance(answer, dict) and answer.get("ok") is True:
+        stdout = answer.get("stdout")
+        return stdout if isinstance(stdout, str) else None
+    return None
+
+
+def start_helper(root: Path) -> None:
+    """Start the project's helper in the background (it exits at once if one runs)."""
+    import subprocess
+
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", "swarmmem.hooks.daemon", str(root)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+            cwd=str(root),
+        )
+    except OSError as exc:
+        print(f"swarmmem hook: the helper did not start: {exc}", file=sys.stderr)
+
+
+def run_in_process(root: Path, hook: hosts.HookInput, config: str | None) -> str:
+    """Compute the answer here (imports the library)."""
+    from swarmmem.hooks.runner import run_hook
+
+    return run_hook(root, hook, config=config)
+
+
+def helper_enabled() -> bool:
+    return os.environ.get("SWARMMEM_HOOK_HELPER", "1") != "0"
+
+
+def run(
+    host: str,
+    event: str,
+    *,
+    root: str | None = None,
+    config: str | None = None,
+    stdin: BinaryIO | None = None,
+    stdout: TextIO | None = None,
+) -> int:
+    """Answer one hook call: read the host's JSON, write its output; the exit code (0, or 1
+    for an unknown host or event, which every host treats as a non-blocking error)."""
+    out = stdout or sys.stdout
+    try:
+        kind = hosts.event_kind(host, event)
+    except hosts.HookUsageError as exc:
+        print(f"swarmmem hook: {exc}", file=sys.stderr)
+        return 1
+    try:
+        raw = (stdin or sys.stdin.buffer).read(MAX_STDIN + 1)
+        hook = hosts.parse(host, event, raw if len(raw) <= MAX_STDIN else b"")
+        project = Path(os.path.abspath(root)) if root else find_root(hook.cwd or os.getcwd())
+        if config is None and not memory_enabled(project):
+            out.write(hosts.empty_output(host, kind))
+            return 0
+        wants_helper = (
+            config is None
+            and helper_enabled()
+            and kind
+            in (
+                hosts.SESSION_START,
+                hosts.PROMPT,
+            )
+        )
+        answer = None
+        if wants_helper:
+            request = {
+                "version": __version__,
+                "root": str(project),
+                "host": host,
+                "event": event,
+                "payload": raw.decode("utf-8", "replace"),
+            }
+            answer = ask_helper(project, request)
+        if answer is None:
+            answer = run_in_process(project, hook, config)
+            if wants_helper:
+                start_helper(project)
+        out.write(answer)
+    except Exception as exc:  # never block the person's work
+        print(f"swarmmem hook {host} {event}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        out.write(hosts.empty_output(host, kind))
+    out.flush()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``[--root DIR] [--config FILE] hook HOST EVENT`` (what :mod:`swarmmem._entry` passes)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    options: dict[str, str] = {}
+    while args and args[0] in ("--root", "--config") and len(args) > 1:
+        options[args[0][2:]] = args[1]
+        args = args[2:]
+    if args[:1] == ["hook"]:
+        args = args[1:]
+    if len(args) != 2:
+        print("usage: swarmmem hook HOST EVENT", file=sys.stderr)
+        return 1
+    return run(args[0], args[1], root=options.get("root"), config=options.get("config"))

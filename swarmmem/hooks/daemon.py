@@ -1,0 +1,166 @@
+"""The project's hook helper: one small background process that keeps the library (and the
+embedding model, when embeddings are on) loaded so a prompt hook answers in milliseconds.
+
+``python -m swarmmem.hooks.daemon ROOT`` is started by a hook (:mod:`swarmmem.hooks.client`);
+nobody needs to start or stop it. It
+
+- serves only the project at ``ROOT``, on a Unix socket only its user can open (``.swarm/
+  hookd.sock``, mode 0600), and answers a request for any other root or library version with
+  a refusal (the hook then answers by itself);
+- runs alone: a second helper for the same project exits at once (a lock on
+  ``.swarm/hookd.lock``);
+- opens the project's memory afresh for every request, so configuration changes and writes
+  by other processes are seen at once; only the loaded model outlives a request;
+- answers one request at a time (hooks a host runs together wait their turn);
+- exits after ``SWARMMEM_HOOK_HELPER_IDLE`` seconds without a request (default 600), when the
+  project's ``.swarm`` folder goes away, or when its socket is taken over; it removes its socket
+  when it exits. Nothing of it outlives the project.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from swarmmem._version import __version__
+from swarmmem.hooks import hosts
+from swarmmem.hooks.client import socket_path
+
+MAX_REQUEST = 9 << 20
+POLL_SECONDS = 2.0
+
+
+def idle_limit() -> float:
+    try:
+        return max(1.0, float(os.environ.get("SWARMMEM_HOOK_HELPER_IDLE", "600")))
+    except ValueError:
+        return 600.0
+
+
+def _private_folder(path: Path) -> None:
+    """Create ``path``'s folder for the socket, private to this user."""
+    folder = path.parent
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = os.lstat(folder)
+    if folder.is_symlink() or info.st_uid != os.getuid():
+        raise PermissionError(f"{folder} is not a private folder of this user")
+
+
+def _read_request(conn: socket.socket) -> dict[str, Any] | None:
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := conn.recv(65536):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_REQUEST:
+            return None
+    try:
+        request = json.loads(b"".join(chunks))
+    except ValueError:
+        return None
+    return request if isinstance(request, dict) else None
+
+
+def answer(root: Path, request: dict[str, Any] | None) -> dict[str, Any]:
+    """The reply to one request (see the module docstring for the refusals)."""
+    if request is None:
+        return {"ok": False, "reason": "bad request"}
+    if request.get("version") != __version__:
+        return {"ok": False, "reason": "version"}
+    if request.get("root") != str(root):
+        return {"ok": False, "reason": "another project"}
+    host, event, payload = request.get("host"), request.get("event"), request.get("payload")
+    if not (isinstance(host, str) and isinstance(event, str) and isinstance(payload, str)):
+        return {"ok": False, "reason": "bad request"}
+    from swarmmem.hooks.runner import run_hook
+
+    hook = hosts.parse(host, event, payload)
+    return {"ok": True, "stdout": run_hook(root, hook)}
+
+
+def warm_up(root: Path) -> None:
+    """Load what the first request would (the library, the model when embeddings are on)."""
+    import swarmmem
+
+    with swarmmem.open(root) as mem:
+        if mem.enabled and mem.config["embeddings"]["enabled"]:
+            parts = mem.runtime.dense_parts()
+            if parts is not None:
+                parts.embedder.embed_batch(["warm up"])
+
+
+def serve(root: Path) -> int:
+    """Serve ``root`` until idle (see the module docstring); 0, or 1 if another helper runs."""
+    swarm = root / ".swarm"
+    if not swarm.is_dir() or swarm.is_symlink():
+        return 1
+    lock_fd = os.open(swarm / "hookd.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(lock_fd)
+        return 1
+    path = socket_path(root)
+    _private_folder(path)
+    if path.is_socket() or path.is_symlink():
+        path.unlink()
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    mine = -1
+    try:
+        old_mask = os.umask(0o177)
+        try:
+            server.bind(os.fsencode(path))
+        finally:
+            os.umask(old_mask)
+        server.listen(32)
+        server.settimeout(POLL_SECONDS)
+        mine = os.stat(path).st_ino
+        warm_up(root)
+        last = time.monotonic()
+        limit = idle_limit()
+        while True:
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                gone = not swarm.is_dir() or not path.exists() or os.stat(path).st_ino != mine
+                if gone or time.monotonic() - last > limit:
+                    return 0
+                continue
+            with conn:
+                conn.settimeout(30)
+                try:
+                    reply = answer(root, _read_request(conn))
+                except Exception as exc:  # a request never ends the helper
+                    reply = {"ok": False, "reason": f"{type(exc).__name__}: {exc}"}
+                with contextlib.suppress(OSError):
+                    conn.sendall(json.dumps(reply).encode("utf-8"))
+            last = time.monotonic()
+            if reply.get("reason") == "version":
+                return 0  # the library was upgraded: the next hook starts a new helper
+    finally:
+        server.close()
+        try:
+            if path.exists() and os.stat(path).st_ino == mine:
+                path.unlink()
+        except OSError:
+            pass
+        os.close(lock_fd)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m swarmmem.hooks.daemon PROJECT_ROOT", file=sys.stderr)
+        return 2
+    return serve(Path(os.path.abspath(args[0])))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
