@@ -9,7 +9,10 @@ on these.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from typing import Any
+
+import attrs
 
 from swarmmem.core.model.codec import proposal_to_dict
 from swarmmem.core.model.records import MemoryProposal, RecallBundle
@@ -116,3 +119,29 @@ def error_result(code: str, message: str) -> dict[str, Any]:
     """The result of a refused or failed call; a likely secret the message quotes (an id or
     value the caller gave) is redacted, so an error never echoes one."""
     return {"success": False, "error": code, "message": redact_secrets(message)}
+
+
+def curate_json(change: Any) -> dict[str, Any]:
+    """The JSON result of a curator decision (an ``AppliedChange``)."""
+    return {"success": True, **attrs.asdict(change)}
+
+
+def proposal_details_json(prop: Any) -> dict[str, Any]:
+    """What a reviewer needs to decide on a pending proposal, beyond the report line."""
+    record = prop.proposed_record if prop is not None else None
+    return {
+        "kind": record.kind if record else None,
+        "memory_id": record.id if record else None,
+        "text": record.text if record else None,
+        "rationale": prop.rationale if prop is not None else None,
+        "evidence_refs": list(prop.evidence_refs) if prop is not None else [],
+        "related_memory_ids": list(prop.related_memory_ids or ()) if prop is not None else [],
+        "proposed_by": attrs.asdict(prop.proposed_by) if prop is not None else None,
+    }
+
+
+def pending_json(report: dict[str, Any], proposals: Iterable[Any]) -> dict[str, Any]:
+    """The ``pending`` report with each pending entry's proposal details merged in."""
+    for entry, prop in zip(report["pending"], proposals, strict=True):
+        entry.update(proposal_details_json(prop))
+    return {"success": True, **report}

@@ -15,8 +15,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from swarmmem.core.maintenance.reports import (
     render_compaction,
     render_pending,
@@ -25,7 +23,16 @@ from swarmmem.core.maintenance.reports import (
     render_value_log,
 )
 from swarmmem.results import bundle_json as bundle_json
+from swarmmem.results import curate_json as curate_json
+from swarmmem.results import pending_json as pending_json
+from swarmmem.results import proposal_details_json as proposal_details_json
 from swarmmem.results import proposal_json as proposal_json
+
+
+# ----------------------------------------------------------------------- text helpers
+def _heading(title: str) -> list[str]:
+    return [f"## {title}", ""]
+
 
 Data = Mapping[str, Any]
 
@@ -44,37 +51,6 @@ def error_json(payload: Data) -> str:
 def error_text(payload: Data) -> str:
     """An error payload as the line printed on stderr."""
     return f"Error: {payload['message']}"
-
-
-def curate_json(change: Any) -> dict[str, Any]:
-    """The JSON result of a curator decision (an ``AppliedChange``)."""
-    return {"success": True, **attrs.asdict(change)}
-
-
-def proposal_details_json(prop: Any) -> dict[str, Any]:
-    """What a reviewer needs to decide on a pending proposal, beyond the report line."""
-    record = prop.proposed_record if prop is not None else None
-    return {
-        "kind": record.kind if record else None,
-        "memory_id": record.id if record else None,
-        "text": record.text if record else None,
-        "rationale": prop.rationale if prop is not None else None,
-        "evidence_refs": list(prop.evidence_refs) if prop is not None else [],
-        "related_memory_ids": list(prop.related_memory_ids or ()) if prop is not None else [],
-        "proposed_by": attrs.asdict(prop.proposed_by) if prop is not None else None,
-    }
-
-
-def pending_json(report: Data, proposals: Iterable[Any]) -> dict[str, Any]:
-    """The ``pending`` report with each pending entry's proposal details merged in."""
-    for entry, prop in zip(report["pending"], proposals, strict=True):
-        entry.update(proposal_details_json(prop))
-    return {"success": True, **report}
-
-
-# ----------------------------------------------------------------------- text helpers
-def _heading(title: str) -> list[str]:
-    return [f"## {title}", ""]
 
 
 def _bullets(pairs: Iterable[tuple[str, Any]]) -> list[str]:
@@ -538,9 +514,23 @@ def evidence_list_text(data: Data) -> str:
 def init_text(data: Data) -> str:
     """What ``init`` changed, as sentences (or that nothing needed to change)."""
     lines = list(data["actions"]) or ["Memory was already set up; nothing changed."]
-    project = data["project_id"] or "none (the remote URL or folder name identifies the project)"
-    lines.append(f"Project id: {project}.")
+    lines += data.get("notes") or []
+    where = data.get("project_root", ".")
+    if data["project_id"]:
+        lines.append(f"Project: {where} (id {data['project_id']}).")
+    else:
+        lines.append(f"Project: {where} (no project id: the remote URL or folder name names it).")
     return "\n".join(lines)
+
+
+def grant_text(data: Data) -> str:
+    """What ``grant`` changed."""
+    state = "granted" if data["granted"] else "not granted"
+    change = "" if data["changed"] else " (unchanged)"
+    return (
+        f"The {data['right']} role is {state} for {data['project_root']}{change}; "
+        f"grants file: {data['grants_file']}."
+    )
 
 
 def export_text(data: Data) -> str:

@@ -1,22 +1,32 @@
-"""``swarmmem init``: turn memory on for a project, once, and say what changed.
+"""``swarmmem init``: turn memory on for a project, once, and say what changed; ``swarmmem
+grant``: rights a person grants outside the repository.
 
-It writes (or completes) ``.opencode/opencode-swarm.json`` with ``memory.enabled`` and a random
-``memory.projectId``, and adds ``.swarm/`` (the store, run logs and lessons: local state, not
-source) to ``.gitignore``. Running it again changes nothing. Other sections of the
-configuration file and other ``.gitignore`` lines are kept as they are.
+``init`` writes (or completes) ``.opencode/opencode-swarm.json`` with ``memory.enabled`` and a
+random ``memory.projectId``, and adds ``.swarm/`` (the store, run logs and lessons: local state,
+not source) to ``.gitignore``. Running it again changes nothing. Other sections of the
+configuration file and other ``.gitignore`` lines are kept as they are. Inside a folder of an
+initialised project it names that project and changes nothing (``--here`` starts a separate
+project there). ``--agent HOST`` (repeatable) also writes the host's MCP and hook configuration
+(:mod:`swarmmem.hooks.install`); ``--dry-run`` says what would change and writes nothing.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import secrets
 from pathlib import Path
 from typing import Any
+
+import click
 
 from swarmmem import config as _config
 from swarmmem.cli import render
 from swarmmem.cli.app import State, command, emit, main
 from swarmmem.core.model.errors import ConfigError
+from swarmmem.grants import GRANTABLE, set_grant
+from swarmmem.hooks.install import AGENTS, plan_agents
+from swarmmem.project import configured_root
 
 IGNORED = ".swarm/"
 
@@ -45,7 +55,7 @@ def _write_atomic(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-def enable_memory(root: Path, *, has_memories: bool) -> list[str]:
+def enable_memory(root: Path, *, has_memories: bool, dry_run: bool = False) -> list[str]:
     """Turn memory on in ``root``'s configuration file; returns what changed (sentences).
 
     A project id is added only when none is set and no memories are stored yet (memories
@@ -69,12 +79,12 @@ def enable_memory(root: Path, *, has_memories: bool) -> list[str]:
             section["projectId"] = new_project_id()
             changes.append(f"Set memory.projectId to {section['projectId']}.")
     _config.validate(section)  # nothing is written unless the result is a valid configuration
-    if any(not c.startswith("Kept") for c in changes):
+    if any(not c.startswith("Kept") for c in changes) and not dry_run:
         _write_atomic(path, json.dumps(data, indent=2) + "\n")
     return changes
 
 
-def ignore_swarm_folder(root: Path) -> list[str]:
+def ignore_swarm_folder(root: Path, *, dry_run: bool = False) -> list[str]:
     """Add ``.swarm/`` to ``root/.gitignore`` unless a line already ignores it."""
     path = root / ".gitignore"
     text = path.read_text(encoding="utf-8") if path.exists() else ""
@@ -82,31 +92,89 @@ def ignore_swarm_folder(root: Path) -> list[str]:
         return []
     prefix = "" if not text or text.endswith("\n") else "\n"
     note = "# swarmmem: local memory store, run logs, lessons"
-    _write_atomic(path, f"{text}{prefix}{note}\n{IGNORED}\n")
+    if not dry_run:
+        _write_atomic(path, f"{text}{prefix}{note}\n{IGNORED}\n")
     return [f"Added {IGNORED} to {path}."]
 
 
 @main.command()
+@click.option(
+    "--agent",
+    "agents",
+    multiple=True,
+    type=click.Choice(AGENTS),
+    help="Also wire this agent host's MCP server and hooks (repeatable).",
+)
+@click.option("--user", is_flag=True, help="Codex: add the MCP entry to ~/.codex/config.toml.")
+@click.option("--here", is_flag=True, help="Start a separate project inside another one.")
+@click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
 @command
-def init(state: State) -> None:
+def init(state: State, agents: tuple[str, ...], user: bool, here: bool, dry_run: bool) -> None:
     """Turn memory on for this project (config file, project id, .gitignore); idempotent."""
-    root = state.root
-    if not root.is_dir():
-        raise ConfigError(f"the project root {root} does not exist or is not a folder")
-    with state.open() as mem:
-        has_memories = mem.enabled and _store_has_memories(mem)
-    changes = enable_memory(root, has_memories=has_memories)
-    changes += ignore_swarm_folder(root)
-    with state.open() as mem:
-        project = mem.config["projectId"]
+    target = Path(os.path.abspath(state.root))
+    if not target.is_dir():
+        raise ConfigError(f"the project root {target} does not exist or is not a folder")
+    enclosing = configured_root(target)
+    if enclosing is not None and enclosing != target and not here:
+        root = enclosing
+        changes = [
+            f"{target} is inside the project at {enclosing}; nothing changed there "
+            f"(--here starts a separate project in {target})."
+        ]
+    else:
+        root = target
+        with _open(state, root) as mem:
+            has_memories = mem.enabled and _store_has_memories(mem)
+        changes = enable_memory(root, has_memories=has_memories, dry_run=dry_run)
+        changes += ignore_swarm_folder(root, dry_run=dry_run)
+    plan = plan_agents(root, list(agents), user=user)
+    if not dry_run:
+        plan.write()
+    changes += plan.actions
+    project = _configured_project_id(root)
+    if dry_run:
+        changes = [f"(dry run) {c}" for c in changes]
     data = {
         "success": True,
-        "changed": any(not c.startswith("Kept") for c in changes),
+        "changed": not dry_run and any(not _unchanged(c) for c in changes),
+        "dry_run": dry_run,
         "actions": changes,
+        "notes": plan.notes,
+        "project_root": str(root),
         "config_path": str(root / _config.CONFIG_RELATIVE_PATH),
         "project_id": project,
     }
     emit(state, data, render.init_text)
+
+
+def _unchanged(sentence: str) -> bool:
+    return sentence.startswith("Kept") or " is inside the project at " in sentence
+
+
+def _open(state: State, root: Path) -> Any:
+    import swarmmem
+
+    return swarmmem.open(root, state.config, context=state.context)
+
+
+def _configured_project_id(root: Path) -> str | None:
+    section = _read_json(root / _config.CONFIG_RELATIVE_PATH).get("memory")
+    return section.get("projectId") if isinstance(section, dict) else None
+
+
+@main.command()
+@click.argument("right", type=click.Choice(GRANTABLE))
+@click.option("--revoke", is_flag=True, help="Take the right back.")
+@command
+def grant(state: State, right: str, revoke: bool) -> None:
+    """Grant agents of this project a RIGHT (curator), in your user-level file.
+
+    The grant lives in ~/.config/swarmmem/grants.json (never in the repository), so a cloned
+    repository cannot grant its own agents curator rights. With it, `swarmmem --role curator
+    mcp` also serves swarm_memory_pending and swarm_memory_curate.
+    """
+    data = set_grant(Path(os.path.abspath(state.root)), right, revoke=revoke)
+    emit(state, data, render.grant_text)
 
 
 def _store_has_memories(mem: Any) -> bool:

@@ -373,7 +373,7 @@ def test_tools_list_annotations_and_output_schemas(tmp_path: Path, mode: str) ->
         for name, tool in by_name.items()
         if tool.annotations is not None
     }
-    assert hints == ANNOTATIONS
+    assert hints == {name: ANNOTATIONS[name] for name in TOOL_NAMES}
     assert hints[RECALL]["readOnlyHint"] is True
     assert hints[RECALL]["openWorldHint"] is False
     for name in (PROPOSE, OUTCOME):
@@ -925,6 +925,8 @@ def test_documented_names_are_camel_case_and_each_has_a_snake_case_alias() -> No
             "evidence_refs": "evidenceRefs",
         },
         OUTCOME: {"memory_id": "memoryId"},
+        "swarm_memory_pending": {},
+        "swarm_memory_curate": {"proposal_id": "proposalId"},
     }
 
 

@@ -1,0 +1,284 @@
+"""The host configuration ``swarmmem init --agent <host>`` writes.
+
+For each host: its project-level MCP server entry and its hooks, merged into the files that
+may already exist (other servers, other hooks and other settings are kept; an earlier swarmmem
+entry is updated in place, so running it again changes nothing). The commands run the
+``swarmmem`` that is installed now, by absolute path, so a virtual environment works without
+being activated.
+
+================  ==========================================================================
+``claude-code``   ``.mcp.json``, ``.claude/settings.json``
+``codex``         ``.codex/hooks.json``; the MCP entry of ``~/.codex/config.toml`` is printed,
+                  and written only with ``--user``
+``gemini``        ``.gemini/settings.json`` (MCP server and hooks)
+``cursor``        ``.cursor/mcp.json``, ``.cursor/hooks.json``
+``opencode``      ``opencode.json`` (MCP server), ``.opencode/plugins/swarmmem.js`` (hooks)
+================  ==========================================================================
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import sys
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from swarmmem.core.model.errors import ConfigError
+
+AGENTS = ("claude-code", "codex", "gemini", "cursor", "opencode")
+SERVER_NAME = "swarmmem"
+HOOK_TIMEOUT_S = 30
+"""The time limit given to each hook (the hook's own answer comes well within it)."""
+
+CLAUDE_EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd", "PreCompact")
+GEMINI_EVENTS = ("SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd", "PreCompress")
+CURSOR_EVENTS = ("sessionStart", "beforeSubmitPrompt", "stop", "sessionEnd", "preCompact")
+PLUGIN_PATH = Path(".opencode") / "plugins" / "swarmmem.js"
+PLUGIN_PLACEHOLDER = 'const SWARMMEM_COMMAND = ["__SWARMMEM_COMMAND__"];'
+
+
+def swarmmem_command() -> list[str]:
+    """The installed ``swarmmem`` as an argument list (the console script beside this
+    interpreter, else ``python -m swarmmem``)."""
+    script = Path(sys.executable).parent / "swarmmem"
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script)]
+    return [sys.executable, "-m", "swarmmem"]
+
+
+def _shell(args: list[str]) -> str:
+    return " ".join(shlex.quote(a) for a in args)
+
+
+def hook_line(host: str, event: str) -> str:
+    """The shell command a host runs for ``event``."""
+    return _shell([*swarmmem_command(), "hook", host, event])
+
+
+def _is_ours(command: Any, host: str) -> bool:
+    text = command if isinstance(command, str) else " ".join(map(str, command or ()))
+    return f" hook {host} " in f" {text} "
+
+
+class Plan:
+    """The files one ``init --agent`` writes: path -> new text, and what it says about them."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.files: dict[Path, str] = {}
+        self.actions: list[str] = []
+        self.notes: list[str] = []
+
+    def json_file(self, relative: str | Path, change: Callable[[dict[str, Any]], None]) -> None:
+        """Apply ``change`` to the JSON object in ``relative`` (read from what this plan
+        already holds for it, else from disk) and record the result if it differs."""
+        path = self.root / relative
+        old_text = self.files.get(path)
+        if old_text is None:
+            old_text = path.read_text(encoding="utf-8") if path.is_file() else ""
+        try:
+            data = json.loads(old_text) if old_text.strip() else {}
+        except ValueError as exc:
+            raise ConfigError(f"{path} is not valid JSON ({exc}); fix it or move it away") from exc
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path} must hold a JSON object")
+        before = json.dumps(data, sort_keys=True)
+        change(data)
+        if json.dumps(data, sort_keys=True) != before or not path.exists():
+            self.files[path] = json.dumps(data, indent=2) + "\n"
+
+    def text_file(self, relative: str | Path, text: str) -> None:
+        path = self.root / relative
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            self.files[path] = text
+
+    def write(self) -> None:
+        for path, text in self.files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.swarmmem-tmp")
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(path)
+
+
+def _object(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
+    value = data.setdefault(key, {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"{key} in {where} must be a JSON object")
+    return value
+
+
+def _event_list(hooks: dict[str, Any], event: str, where: str) -> list[Any]:
+    value = hooks.setdefault(event, [])
+    if not isinstance(value, list):
+        raise ConfigError(f"hooks.{event} in {where} must be a list")
+    return value
+
+
+def _claude_style_hooks(
+    data: dict[str, Any], host: str, events: tuple[str, ...], where: str, *, ms: bool = False
+) -> None:
+    """Hooks in the Claude Code shape (also Codex's and Gemini's): one matcher group per
+    event holding our command; an earlier group of ours is replaced in place."""
+    hooks = _object(data, "hooks", where)
+    for event in events:
+        groups = _event_list(hooks, event, where)
+        handler: dict[str, Any] = {
+            "type": "command",
+            "command": hook_line(host, event),
+            "timeout": HOOK_TIMEOUT_S * 1000 if ms else HOOK_TIMEOUT_S,
+        }
+        if ms:
+            handler["name"] = SERVER_NAME
+        group = {"hooks": [handler]}
+        mine = [
+            i
+            for i, g in enumerate(groups)
+            if isinstance(g, dict)
+            and any(
+                isinstance(h, dict) and _is_ours(h.get("command"), host) for h in g.get("hooks", [])
+            )
+        ]
+        if mine:
+            groups[mine[0]] = group
+            for i in reversed(mine[1:]):
+                del groups[i]
+        else:
+            groups.append(group)
+
+
+def _group_is_ours(group: Any, host: str) -> bool:
+    handlers = group.get("hooks", []) if isinstance(group, dict) else []
+    return any(isinstance(h, dict) and _is_ours(h.get("command"), host) for h in handlers)
+
+
+def _mcp_servers(data: dict[str, Any], where: str, entry: dict[str, Any]) -> None:
+    _object(data, "mcpServers", where)[SERVER_NAME] = entry
+
+
+def plan_claude_code(plan: Plan) -> None:
+    command = swarmmem_command()
+    entry = {"type": "stdio", "command": command[0], "args": [*command[1:], "mcp"]}
+    plan.json_file(".mcp.json", lambda d: _mcp_servers(d, ".mcp.json", entry))
+    where = ".claude/settings.json"
+    plan.json_file(where, lambda d: _claude_style_hooks(d, "claude-code", CLAUDE_EVENTS, where))
+
+
+def plan_codex(plan: Plan, *, user: bool) -> None:
+    where = ".codex/hooks.json"
+    plan.json_file(where, lambda d: _claude_style_hooks(d, "codex", CLAUDE_EVENTS, where))
+    snippet = codex_toml_snippet()
+    if user:
+        path = Path.home() / ".codex" / "config.toml"
+        old = path.read_text(encoding="utf-8") if path.is_file() else ""
+        new = merge_toml_section(old, f"mcp_servers.{SERVER_NAME}", snippet)
+        if new != old:
+            plan.files[path] = new
+    else:
+        plan.notes.append(
+            "Codex reads MCP servers from ~/.codex/config.toml; add this (or rerun with --user "
+            "to have it added):\n" + snippet
+        )
+
+
+def codex_toml_snippet() -> str:
+    command = swarmmem_command()
+    args = ", ".join(json.dumps(a) for a in [*command[1:], "mcp"])
+    return f"[mcp_servers.{SERVER_NAME}]\ncommand = {json.dumps(command[0])}\nargs = [{args}]\n"
+
+
+def merge_toml_section(text: str, table: str, section: str) -> str:
+    """``text`` with the ``[table]`` section replaced by ``section`` (appended if absent)."""
+    header = re.compile(rf"^\[{re.escape(table)}\]\s*$", re.M)
+    match = header.search(text)
+    if match is None:
+        glue = (
+            "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+        )
+        return f"{text}{glue}{section}"
+    following = re.compile(r"^\[", re.M).search(text, match.end())
+    end = following.start() if following else len(text)
+    tail = text[end:]
+    return text[: match.start()] + section + ("\n" if tail else "") + tail
+
+
+def plan_gemini(plan: Plan) -> None:
+    where = ".gemini/settings.json"
+    command = swarmmem_command()
+    entry = {"command": command[0], "args": [*command[1:], "mcp"]}
+
+    def change(data: dict[str, Any]) -> None:
+        _mcp_servers(data, where, entry)
+        _claude_style_hooks(data, "gemini", GEMINI_EVENTS, where, ms=True)
+
+    plan.json_file(where, change)
+
+
+def plan_cursor(plan: Plan) -> None:
+    command = swarmmem_command()
+    entry = {"command": command[0], "args": [*command[1:], "mcp"]}
+    plan.json_file(".cursor/mcp.json", lambda d: _mcp_servers(d, ".cursor/mcp.json", entry))
+    where = ".cursor/hooks.json"
+
+    def change(data: dict[str, Any]) -> None:
+        data.setdefault("version", 1)
+        hooks = _object(data, "hooks", where)
+        for event in CURSOR_EVENTS:
+            handlers = _event_list(hooks, event, where)
+            ours = {"command": hook_line("cursor", event), "timeout": HOOK_TIMEOUT_S}
+            kept = [
+                h
+                for h in handlers
+                if not (isinstance(h, dict) and _is_ours(h.get("command"), "cursor"))
+            ]
+            handlers[:] = [*kept, ours]
+
+    plan.json_file(where, change)
+
+
+def plan_opencode(plan: Plan) -> None:
+    command = swarmmem_command()
+
+    def change(data: dict[str, Any]) -> None:
+        data.setdefault("$schema", "https://opencode.ai/config.json")
+        _object(data, "mcp", "opencode.json")[SERVER_NAME] = {
+            "type": "local",
+            "command": [*command, "mcp"],
+            "enabled": True,
+        }
+
+    plan.json_file("opencode.json", change)
+    template = resources.files("swarmmem.hooks").joinpath("opencode_plugin.js").read_text("utf-8")
+    if PLUGIN_PLACEHOLDER not in template:
+        raise ConfigError("the packaged opencode plugin template has no command placeholder")
+    rendered = template.replace(
+        PLUGIN_PLACEHOLDER, f"const SWARMMEM_COMMAND = {json.dumps(command)};"
+    )
+    plan.text_file(PLUGIN_PATH, rendered)
+
+
+def plan_agents(root: Path, agents: list[str], *, user: bool = False) -> Plan:
+    """What ``init --agent`` would write for ``agents`` in the project at ``root``."""
+    plan = Plan(root)
+    for agent in dict.fromkeys(agents):
+        if agent == "claude-code":
+            plan_claude_code(plan)
+        elif agent == "codex":
+            plan_codex(plan, user=user)
+        elif agent == "gemini":
+            plan_gemini(plan)
+        elif agent == "cursor":
+            plan_cursor(plan)
+        elif agent == "opencode":
+            plan_opencode(plan)
+        else:
+            raise ConfigError(f"unknown agent {agent!r}; one of {', '.join(AGENTS)}")
+    for path in plan.files:
+        shown = path.relative_to(root) if path.is_relative_to(root) else path
+        verb = "Updated" if path.exists() else "Wrote"
+        plan.actions.append(f"{verb} {shown}.")
+    return plan
