@@ -425,11 +425,16 @@ class Runtime:
     def recall_defaults(self) -> RecallDefaults:
         """``memory.recall`` as request defaults."""
         recall = self.config["recall"]
+        injection = recall["injection"]
         return RecallDefaults(
             max_items=recall["defaultMaxItems"],
             token_budget=recall["defaultTokenBudget"],
             min_score=recall["minScore"],
             learning=recall_config(self.config, "lexical").policy,
+            injection_max_items=injection["maxItems"],
+            injection_token_budget=injection["tokenBudget"],
+            injection_min_score=injection["minScore"],
+            injection_requires_signal=injection["requireQuerySignal"],
         )
 
     def write_policy(self) -> WritePolicy:

@@ -47,6 +47,11 @@ class RecallDefaults:
     token_budget: int = 1200
     min_score: float = 0.05
     learning: LearningPolicy = attrs.field(factory=LearningPolicy)
+    #: ``memory.recall.injection``: what a ``mode="injection"`` request falls back to
+    injection_max_items: int = 6
+    injection_token_budget: int = 1000
+    injection_min_score: float = 0.25
+    injection_requires_signal: bool = True
 
 
 def clamp_int(value: int, lo: int, hi: int, name: str) -> int:
@@ -197,6 +202,13 @@ class RecallService:
             if bad:
                 raise MemoryValidationError(f"unknown memory kind(s): {', '.join(map(str, bad))}")
         d = self.defaults
+        injection = mode == "injection"
+        if injection:
+            max_items = d.injection_max_items if max_items is None else max_items
+            token_budget = d.injection_token_budget if token_budget is None else token_budget
+            min_score = d.injection_min_score if min_score is None else min_score
+            if require_query_signal is None:
+                require_query_signal = d.injection_requires_signal
         return RecallRequest(
             query=normalized,
             task=normalize_text(task) if task else None,

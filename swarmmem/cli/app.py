@@ -76,7 +76,9 @@ class State:
 
 def emit(state: State, data: Any, text: Callable[[Any], str], *, ok: bool = True) -> None:
     """Print ``data`` as JSON in ``--json`` mode, else ``text(data)``; exit 1 unless ``ok``."""
-    click.echo(render.json_text(data) if state.as_json else text(data))
+    out = render.json_text(data) if state.as_json else text(data)
+    if out:  # an empty text result (an injection recall with nothing to inject) prints nothing
+        click.echo(out)
     if not ok:
         sys.exit(EXIT_FAILURE)
 

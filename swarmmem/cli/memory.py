@@ -94,10 +94,24 @@ def _stdin_dash(_ctx: click.Context, param: click.Parameter, value: str | None) 
 @click.option("--mode", type=click.Choice(CALLER_MODES), default="manual")
 @command
 def recall(state: State, query: str, kinds: tuple[str, ...], **options: Any) -> None:
-    """Recall memories for QUERY (``-`` reads it from stdin) and print the prompt block."""
+    """Recall memories for QUERY (``-`` reads it from stdin) and print the prompt block.
+
+    ``--mode injection`` applies the automatic-injection rules (``recall.injection``: a query
+    signal required, its minimum score, item and token limits) and prints nothing, exit 0,
+    when nothing qualifies or the query is trivial ("ok", "thanks", a slash command).
+    """
+    from swarmmem.hooks.hosts import trivial_prompt
+
+    if options["mode"] == "injection" and trivial_prompt(query):
+        emit(state, render.skipped_recall_json("trivial_prompt"), render.recall_text)
+        return
     with state.open() as mem:
         bundle = mem.recall(query, kinds=list(kinds) or None, **options)
-    emit(state, render.bundle_json(bundle), render.recall_text)
+    data = render.bundle_json(bundle)
+    if options["mode"] == "injection" and not bundle.items:
+        data["prompt_block"] = ""
+        data["skipped"] = bundle.diagnostics.get("injectionSkipReason") or "no_results"
+    emit(state, data, render.recall_text)
 
 
 @main.command()

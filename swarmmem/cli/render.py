@@ -83,6 +83,18 @@ def recall_text(data: Data) -> str:
     return str(data["prompt_block"])
 
 
+def skipped_recall_json(reason: str) -> dict[str, Any]:
+    """An injection recall that did not run (``reason``): no memories, an empty block."""
+    return {
+        "success": True,
+        "skipped": reason,
+        "memory_ids": [],
+        "total": 0,
+        "token_estimate": 0,
+        "prompt_block": "",
+    }
+
+
 def proposal_text(data: Data) -> str:
     """A proposal result: the message, the id and status, any rejection reason."""
     lines = [data["message"], f"proposal_id: {data['proposal_id']}", f"status: {data['status']}"]

@@ -30,6 +30,21 @@
 // {"additionalContext": "..."} (or {}) from stdout. A failure, bad output, non-zero exit or a
 // timeout (SWARMMEM_HOOK_TIMEOUT_MS, default 10 s) counts as "nothing to add"; nothing here
 // throws into opencode. Plain JavaScript with node built-ins only (node >= 20 and Bun).
+//
+// Injection rule. opencode rebuilds the system prompt for every model call (each step of a
+// turn), so the plugin keeps two texts per session and appends both, start text first, to the
+// system prompt of EVERY primary model call:
+// * the start context: the answer of `session-start` (source "startup"), run once when the
+//   session is first seen. After a compaction (session.compacted, or v2's compaction hook) the
+//   next model call runs `session-start` once more with source "compact", and its answer
+//   replaces the kept one until the next compaction.
+// * the prompt context: the answer of `user-prompt-submit`, run once per user message that has
+//   typed text. It stays for the whole turn, and the next user message's answer replaces it
+//   (an empty answer clears it; a message without typed text runs nothing and changes nothing).
+// Each command runs exactly once per event; later calls reuse the kept answer (swarmmem
+// dedupes memories across the prompts of a session itself). The title generator call, the
+// compaction call and child (subagent) sessions get nothing. `pre-compact` adds its answer to
+// the compaction request; `stop` runs once per user turn when the session goes idle.
 
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -214,8 +229,10 @@ function createCore(defaultDirectory) {
         child: false,
         directory: undefined,
         startSource: "startup",
-        startJobs: [],
-        promptJobs: [],
+        // kept contexts: promises of the hook's answer text ("" for nothing), reused by every call
+        startContext: null,
+        promptContext: null,
+        compacting: false,
         turnOpen: false,
         lastAssistant: "",
         lastAssistantID: undefined,
@@ -235,11 +252,16 @@ function createCore(defaultDirectory) {
     };
   }
 
+  function contextOf(job) {
+    return job.then((answer) => answer.additionalContext ?? "");
+  }
+
+  /** Run `session-start` if one is due (first sight, after a compaction); its answer is kept. */
   function kickStart(id, state) {
     if (state.child || !state.startSource) return;
     const source = state.startSource;
     state.startSource = null;
-    state.startJobs.push(runHook("session-start", payload(id, state, "session-start", { source })));
+    state.startContext = contextOf(runHook("session-start", payload(id, state, "session-start", { source })));
   }
 
   function lastAssistantExtra(text) {
@@ -260,27 +282,29 @@ function createCore(defaultDirectory) {
       const state = session(id);
       if (state.child) return;
       state.turnOpen = true;
+      state.compacting = false;
       kickStart(id, state);
       if (!isText(text)) return;
       const extra = { prompt: clip(text) };
-      state.promptJobs.push(runHook("user-prompt-submit", payload(id, state, "user-prompt-submit", extra)));
+      state.promptContext = contextOf(
+        runHook("user-prompt-submit", payload(id, state, "user-prompt-submit", extra)),
+      );
     },
 
-    /** The contexts waiting for this session's next model call (each one handed out once). */
+    /** The kept contexts for a primary model call of this session: [start, prompt], non-empty. */
     async contextFor(id) {
       if (!isText(id)) return [];
       const state = session(id);
-      if (state.child) return [];
+      if (state.child || state.compacting) return [];
       kickStart(id, state);
-      const jobs = [...state.startJobs.splice(0), ...state.promptJobs.splice(0)];
-      if (jobs.length === 0) return [];
-      const answers = await Promise.all(jobs);
-      return answers.map((answer) => answer.additionalContext).filter(isText);
+      const texts = await Promise.all([state.startContext, state.promptContext]);
+      return texts.filter(isText);
     },
 
     compacted(id) {
       if (!isText(id)) return;
       const state = session(id);
+      state.compacting = false;
       if (!state.child) state.startSource = "compact";
     },
 
@@ -288,6 +312,9 @@ function createCore(defaultDirectory) {
       if (!isText(id)) return "";
       const state = session(id);
       if (state.child) return "";
+      // v1 runs the summarizer's model call through the system transform: keep it clean until
+      // session.compacted (or, if the compaction fails, the next prompt or idle)
+      state.compacting = true;
       const last = isText(lastAssistant) ? lastAssistant : state.lastAssistant;
       const answer = await runHook("pre-compact", payload(id, state, "pre-compact", lastAssistantExtra(last)));
       return answer.additionalContext ?? "";
@@ -308,7 +335,9 @@ function createCore(defaultDirectory) {
     async stop(id, fetchLast) {
       if (!isText(id)) return;
       const state = sessions.get(id);
-      if (!state || state.child || !state.turnOpen) return;
+      if (!state) return;
+      state.compacting = false;
+      if (state.child || !state.turnOpen) return;
       state.turnOpen = false;
       let last = "";
       try {

@@ -1,0 +1,407 @@
+"""``swarmmem hook <host> <event>`` as hosts run it: a new process per event, on a real SQLite
+store, from a folder of the project; the brief, the prompt recall and its per-session
+dedupe, proposals filed from the transcript, the run log, failures that never block, hooks
+running at once, and the project's helper process."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import swarmmem
+from swarmmem.hooks import client, daemon
+
+SWARMMEM = [sys.executable, "-m", "swarmmem"]
+ALEMBIC = "Database migrations are managed with alembic; run alembic upgrade head after pulling."
+PYTEST = "Run the unit tests with pytest -q tests/unit before pushing; CI runs the same command."
+
+
+def make_project(tmp_path: Path, memories: tuple[str, ...] = (ALEMBIC, PYTEST)) -> Path:
+    """A git project with memory on, a source tree and curated memories."""
+    root = tmp_path / "app"
+    (root / "src" / "app").mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / "src" / "app" / "db.py").write_text("ENGINE = None\n", encoding="utf-8")
+    (root / ".opencode").mkdir()
+    (root / ".opencode" / "opencode-swarm.json").write_text(
+        json.dumps({"memory": {"enabled": True, "projectId": "proj_00000000000000aa"}}),
+        encoding="utf-8",
+    )
+    with swarmmem.open(root, context={"session_id": "setup", "agent_role": "coder"}) as mem:
+        for text in memories:
+            prop = mem.propose(
+                operation="add",
+                kind="repo_convention",
+                text=text,
+                rationale="team rule",
+                evidence_refs=["src/app/db.py"],
+            )
+            mem.curate(prop.id, "add")
+    return root
+
+
+def memory_ids(root: Path) -> dict[str, str]:
+    with swarmmem.open(root) as mem:
+        return {record.text: record.id for record in mem.list()}
+
+
+def env(**extra: str) -> dict[str, str]:
+    keep = ("PATH", "SWARMMEM_NO_EXTENSIONS", "PYTHONPATH", "HOME")
+    base = {key: os.environ[key] for key in keep if key in os.environ}
+    return {**base, "SWARMMEM_HOOK_HELPER": "0", **extra}
+
+
+def hook(
+    host: str, event: str, payload: dict[str, Any] | str, *, cwd: Path, **extra: str
+) -> subprocess.CompletedProcess[str]:
+    raw = payload if isinstance(payload, str) else json.dumps(payload)
+    return subprocess.run(
+        [*SWARMMEM, "hook", host, event],
+        input=raw,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env(**extra),
+        timeout=120,
+    )
+
+
+def context_of(out: str) -> str:
+    return json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
+
+
+def run_log(root: Path, session: str) -> list[dict[str, Any]]:
+    path = root / ".swarm" / "runs" / session / "memory.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_a_session_from_a_subfolder_brief_recall_dedupe_and_run_log(tmp_path: Path) -> None:
+    root = make_project(tmp_path)
+    ids = memory_ids(root)
+    sub = root / "src" / "app"
+    base = {"session_id": "s1", "cwd": str(sub), "transcript_path": ""}
+
+    start = hook("claude-code", "SessionStart", {**base, "source": "startup"}, cwd=sub)
+    assert start.returncode == 0, start.stderr
+    brief = context_of(start.stdout)
+    assert ids[ALEMBIC] in brief and ids[PYTEST] in brief
+    assert brief.startswith("## Retrieved Swarm Memory")
+
+    prompt = "how should I apply the database migrations after I pull?"
+    first = hook("claude-code", "UserPromptSubmit", {**base, "prompt": prompt}, cwd=sub)
+    assert first.returncode == 0, first.stderr
+    injected = context_of(first.stdout)
+    assert ids[ALEMBIC] in injected and ids[PYTEST] not in injected
+
+    again = hook("claude-code", "UserPromptSubmit", {**base, "prompt": prompt}, cwd=sub)
+    assert (again.returncode, again.stdout) == (0, "")  # already in this context
+
+    for text in ("ok", "thanks!", "/compact", "what is a good name for a cat?"):
+        quiet = hook("claude-code", "UserPromptSubmit", {**base, "prompt": text}, cwd=sub)
+        assert (quiet.returncode, quiet.stdout) == (0, ""), text
+
+    # a compacted context has lost the injected memories: they come back
+    hook("claude-code", "SessionStart", {**base, "source": "compact"}, cwd=sub)
+    after = hook("claude-code", "UserPromptSubmit", {**base, "prompt": prompt}, cwd=sub)
+    assert ids[ALEMBIC] in context_of(after.stdout)
+
+    events = run_log(root, "s1")
+    kinds = [(e["type"], e.get("reason")) for e in events]
+    assert kinds == [
+        ("session_brief", None),
+        ("prompt_injected", None),
+        ("prompt_injection_skipped", "deduped"),
+        ("prompt_injection_skipped", "trivial_prompt"),
+        ("prompt_injection_skipped", "trivial_prompt"),
+        ("prompt_injection_skipped", "trivial_prompt"),
+        ("prompt_injection_skipped", "no_results"),
+        ("session_brief", None),
+        ("prompt_injected", None),
+    ]
+    injected_event = events[1]
+    assert injected_event["memoryIds"] == [ids[ALEMBIC]]
+    assert injected_event["tokens"] > 0 and injected_event["scores"][0] >= 0.25
+    assert "database" in injected_event["queryTerms"]
+    log_text = (root / ".swarm" / "runs" / "s1" / "memory.jsonl").read_text(encoding="utf-8")
+    assert prompt not in log_text and "good name for a cat" not in log_text
+
+
+@pytest.mark.parametrize(
+    ("host", "event", "empty"),
+    [
+        ("claude-code", "UserPromptSubmit", ""),
+        ("codex", "UserPromptSubmit", ""),
+        ("gemini", "BeforeAgent", "{}"),
+        ("cursor", "beforeSubmitPrompt", '{"continue": true}'),
+        ("opencode", "user-prompt-submit", "{}"),
+    ],
+)
+def test_every_host_gets_its_own_shape(tmp_path: Path, host: str, event: str, empty: str) -> None:
+    root = make_project(tmp_path)
+    payload = {
+        "session_id": "h1",
+        "conversation_id": "h1",
+        "cwd": str(root),
+        "workspace_roots": [str(root)],
+        "prompt": "which tool manages database migrations here?",
+    }
+    done = hook(host, event, payload, cwd=root)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    if host == "cursor":
+        assert answer["continue"] is True
+        context = answer["additional_context"]
+    elif host == "opencode":
+        context = answer["additionalContext"]
+    else:
+        context = answer["hookSpecificOutput"]["additionalContext"]
+    assert "alembic" in context
+    quiet = hook(host, event, {**payload, "prompt": "ok"}, cwd=root)
+    assert (quiet.returncode, quiet.stdout) == (0, empty)
+
+
+def test_disabled_memory_answers_empty_and_writes_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "plain"
+    (root / ".git").mkdir(parents=True)
+    payload = {"session_id": "d1", "cwd": str(root), "prompt": "how are tests run?"}
+    calls = (("claude-code", "UserPromptSubmit", ""), ("gemini", "BeforeAgent", "{}"))
+    for host, event, empty in calls:
+        done = hook(host, event, payload, cwd=root)
+        assert (done.returncode, done.stdout) == (0, empty)
+    assert sorted(p.name for p in root.iterdir()) == [".git"]
+
+
+def test_a_broken_store_never_blocks_the_prompt(tmp_path: Path) -> None:
+    root = make_project(tmp_path)
+    db = root / ".swarm" / "memory" / "memory.db"
+    db.write_bytes(b"this is not a database" * 100)
+    for suffix in ("-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    payload = {"session_id": "e1", "cwd": str(root), "prompt": "how do migrations work?"}
+    done = hook("claude-code", "UserPromptSubmit", payload, cwd=root)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert "swarmmem hook claude-code UserPromptSubmit" in done.stderr
+    gemini = hook("gemini", "BeforeAgent", payload, cwd=root)
+    assert (gemini.returncode, gemini.stdout) == (0, "{}")
+
+
+def test_unknown_host_or_event_is_a_non_blocking_error(tmp_path: Path) -> None:
+    done = hook("claude-code", "Teleport", {}, cwd=tmp_path)
+    assert done.returncode == 1  # never 2: exit 2 would block the person's prompt
+    assert "unknown claude-code event" in done.stderr
+
+
+def _transcript_row(text: str) -> str:
+    message = {"role": "assistant", "content": [{"type": "text", "text": text}]}
+    return json.dumps({"type": "assistant", "message": message}) + "\n"
+
+
+def test_memory_proposals_from_the_transcript_are_filed_once(tmp_path: Path) -> None:
+    root = make_project(tmp_path)
+    transcript = tmp_path / "transcript.jsonl"
+    block = {
+        "memoryProposals": [
+            {
+                "operation": "add",
+                "kind": "repo_convention",
+                "text": "Format code with ruff format before committing.",
+                "rationale": "review asked for it",
+                "evidenceRefs": ["src/app/db.py"],
+            },
+            {"operation": "add", "kind": "no_such_kind", "text": "x", "rationale": "y"},
+        ],
+        "curatorMemoryDecisions": [{"proposalId": "prop_0000000000000000", "action": "add"}],
+    }
+    reply = "Done.\n```json\n" + json.dumps(block) + "\n```\n"
+    transcript.write_text(
+        json.dumps({"type": "user", "message": {"role": "user", "content": "hi"}})
+        + "\n"
+        + _transcript_row(reply),
+        encoding="utf-8",
+    )
+    base = {"session_id": "p1", "cwd": str(root), "transcript_path": str(transcript)}
+    stop = hook("claude-code", "Stop", {**base, "last_assistant_message": reply}, cwd=root)
+    assert (stop.returncode, stop.stdout) == (0, "")
+    end = hook("claude-code", "SessionEnd", {**base, "reason": "other"}, cwd=root)
+    assert end.returncode == 0
+    with swarmmem.open(root) as mem:
+        pending = mem.store.list_proposals("pending")
+    assert [p.proposed_record.text for p in pending if p.proposed_record] == [
+        "Format code with ruff format before committing."
+    ]
+    filed = [e for e in run_log(root, "p1") if e["type"].startswith("proposals")]
+    assert [e["type"] for e in filed] == ["proposals_filed", "proposals_none"]
+    assert len(filed[0]["proposalIds"]) == 1
+    assert any("curatorMemoryDecisions" in r for r in filed[0]["rejected"])
+    assert len(filed[0]["rejected"]) == 2  # the bad kind, and the decisions of a non-curator
+
+    # the next turn appends to the transcript: only the new block is read and filed
+    second = {**block, "memoryProposals": [{**block["memoryProposals"][0], "text": "Use uv."}]}
+    with transcript.open("a", encoding="utf-8") as out:
+        out.write(_transcript_row(json.dumps(second)))
+    hook("claude-code", "Stop", base, cwd=root)
+    with swarmmem.open(root) as mem:
+        texts = sorted(p.proposed_record.text for p in mem.store.list_proposals("pending"))
+    assert texts == ["Format code with ruff format before committing.", "Use uv."]
+
+
+def _proposal_reply(text: str) -> str:
+    entry = {
+        "operation": "add",
+        "kind": "repo_convention",
+        "text": text,
+        "rationale": "r",
+        "evidenceRefs": ["src/app/db.py"],
+    }
+    return json.dumps({"memoryProposals": [entry]})
+
+
+def test_hooks_running_at_once_wait_for_each_other(tmp_path: Path) -> None:
+    root = make_project(tmp_path)
+    calls = []
+    for i in range(6):
+        if i % 2:
+            event, extra = "UserPromptSubmit", {"prompt": "how do I run the database migrations?"}
+        else:
+            event, extra = "Stop", {"last_assistant_message": _proposal_reply(f"Rule {i}.")}
+        payload = json.dumps({"session_id": f"c{i % 3}", "cwd": str(root), **extra})
+        proc = subprocess.Popen(
+            [*SWARMMEM, "hook", "claude-code", event],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=root,
+            env=env(),
+        )
+        calls.append((proc, payload))
+    for proc, payload in calls:  # every process has its input before any is waited for
+        assert proc.stdin is not None
+        proc.stdin.write(payload)
+        proc.stdin.close()
+    results = []
+    for proc, _ in calls:
+        assert proc.stdout is not None and proc.stderr is not None
+        out, err = proc.stdout.read(), proc.stderr.read()  # small: no pipe fills up
+        proc.stdout.close()
+        proc.stderr.close()
+        results.append((out, err, proc.wait(timeout=120)))
+    for _out, err, code in results:
+        assert code == 0 and err == "", err
+    assert all("alembic" in context_of(out) for out, _, _ in results[1::2])
+    with swarmmem.open(root) as mem:
+        assert len(mem.store.list_proposals("pending")) == 3
+
+
+# ------------------------------------------------------------------ the helper process
+def _wait_for(predicate: Any, timeout: float = 60.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.slow
+def test_the_helper_answers_like_the_hook_and_sees_new_memories(tmp_path: Path) -> None:
+    root = make_project(tmp_path, memories=(PYTEST,))
+    helper = subprocess.Popen(
+        [sys.executable, "-m", "swarmmem.hooks.daemon", str(root)],
+        env=env(SWARMMEM_HOOK_HELPER_IDLE="30"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        sock = client.socket_path(root)
+        assert _wait_for(sock.exists), helper.stderr.read() if helper.stderr else ""
+        assert (sock.stat().st_mode & 0o777) == 0o600
+        # a second helper for the same project leaves at once
+        second = subprocess.run(
+            [sys.executable, "-m", "swarmmem.hooks.daemon", str(root)], env=env(), timeout=60
+        )
+        assert second.returncode == 1
+
+        # a memory curated by another process after the helper started is served
+        with swarmmem.open(root, context={"session_id": "late"}) as mem:
+            prop = mem.propose(
+                operation="add",
+                kind="repo_convention",
+                text=ALEMBIC,
+                rationale="r",
+                evidence_refs=["src/app/db.py"],
+            )
+            mem.curate(prop.id, "add")
+        payload = json.dumps(
+            {"session_id": "w1", "cwd": str(root), "prompt": "how are database migrations run?"}
+        )
+        request = {
+            "version": swarmmem.__version__,
+            "root": str(root),
+            "host": "claude-code",
+            "event": "UserPromptSubmit",
+            "payload": payload,
+        }
+        via_helper = client.ask_helper(root, request)
+        assert via_helper is not None and "alembic" in context_of(via_helper)
+        # the same call through the command line (helper on) answers from the helper
+        done = hook(
+            "claude-code",
+            "UserPromptSubmit",
+            payload.replace("w1", "w2"),
+            cwd=root,
+            SWARMMEM_HOOK_HELPER="1",
+        )
+        assert done.returncode == 0 and "alembic" in context_of(done.stdout)
+
+        # another project's request, or another library version, is refused
+        assert client.ask_helper(root, {**request, "root": str(tmp_path)}) is None
+        assert daemon.answer(root, {**request, "root": str(tmp_path)})["ok"] is False
+        assert client.ask_helper(root, {**request, "version": "0.0.0"}) is None
+        assert helper.wait(timeout=30) == 0  # a new library version ends the helper
+        assert not sock.exists()
+    finally:
+        if helper.poll() is None:
+            helper.kill()
+            helper.wait()
+        if helper.stderr:
+            helper.stderr.close()
+
+
+@pytest.mark.slow
+def test_the_helper_leaves_when_the_project_state_goes(tmp_path: Path) -> None:
+    root = make_project(tmp_path, memories=(PYTEST,))
+    payload = {"session_id": "g1", "cwd": str(root), "source": "startup"}
+    done = hook(
+        "claude-code",
+        "SessionStart",
+        payload,
+        cwd=root,
+        SWARMMEM_HOOK_HELPER="1",
+        SWARMMEM_HOOK_HELPER_IDLE="60",
+    )
+    assert done.returncode == 0 and PYTEST in context_of(done.stdout)
+    sock = client.socket_path(root)
+    assert _wait_for(sock.exists)  # the session start started the helper
+    lock = root / ".swarm" / "hookd.lock"
+
+    assert _helper_running(root)
+    shutil.rmtree(root / ".swarm")
+    # the helper notices within a few polls and leaves nothing behind
+    assert _wait_for(lambda: not _helper_running(root), timeout=30)
+    assert not sock.exists() and not lock.exists()
+
+
+def _helper_running(root: Path) -> bool:
+    probe = subprocess.run(
+        ["pgrep", "-f", f"swarmmem.hooks.daemon {root}$"], capture_output=True, text=True
+    )
+    return bool(probe.stdout.strip())

@@ -1,0 +1,187 @@
+"""Each agent host's documented hook input and output, as :mod:`swarmmem.hooks.hosts` reads
+and writes them (contract tests; the real Claude Code CLI is exercised in the integration
+tests)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from swarmmem.hooks import hosts
+from swarmmem.hooks.hosts import HookUsageError, event_kind, parse, render, trivial_prompt
+
+CONTEXT = "## Retrieved Swarm Memory\n- [mem_0123456789abcdef] kind=repo_convention"
+
+
+@pytest.mark.parametrize(
+    ("host", "event", "kind"),
+    [
+        ("claude-code", "SessionStart", hosts.SESSION_START),
+        ("claude-code", "session-start", hosts.SESSION_START),
+        ("claude-code", "UserPromptSubmit", hosts.PROMPT),
+        ("claude-code", "user-prompt-submit", hosts.PROMPT),
+        ("claude-code", "Stop", hosts.STOP),
+        ("claude-code", "SubagentStop", hosts.STOP),
+        ("claude-code", "SessionEnd", hosts.SESSION_END),
+        ("claude-code", "PreCompact", hosts.PRE_COMPACT),
+        ("codex", "UserPromptSubmit", hosts.PROMPT),
+        ("codex", "pre-compact", hosts.PRE_COMPACT),
+        ("gemini", "SessionStart", hosts.SESSION_START),
+        ("gemini", "BeforeAgent", hosts.PROMPT),
+        ("gemini", "before-agent", hosts.PROMPT),
+        ("gemini", "AfterAgent", hosts.STOP),
+        ("gemini", "PreCompress", hosts.PRE_COMPACT),
+        ("cursor", "sessionStart", hosts.SESSION_START),
+        ("cursor", "beforeSubmitPrompt", hosts.PROMPT),
+        ("cursor", "before-submit-prompt", hosts.PROMPT),
+        ("cursor", "afterAgentResponse", hosts.STOP),
+        ("opencode", "user-prompt-submit", hosts.PROMPT),
+        ("opencode", "pre-compact", hosts.PRE_COMPACT),
+    ],
+)
+def test_each_host_spelling_and_its_kebab_case_map_to_one_kind(
+    host: str, event: str, kind: str
+) -> None:
+    assert event_kind(host, event) == kind
+
+
+@pytest.mark.parametrize(
+    ("host", "event", "message"),
+    [
+        ("vim", "SessionStart", "unknown host 'vim'"),
+        ("gemini", "UserPromptSubmit", "unknown gemini event 'UserPromptSubmit'"),
+        ("cursor", "PreToolUse", "unknown cursor event"),
+    ],
+)
+def test_unknown_hosts_and_events_are_named(host: str, event: str, message: str) -> None:
+    with pytest.raises(HookUsageError, match=message):
+        event_kind(host, event)
+
+
+def test_claude_code_prompt_output_is_nested_hook_specific_output() -> None:
+    """A bare top-level additionalContext is ignored by Claude Code: it must be nested."""
+    out = json.loads(render("claude-code", hosts.PROMPT, CONTEXT))
+    assert out == {
+        "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": CONTEXT}
+    }
+    start = json.loads(render("codex", hosts.SESSION_START, CONTEXT))
+    assert start["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+
+
+def test_gemini_uses_its_own_event_names_and_json_only() -> None:
+    out = json.loads(render("gemini", hosts.PROMPT, CONTEXT))
+    assert out["hookSpecificOutput"] == {
+        "hookEventName": "BeforeAgent",
+        "additionalContext": CONTEXT,
+    }
+    assert render("gemini", hosts.PROMPT, None) == "{}"
+    assert render("gemini", hosts.STOP, None) == "{}"
+
+
+def test_cursor_answers_continue_and_additional_context() -> None:
+    assert json.loads(render("cursor", hosts.PROMPT, CONTEXT)) == {
+        "continue": True,
+        "additional_context": CONTEXT,
+    }
+    assert json.loads(render("cursor", hosts.PROMPT, None)) == {"continue": True}
+    assert json.loads(render("cursor", hosts.SESSION_START, CONTEXT)) == {
+        "additional_context": CONTEXT
+    }
+    assert render("cursor", hosts.SESSION_START, "") == "{}"
+
+
+def test_opencode_plugin_reads_additional_context() -> None:
+    assert json.loads(render("opencode", hosts.PROMPT, CONTEXT)) == {"additionalContext": CONTEXT}
+    assert render("opencode", hosts.STOP, CONTEXT) == "{}"
+
+
+@pytest.mark.parametrize("host", ["claude-code", "codex"])
+def test_plain_text_hosts_get_nothing_on_stdout_when_there_is_nothing(host: str) -> None:
+    for kind in hosts.KINDS:
+        assert render(host, kind, None) == ""
+    # stop, session end and pre-compact take no context on these hosts
+    assert render(host, hosts.STOP, CONTEXT) == ""
+    assert render(host, hosts.PRE_COMPACT, CONTEXT) == ""
+
+
+def test_context_over_the_host_limit_is_cut_before_an_item() -> None:
+    items = "".join(f"\n- [mem_{i:016x}] kind=repo_convention\n  {'x' * 200}" for i in range(80))
+    out = json.loads(render("claude-code", hosts.PROMPT, "## Retrieved Swarm Memory" + items))
+    text = out["hookSpecificOutput"]["additionalContext"]
+    assert len(text) <= hosts.MAX_CONTEXT_CHARS
+    assert text.endswith("x" * 200)  # whole items only
+
+
+def test_claude_code_stdin_fields() -> None:
+    raw = json.dumps(
+        {
+            "session_id": "8f2c1a52-0a3c-4c8e-9d0e-2f1b5a6c7d8e",
+            "transcript_path": "/home/u/.claude/projects/p/8f2c.jsonl",
+            "cwd": "/work/app/src",
+            "hook_event_name": "UserPromptSubmit",
+            "permission_mode": "default",
+            "prompt": "how do we run migrations?",
+            "prompt_id": "p1",
+        }
+    )
+    hook = parse("claude-code", "UserPromptSubmit", raw)
+    assert hook.session_id == "8f2c1a52-0a3c-4c8e-9d0e-2f1b5a6c7d8e"
+    assert hook.cwd == "/work/app/src"
+    assert hook.prompt == "how do we run migrations?"
+    assert hook.transcript_path.endswith("8f2c.jsonl")
+    stop = parse("claude-code", "Stop", json.dumps({"last_assistant_message": "done"}))
+    assert stop.last_assistant_message == "done"
+
+
+def test_cursor_and_gemini_stdin_fields() -> None:
+    cursor = parse(
+        "cursor",
+        "beforeSubmitPrompt",
+        json.dumps(
+            {
+                "conversation_id": "c-1",
+                "generation_id": "g-1",
+                "workspace_roots": ["/work/app"],
+                "prompt": "fix the flaky test",
+            }
+        ),
+    )
+    assert (cursor.session_id, cursor.cwd, cursor.prompt) == (
+        "c-1",
+        "/work/app",
+        "fix the flaky test",
+    )
+    reply = parse("cursor", "afterAgentResponse", json.dumps({"text": "All done."}))
+    assert reply.last_assistant_message == "All done."
+    gemini = parse("gemini", "AfterAgent", json.dumps({"prompt_response": "Here it is."}))
+    assert gemini.last_assistant_message == "Here it is."
+
+
+@pytest.mark.parametrize("raw", [b"", b"not json", b"[1, 2]", b'"text"', b"{"])
+def test_malformed_stdin_reads_as_an_empty_payload(raw: bytes) -> None:
+    hook = parse("claude-code", "UserPromptSubmit", raw)
+    assert (hook.session_id, hook.prompt, hook.cwd) == ("unknown", None, None)
+
+
+@pytest.mark.parametrize(
+    "session", ["../../etc", "a/b", "x" * 200, "..", "tab\there", "\u202egnp.exe"]
+)
+def test_session_ids_that_are_not_plain_identifiers_become_digests(session: str) -> None:
+    key = parse("claude-code", "Stop", json.dumps({"session_id": session})).session_id
+    assert key.startswith("s-") and len(key) == 26
+    assert "/" not in key and ".." not in key
+
+
+@pytest.mark.parametrize(
+    "prompt", ["ok", "OK!", "thanks", "Thank you.", "go ahead", "/compact", "  ", "y", "lgtm"]
+)
+def test_trivial_prompts(prompt: str) -> None:
+    assert trivial_prompt(prompt)
+
+
+@pytest.mark.parametrize(
+    "prompt", ["how do we run the tests?", "ok so where is the config loaded", "fix db.py"]
+)
+def test_real_prompts_are_not_trivial(prompt: str) -> None:
+    assert not trivial_prompt(prompt)
