@@ -1,0 +1,247 @@
+"""Finding the project from a subfolder, ``init`` inside a project, ``init --agent`` for each
+host (merged with what is there, idempotent, ``--dry-run``), and ``recall --mode injection``
+on the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from swarmmem.hooks.install import merge_toml_section
+from swarmmem.project import find_root
+
+SWARMMEM = [sys.executable, "-m", "swarmmem"]
+
+
+def run(*args: str, cwd: Path, home: Path | None = None) -> subprocess.CompletedProcess[str]:
+    keep = ("PATH", "SWARMMEM_NO_EXTENSIONS", "PYTHONPATH")
+    env = {key: os.environ[key] for key in keep if key in os.environ}
+    env["HOME"] = str(home or cwd)
+    env["SWARMMEM_HOOK_HELPER"] = "0"
+    return subprocess.run(
+        [*SWARMMEM, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120
+    )
+
+
+def run_json(*args: str, cwd: Path, home: Path | None = None) -> dict[str, Any]:
+    done = run("--json", *args, cwd=cwd, home=home)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def read(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "src" / "pkg").mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / "src" / "pkg" / "db.py").write_text("x = 1\n", encoding="utf-8")
+    return root
+
+
+def test_find_root_prefers_the_configured_folder_then_git_then_here(tmp_path: Path) -> None:
+    outer = tmp_path / "outer"
+    inner = outer / "packages" / "inner"
+    (inner / "deep").mkdir(parents=True)
+    (outer / ".git").mkdir()
+    assert find_root(inner / "deep") == outer  # git top level
+    (inner / ".opencode").mkdir()
+    (inner / ".opencode" / "opencode-swarm.json").write_text("{}", encoding="utf-8")
+    assert find_root(inner / "deep") == inner  # the nearest configured folder wins
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    assert find_root(lone) == lone
+
+
+def test_commands_from_a_subfolder_use_the_project(repo: Path) -> None:
+    run_json("init", cwd=repo)
+    sub = repo / "src" / "pkg"
+    prop = run_json(
+        "propose",
+        "--kind",
+        "repo_convention",
+        "--text",
+        "Database migrations run with alembic upgrade head.",
+        "--rationale",
+        "team rule",
+        "--evidence",
+        "src/pkg/db.py",
+        cwd=sub,
+    )
+    run_json("curate", prop["proposal_id"], "add", cwd=sub)
+    status = run_json("status", cwd=sub)
+    assert status["enabled"] is True and status["memory_count"] == 1
+    assert status["storage_dir"] == str(repo / ".swarm" / "memory")
+    assert not (sub / ".swarm").exists() and not (sub / ".opencode").exists()
+
+
+def test_init_inside_a_project_names_it_and_changes_nothing(repo: Path) -> None:
+    first = run_json("init", cwd=repo)
+    sub = repo / "src"
+    before = sorted(p.name for p in sub.iterdir())
+    again = run_json("--root", str(sub), "init", cwd=sub)
+    assert again["changed"] is False
+    assert again["project_root"] == str(repo) and again["project_id"] == first["project_id"]
+    assert "is inside the project at" in again["actions"][0]
+    assert sorted(p.name for p in sub.iterdir()) == before
+    text = run("--root", str(sub), "init", cwd=sub)
+    assert f"Project: {repo} (id {first['project_id']})" in text.stdout
+    separate = run_json("--root", str(sub), "init", "--here", cwd=sub)
+    assert separate["changed"] is True and separate["project_root"] == str(sub)
+    assert separate["project_id"] != first["project_id"]
+
+
+ALL_AGENTS = ["claude-code", "codex", "gemini", "cursor", "opencode"]
+
+
+def _agent_args() -> list[str]:
+    return [arg for agent in ALL_AGENTS for arg in ("--agent", agent)]
+
+
+def test_init_agent_writes_every_host_and_is_idempotent(repo: Path) -> None:
+    data = run_json("init", *_agent_args(), cwd=repo)
+    command = str(Path(sys.executable).parent / "swarmmem")
+    mcp = read(repo / ".mcp.json")["mcpServers"]["swarmmem"]
+    assert mcp == {"type": "stdio", "command": command, "args": ["mcp"]}
+    claude = read(repo / ".claude" / "settings.json")["hooks"]
+    assert sorted(claude) == sorted(
+        ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd", "PreCompact"]
+    )
+    assert claude["UserPromptSubmit"][0]["hooks"][0]["command"] == (
+        f"{command} hook claude-code UserPromptSubmit"
+    )
+    codex = read(repo / ".codex" / "hooks.json")["hooks"]
+    assert codex["Stop"][0]["hooks"][0]["command"].endswith("hook codex Stop")
+    gemini = read(repo / ".gemini" / "settings.json")
+    assert gemini["mcpServers"]["swarmmem"]["args"] == ["mcp"]
+    assert gemini["hooks"]["BeforeAgent"][0]["hooks"][0]["timeout"] == 30000
+    cursor = read(repo / ".cursor" / "hooks.json")
+    assert cursor["version"] == 1
+    assert cursor["hooks"]["beforeSubmitPrompt"] == [
+        {"command": f"{command} hook cursor beforeSubmitPrompt", "timeout": 30}
+    ]
+    assert read(repo / ".cursor" / "mcp.json")["mcpServers"]["swarmmem"]["command"] == command
+    assert read(repo / "opencode.json")["mcp"]["swarmmem"]["command"] == [command, "mcp"]
+    plugin = (repo / ".opencode" / "plugins" / "swarmmem.js").read_text(encoding="utf-8")
+    assert f"const SWARMMEM_COMMAND = {json.dumps([command])};" in plugin
+    assert "__SWARMMEM_COMMAND__" not in plugin
+    assert "[mcp_servers.swarmmem]" in data["notes"][0]  # Codex's MCP entry is printed
+    assert not (repo / "home" / ".codex").exists()
+
+    snapshot = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    again = run_json("init", *_agent_args(), cwd=repo)
+    assert again["changed"] is False
+    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == snapshot
+
+
+def test_init_agent_merges_with_existing_configuration(repo: Path) -> None:
+    (repo / ".claude").mkdir()
+    settings = {
+        "permissions": {"allow": ["Bash(npm test)"]},
+        "hooks": {
+            "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "./lint-prompt.sh"}]}],
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "x"}]}],
+        },
+    }
+    (repo / ".claude" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    (repo / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"github": {"command": "gh-mcp"}}}), encoding="utf-8"
+    )
+    (repo / ".cursor").mkdir()
+    (repo / ".cursor" / "hooks.json").write_text(
+        json.dumps({"version": 1, "hooks": {"stop": [{"command": "./notify.sh"}]}}),
+        encoding="utf-8",
+    )
+    run_json("init", "--agent", "claude-code", "--agent", "cursor", cwd=repo)
+    merged = read(repo / ".claude" / "settings.json")
+    assert merged["permissions"] == settings["permissions"]
+    assert merged["hooks"]["PreToolUse"] == settings["hooks"]["PreToolUse"]
+    prompt_hooks = [h["command"] for g in merged["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
+    assert prompt_hooks[0] == "./lint-prompt.sh" and prompt_hooks[1].endswith(
+        "hook claude-code UserPromptSubmit"
+    )
+    assert sorted(read(repo / ".mcp.json")["mcpServers"]) == ["github", "swarmmem"]
+    stop = read(repo / ".cursor" / "hooks.json")["hooks"]["stop"]
+    assert stop[0] == {"command": "./notify.sh"} and stop[1]["command"].endswith("cursor stop")
+
+
+def test_init_agent_dry_run_writes_nothing(repo: Path) -> None:
+    before = sorted(str(p) for p in repo.rglob("*"))
+    data = run_json("init", "--dry-run", *_agent_args(), cwd=repo)
+    assert data["dry_run"] is True and data["changed"] is False
+    assert any(a == "(dry run) Wrote .claude/settings.json." for a in data["actions"])
+    assert sorted(str(p) for p in repo.rglob("*")) == before
+
+
+def test_init_agent_refuses_a_broken_file_and_keeps_it(repo: Path) -> None:
+    (repo / ".mcp.json").write_text("{ not json", encoding="utf-8")
+    done = run("init", "--agent", "claude-code", cwd=repo)
+    assert done.returncode == 2
+    assert ".mcp.json is not valid JSON" in done.stderr
+    assert (repo / ".mcp.json").read_text(encoding="utf-8") == "{ not json"
+    assert not (repo / ".claude").exists()
+
+
+def test_codex_user_config_is_edited_only_with_user(repo: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    config = home / ".codex" / "config.toml"
+    config.write_text('model = "o5"\n\n[mcp_servers.other]\ncommand = "x"\n', encoding="utf-8")
+    run_json("init", "--agent", "codex", cwd=repo, home=home)
+    assert "swarmmem" not in config.read_text(encoding="utf-8")
+    run_json("init", "--agent", "codex", "--user", cwd=repo, home=home)
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    parsed = tomllib.loads(config.read_text(encoding="utf-8"))
+    assert parsed["model"] == "o5" and parsed["mcp_servers"]["other"] == {"command": "x"}
+    assert parsed["mcp_servers"]["swarmmem"]["args"] == ["mcp"]
+    text = config.read_text(encoding="utf-8")
+    run_json("init", "--agent", "codex", "--user", cwd=repo, home=home)
+    assert config.read_text(encoding="utf-8") == text
+
+
+def test_merge_toml_section_replaces_only_its_table() -> None:
+    text = '[a]\nx = 1\n\n[mcp_servers.swarmmem]\ncommand = "old"\n\n[b]\ny = 2\n'
+    merged = merge_toml_section(
+        text, "mcp_servers.swarmmem", '[mcp_servers.swarmmem]\ncommand = "new"\n'
+    )
+    assert tomllib.loads(merged) == {
+        "a": {"x": 1},
+        "mcp_servers": {"swarmmem": {"command": "new"}},
+        "b": {"y": 2},
+    }
+
+
+def test_recall_in_injection_mode_follows_the_injection_rules(repo: Path) -> None:
+    run_json("init", cwd=repo)
+    for i in range(10):
+        prop = run_json(
+            "propose",
+            "--kind",
+            "repo_convention",
+            "--text",
+            f"Database rule {i}: migrations for table t{i} run with alembic upgrade head.",
+            "--rationale",
+            "r",
+            "--evidence",
+            "src/pkg/db.py",
+            cwd=repo,
+        )
+        run_json("curate", prop["proposal_id"], "add", cwd=repo)
+    manual = run_json("recall", "database migrations alembic", cwd=repo)
+    injected = run_json("recall", "--mode", "injection", "database migrations alembic", cwd=repo)
+    assert manual["total"] == 8 and injected["total"] == 6
+    for trivial in ("ok", "/clear"):
+        done = run("recall", "--mode", "injection", trivial, cwd=repo)
+        assert (done.returncode, done.stdout) == (0, "")
+    nothing = run("recall", "--mode", "injection", "weather forecast for paris", cwd=repo)
+    assert (nothing.returncode, nothing.stdout) == (0, "")
+    assert run_json("recall", "--mode", "injection", "ok", cwd=repo)["skipped"] == "trivial_prompt"
