@@ -210,9 +210,9 @@ def test_codex_user_config_is_edited_only_with_user(repo: Path, tmp_path: Path) 
 
 def test_merge_toml_section_replaces_only_its_table() -> None:
     text = '[a]\nx = 1\n\n[mcp_servers.swarmmem]\ncommand = "old"\n\n[b]\ny = 2\n'
-    merged = merge_toml_section(
-        text, "mcp_servers.swarmmem", '[mcp_servers.swarmmem]\ncommand = "new"\n'
-    )
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    section = '[mcp_servers.swarmmem]\ncommand = "new"\n'
+    merged = merge_toml_section(text, "mcp_servers.swarmmem", section)
     assert tomllib.loads(merged) == {
         "a": {"x": 1},
         "mcp_servers": {"swarmmem": {"command": "new"}},
