@@ -83,8 +83,11 @@ RESULT_PROPERTIES: dict[str, dict[str, Any]] = {
     PENDING: {"success": {"const": True}, "pending": {"type": "array"}},
     CURATE: {
         "success": {"const": True},
+        "action": {"enum": list(CURATOR_ACTIONS)},
         "proposal_id": {"type": "string"},
-        "decision": {"type": "string"},
+        "memory_id": {"type": ["string", "null"]},
+        "reason": {"type": ["string", "null"]},
+        "applied_at": {"type": "string"},
     },
 }
 
