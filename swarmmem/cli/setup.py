@@ -105,7 +105,12 @@ def ignore_swarm_folder(root: Path, *, dry_run: bool = False) -> list[str]:
     type=click.Choice(AGENTS),
     help="Also wire this agent host's MCP server and hooks (repeatable).",
 )
-@click.option("--user", is_flag=True, help="Codex: add the MCP entry to ~/.codex/config.toml.")
+@click.option(
+    "--user",
+    is_flag=True,
+    help="Claude Code: hooks in ~/.claude/settings.json (so sessions started in a subfolder "
+    "get them too); Codex: the MCP entry in ~/.codex/config.toml.",
+)
 @click.option("--here", is_flag=True, help="Start a separate project inside another one.")
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
 @command

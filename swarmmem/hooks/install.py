@@ -7,7 +7,8 @@ entry is updated in place, so running it again changes nothing). The commands ru
 being activated.
 
 ================  ==========================================================================
-``claude-code``   ``.mcp.json``, ``.claude/settings.json``
+``claude-code``   ``.mcp.json``, ``.claude/settings.json`` (with ``--user`` the hooks go to
+                  ``~/.claude/settings.json`` instead)
 ``codex``         ``.codex/hooks.json``; the MCP entry of ``~/.codex/config.toml`` is printed,
                   and written only with ``--user``
 ``gemini``        ``.gemini/settings.json`` (MCP server and hooks)
@@ -160,12 +161,34 @@ def _mcp_servers(data: dict[str, Any], where: str, entry: dict[str, Any]) -> Non
     _object(data, "mcpServers", where)[SERVER_NAME] = entry
 
 
-def plan_claude_code(plan: Plan) -> None:
+def plan_claude_code(plan: Plan, *, user: bool) -> None:
+    """``.mcp.json`` and the hooks: in ``.claude/settings.json``, or with ``user`` in
+    ``~/.claude/settings.json`` (Claude Code reads a project's settings only when started in
+    the project root; user-level hooks run wherever it starts and do nothing outside a
+    project with memory on). Hooks of ours in the other file are removed, so none runs twice."""
     command = swarmmem_command()
     entry = {"type": "stdio", "command": command[0], "args": [*command[1:], "mcp"]}
     plan.json_file(".mcp.json", lambda d: _mcp_servers(d, ".mcp.json", entry))
-    where = ".claude/settings.json"
-    plan.json_file(where, lambda d: _claude_style_hooks(d, "claude-code", CLAUDE_EVENTS, where))
+    project = plan.root / ".claude" / "settings.json"
+    home = Path.home() / ".claude" / "settings.json"
+    target, other = (home, project) if user else (project, home)
+    plan.json_file(
+        target, lambda d: _claude_style_hooks(d, "claude-code", CLAUDE_EVENTS, str(target))
+    )
+    if other.is_file() and other.resolve() != target.resolve():
+        plan.json_file(other, lambda d: _drop_hooks(d, "claude-code"))
+
+
+def _drop_hooks(data: dict[str, Any], host: str) -> None:
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return
+    for event in CLAUDE_EVENTS:
+        groups = hooks.get(event)
+        if isinstance(groups, list):
+            groups[:] = [g for g in groups if not _group_is_ours(g, host)]
+            if not groups:
+                del hooks[event]
 
 
 def plan_codex(plan: Plan, *, user: bool) -> None:
@@ -266,7 +289,7 @@ def plan_agents(root: Path, agents: list[str], *, user: bool = False) -> Plan:
     plan = Plan(root)
     for agent in dict.fromkeys(agents):
         if agent == "claude-code":
-            plan_claude_code(plan)
+            plan_claude_code(plan, user=user)
         elif agent == "codex":
             plan_codex(plan, user=user)
         elif agent == "gemini":

@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,8 @@ HOOK_KINDS = tuple(k for k in MEMORY_KINDS if k in BRIEF_KINDS)
 """The kinds a host's prompt recall searches (durable kinds and API findings)."""
 MAX_REMEMBERED = 500
 """The most injected ids and filed block digests a session's state keeps."""
+REPEAT_SECONDS = 10.0
+"""The same event with the same input within this many seconds is answered only once."""
 
 
 def run_hook(
@@ -80,11 +83,24 @@ def _log(mem: Any, hook: HookInput, event: dict[str, Any]) -> None:
 def _dispatch(
     mem: Any, hook: HookInput, state: dict[str, Any]
 ) -> tuple[str | None, dict[str, Any]]:
+    if hook.kind in (hosts.SESSION_START, hosts.PROMPT) and _repeated(hook, state):
+        return None, {"type": "hook_skipped", "reason": "duplicate"}
     if hook.kind == hosts.SESSION_START:
         return session_start(mem, hook, state)
     if hook.kind == hosts.PROMPT:
         return prompt_submit(mem, hook, state)
     return None, file_proposals(mem, hook, state)
+
+
+def _repeated(hook: HookInput, state: dict[str, Any]) -> bool:
+    """True when the same event with the same input reached this session less than
+    :data:`REPEAT_SECONDS` ago (a hook configured twice, e.g. at user and project level)."""
+    text = f"{hook.kind}\0{hook.source}\0{hook.prompt or ''}"
+    key = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
+    now = time.time()
+    last = state.get("last") if isinstance(state.get("last"), dict) else {}
+    state["last"] = {"key": key, "at": now}
+    return last.get("key") == key and 0 <= now - float(last.get("at") or 0) < REPEAT_SECONDS
 
 
 def session_start(
@@ -94,6 +110,9 @@ def session_start(
     context forgets what earlier prompts injected."""
     if hook.source in ("startup", "clear", "compact"):
         state["injected"] = []
+    elif state.get("briefed"):
+        # a resumed session still holds the brief it was given
+        return None, {"type": "session_brief_skipped", "reason": "already_briefed"}
     rt = mem.runtime
     settings = mem.config["recall"]["sessionBrief"]
     if not settings["enabled"]:
@@ -126,6 +145,7 @@ def session_start(
         blocks.append(lessons)
     if not blocks:
         return None, {"type": "session_brief_skipped", "reason": "no_results"}
+    state["briefed"] = True
     event = {
         "type": "session_brief",
         "source": hook.source,

@@ -102,13 +102,18 @@ def test_a_session_from_a_subfolder_brief_recall_dedupe_and_run_log(tmp_path: Pa
     assert ids[ALEMBIC] in injected and ids[PYTEST] not in injected
 
     again = hook("claude-code", "UserPromptSubmit", {**base, "prompt": prompt}, cwd=sub)
-    assert (again.returncode, again.stdout) == (0, "")  # already in this context
+    assert (again.returncode, again.stdout) == (0, "")  # the same call twice (two configs)
+    other = "which tool handles our database migrations?"
+    known = hook("claude-code", "UserPromptSubmit", {**base, "prompt": other}, cwd=sub)
+    assert (known.returncode, known.stdout) == (0, "")  # already in this context
 
     for text in ("ok", "thanks!", "/compact", "what is a good name for a cat?"):
         quiet = hook("claude-code", "UserPromptSubmit", {**base, "prompt": text}, cwd=sub)
         assert (quiet.returncode, quiet.stdout) == (0, ""), text
 
-    # a compacted context has lost the injected memories: they come back
+    # a resumed session keeps its brief; a compacted one has lost it and the injected memories
+    resumed = hook("claude-code", "SessionStart", {**base, "source": "resume"}, cwd=sub)
+    assert (resumed.returncode, resumed.stdout) == (0, "")
     hook("claude-code", "SessionStart", {**base, "source": "compact"}, cwd=sub)
     after = hook("claude-code", "UserPromptSubmit", {**base, "prompt": prompt}, cwd=sub)
     assert ids[ALEMBIC] in context_of(after.stdout)
@@ -118,14 +123,17 @@ def test_a_session_from_a_subfolder_brief_recall_dedupe_and_run_log(tmp_path: Pa
     assert kinds == [
         ("session_brief", None),
         ("prompt_injected", None),
+        ("hook_skipped", "duplicate"),
         ("prompt_injection_skipped", "deduped"),
         ("prompt_injection_skipped", "trivial_prompt"),
         ("prompt_injection_skipped", "trivial_prompt"),
         ("prompt_injection_skipped", "trivial_prompt"),
         ("prompt_injection_skipped", "no_results"),
+        ("session_brief_skipped", "already_briefed"),
         ("session_brief", None),
         ("prompt_injected", None),
     ]
+    assert events[3]["memoryIds"] == [ids[ALEMBIC]]
     injected_event = events[1]
     assert injected_event["memoryIds"] == [ids[ALEMBIC]]
     assert injected_event["tokens"] > 0 and injected_event["scores"][0] >= 0.25

@@ -22,7 +22,7 @@ SWARMMEM = [sys.executable, "-m", "swarmmem"]
 def run(*args: str, cwd: Path, home: Path | None = None) -> subprocess.CompletedProcess[str]:
     keep = ("PATH", "SWARMMEM_NO_EXTENSIONS", "PYTHONPATH")
     env = {key: os.environ[key] for key in keep if key in os.environ}
-    env["HOME"] = str(home or cwd)
+    env["HOME"] = str(home or cwd.parent / "home")
     env["SWARMMEM_HOOK_HELPER"] = "0"
     return subprocess.run(
         [*SWARMMEM, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120
@@ -135,7 +135,7 @@ def test_init_agent_writes_every_host_and_is_idempotent(repo: Path) -> None:
     assert f"const SWARMMEM_COMMAND = {json.dumps([command])};" in plugin
     assert "__SWARMMEM_COMMAND__" not in plugin
     assert "[mcp_servers.swarmmem]" in data["notes"][0]  # Codex's MCP entry is printed
-    assert not (repo / "home" / ".codex").exists()
+    assert not (repo.parent / "home" / ".codex").exists()
 
     snapshot = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
     again = run_json("init", *_agent_args(), cwd=repo)
@@ -206,6 +206,18 @@ def test_codex_user_config_is_edited_only_with_user(repo: Path, tmp_path: Path) 
     text = config.read_text(encoding="utf-8")
     run_json("init", "--agent", "codex", "--user", cwd=repo, home=home)
     assert config.read_text(encoding="utf-8") == text
+
+
+def test_claude_code_user_hooks_replace_the_project_ones(repo: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    run_json("init", "--agent", "claude-code", cwd=repo, home=home)
+    assert "UserPromptSubmit" in read(repo / ".claude" / "settings.json")["hooks"]
+    data = run_json("init", "--agent", "claude-code", "--user", cwd=repo, home=home)
+    user = read(home / ".claude" / "settings.json")["hooks"]
+    assert user["SessionStart"][0]["hooks"][0]["command"].endswith("hook claude-code SessionStart")
+    assert read(repo / ".claude" / "settings.json") == {"hooks": {}}  # ours moved, none twice
+    assert str(home / ".claude" / "settings.json") in " ".join(data["actions"])
+    assert "swarmmem" in read(repo / ".mcp.json")["mcpServers"]
 
 
 def test_merge_toml_section_replaces_only_its_table() -> None:
