@@ -138,3 +138,43 @@ def bulk(store: Any, records: list[MemoryRecord]) -> None:
     with store.transaction():
         for item in records:
             store.upsert(item)
+
+
+# --- facts about other code ------------------------------------------------------------------
+
+
+def code_facts(n: int) -> list[tuple[str, str]]:
+    """``n`` realistic memory texts about code, with the file each names: the first sentence of
+    docstrings of this Python's standard library (modules, classes and functions; tests,
+    IDLE, tkinter and lib2to3 left out), every third one in path order, so a store of facts
+    about other code is the same for every run on one Python version."""
+    import ast
+    import re
+    import sysconfig
+    from pathlib import Path
+
+    base = Path(sysconfig.get_paths()["stdlib"])
+    skip = ("test", "idlelib", "site-packages", "lib2to3", "turtledemo", "tkinter")
+    found: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for path in sorted(base.rglob("*.py")):
+        rel = path.relative_to(base).as_posix()
+        if any(part in rel for part in skip):
+            continue
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef):
+                continue
+            doc = ast.get_docstring(node)
+            first = re.split(r"(?<=[.!?])\s", " ".join((doc or "").split()), maxsplit=1)[0]
+            if not 40 <= len(first) <= 300 or first in seen:
+                continue
+            seen.add(first)
+            name = getattr(node, "name", "")
+            found.append((f"{first} ({rel}{':' + name if name else ''})", rel))
+            if len(found) >= 3 * n:
+                return found[::3]
+    return found[::3]

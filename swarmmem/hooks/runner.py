@@ -219,6 +219,7 @@ def prompt_submit(
         "memoryIds": ids,
         "scores": [round(item.score, 4) for item in fresh],
         "tokens": tokens,
+        "dense": bool(bundle.diagnostics.get("fusionActive")),
         "queryTerms": terms,
     }
     return block, event

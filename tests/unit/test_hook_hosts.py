@@ -185,3 +185,26 @@ def test_trivial_prompts(prompt: str) -> None:
 )
 def test_real_prompts_are_not_trivial(prompt: str) -> None:
     assert not trivial_prompt(prompt)
+
+
+def test_the_hook_entry_point_imports_nothing_heavy() -> None:
+    """A prompt hook answered by the helper must not pay for the library: the entry point
+    imports only the standard library and the hook's own small modules."""
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys, swarmmem._entry, swarmmem.hooks.client; "
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('numpy', 'attrs', 'click', 'rich', 'sqlite3', 'onnxruntime', 'swarmmem'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == [
+        "swarmmem",
+        "swarmmem._entry",
+        "swarmmem._version",
+        "swarmmem.hooks",
+        "swarmmem.hooks.client",
+        "swarmmem.hooks.hosts",
+        "swarmmem.project",
+    ]
