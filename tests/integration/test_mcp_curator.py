@@ -147,3 +147,13 @@ def test_a_granted_curator_reviews_and_decides_over_mcp(project: Path, user_conf
         events = mem.inspect(record.id)["audit"]
     decisions = [e for e in events if e["operation"] == "curator_decision"]
     assert [(d["reason"], d["event"]["memoryId"]) for d in decisions] == [("sourced", record.id)]
+
+
+def test_a_server_started_in_a_subfolder_serves_its_project(
+    project: Path, user_config: Path
+) -> None:
+    sub = project / "src" / "deep"
+    sub.mkdir(parents=True)
+    names, stderr = serve(sub, user_config, tool_names)
+    assert names == BASE_TOOLS, stderr
+    assert not (sub / ".swarm").exists() and not (sub / ".opencode").exists()
