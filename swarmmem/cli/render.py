@@ -527,11 +527,9 @@ def init_text(data: Data) -> str:
     """What ``init`` changed, as sentences (or that nothing needed to change)."""
     lines = list(data["actions"]) or ["Memory was already set up; nothing changed."]
     lines += data.get("notes") or []
-    where = data.get("project_root", ".")
-    if data["project_id"]:
-        lines.append(f"Project: {where} (id {data['project_id']}).")
-    else:
-        lines.append(f"Project: {where} (no project id: the remote URL or folder name names it).")
+    project = data["project_id"] or "none (the remote URL or folder name identifies the project)"
+    lines.append(f"Project id: {project}.")
+    lines.append(f"Project root: {data.get('project_root', '.')}.")
     return "\n".join(lines)
 
 

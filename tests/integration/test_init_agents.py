@@ -94,7 +94,7 @@ def test_init_inside_a_project_names_it_and_changes_nothing(repo: Path) -> None:
     assert "is inside the project at" in again["actions"][0]
     assert sorted(p.name for p in sub.iterdir()) == before
     text = run("--root", str(sub), "init", cwd=sub)
-    assert f"Project: {repo} (id {first['project_id']})" in text.stdout
+    assert f"Project id: {first['project_id']}.\nProject root: {repo}." in text.stdout
     separate = run_json("--root", str(sub), "init", "--here", cwd=sub)
     assert separate["changed"] is True and separate["project_root"] == str(sub)
     assert separate["project_id"] != first["project_id"]
