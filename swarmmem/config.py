@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from swarmmem.core.model.errors import ConfigError
-from swarmmem.project import CONFIG_RELATIVE_PATH
+from swarmmem.project import CONFIG_RELATIVE_PATH as CONFIG_RELATIVE_PATH
 from swarmmem.registry import choices
 
 Check = Callable[[str, Any], None]

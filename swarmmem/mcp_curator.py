@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from swarmmem.core.model.records import CURATOR_ACTIONS
+from swarmmem.core.model.records import CURATOR_ACTIONS, DURABLE_MEMORY_KINDS
 from swarmmem.memory import Memory
 from swarmmem.results import curate_json, pending_json
 
@@ -51,6 +51,24 @@ CURATE_SCHEMA: dict[str, Any] = {
             "maxLength": 1000,
             "description": "Why; recorded in the audit log (required for reject).",
         },
+        "text": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 500,
+            "description": "add/update only: the memory's text in your words (a concise "
+            "durable fact under 500 characters) instead of the proposal's.",
+        },
+        "kind": {
+            "type": "string",
+            "enum": sorted(DURABLE_MEMORY_KINDS),
+            "description": "add/update only: a durable kind instead of the proposal's.",
+        },
+        "tags": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1, "maxLength": 100},
+            "maxItems": 20,
+            "description": "add/update only: the memory's tags instead of the proposal's.",
+        },
     },
     "required": ["proposalId", "decision"],
     "additionalProperties": False,
@@ -62,7 +80,8 @@ DESCRIPTIONS = {
     CURATE: "Decide on one pending proposal (curator only). Approve a proposal (decision = "
     "its operation: add, update, merge, supersede or delete) only when it is a concise, "
     "durable, sourced fact that future agents need and no active memory says the same; "
-    "otherwise reject it with a reason. Every decision is audited.",
+    "an add or update may rephrase it (text, kind, tags) into such a fact; otherwise "
+    "reject it with a reason. Every decision is audited.",
 }
 ANNOTATIONS: dict[str, dict[str, Any]] = {
     PENDING: {
@@ -97,9 +116,13 @@ def pending_rules(args: Mapping[str, Any], _names: Any) -> list[str]:
 
 
 def curate_rules(args: Mapping[str, Any], _names: Any) -> list[str]:
+    problems = []
     if args["decision"] == "reject" and not str(args.get("reason") or "").strip():
-        return ["reason is required when decision is reject: say why, for the proposer"]
-    return []
+        problems.append("reason is required when decision is reject: say why, for the proposer")
+    rephrased = [key for key in ("text", "kind", "tags") if key in args]
+    if rephrased and args["decision"] not in ("add", "update"):
+        problems.append(f"{', '.join(rephrased)} rephrase add and update decisions only")
+    return problems
 
 
 def pending(mem: Memory, args: dict[str, Any], _request_id: str | None) -> dict[str, Any]:
@@ -109,5 +132,12 @@ def pending(mem: Memory, args: dict[str, Any], _request_id: str | None) -> dict[
 
 
 def curate(mem: Memory, args: dict[str, Any], _request_id: str | None) -> dict[str, Any]:
-    change = mem.curate(args["proposalId"], args["decision"], reason=args.get("reason"))
+    change = mem.curate(
+        args["proposalId"],
+        args["decision"],
+        reason=args.get("reason"),
+        text=args.get("text"),
+        kind=args.get("kind"),
+        tags=args.get("tags"),
+    )
     return curate_json(change)

@@ -374,6 +374,12 @@ PROPOSE_RESULT_SCHEMA = _result(
         "operation": {"enum": list(PROPOSAL_OPERATIONS)},
         "memory_id": {"type": ["string", "null"]},
         "rejection_reason": {"type": ["string", "null"]},
+        "needs_rephrasing": {
+            "type": "array",
+            "items": _STRING,
+            "description": "Why a curator must rephrase it before it can become memory "
+            "(a non-durable kind, a text over 500 characters); empty when it can be approved.",
+        },
         "message": _STRING,
     },
 )

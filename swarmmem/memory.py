@@ -168,9 +168,15 @@ class Memory:
         *,
         reason: str | None = None,
         patch: Mapping[str, Any] | None = None,
+        text: str | None = None,
+        kind: str | None = None,
+        tags: Sequence[str] | None = None,
     ) -> AppliedChange:
-        """Apply a curator decision to a pending proposal (trusted path)."""
-        return self._ready().writes.curate(proposal_id, decision, reason=reason, patch=patch)
+        """Apply a curator decision to a pending proposal (trusted path); ``text``, ``kind``
+        and ``tags`` rephrase an ``add`` or ``update`` (validated as durable memory)."""
+        return self._ready().writes.curate(
+            proposal_id, decision, reason=reason, patch=patch, text=text, kind=kind, tags=tags
+        )
 
     def record_outcome(
         self,

@@ -16,6 +16,7 @@ import attrs
 
 from swarmmem.core.model.codec import proposal_to_dict
 from swarmmem.core.model.records import MemoryProposal, RecallBundle
+from swarmmem.core.writes.validation import rephrasing_needed
 
 DISABLED_MESSAGE = (
     'Swarm memory is disabled: set "enabled": true in the "memory" section of '
@@ -92,6 +93,11 @@ def proposal_json(proposal: MemoryProposal, *, with_proposal: bool = True) -> di
         "memory_id": proposal.proposed_record.id if proposal.proposed_record else None,
         "rejection_reason": proposal.rejection_reason,
     }
+    data["needs_rephrasing"] = (
+        rephrasing_needed(proposal.proposed_record)
+        if accepted and proposal.operation in ("add", "update", "supersede")
+        else []
+    )
     if with_proposal:
         data["proposal"] = proposal_to_dict(proposal)
     data["message"] = PROPOSAL_MESSAGES[accepted]

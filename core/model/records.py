@@ -450,6 +450,8 @@ class CuratorDecision:
     old_memory_id: str | None = None
     replacement: MemoryRecord | None = None
     related_memory_ids: tuple[str, ...] | None = attrs.field(default=None, converter=_opt_tuple)
+    #: the fields of the proposed memory the curator rewrote (``text``, ``kind``, ``tags``)
+    rewritten: tuple[str, ...] | None = attrs.field(default=None, converter=_opt_tuple)
 
 
 @attrs.frozen(kw_only=True)
@@ -465,3 +467,4 @@ class AppliedChange:
     related_memory_ids: tuple[str, ...] | None = None
     reason: str | None = None
     applied_at: str = ""
+    rewritten: tuple[str, ...] | None = None

@@ -225,6 +225,8 @@ def _decision_summary(change: AppliedChange) -> dict[str, Any]:
             summary[key] = value
     if change.related_memory_ids is not None:
         summary["relatedMemoryIds"] = list(change.related_memory_ids)
+    if change.rewritten:
+        summary["rewritten"] = list(change.rewritten)  # the curator rephrased the proposal
     summary["appliedAt"] = change.applied_at
     if summary["reason"] is None:
         del summary["reason"]
@@ -267,6 +269,7 @@ def apply_decision(
             proposal_id=proposal.id,
             reason=decision.reason,
             applied_at=now,
+            rewritten=decision.rewritten,
         )
         if decision.action == "add":
             assert decision.memory is not None
@@ -278,6 +281,8 @@ def apply_decision(
             assert decision.patch is not None
             target = _active_target(store, decision.target_memory_id)
             updated = funnel(apply_patch(target, decision.patch, now=now))
+            if decision.rewritten:
+                validate_promotable(updated)  # a rephrased memory must be durable memory
             store.upsert(updated)
             if updated.id != target.id:
                 metadata = {

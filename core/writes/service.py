@@ -34,6 +34,7 @@ from swarmmem.core.model.ids import (
 )
 from swarmmem.core.model.records import (
     CURATOR_ACTIONS,
+    DURABLE_MEMORY_KINDS,
     MEMORY_KINDS,
     OUTCOMES,
     PROPOSAL_OPERATIONS,
@@ -49,6 +50,7 @@ from swarmmem.core.model.records import (
 from swarmmem.core.model.roles import is_curator_role
 from swarmmem.core.model.scopes import MemoryContext, write_scope
 from swarmmem.core.model.text import check_json_texts, check_text, check_texts
+from swarmmem.core.writes.curator import apply_patch
 from swarmmem.core.writes.importing import ImportResult, import_records
 from swarmmem.core.writes.proposals import (
     create_record,
@@ -322,6 +324,9 @@ class WriteService:
         *,
         reason: str | None = None,
         patch: Mapping[str, Any] | None = None,
+        text: str | None = None,
+        kind: str | None = None,
+        tags: Sequence[str] | None = None,
     ) -> AppliedChange:
         """Apply a curator decision to a pending proposal, in one transaction.
 
@@ -329,10 +334,18 @@ class WriteService:
         with the proposal's text (or ``patch``); ``merge`` links the related memories;
         ``delete`` tombstones the target; ``reject``/``noop`` close the proposal. A target
         outside this context's scopes is not found.
+
+        ``text``, ``kind`` and ``tags`` rephrase an ``add`` or ``update``: the memory written
+        carries them instead of the proposal's (validated as durable memory), and the audit
+        event records which fields the curator rewrote.
         """
         check_text(proposal_id, "proposal_id")
         check_text(reason, "reason")
         check_json_texts(patch, "patch")
+        check_text(text, "text")
+        check_text(kind, "kind")
+        check_texts(tags, "tags")
+        rewrite = rewrite_fields(decision, text=text, kind=kind, tags=tags, patch=patch)
         if decision not in CURATOR_ACTIONS:
             raise MemoryValidationError(
                 f"decision must be one of {', '.join(CURATOR_ACTIONS)}; got {decision!r}"
@@ -346,11 +359,16 @@ class WriteService:
         reason = self.secrets.redact(reason) if reason else f"curator {decision}"
         record = proposal.proposed_record
         fields: dict[str, Any] = {"action": decision, "proposal_id": proposal_id, "reason": reason}
+        if rewrite:
+            fields["rewritten"] = tuple(sorted(k for k in rewrite if k in ("text", "kind", "tags")))
         if decision == "add":
+            if rewrite and record is not None:
+                record = apply_patch(record, rewrite, now=to_iso(self.clock.now()))
             fields["memory"] = record
         elif decision == "update":
             fields["target_memory_id"] = proposal.target_memory_id
-            fields["patch"] = dict(patch) if patch else ({"text": record.text} if record else None)
+            base_patch = {"text": record.text} if record else {}
+            fields["patch"] = dict(patch) if patch else ({**base_patch, **rewrite} or None)
         elif decision == "delete":
             fields["target_memory_id"] = proposal.target_memory_id
         elif decision == "supersede":
@@ -624,6 +642,36 @@ class WriteService:
                     log.warning("curator decision dropped: %s", exc)
                     result["rejected"].append({"kind": "decision", "error": str(exc)})
         return result
+
+
+def rewrite_fields(
+    decision: str,
+    *,
+    text: str | None,
+    kind: str | None,
+    tags: Sequence[str] | None,
+    patch: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The patch a curator's rephrasing makes (empty when there is none); a durable kind
+    also makes the memory durable (no expiry)."""
+    rewrite: dict[str, Any] = {}
+    if text is not None:
+        rewrite["text"] = text
+    if kind is not None:
+        if kind not in MEMORY_KINDS:
+            raise MemoryValidationError(f"unknown memory kind {kind!r}")
+        rewrite["kind"] = kind
+        if kind in DURABLE_MEMORY_KINDS:
+            rewrite.update(stability="durable", expiresAt=None)
+    if tags is not None:
+        rewrite["tags"] = list(tags)
+    if rewrite and decision not in ("add", "update"):
+        raise MemoryValidationError(
+            f"text, kind and tags rephrase add and update decisions only; got {decision}"
+        )
+    if rewrite and patch:
+        raise MemoryValidationError("give either a patch or text/kind/tags, not both")
+    return rewrite
 
 
 def _as_list(value: Any) -> list[Any]:

@@ -129,6 +129,29 @@ def _check_outcome_metadata(metadata: Mapping[str, Any], record: MemoryRecord) -
             raise MemoryValidationError("metadata.outcomeGeneration must be a string of 1..256")
 
 
+def rephrasing_needed(record: MemoryRecord | None) -> list[str]:
+    """Why a proposed record cannot become durable memory as it stands (empty when it can):
+    the curator would have to rephrase it (``curate ID add --kind ... --text ...``)."""
+    from swarmmem.core.model.ids import normalize_text
+
+    if record is None:
+        return []
+    notes = []
+    if record.kind not in DURABLE_MEMORY_KINDS:
+        kinds = ", ".join(sorted(DURABLE_MEMORY_KINDS))
+        notes.append(
+            f"kind {record.kind} cannot become durable memory: a curator must give it one of "
+            f"{kinds}"
+        )
+    length = len(normalize_text(record.text))
+    if length > 500:
+        notes.append(
+            f"text is {length} characters: durable memory holds concise facts under 500, so "
+            "a curator must shorten it"
+        )
+    return notes
+
+
 def validate_promotable(record: MemoryRecord) -> None:
     """Extra rules for records a curator promotes into durable memory."""
     from swarmmem.core.model.ids import normalize_text

@@ -16,7 +16,13 @@ import click
 from swarmmem.cli import render
 from swarmmem.cli.app import State, command, emit, main
 from swarmmem.core.learning.rewards import VERDICTS
-from swarmmem.core.model.records import CURATOR_ACTIONS, OUTCOMES, PROPOSAL_OPERATIONS, RECALL_MODES
+from swarmmem.core.model.records import (
+    CURATOR_ACTIONS,
+    MEMORY_KINDS,
+    OUTCOMES,
+    PROPOSAL_OPERATIONS,
+    RECALL_MODES,
+)
 
 CALLER_MODES = tuple(mode for mode in RECALL_MODES if mode != "evaluation")
 """The recall modes a caller may ask for (``evaluation`` is the evaluator's own)."""
@@ -146,11 +152,28 @@ def propose(
 @click.argument("proposal_id")
 @click.argument("decision", type=click.Choice(CURATOR_ACTIONS))
 @click.option("--reason", default=None)
+@click.option("--text", default=None, callback=_stdin_dash, help="Rephrase (add, update).")
+@click.option("--kind", type=click.Choice(MEMORY_KINDS), default=None, help="Change the kind.")
+@click.option("--tag", "tags", multiple=True, help="Replace the tags (repeatable).")
 @command
-def curate(state: State, proposal_id: str, decision: str, reason: str | None) -> None:
-    """Apply a curator DECISION to PROPOSAL_ID (for trusted reviewers, not agents)."""
+def curate(
+    state: State,
+    proposal_id: str,
+    decision: str,
+    reason: str | None,
+    text: str | None,
+    kind: str | None,
+    tags: tuple[str, ...],
+) -> None:
+    """Apply a curator DECISION to PROPOSAL_ID (for trusted reviewers, not agents).
+
+    An add or update may rephrase the proposal: --text (- reads stdin), --kind and --tag
+    give the memory written; the audit event records the rewrite.
+    """
     with state.open() as mem:
-        change = mem.curate(proposal_id, decision, reason=reason)
+        change = mem.curate(
+            proposal_id, decision, reason=reason, text=text, kind=kind, tags=list(tags) or None
+        )
     emit(state, render.curate_json(change), render.curate_text)
 
 

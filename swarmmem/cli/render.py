@@ -100,6 +100,7 @@ def proposal_text(data: Data) -> str:
     lines = [data["message"], f"proposal_id: {data['proposal_id']}", f"status: {data['status']}"]
     if data["rejection_reason"]:
         lines.append(f"rejection_reason: {data['rejection_reason']}")
+    lines += [f"needs rephrasing: {note}" for note in data.get("needs_rephrasing") or ()]
     return "\n".join(lines)
 
 

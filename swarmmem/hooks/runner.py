@@ -98,9 +98,12 @@ def _repeated(hook: HookInput, state: dict[str, Any]) -> bool:
     text = f"{hook.kind}\0{hook.source}\0{hook.prompt or ''}"
     key = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
     now = time.time()
-    last = state.get("last") if isinstance(state.get("last"), dict) else {}
+    last = state.get("last")
     state["last"] = {"key": key, "at": now}
-    return last.get("key") == key and 0 <= now - float(last.get("at") or 0) < REPEAT_SECONDS
+    if not isinstance(last, dict) or last.get("key") != key:
+        return False
+    at = last.get("at")
+    return isinstance(at, int | float) and 0 <= now - at < REPEAT_SECONDS
 
 
 def session_start(

@@ -202,8 +202,10 @@ def test_propose_curate_recall_outcome_loop(tmp_path: Path) -> None:
         "operation",
         "memory_id",
         "rejection_reason",
+        "needs_rephrasing",
         "message",
     }
+    assert proposal["needs_rephrasing"] == []
     assert proposal["success"] is True
     assert proposal["status"] == "pending"
     assert proposal["operation"] == "add"

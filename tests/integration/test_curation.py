@@ -1,0 +1,175 @@
+"""Curator decisions that rephrase, on every provider (in-memory, JSONL, SQLite, PostgreSQL):
+a proposal the agent could not have made durable is rewritten by the curator, validated as
+durable memory, and the audit event says it was rewritten."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import swarmmem
+from swarmmem.core.model.errors import MemoryValidationError
+from swarmmem.results import proposal_json
+
+PROVIDERS = ["memory", "local-jsonl", "sqlite", "postgres"]
+LONG = "The retry helper " + "waits and retries the request again " * 30  # ~1,000 characters
+
+
+@pytest.fixture(params=PROVIDERS)
+def config(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, Any]:
+    if request.param == "postgres":
+        from pg_support import require_dsn, schema_for
+
+        return {
+            "enabled": True,
+            "provider": "postgres",
+            "postgres": {"dsn": require_dsn(), "schema": schema_for(tmp_path)},
+        }
+    return {"enabled": True, "provider": request.param}
+
+
+@pytest.fixture
+def mem(tmp_path: Path, config: dict[str, Any]) -> Iterator[Any]:
+    (tmp_path / "retry.py").write_text("def retry(): ...\n", encoding="utf-8")
+    with swarmmem.open(tmp_path, config, context={"session_id": "s1", "agent_role": "coder"}) as m:
+        yield m
+
+
+def _curator_events(mem: Any, memory_id: str) -> list[dict[str, Any]]:
+    return [e for e in mem.inspect(memory_id)["audit"] if e["operation"] == "curator_decision"]
+
+
+def test_a_non_durable_long_proposal_is_rephrased_into_memory(mem: Any) -> None:
+    prop = mem.propose(
+        operation="add",
+        kind="api_finding",
+        text=LONG,
+        rationale="found while debugging",
+        evidence_refs=["retry.py"],
+    )
+    notes = proposal_json(prop)["needs_rephrasing"]
+    assert len(notes) == 2
+    assert notes[0].startswith("kind api_finding cannot become durable memory")
+    assert "characters: durable memory holds concise facts under 500" in notes[1]
+    with pytest.raises(MemoryValidationError, match="durable fact kinds"):
+        mem.curate(prop.id, "add")
+    assert mem.store.get_proposal(prop.id).status == "pending"  # nothing changed
+
+    short = "retry() in retry.py retries a failed request up to three times."
+    change = mem.curate(
+        prop.id, "add", text=short, kind="code_pattern", tags=["http", "retry"], reason="ok"
+    )
+    assert change.rewritten == ("kind", "tags", "text")
+    record = mem.get(change.memory_id)
+    assert (record.text, record.kind, record.tags) == (short, "code_pattern", ("http", "retry"))
+    assert record.stability == "durable" and record.active
+    assert change.memory_id != prop.proposed_record.id  # the id follows the new text
+    (event,) = _curator_events(mem, record.id)
+    assert event["event"]["rewritten"] == ["kind", "tags", "text"]
+    assert mem.store.get_proposal(prop.id).status == "applied"
+
+
+def test_a_scratch_note_becomes_a_durable_fact(mem: Any) -> None:
+    bare = mem.propose(operation="add", kind="scratch", text="retry waits 2s", rationale="note")
+    assert proposal_json(bare)["needs_rephrasing"][0].startswith("kind scratch")
+    with pytest.raises(MemoryValidationError, match="require source evidence"):
+        mem.curate(bare.id, "add", kind="project_fact", text="retry() waits 2 s between tries.")
+    sourced = mem.propose(
+        operation="add",
+        kind="scratch",
+        text="retry waits 2s",
+        rationale="note",
+        evidence_refs=["retry.py"],
+    )
+    change = mem.curate(sourced.id, "add", kind="project_fact", text="retry() waits 2 s.")
+    record = mem.get(change.memory_id)
+    assert record.stability == "durable" and record.expires_at is None
+    assert record.kind == "project_fact"
+
+
+def test_a_rephrasing_that_is_still_not_durable_memory_is_refused(mem: Any) -> None:
+    prop = mem.propose(
+        operation="add",
+        kind="todo",
+        text="check retry",
+        rationale="later",
+        evidence_refs=["retry.py"],
+    )
+    with pytest.raises(MemoryValidationError, match="under 500 characters"):
+        mem.curate(prop.id, "add", kind="project_fact", text=LONG)
+    with pytest.raises(MemoryValidationError, match="durable fact kinds"):
+        mem.curate(prop.id, "add", text="retry() retries three times.")
+    with pytest.raises(MemoryValidationError, match="likely secret"):
+        mem.curate(
+            prop.id, "add", kind="project_fact", text="The key is AKIAIOSFODNN7EXAMPLE here."
+        )
+    with pytest.raises(MemoryValidationError, match="rephrase add and update decisions only"):
+        mem.curate(prop.id, "reject", text="x", reason="no")
+    assert mem.store.get_proposal(prop.id).status == "pending"
+    assert mem.list() == []
+
+
+def test_an_update_can_be_rephrased(mem: Any) -> None:
+    first = mem.propose(
+        operation="add",
+        kind="code_pattern",
+        text="retry() retries twice.",
+        rationale="r",
+        evidence_refs=["retry.py"],
+    )
+    old = mem.curate(first.id, "add").memory_id
+    update = mem.propose(
+        operation="update",
+        kind="code_pattern",
+        text="It is three now I think, see the PR discussion for details.",
+        rationale="changed",
+        target_memory_id=old,
+        evidence_refs=["retry.py"],
+    )
+    change = mem.curate(update.id, "update", text="retry() retries three times.", reason="ok")
+    assert change.rewritten == ("text",)
+    assert mem.get(change.memory_id).text == "retry() retries three times."
+    assert [r.text for r in mem.list()] == ["retry() retries three times."]
+
+
+def test_the_command_line_rephrases_and_says_what_needs_it(tmp_path: Path) -> None:
+    (tmp_path / ".opencode").mkdir()
+    (tmp_path / ".opencode" / "opencode-swarm.json").write_text(
+        json.dumps({"memory": {"enabled": True}}), encoding="utf-8"
+    )
+    (tmp_path / "retry.py").write_text("x = 1\n", encoding="utf-8")
+    env = {k: os.environ[k] for k in ("PATH", "SWARMMEM_NO_EXTENSIONS") if k in os.environ}
+
+    def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "swarmmem", *args],
+            cwd=tmp_path,
+            env=env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    proposed = cli(
+        "propose", "--kind", "api_finding", "--text", "retry() retries 3x",
+        "--rationale", "r", "--evidence", "retry.py",
+    )  # fmt: skip
+    assert "needs rephrasing: kind api_finding cannot become durable memory" in proposed.stdout
+    prop_id = proposed.stdout.split("proposal_id: ")[1].split()[0]
+    done = cli(
+        "--json", "curate", prop_id, "add", "--kind", "code_pattern", "--text", "-",
+        stdin="retry() in retry.py retries a failed call three times.\n",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    change = json.loads(done.stdout)
+    assert change["rewritten"] == ["kind", "text"]
+    shown = json.loads(cli("--json", "show", change["memory_id"]).stdout)
+    assert shown["record"]["text"] == "retry() in retry.py retries a failed call three times."
