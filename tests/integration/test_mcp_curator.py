@@ -157,3 +157,36 @@ def test_a_server_started_in_a_subfolder_serves_its_project(
     names, stderr = serve(sub, user_config, tool_names)
     assert names == BASE_TOOLS, stderr
     assert not (sub / ".swarm").exists() and not (sub / ".opencode").exists()
+
+
+def test_a_granted_curator_rephrases_over_mcp(project: Path, user_config: Path) -> None:
+    with swarmmem.open(project, context={"session_id": "agent-2", "agent_role": "coder"}) as mem:
+        prop = mem.propose(
+            operation="add",
+            kind="api_finding",
+            text="I looked at db.py for a while and it seems x is always one " * 12,
+            rationale="found it",
+            evidence_refs=["db.py"],
+        )
+    set_grant(project, "curator")
+
+    async def decide(client: Client) -> Any:
+        listing = json.loads((await client.call_tool(PENDING, {})).content[0].text)
+        wrong = await client.call_tool(CURATE, {"proposalId": prop.id, "decision": "add"})
+        done = await client.call_tool(
+            CURATE,
+            {
+                "proposalId": prop.id,
+                "decision": "add",
+                "kind": "project_fact",
+                "text": "db.py sets x = 1.",
+            },
+        )
+        return listing, json.loads(wrong.content[0].text), json.loads(done.content[0].text)
+
+    (listing, wrong, done), _ = serve(project, user_config, decide, "--role", "curator")
+    assert listing["pending"][0]["id"] == prop.id
+    assert "durable fact kinds" in wrong["message"]
+    assert done["rewritten"] == ["kind", "text"]
+    with swarmmem.open(project) as mem:
+        assert mem.get(done["memory_id"]).text == "db.py sets x = 1."
