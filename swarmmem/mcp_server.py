@@ -399,9 +399,16 @@ OUTCOME_RESULT_SCHEMA = _result(
         "reflection_updated": _BOOLEAN,
         "reflection_entries": _COUNT,
         "reflection_error": {"type": ["string", "null"]},
+        "correction_proposal_id": {
+            "type": ["string", "null"],
+            "description": "The pending update proposal a correction was filed as.",
+        },
+        "correction_proposal_error": {"type": "string"},
     },
     "reflection_entries",
     "reflection_error",
+    "correction_proposal_id",
+    "correction_proposal_error",
 )
 
 

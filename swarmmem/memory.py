@@ -233,8 +233,12 @@ class Memory:
         return self._ready(startup=False).management.get(memory_id)
 
     def inspect(self, memory_id: str) -> dict[str, Any]:
-        """A memory with provenance, outcomes, Q history, relations and its audit events."""
-        return self._ready(startup=False).management.inspect(memory_id)
+        """A memory with provenance, outcomes, Q history, relations and its audit events; for
+        a proposal id (``prop_...``), the proposal, its proposer and age and its events."""
+        management = self._ready(startup=False).management
+        if isinstance(memory_id, str) and memory_id.startswith("prop_"):
+            return management.inspect_proposal(memory_id)
+        return management.inspect(memory_id)
 
     def forget(self, memory_id: str, *, reason: str, purge: bool = False) -> dict[str, Any]:
         """Tombstone a memory (audited); ``purge`` erases it and scrubs its text everywhere."""

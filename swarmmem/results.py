@@ -143,6 +143,11 @@ def proposal_details_json(prop: Any) -> dict[str, Any]:
         "evidence_refs": list(prop.evidence_refs) if prop is not None else [],
         "related_memory_ids": list(prop.related_memory_ids or ()) if prop is not None else [],
         "proposed_by": attrs.asdict(prop.proposed_by) if prop is not None else None,
+        "needs_rephrasing": (
+            rephrasing_needed(record)
+            if prop is not None and prop.operation in ("add", "update", "supersede")
+            else []
+        ),
     }
 
 

@@ -24,6 +24,7 @@ import attrs
 
 from swarmmem.core.model.codec import (
     outcome_event_to_dict,
+    proposal_to_dict,
     record_to_dict,
     reward_event_to_dict,
     source_to_dict,
@@ -34,6 +35,7 @@ from swarmmem.core.model.errors import (
     NotFoundError,
     ScopeError,
 )
+from swarmmem.core.model.formatting import age_text
 from swarmmem.core.model.ids import is_iso_datetime, iso_to_ms, normalize_text
 from swarmmem.core.model.records import (
     MEMORY_KINDS,
@@ -43,7 +45,9 @@ from swarmmem.core.model.records import (
     MemoryScope,
 )
 from swarmmem.core.model.semantics import PURGED, ListFilter, quotes, scope_key_of
+from swarmmem.core.recall.lexical import recallable
 from swarmmem.core.recall.scoring import LearningPolicy
+from swarmmem.core.writes.validation import rephrasing_needed
 from swarmmem.ports.storage import StorageProvider, StoredEvent
 from swarmmem.ports.vectors import VectorIndex
 
@@ -219,6 +223,7 @@ class ManagementService:
             r
             for r in self.store.list(flt)
             if query.state in ("all", memory_state(r, now_ms=now_ms, suppression=suppression))
+            and recallable(r)  # an outcome's question record is bookkeeping, not a memory
             and (tag is None or tag in {t.casefold() for t in r.tags})
             and (file is None or file in anchored_files(r))
             and _at_or_after(r.created_at, query.created_since)
@@ -240,6 +245,28 @@ class ManagementService:
         if record is None or scope_key_of(record.scope) not in allowed:
             raise NotFoundError(f"memory {memory_id} was not found")
         return record
+
+    def inspect_proposal(self, proposal_id: str) -> dict[str, Any]:
+        """A proposal of this context's scopes: what it proposes, who proposed it and when,
+        whether it needs rephrasing to become memory, and the audit events about it."""
+        proposal = self.store.get_proposal(proposal_id)
+        if proposal is None:
+            raise NotFoundError(f"proposal {proposal_id} was not found")
+        events = [event_json(e) for e in self.store.list_events() if e.target_id == proposal.id]
+        needs = (
+            rephrasing_needed(proposal.proposed_record)
+            if proposal.status == "pending" and proposal.operation in ("add", "update", "supersede")
+            else []
+        )
+        return {
+            "success": True,
+            "proposal_id": proposal.id,
+            "proposal": proposal_to_dict(proposal),
+            "proposed_by": attrs.asdict(proposal.proposed_by),
+            "age": age_text(proposal.created_at, self.now()),
+            "needs_rephrasing": needs,
+            "audit": events,
+        }
 
     def inspect(self, memory_id: str) -> dict[str, Any]:
         """The memory with its provenance, outcome events, Q history (its reward events),

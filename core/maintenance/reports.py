@@ -22,7 +22,7 @@ from swarmmem.core.learning.rewards import (
 )
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.events import RewardEvent
-from swarmmem.core.model.formatting import to_fixed
+from swarmmem.core.model.formatting import age_text, to_fixed
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import MemoryProposal, MemoryRecord
 from swarmmem.ports.storage import ListFilter, RecordKey, StorageProvider
@@ -221,7 +221,9 @@ def pending_report(
         "pending_count": len(pending),
         "rejected_count": len(rejected),
         "promotion_candidate_count": total,
-        "pending": [_proposal_entry(p) for p in pending[:limit]],
+        "pending": [
+            {**_proposal_entry(p), "age": age_text(p.created_at, now)} for p in pending[:limit]
+        ],
         "rejected": [_proposal_entry(p) for p in rejected[:limit]],
         "promotion_candidates": [_candidate_entry(r, counts.get(r.id, 0)) for r in candidates],
     }

@@ -22,3 +22,21 @@ def to_fixed(value: float, digits: int) -> str:
     if text.startswith("-") and not text.strip("-0."):
         text = text[1:]
     return text
+
+
+def age_text(then: str | None, now: str) -> str:
+    """How long ago ``then`` was, coarsely: ``just now``, ``12m``, ``5h``, ``3d`` (ISO times;
+    ``unknown`` when either cannot be read)."""
+    from swarmmem.core.model.ids import iso_to_ms
+
+    start, end = iso_to_ms(then), iso_to_ms(now)
+    if start is None or end is None:
+        return "unknown"
+    minutes = max(0, (end - start) // 60_000)
+    if minutes < 1:
+        return "just now"
+    if minutes < 60:
+        return f"{minutes}m"
+    if minutes < 48 * 60:
+        return f"{minutes // 60}h"
+    return f"{minutes // (24 * 60)}d"

@@ -22,6 +22,7 @@ from swarmmem.core.model.errors import (
     MemoryPiiRejectedError,
     MemoryValidationError,
     NotFoundError,
+    SwarmMemoryError,
 )
 from swarmmem.core.model.events import OutcomeEntry, OutcomeEvent
 from swarmmem.core.model.evidence import EVIDENCE_REF_PREFIX
@@ -168,8 +169,12 @@ class WriteService:
         related_memory_ids: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,
         confidence: float | None = None,
+        scope: MemoryScope | None = None,
     ) -> MemoryProposal:
         """Store a pending proposal (secrets redacted; a redacted proposal is auto-rejected).
+
+        ``scope`` (one of this context's) places the proposed record there instead of the
+        default write scope (a correction's update lands in its target's scope).
 
         Raises:
             MemoryValidationError: missing fields, missing evidence for durable kinds, etc.
@@ -237,7 +242,7 @@ class WriteService:
             record = create_record(
                 kind=kind,
                 text=clean_text,
-                scope=write_scope(stability, self.allowed_scopes),
+                scope=write_scope(stability, self.allowed_scopes, scope),
                 now=now,
                 tags=values["tags"] if isinstance(values["tags"], list) else None,
                 confidence=confidence,
@@ -506,6 +511,7 @@ class WriteService:
             )
             eid = event_id or str(uuid.uuid4())
             event = next((e for e in events if e.id == eid), None)
+            is_new = event is None
             if event is not None:
                 # a retry must repeat the event; its time stays the first sending's
                 same = attrs.evolve(entry, at=event.outcome.at) == event.outcome
@@ -523,7 +529,7 @@ class WriteService:
             if self.learn is not None:
                 self.learn(event)
         count = sum(1 for e in self.store.list_outcomes(record.id) if e.generation == generation)
-        return {
+        result: dict[str, Any] = {
             "success": True,
             "outcome_recorded": True,
             "event_id": eid,
@@ -531,6 +537,32 @@ class WriteService:
             "outcome": outcome,
             "outcomes": count,
         }
+        if correction is not None and question is None and is_new:
+            result.update(self._file_correction(record, correction, anchor_list, eid))
+        return result
+
+    def _file_correction(
+        self, record: MemoryRecord, correction: str, anchors: Sequence[Anchor], event_id: str
+    ) -> dict[str, Any]:
+        """A pending ``update`` proposal of ``record`` whose text is the correction, with the
+        outcome's anchors as evidence (else the memory's own source), naming the outcome event;
+        a correction that cannot be proposed is reported, never raised (the outcome stands)."""
+        evidence = list(dict.fromkeys(a.file for a in anchors)) or (
+            [record.source.locator] if record.source.locator else []
+        )
+        try:
+            prop = self.propose(
+                operation="update",
+                kind=record.kind,
+                text=correction,
+                rationale=f"Correction reported with outcome {event_id} on {record.id}.",
+                evidence_refs=evidence,
+                target_memory_id=record.id,
+                scope=record.scope,
+            )
+        except SwarmMemoryError as exc:
+            return {"correction_proposal_id": None, "correction_proposal_error": str(exc)}
+        return {"correction_proposal_id": prop.id}
 
     def _anchors(self, anchors: Sequence[Mapping[str, Any] | Anchor] | None) -> list[Anchor]:
         out: list[Anchor] = []

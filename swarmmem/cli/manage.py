@@ -63,10 +63,12 @@ def list_memories(state: State, memory_state: str, **filters: Any) -> None:
 @click.argument("memory_id")
 @command
 def show(state: State, memory_id: str) -> None:
-    """Show MEMORY_ID: text, provenance, outcomes, Q history, relations and audit events."""
+    """Show MEMORY_ID: text, provenance, outcomes, Q history, relations and audit events;
+    or a proposal (prop_...): what it proposes, who proposed it when, and its decision."""
     with state.open() as mem:
         details = mem.inspect(memory_id)
-    emit(state, details, render.memory_text)
+    text = render.proposal_show_text if "proposal" in details else render.memory_text
+    emit(state, details, text)
 
 
 @main.command()

@@ -113,7 +113,15 @@ def curate_text(data: Data) -> str:
 
 def outcome_text(data: Data) -> str:
     """The line confirming a recorded outcome."""
-    return f"Recorded {data['outcome']} for {data['memory_id']} ({data['outcomes']} outcome(s))"
+    line = f"Recorded {data['outcome']} for {data['memory_id']} ({data['outcomes']} outcome(s))"
+    if data.get("correction_proposal_id"):
+        line += (
+            f"\nFiled the correction as proposal {data['correction_proposal_id']} "
+            "(update, pending a curator)."
+        )
+    elif data.get("correction_proposal_error"):
+        line += f"\nThe correction was not proposed: {data['correction_proposal_error']}"
+    return line
 
 
 def verdict_text(data: Data) -> str:
@@ -368,12 +376,50 @@ def pending_text(data: Data) -> str:
         lines += ["", "### Pending proposal details", ""]
         for entry in data["pending"]:
             lines.append(f"- `{entry['id']}` {entry['operation']} {entry['kind'] or ''}".rstrip())
+            lines.append(
+                f"  proposed by {proposer_text(entry['proposed_by'])}, {ago(entry['age'])}"
+            )
             if entry["text"]:
                 lines.append(f"  text: {entry['text']}")
             lines.append(f"  rationale: {entry['rationale']}")
             if entry["evidence_refs"]:
                 lines.append(f"  evidence: {', '.join(entry['evidence_refs'])}")
+            lines += [f"  needs rephrasing: {note}" for note in entry["needs_rephrasing"]]
         lines += ["", "Decide with `swarmmem curate <proposal_id> <decision>`."]
+    return "\n".join(lines)
+
+
+def ago(age: str) -> str:
+    """``5h`` -> ``5h ago``; ``just now`` and ``unknown`` stay as they are."""
+    return age if age in ("just now", "unknown") else f"{age} ago"
+
+
+def proposer_text(by: Mapping[str, Any] | None) -> str:
+    """``coder (session s-1)``: who proposed, as far as it is known."""
+    by = by or {}
+    who = by.get("agent_role") or by.get("agent_id") or "an unknown caller"
+    return f"{who} (session {by['run_id']})" if by.get("run_id") else str(who)
+
+
+def proposal_show_text(data: Data) -> str:
+    """``show`` of a proposal: what it proposes, who proposed it when, and its state."""
+    p = data["proposal"]
+    record = p.get("proposedRecord") or {}
+    lines = _heading(f"Swarm Memory Proposal {p['id']}")
+    lines.append(f"- Operation: `{p['operation']}`, status `{p['status']}`")
+    lines.append(f"- Proposed by {proposer_text(data['proposed_by'])}, {ago(data['age'])}")
+    if record:
+        lines.append(f"- Kind: `{record.get('kind')}`")
+        lines.append(f"- Text: {record.get('text')}")
+    if p.get("targetMemoryId"):
+        lines.append(f"- Target: `{p['targetMemoryId']}`")
+    lines.append(f"- Rationale: {p['rationale']}")
+    if p.get("evidenceRefs"):
+        lines.append(f"- Evidence: {', '.join(p['evidenceRefs'])}")
+    lines += [f"- Needs rephrasing: {note}" for note in data["needs_rephrasing"]]
+    if p.get("rejectionReason"):
+        lines.append(f"- Rejection reason: {p['rejectionReason']}")
+    lines.append(f"- Audit events: {len(data['audit'])}")
     return "\n".join(lines)
 
 

@@ -231,14 +231,22 @@ def test_agent_and_curator_loop_through_the_cli(project: Path) -> None:
     assert recorded["memory_id"] == proposal["memory_id"]
     assert recorded["outcome"] == "corrected"
     assert recorded["outcomes"] == 1
+    correction = recorded["correction_proposal_id"]  # the correction waits for a curator
 
     question = cli(project, "outcome", "--question", "Which formatter?", "--outcome", "useful")
     assert question.exit_code == 0
     assert question.stdout.startswith("Recorded useful for mem_")
 
     after = as_json(cli(project, "pending", "--json"))
-    assert after["pending_count"] == 0
-    assert after["pending"] == []
+    assert after["pending_count"] == 1
+    (filed,) = after["pending"]
+    assert (filed["id"], filed["operation"], filed["target"]) == (
+        correction,
+        "update",
+        proposal["memory_id"],
+    )
+    assert filed["text"] == "Run ruff format and ruff check --fix."
+    assert filed["evidence_refs"] == ["pyproject.toml"]
 
 
 def test_secret_proposal_is_rejected_with_exit_1_and_listed_with_its_reason(project: Path) -> None:

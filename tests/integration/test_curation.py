@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import swarmmem
-from swarmmem.core.model.errors import MemoryValidationError
+from swarmmem.core.model.errors import MemoryValidationError, NotFoundError
 from swarmmem.results import proposal_json
 
 PROVIDERS = ["memory", "local-jsonl", "sqlite", "postgres"]
@@ -173,3 +173,71 @@ def test_the_command_line_rephrases_and_says_what_needs_it(tmp_path: Path) -> No
     assert change["rewritten"] == ["kind", "text"]
     shown = json.loads(cli("--json", "show", change["memory_id"]).stdout)
     assert shown["record"]["text"] == "retry() in retry.py retries a failed call three times."
+
+
+def _memory(mem: Any, text: str = "retry() retries twice.") -> str:
+    prop = mem.propose(
+        operation="add",
+        kind="code_pattern",
+        text=text,
+        rationale="r",
+        evidence_refs=["retry.py"],
+    )
+    return str(mem.curate(prop.id, "add").memory_id)
+
+
+def test_pending_names_the_proposer_and_age_and_show_takes_proposal_ids(mem: Any) -> None:
+    prop = mem.propose(
+        operation="add", kind="api_finding", text="x", rationale="r", evidence_refs=["retry.py"]
+    )
+    (entry,) = mem.pending()["pending"]
+    assert entry["id"] == prop.id and entry["age"] == "just now"
+    details = mem.inspect(prop.id)
+    assert details["proposal"]["id"] == prop.id
+    assert details["proposed_by"] == {"agent_role": "coder", "agent_id": None, "run_id": "s1"}
+    assert details["needs_rephrasing"][0].startswith("kind api_finding")
+    assert [e["operation"] for e in details["audit"]] == ["proposal"]
+    with pytest.raises(NotFoundError):
+        mem.inspect("prop_0123456789abcdef")
+
+
+def test_a_correction_becomes_a_pending_update_proposal(mem: Any) -> None:
+    memory_id = _memory(mem)
+    result = mem.record_outcome(
+        memory_id=memory_id,
+        outcome="corrected",
+        correction="retry() retries three times since v2.",
+        anchors=[{"file": "retry.py", "symbol": "retry"}],
+        event_id="ev-1",
+    )
+    prop = mem.store.get_proposal(result["correction_proposal_id"])
+    assert (prop.operation, prop.status, prop.target_memory_id) == ("update", "pending", memory_id)
+    assert prop.proposed_record.text == "retry() retries three times since v2."
+    assert prop.evidence_refs == ("retry.py",)
+    assert "ev-1" in prop.rationale
+    # a retry of the same outcome files nothing new; the wrong text is recalled until decided
+    again = mem.record_outcome(
+        memory_id=memory_id,
+        outcome="corrected",
+        correction="retry() retries three times since v2.",
+        anchors=[{"file": "retry.py", "symbol": "retry"}],
+        event_id="ev-1",
+    )
+    assert "correction_proposal_id" not in again
+    assert len(mem.store.list_proposals("pending")) == 1
+    change = mem.curate(prop.id, "update", reason="confirmed")
+    assert mem.get(change.memory_id).text == "retry() retries three times since v2."
+    # without anchors the memory's own source backs the correction
+    other = mem.record_outcome(
+        memory_id=change.memory_id, outcome="corrected", correction="retry() retries 4 times."
+    )
+    assert mem.store.get_proposal(other["correction_proposal_id"]).evidence_refs == ("retry.py",)
+
+
+def test_question_outcomes_file_nothing_and_stay_out_of_list_and_recall(mem: Any) -> None:
+    _memory(mem)
+    result = mem.record_outcome(question="how often does retry retry?", outcome="useful")
+    assert "correction_proposal_id" not in result
+    assert [r.kind for r in mem.list()] == ["code_pattern"]
+    recalled = mem.recall("how often does retry retry")
+    assert all(i.record.kind == "code_pattern" for i in recalled.items)

@@ -290,7 +290,8 @@ class TestForget:
             mem.recall(f"is it true that {SECRET.lower()}?")
             mem.recall("who issues tokens")
             result = mem.forget(memory_id, reason="leaked a rotation schedule", purge=True)
-            assert result["scrubbed"] == {"proposals": 1, "outcomes": 1, "recallUsage": 1}
+            # the fact's own proposal and the proposal the quoting correction filed
+            assert result["scrubbed"] == {"proposals": 2, "outcomes": 1, "recallUsage": 1}
             with pytest.raises(NotFoundError):
                 mem.get(memory_id)
             assert memory_id not in ids(mem.list(state="all"))
