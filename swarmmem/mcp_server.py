@@ -380,6 +380,18 @@ PROPOSE_RESULT_SCHEMA = _result(
             "description": "Why a curator must rephrase it before it can become memory "
             "(a non-durable kind, a text over 500 characters); empty when it can be approved.",
         },
+        "similar": {
+            "type": "array",
+            "items": _result(
+                "similar memory", {"memory_id": _MEMORY_ID, "score": {"type": "number"}}
+            ),
+            "description": "Active memories this proposal resembles (token overlap), best first.",
+        },
+        "duplicate_of": {
+            "type": ["string", "null"],
+            "description": "The active memory or pending proposal that already holds exactly "
+            "this memory (the proposal was then closed).",
+        },
         "message": _STRING,
     },
 )

@@ -98,10 +98,22 @@ def proposal_json(proposal: MemoryProposal, *, with_proposal: bool = True) -> di
         if accepted and proposal.operation in ("add", "update", "supersede")
         else []
     )
+    data["similar"] = similar_of(proposal)
+    data["duplicate_of"] = proposal.metadata.get("duplicateOf")
     if with_proposal:
         data["proposal"] = proposal_to_dict(proposal)
     data["message"] = PROPOSAL_MESSAGES[accepted]
     return data
+
+
+def similar_of(proposal: Any) -> list[dict[str, Any]]:
+    """The active memories a proposal resembles: ``[{"memory_id", "score"}]``, best first."""
+    found = proposal.metadata.get("similar") if proposal is not None else None
+    return [
+        {"memory_id": item.get("memoryId"), "score": item.get("score")}
+        for item in found or ()
+        if isinstance(item, dict)
+    ]
 
 
 def disabled_result(message: str = DISABLED_MESSAGE) -> dict[str, Any]:
@@ -143,6 +155,7 @@ def proposal_details_json(prop: Any) -> dict[str, Any]:
         "evidence_refs": list(prop.evidence_refs) if prop is not None else [],
         "related_memory_ids": list(prop.related_memory_ids or ()) if prop is not None else [],
         "proposed_by": attrs.asdict(prop.proposed_by) if prop is not None else None,
+        "similar": similar_of(prop),
         "needs_rephrasing": (
             rephrasing_needed(record)
             if prop is not None and prop.operation in ("add", "update", "supersede")

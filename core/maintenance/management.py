@@ -265,6 +265,11 @@ class ManagementService:
             "proposed_by": attrs.asdict(proposal.proposed_by),
             "age": age_text(proposal.created_at, self.now()),
             "needs_rephrasing": needs,
+            "similar": [
+                {"memory_id": item.get("memoryId"), "score": item.get("score")}
+                for item in proposal.metadata.get("similar") or ()
+                if isinstance(item, dict)
+            ],
             "audit": events,
         }
 

@@ -60,6 +60,7 @@ from swarmmem.core.writes.proposals import (
     source_from_evidence,
 )
 from swarmmem.core.writes.redaction import redact_fields, redaction_rejection_reason
+from swarmmem.core.writes.similar import similar_memories
 from swarmmem.core.writes.validation import check_sentinels, validate_record
 from swarmmem.ports.clock import Clock
 from swarmmem.ports.detectors import PiiDetector, PiiFindings, SecretDetector
@@ -293,7 +294,49 @@ class WriteService:
                 reviewed_at=created_at,
                 rejection_reason=redaction_rejection_reason(redacted.changed),
             )
+        elif record is not None:
+            proposal = self._with_duplicates(proposal, record, created_at)
         return self._create_unique(proposal, created_at, proposer, id_text)
+
+    def _with_duplicates(
+        self, proposal: MemoryProposal, record: MemoryRecord, created_at: str
+    ) -> MemoryProposal:
+        """``proposal`` with the active memories it resembles (``metadata.similar``); closed at
+        once, naming the original, when an active memory already holds exactly its record
+        (same scope, kind and text) or a pending proposal proposes it with the same evidence."""
+        keys = [s.key for s in self.allowed_scopes]
+        similar = similar_memories(self.store, record, scope_keys=keys, now=created_at)
+        metadata = dict(proposal.metadata)
+        if similar:
+            metadata["similar"] = [{"memoryId": i, "score": score} for i, score in similar]
+        existing = self.store.get(record.id)
+        duplicate: str | None = None
+        if existing is not None and existing.active and existing.scope.key in keys:
+            duplicate = existing.id
+            metadata["similar"] = [{"memoryId": existing.id, "score": 1.0}, *similar]
+        elif proposal.operation == "add":
+            duplicate = next(
+                (
+                    p.id
+                    for p in self.store.list_proposals("pending")
+                    if p.proposed_record is not None
+                    and p.proposed_record.id == record.id
+                    and p.evidence_refs == proposal.evidence_refs
+                ),
+                None,
+            )
+        proposal = attrs.evolve(proposal, metadata=metadata)
+        if duplicate is None or proposal.operation != "add":
+            return proposal
+        metadata["duplicateOf"] = duplicate
+        return attrs.evolve(
+            proposal,
+            metadata=metadata,
+            status="rejected",
+            reviewer="auto_policy",
+            reviewed_at=created_at,
+            rejection_reason=f"duplicate: {duplicate} already holds this memory",
+        )
 
     def _create_unique(
         self, proposal: MemoryProposal, created_at: str, proposer: str, id_text: str

@@ -22,6 +22,7 @@ from swarmmem.core.maintenance.reports import (
     render_stale,
     render_value_log,
 )
+from swarmmem.core.model.formatting import to_fixed
 from swarmmem.results import bundle_json as bundle_json
 from swarmmem.results import curate_json as curate_json
 from swarmmem.results import pending_json as pending_json
@@ -101,7 +102,14 @@ def proposal_text(data: Data) -> str:
     if data["rejection_reason"]:
         lines.append(f"rejection_reason: {data['rejection_reason']}")
     lines += [f"needs rephrasing: {note}" for note in data.get("needs_rephrasing") or ()]
+    lines += [similar_line(data.get("similar") or [])] if data.get("similar") else []
     return "\n".join(lines)
+
+
+def similar_line(similar: list[Mapping[str, Any]]) -> str:
+    """``similar to: mem_a (0.82), mem_b (0.55)``."""
+    shown = ", ".join(f"{s['memory_id']} ({to_fixed(s['score'], 2)})" for s in similar)
+    return f"similar to: {shown}"
 
 
 def curate_text(data: Data) -> str:
@@ -385,6 +393,8 @@ def pending_text(data: Data) -> str:
             if entry["evidence_refs"]:
                 lines.append(f"  evidence: {', '.join(entry['evidence_refs'])}")
             lines += [f"  needs rephrasing: {note}" for note in entry["needs_rephrasing"]]
+            if entry["similar"]:
+                lines.append(f"  {similar_line(entry['similar'])}")
         lines += ["", "Decide with `swarmmem curate <proposal_id> <decision>`."]
     return "\n".join(lines)
 
@@ -417,6 +427,8 @@ def proposal_show_text(data: Data) -> str:
     if p.get("evidenceRefs"):
         lines.append(f"- Evidence: {', '.join(p['evidenceRefs'])}")
     lines += [f"- Needs rephrasing: {note}" for note in data["needs_rephrasing"]]
+    if data.get("similar"):
+        lines.append(f"- {similar_line(data['similar']).capitalize()}")
     if p.get("rejectionReason"):
         lines.append(f"- Rejection reason: {p['rejectionReason']}")
     lines.append(f"- Audit events: {len(data['audit'])}")

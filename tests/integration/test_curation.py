@@ -241,3 +241,49 @@ def test_question_outcomes_file_nothing_and_stay_out_of_list_and_recall(mem: Any
     assert [r.kind for r in mem.list()] == ["code_pattern"]
     recalled = mem.recall("how often does retry retry")
     assert all(i.record.kind == "code_pattern" for i in recalled.items)
+
+
+def test_similar_memories_and_exact_duplicates_are_seen_at_propose_time(mem: Any) -> None:
+    original = _memory(mem, "retry() in retry.py retries a failed request three times.")
+    near = mem.propose(
+        operation="add",
+        kind="code_pattern",
+        text="retry() in retry.py retries a failed request up to three times.",
+        rationale="r",
+        evidence_refs=["retry.py"],
+    )
+    result = proposal_json(near)
+    assert result["status"] == "pending" and result["duplicate_of"] is None
+    assert [s["memory_id"] for s in result["similar"]] == [original]
+    assert 0.5 <= result["similar"][0]["score"] < 1
+    assert mem.pending()["pending"][0]["id"] == near.id
+    assert mem.inspect(near.id)["similar"] == result["similar"]
+    unrelated = mem.propose(
+        operation="add",
+        kind="code_pattern",
+        text="Logging goes through structlog with JSON output.",
+        rationale="r",
+        evidence_refs=["retry.py"],
+    )
+    assert proposal_json(unrelated)["similar"] == []
+
+    same = mem.propose(
+        operation="add",
+        kind="code_pattern",
+        text="retry() in retry.py retries a failed request three times.",
+        rationale="again",
+        evidence_refs=["retry.py"],
+    )
+    answer = proposal_json(same)
+    assert (answer["status"], answer["duplicate_of"]) == ("rejected", original)
+    assert original in answer["rejection_reason"]
+    # the same proposal filed twice (two sessions, say) waits for review once
+    again = mem.propose(
+        operation="add",
+        kind="code_pattern",
+        text="retry() in retry.py retries a failed request up to three times.",
+        rationale="from another session",
+        evidence_refs=["retry.py"],
+    )
+    assert proposal_json(again)["duplicate_of"] == near.id
+    assert {p.id for p in mem.store.list_proposals("pending")} == {near.id, unrelated.id}

@@ -203,9 +203,11 @@ def test_propose_curate_recall_outcome_loop(tmp_path: Path) -> None:
         "memory_id",
         "rejection_reason",
         "needs_rephrasing",
+        "similar",
+        "duplicate_of",
         "message",
     }
-    assert proposal["needs_rephrasing"] == []
+    assert proposal["needs_rephrasing"] == [] and proposal["similar"] == []
     assert proposal["success"] is True
     assert proposal["status"] == "pending"
     assert proposal["operation"] == "add"
