@@ -1,9 +1,10 @@
-"""Evidence store port: raw documents kept out of memory and cited by ref."""
+"""Evidence ports: raw documents kept out of memory and cited by ref (:class:`EvidenceStore`),
+and the project files a memory cites, checked and fingerprinted (:class:`SourceChecker`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Protocol, runtime_checkable
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from swarmmem.core.model.evidence import EvidenceDocument, EvidenceReport, EvidenceRetention
 
@@ -61,4 +62,39 @@ class EvidenceStore(Protocol):
 
     def check(self) -> EvidenceReport:
         """Scan everything stored: readable documents, damaged entries and size."""
+        ...
+
+
+@runtime_checkable
+class SourceChecker(Protocol):
+    """**Protocol:** evidence refs checked against the project's files, and memories' cited
+    files compared with what they were when the memory was written.
+
+    Obligations:
+
+    * ``check(refs)`` returns one sentence per ref that does not hold, naming it (empty when
+      all hold): a file ref (``path``, ``path:LINE``, ``path:START-END``, ``path#symbol``)
+      must name a regular file inside the project root that git does not ignore, its lines
+      must exist and its symbol occur in it; a commit must exist in the repository (when git
+      and a repository are there); URLs, ``manual:`` notes and ``evidence-cache:`` refs pass
+      here (the evidence cache checks its own refs). Nothing is written.
+    * ``fingerprints(refs)`` returns, for each file ref, a JSON-ready fingerprint of the file
+      as it is now (content digest, size, modification time; the digest of the symbol's
+      lines when a symbol is cited); other refs give none.
+    * ``status(fingerprints)`` compares stored fingerprints with the files now: ``missing``
+      when a fingerprinted file is gone, else ``changed`` when a digest differs, else
+      ``fresh``; ``unverified`` when there is no fingerprint. It reads a file only when its
+      size or modification time moved, and never raises.
+    """
+
+    def check(self, refs: Sequence[str]) -> list[str]:
+        """The refs that do not hold, each in a sentence naming it."""
+        ...
+
+    def fingerprints(self, refs: Sequence[str]) -> list[dict[str, Any]]:
+        """Fingerprints of the file refs, as they are now."""
+        ...
+
+    def status(self, fingerprints: Sequence[Mapping[str, Any]]) -> str:
+        """``fresh``, ``changed``, ``missing`` or ``unverified``."""
         ...

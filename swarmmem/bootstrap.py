@@ -35,10 +35,10 @@ from swarmmem.core.recall.hybrid import DenseParts, HybridSettings
 from swarmmem.core.recall.injection import InjectionService, InjectionSettings
 from swarmmem.core.recall.pipeline import RecallConfig
 from swarmmem.core.recall.scoring import LearningPolicy
-from swarmmem.core.recall.service import RecallDefaults, RecallService
+from swarmmem.core.recall.service import EvidencePolicy, RecallDefaults, RecallService
 from swarmmem.core.writes.service import WritePolicy, WriteService
 from swarmmem.ports.clock import Clock, SystemClock
-from swarmmem.ports.evidence import EvidenceStore
+from swarmmem.ports.evidence import EvidenceStore, SourceChecker
 from swarmmem.ports.files import LessonFiles, RunLog
 from swarmmem.ports.storage import StorageProvider
 from swarmmem.registry import KINDS, create, resolve
@@ -493,7 +493,28 @@ class Runtime:
             redact=self.secrets.redact,
             defaults=self.recall_defaults(),
             resolve_profile=self.resolve_profile,
+            evidence=self.evidence_policy(),
         )
+
+    @cached_property
+    def sources(self) -> SourceChecker:
+        """The project's files as evidence (checks, fingerprints, freshness)."""
+        return create("file", "sources", root=self.root)  # type: ignore[no-any-return]
+
+    def evidence_policy(self) -> EvidencePolicy | None:
+        """Freshness at recall time (``evidence.freshness``), or ``None`` when off."""
+        ev = self.config["evidence"]
+        if not ev["freshness"]:
+            return None
+        return EvidencePolicy(status=self.evidence_status, inject_missing=bool(ev["injectMissing"]))
+
+    def evidence_status(self, metadata: Mapping[str, Any]) -> str:
+        """The status of the files a memory's stored fingerprints name (``unverified`` when it
+        has none)."""
+        stored = metadata.get("evidenceFingerprints")
+        if not isinstance(stored, list):
+            return "unverified"
+        return self.sources.status([fp for fp in stored if isinstance(fp, Mapping)])
 
     @cached_property
     def writes(self) -> WriteService:
@@ -515,6 +536,7 @@ class Runtime:
             pii=self.pii,
             policy=self.write_policy(),
             known_evidence=self.evidence.__contains__,
+            sources=self.sources if self.config["evidence"]["verify"] else None,
             learn=learn,
             written=self.embeddings.embed,
         )
@@ -590,6 +612,7 @@ class Runtime:
             policy=self.learning_settings(),
             lessons=self.lessons,
             vectors=self.write_vectors,
+            evidence_status=self.evidence_status if self.config["evidence"]["freshness"] else None,
         )
 
     @cached_property

@@ -162,6 +162,9 @@ SCHEMA: dict[str, tuple[Any, Check]] = {
     "maintenance.autoCompactEveryNRecalls": (0, _num(0, 1_000_000, integer=True)),
     "audit.keyFile": (None, _opt_str),
     "evidence.cache_max_bytes": (None, _optional(_num(1, INF, integer=True))),
+    "evidence.verify": (True, _bool),
+    "evidence.freshness": (True, _bool),
+    "evidence.injectMissing": (False, _bool),
     "evidence.cache_max_records": (None, _optional(_num(1, INF, integer=True))),
 }
 

@@ -58,7 +58,15 @@ def _project(tmp: Path) -> Path:
     (root / ".git" / "config").write_text(
         '[remote "origin"]\n\turl = https://example.com/acme/shop-api.git\n', encoding="utf-8"
     )
-    (root / "pyproject.toml").write_text('[project]\nname = "shop-api"\n', encoding="utf-8")
+    files = {
+        "pyproject.toml": '[project]\nname = "shop-api"\n',
+        "src/db/migrations/README.md": "Migrations: alembic upgrade head.\n",
+        "tests/test_upload.py": "def test_upload():\n    assert True\n",
+        "docs/deploy.md": "# Deploying\n",
+    }
+    for name, text in files.items():  # the files the demo's proposals cite
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
     (root / ".opencode").mkdir()
     (root / ".opencode" / "opencode-swarm.json").write_text(
         json.dumps({"memory": {"enabled": True}}, indent=2), encoding="utf-8"

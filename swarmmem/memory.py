@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from swarmmem.bootstrap import Runtime
+from swarmmem.core.maintenance.evidence import verification_proposals
 from swarmmem.core.maintenance.management import MemoryQuery
 from swarmmem.core.model.errors import MemoryDisabledError
 from swarmmem.core.model.records import (
@@ -282,8 +283,38 @@ class Memory:
         return self._ready(startup=False).maintenance.recall_log(limit)
 
     def stale(self, limit: int | str | None = None) -> dict[str, Any]:
-        """Expired scratch, tombstones, superseded chains, dead-anchor, low-utility, low-Q."""
+        """Expired scratch, tombstones, superseded chains, dead-anchor, low-utility, low-Q, and
+        memories whose cited files changed or are gone."""
         return self._ready(startup=False).maintenance.stale(limit)
+
+    def verify(self, *, propose: bool = False, limit: int | str | None = None) -> dict[str, Any]:
+        """The memories whose cited files changed or are gone; with ``propose``, an ``update``
+        (changed) or ``delete`` (gone) proposal for each that no pending proposal targets yet
+        (never a write to memory itself)."""
+        rt = self._ready(startup=False)
+        report: dict[str, Any] = {"success": True, **rt.maintenance.verify(limit)}
+        filed: builtins.list[dict[str, Any]] = []
+        if propose:
+            targets = {
+                p.target_memory_id
+                for p in rt.scoped_store.list_proposals("pending")
+                if p.target_memory_id
+            }
+            records = builtins.list(rt.scoped_store.iter_all_records())
+            for args in verification_proposals(
+                records, rt.evidence_status, pending_targets=targets
+            ):
+                prop = rt.writes.propose(**args)
+                filed.append(
+                    {
+                        "proposal_id": prop.id,
+                        "operation": prop.operation,
+                        "memory_id": args["target_memory_id"],
+                        "status": prop.status,
+                    }
+                )
+        report["proposals"] = filed
+        return report
 
     def compact(self, confirm: bool = False) -> dict[str, Any]:
         """Remove tombstones, superseded and expired scratch (a dry run unless ``confirm``)."""

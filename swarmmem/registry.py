@@ -51,6 +51,7 @@ REGISTRY: dict[str, dict[str, tuple[str, str | None]]] = {
     "file": {
         "run-log": ("swarmmem.adapters.files.runlog:JsonlRunLog", None),
         "hook-state": ("swarmmem.adapters.files.hookstate:SessionStateFile", None),
+        "sources": ("swarmmem.adapters.files.sources:RepositorySources", None),
         "lessons": ("swarmmem.adapters.files.lessons:LessonFiles", None),
         "evidence": ("swarmmem.adapters.files.evidence_cache:EvidenceCache", None),
     },

@@ -49,6 +49,11 @@ def bundle_json(bundle: RecallBundle) -> dict[str, Any]:
                 "reason": item.reason,
                 "text": item.record.text,
                 **(
+                    {"evidence": {"status": item.evidence_status}}
+                    if item.evidence_status is not None
+                    else {}
+                ),
+                **(
                     {
                         "relation": {
                             "type": item.relation.type,

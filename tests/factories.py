@@ -237,6 +237,26 @@ def learning_gateway(
 # --- the Memory facade -----------------------------------------------------------------------
 
 
+def cite(root: Path | str, *refs: str) -> None:
+    """Create the project files that evidence ``refs`` name under ``root`` (proposals must
+    cite files that exist): enough lines for a ``:LINE`` ref and the symbol of a ``#symbol``
+    one. URLs, commits, ``manual:`` and ``evidence-cache:`` refs need nothing."""
+    from swarmmem.adapters.files.sources import parse_file_ref
+
+    for ref in refs:
+        parsed = parse_file_ref(ref)
+        if parsed is None:
+            continue
+        path = Path(root) / parsed.path
+        if path.exists():
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lines = [f"# {parsed.path}"] + [f"line {i}" for i in range(2, (parsed.end or 1) + 1)]
+        if parsed.symbol:
+            lines.append(f"def {parsed.symbol.rsplit('.', 1)[-1]}(): ...")
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def propose_fact(
     mem: Any,
     text: str,
@@ -246,7 +266,9 @@ def propose_fact(
     rationale: str = "r",
     **extra: Any,
 ) -> Any:
-    """``mem.propose`` an ``add`` of ``text`` citing one evidence ref; return the proposal."""
+    """``mem.propose`` an ``add`` of ``text`` citing one evidence ref (created when it is a
+    missing project file, see :func:`cite`); return the proposal."""
+    cite(mem.root, evidence)
     return mem.propose(
         operation="add",
         kind=kind,

@@ -45,6 +45,8 @@ STALE_SECTIONS: tuple[tuple[str, str, str], ...] = (
     ("structurally_stale", "Structurally stale memories", " (all anchors dead; retained)"),
     ("low_utility", "Low-utility memories", ""),
     ("low_learned_utility", "Low-learned-utility memories", " (suppressed by q-value)"),
+    ("evidence_changed", "Memories whose cited files changed", " (swarmmem verify --propose)"),
+    ("evidence_missing", "Memories whose cited files are gone", " (not injected)"),
 )
 #: The label of each count a report summarises under its title.
 _SUMMARY_LABELS: dict[str, str] = {
@@ -454,8 +456,11 @@ def stale_report(
     policy: LearningSettings | None = None,
     limit: int = DEFAULT_LIMIT,
     dead_anchor_ids: Iterable[str] = (),
+    evidence: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Expired scratch, tombstones, superseded chains, dead-anchor, low-utility and low-Q memories.
+    """Expired scratch, tombstones, superseded chains, dead-anchor, low-utility and low-Q memories,
+    and (from ``evidence``, an :func:`~swarmmem.core.maintenance.evidence.evidence_report`)
+    those whose cited files changed or are gone.
 
     ``dead_anchor_ids`` come from the reflection digest (``deadAnchorMemoryIds``); those
     memories are listed and retained.
@@ -528,6 +533,10 @@ def stale_report(
         if k.id not in ended
     ]
     sections["low_learned_utility"] = (len(low_q), _entries(store, low_q[:limit]))
+    for status in ("changed", "missing"):
+        sections[f"evidence_{status}"] = (
+            (int(evidence[f"{status}_count"]), list(evidence[status])) if evidence else (0, [])
+        )
 
     report: dict[str, Any] = {"limit": limit, "active_count": live_count}
     for name, (total, _items) in sections.items():

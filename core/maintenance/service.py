@@ -3,7 +3,7 @@ compaction, over one store with the project's learning settings."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -11,6 +11,8 @@ import attrs
 from swarmmem.core.learning.lessons import dead_anchor_ids
 from swarmmem.core.learning.rewards import LearningSettings
 from swarmmem.core.maintenance import reports
+from swarmmem.core.maintenance.evidence import evidence_report
+from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.ports.files import LessonFiles
 from swarmmem.ports.storage import StorageProvider
 from swarmmem.ports.vectors import VectorIndex
@@ -28,6 +30,8 @@ class MaintenanceService:
     policy: LearningSettings
     lessons: LessonFiles
     vectors: Callable[[], VectorIndex | None]
+    #: a memory's metadata -> the status of its cited files (``None``: not checked)
+    evidence_status: Callable[[Mapping[str, Any]], str] | None = None
 
     def _report(
         self, build: Callable[..., dict[str, Any]], limit: Limit, **extra: Any
@@ -49,7 +53,23 @@ class MaintenanceService:
     def stale(self, limit: Limit = None) -> dict[str, Any]:
         """Expired scratch, tombstones, superseded chains, dead-anchor, low-utility, low-Q."""
         dead = dead_anchor_ids(self.lessons)
-        return self._report(reports.stale_report, limit, policy=self.policy, dead_anchor_ids=dead)
+        evidence = self.verify(limit) if self.evidence_status is not None else None
+        return self._report(
+            reports.stale_report,
+            limit,
+            policy=self.policy,
+            dead_anchor_ids=dead,
+            evidence=evidence,
+        )
+
+    def verify(self, limit: Limit = None) -> dict[str, Any]:
+        """The active memories whose cited files changed or are gone (see
+        :func:`~swarmmem.core.maintenance.evidence.evidence_report`)."""
+        if self.evidence_status is None:
+            raise MemoryValidationError("evidence checks are off (evidence.freshness: false)")
+        return evidence_report(
+            self.store.iter_all_records(), self.evidence_status, limit=reports.parse_limit(limit)
+        )
 
     def compact(self, confirm: bool = False) -> dict[str, Any]:
         """Remove deleted tombstones, superseded records and expired scratch, and their

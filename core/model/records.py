@@ -422,6 +422,9 @@ class RecallItem:
     relation: Relation | None = None
     related_from: str | None = None
     explored: bool = False
+    #: whether the files the memory cites still match: ``fresh``, ``changed``, ``missing``
+    #: or ``unverified`` (``None``: not checked, as in the reference profile)
+    evidence_status: str | None = None
 
 
 @attrs.frozen(kw_only=True)

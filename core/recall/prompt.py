@@ -48,11 +48,14 @@ def format_item(item: RecallItem, generated_at: str, redact: Callable[[str], str
         f"  {redact(record.text)}",
     ]
     locator = record.source.locator
-    lines.append(
+    source = (
         f"  Source: {record.source.type} {redact(locator)}"
         if locator
         else f"  Source: {record.source.type}"
     )
+    if item.evidence_status is not None:
+        source += f" (evidence {item.evidence_status})"
+    lines.append(source)
     if item.relation is not None and item.related_from:
         lines.append(f"  Related via {item.relation.type} from {item.related_from}")
     return "\n".join(lines) + "\n"

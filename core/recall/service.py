@@ -40,6 +40,27 @@ ProfileResolver = Callable[[str | None], tuple[RecallConfig, DenseParts | None]]
 
 
 @attrs.frozen(kw_only=True)
+class EvidencePolicy:
+    """Freshness at recall time (``memory.evidence.*``): each returned item gets the status of
+    the files it cites (``status`` reads a record's stored fingerprints); an item whose file
+    went missing is left out of automatic injection unless ``inject_missing``, and ranked
+    after the others in a manual recall."""
+
+    status: Callable[[Any], str]
+    inject_missing: bool = False
+
+    def apply(self, items: Sequence[RecallItem], *, injection: bool) -> list[RecallItem]:
+        checked = [
+            attrs.evolve(item, evidence_status=self.status(item.record.metadata)) for item in items
+        ]
+        missing = [item for item in checked if item.evidence_status == "missing"]
+        kept = [item for item in checked if item.evidence_status != "missing"]
+        if injection and not self.inject_missing:
+            return kept
+        return kept + missing
+
+
+@attrs.frozen(kw_only=True)
 class RecallDefaults:
     """``memory.recall`` values a request falls back to (see the README configuration table)."""
 
@@ -157,6 +178,7 @@ class RecallService:
         redact: Callable[[str], str],
         defaults: RecallDefaults | None = None,
         resolve_profile: ProfileResolver | None = None,
+        evidence: EvidencePolicy | None = None,
     ) -> None:
         self.store = store
         self.context = context
@@ -165,6 +187,7 @@ class RecallService:
         self.redact = redact
         self.defaults = defaults or RecallDefaults()
         self._resolve = resolve_profile
+        self.evidence = evidence
         self.last_trace: RecallTrace | None = None
         self._said_read_only = False
 
@@ -246,9 +269,13 @@ class RecallService:
         result, self.last_trace = run_recall(
             self.store, request, now=to_iso(self.clock.now()), config=config, parts=parts
         )
+        items: Sequence[RecallItem] = result.items
+        checked = config.profile != "reference" and request.mode != "evaluation"
+        if self.evidence is not None and checked:
+            items = self.evidence.apply(items, injection=request.mode == "injection")
         bundle = assemble_bundle(
             request,
-            result.items,
+            items,
             result.diagnostics,
             generated_at=to_iso(self.clock.now()),
             redact=self.redact,

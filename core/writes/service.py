@@ -64,6 +64,7 @@ from swarmmem.core.writes.similar import similar_memories
 from swarmmem.core.writes.validation import check_sentinels, validate_record
 from swarmmem.ports.clock import Clock
 from swarmmem.ports.detectors import PiiDetector, PiiFindings, SecretDetector
+from swarmmem.ports.evidence import SourceChecker
 from swarmmem.ports.storage import StorageProvider
 
 log = logging.getLogger("swarmmem")
@@ -119,11 +120,13 @@ class WriteService:
         pii: PiiDetector | None = None,
         policy: WritePolicy | None = None,
         known_evidence: Callable[[str], bool] | None = None,
+        sources: SourceChecker | None = None,
         learn: Callable[[OutcomeEvent], object] | None = None,
         written: Callable[[Iterable[MemoryRecord]], object] | None = None,
     ) -> None:
         self.store = store
         self.known_evidence = known_evidence
+        self.sources = sources
         self.learn = learn
         self.written = written or (lambda records: None)
         self.context = context
@@ -266,6 +269,10 @@ class WriteService:
             raise MemoryValidationError(f"{operation} proposals require targetMemoryId")
         if operation == "merge" and (related is None or len(related) < 2):
             raise MemoryValidationError("merge proposals require relatedMemoryIds")
+        if self.sources is not None and not redacted.any_changed:
+            problems = self.sources.check(refs)  # the cited files, lines, symbols, commits
+            if problems:
+                raise MemoryValidationError("; ".join(problems))
         ctx = self.context
         proposer = ctx.agent_id or ctx.agent_role or ctx.session_id or "unknown"
         id_text = text if (operation in _NEEDS_RECORD and text) else f"{operation}:{target or ''}"
@@ -409,13 +416,20 @@ class WriteService:
         fields: dict[str, Any] = {"action": decision, "proposal_id": proposal_id, "reason": reason}
         if rewrite:
             fields["rewritten"] = tuple(sorted(k for k in rewrite if k in ("text", "kind", "tags")))
+        fingerprints = self._fingerprints(proposal.evidence_refs)
+        if fingerprints and record is not None and decision in ("add", "supersede"):
+            record = attrs.evolve(
+                record, metadata={**record.metadata, "evidenceFingerprints": fingerprints}
+            )
         if decision == "add":
             if rewrite and record is not None:
                 record = apply_patch(record, rewrite, now=to_iso(self.clock.now()))
             fields["memory"] = record
         elif decision == "update":
             fields["target_memory_id"] = proposal.target_memory_id
-            base_patch = {"text": record.text} if record else {}
+            base_patch: dict[str, Any] = {"text": record.text} if record else {}
+            if fingerprints:
+                base_patch["metadata"] = {"evidenceFingerprints": fingerprints}
             fields["patch"] = dict(patch) if patch else ({**base_patch, **rewrite} or None)
         elif decision == "delete":
             fields["target_memory_id"] = proposal.target_memory_id
@@ -428,6 +442,10 @@ class WriteService:
         written = [i for i in (change.memory_id, change.replacement_memory_id) if i]
         self.written(self.store.get_many(written).values())
         return change
+
+    def _fingerprints(self, refs: Sequence[str]) -> list[dict[str, Any]]:
+        """The cited files as they are now (none without a source checker)."""
+        return self.sources.fingerprints(refs) if self.sources is not None else []
 
     def _check_target_scope(self, memory_id: str | None) -> None:
         """A proposal's target must lie in this context's scopes (else it is not found)."""

@@ -18,12 +18,24 @@ from swarmmem.cli import (
     manage,
     memory,
     migrate,
+    review,
     serve,
     setup,
 )
 from swarmmem.cli.app import main
 
-COMMAND_MODULES = (setup, memory, manage, evidence, maintenance, data, migrate, serve, hooks)
+COMMAND_MODULES = (
+    setup,
+    memory,
+    manage,
+    evidence,
+    maintenance,
+    review,
+    data,
+    migrate,
+    serve,
+    hooks,
+)
 """The modules whose import attaches their commands to :data:`main`."""
 
 __all__ = ["COMMAND_MODULES", "main"]

@@ -112,3 +112,20 @@ def audit_verify(state: State) -> None:
             report = {"provider": store.name, **verify()}
     broken = report.get("supported") and not report.get("verified")
     emit(state, report, render.audit_text, ok=not broken)
+
+
+@main.command()
+@click.option(
+    "--propose", is_flag=True, help="File an update (changed) or delete (gone) proposal for each."
+)
+@limit_option("memories")
+@command
+def verify(state: State, propose: bool, limit: int) -> None:
+    """Memories whose cited files changed or are gone since they were written.
+
+    With --propose, each gets a pending proposal for the curator (an update that keeps the
+    text for a changed file, a delete for a missing one); memory itself is never changed.
+    """
+    with state.open() as mem:
+        report = mem.verify(propose=propose, limit=limit)
+    emit(state, report, render.verify_text)

@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from click.testing import CliRunner
+from factories import cite
 
 from swarmmem.cli import main
 
@@ -15,6 +16,7 @@ def _project(tmp_path: Path, provider: str = "sqlite") -> list[str]:
     (tmp_path / "cfg.json").write_text(
         json.dumps({"memory": {"enabled": True, "provider": provider}})
     )
+    cite(tmp_path, "pyproject.toml")
     return ["--root", str(tmp_path), "--config", str(tmp_path / "cfg.json")]
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from factories import cite
 
 import swarmmem
 from swarmmem.adapters.storage.sqlite_support import sqlite_module
@@ -19,6 +20,7 @@ KEY = "correct horse battery staple"
 
 
 def _write_some(root: Path) -> None:
+    cite(root, "BUILD.md")
     with swarmmem.open(root, config=ENABLED, context={"agent_role": "coder"}) as mem:
         for n in range(3):
             prop = mem.propose(

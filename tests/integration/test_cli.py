@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from factories import cite
 
 import swarmmem
 from swarmmem.cli import main
@@ -68,6 +69,7 @@ def project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     (root / ".opencode").mkdir(parents=True)
     write_config(root, {"memory": {"enabled": True}})
+    cite(root, "pyproject.toml", "docs/deploy.md")
     return root
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from factories import cite
 
 import swarmmem
 from swarmmem.cli import main
@@ -37,6 +38,7 @@ def project(tmp_path: Path) -> Path:
     root = tmp_path / "shop"
     root.mkdir()
     assert cli(root, "init").exit_code == 0
+    cite(root, "pyproject.toml")
     return root
 
 

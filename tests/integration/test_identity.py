@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 import pytest
 from click.testing import CliRunner, Result
-from factories import make_memory
+from factories import cite, make_memory
 
 import swarmmem
 from swarmmem.cli import main
@@ -40,6 +40,7 @@ def as_json(result: Result) -> dict[str, Any]:
 
 def make_project(folder: Path, db: Path, extra: dict[str, Any] | None = None) -> Path:
     (folder / ".opencode").mkdir(parents=True)
+    cite(folder, "pyproject.toml")
     memory = {"enabled": True, "sqlite": {"path": str(db)}, **(extra or {})}
     (folder / ".opencode" / "opencode-swarm.json").write_text(
         json.dumps({"memory": memory}), encoding="utf-8"

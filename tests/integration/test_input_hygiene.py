@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 import pytest
 from click.testing import CliRunner
-from factories import BASE_TIME, FixedClock
+from factories import BASE_TIME, FixedClock, cite
 
 import swarmmem
 from swarmmem.adapters.storage.sqlite_support import sqlite_module
@@ -33,6 +33,7 @@ LONE = "bad \ud800 text"
 
 @pytest.fixture
 def mem(tmp_path: Path) -> Any:
+    cite(tmp_path, "docs/release.md")
     with swarmmem.open(tmp_path, config=ENABLED, context={"session_id": "s1"}) as memory:
         yield memory
 
@@ -45,6 +46,7 @@ def _propose(mem: Any, **fields: Any) -> Any:
         "rationale": "team habit",
         "evidence_refs": ["docs/release.md"],
     }
+    cite(mem.root, "docs/release.md")
     return mem.propose(**{**base, **fields})
 
 

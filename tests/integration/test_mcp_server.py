@@ -17,6 +17,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
+from factories import cite
 from jsonschema import Draft202012Validator
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -48,6 +49,7 @@ def make_project(tmp_path: Path, memory: dict[str, Any] | None = None) -> Path:
     """A project folder whose .opencode/opencode-swarm.json holds ``memory``."""
     root = tmp_path / "project"
     (root / ".opencode").mkdir(parents=True)
+    cite(root, "pyproject.toml", "Makefile", "a.py", *(f"f{i}.py" for i in range(21)))
     section = {"enabled": True} if memory is None else memory
     (root / ".opencode" / "opencode-swarm.json").write_text(
         json.dumps({"memory": section}), encoding="utf-8"

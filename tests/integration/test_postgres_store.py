@@ -20,6 +20,7 @@ from factories import (
     OTHER_SCOPE,
     REPO_SCOPE,
     at,
+    cite,
     make_memory,
     make_proposal,
     open_store,
@@ -381,6 +382,7 @@ def test_hybrid_recall_through_the_facade_uses_pgvector(dsn: str, tmp_path: Path
         "postgres": {"dsn": dsn, "schema": schema_for(tmp_path / "facade")},
         "embeddings": {"enabled": True, "provider": "hashing", "dimension": 64},
     }
+    cite(tmp_path, "pyproject.toml")
     with swarmmem.open(tmp_path, config) as mem:
         prop = mem.propose(
             operation="add",

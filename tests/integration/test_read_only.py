@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from factories import cite
 
 import swarmmem
 from swarmmem.cli import main
@@ -60,6 +61,7 @@ def project(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     root.mkdir()
     assert CliRunner().invoke(main, ["--root", str(root), "init"]).exit_code == 0
+    cite(root, "ci/release.yml", "README.md")
     with swarmmem.open(root, context={"agent_role": "coder"}) as mem:
         prop = mem.propose(
             operation="add",

@@ -11,9 +11,11 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def test_python_example_runs(tmp_path: Path) -> None:
-    """The "Using it from Python" block runs in a fresh project and prints a prompt block."""
+    """The "Using it from Python" block runs in a fresh project (one with the pyproject.toml
+    it cites) and prints a prompt block."""
     block = re.search(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
     assert block is not None
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n", encoding="utf-8")
     result = run_python(block.group(1), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "## Retrieved Swarm Memory" in result.stdout

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from factories import curate_fact, propose_fact
+from factories import cite, curate_fact, propose_fact
 
 import swarmmem
 from swarmmem.adapters.storage.memory import InMemoryStore
@@ -185,6 +185,7 @@ def test_question_outcome_creates_evidence_record(mem) -> None:
 def test_task_output_ingestion(tmp_path: Path) -> None:
     """memoryProposals are accepted from anyone; curator decisions only from curators."""
     store = InMemoryStore()
+    cite(tmp_path, "pyproject.toml")
     output = "done.\n" + json.dumps(
         {
             "memoryProposals": [

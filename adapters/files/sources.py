@@ -1,0 +1,275 @@
+"""The project's files as evidence: refs checked at propose time, fingerprints taken when a
+memory is written, and compared at recall time (implements
+:class:`~swarmmem.ports.evidence.SourceChecker`).
+
+Ref forms: ``path``, ``path:LINE``, ``path:START-END``, ``path#symbol`` (and ``path:LINE#symbol``),
+a commit (7 to 40 hex digits), a URL, ``manual:<note>`` or ``evidence-cache:<id>``. A path is
+relative to the project root and must stay inside it. Git is asked (when the root is in a work
+tree) whether a file is ignored and whether a commit exists; without git those two checks are
+skipped. A file is read only when its size or modification time differ from what was seen.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+MAX_FILE_BYTES = 8 << 20
+"""A cited file larger than this is fingerprinted by size and time only (never read)."""
+RACY_NS = 2_000_000_000
+"""A file modified this recently (ns) may change again within the same clock tick without its
+size or time moving, so its digest is not trusted from the stat alone (as git does)."""
+
+_REF = re.compile(
+    r"^(?P<path>[^#]+?)(?::(?P<start>\d+)(?:-(?P<end>\d+))?)?(?:#(?P<symbol>[A-Za-z_][\w.]*))?$"
+)
+_COMMIT = re.compile(r"^[0-9a-fA-F]{7,40}$")
+_PASS_PREFIXES = ("http://", "https://", "manual:", "evidence-cache:")
+
+
+class FileRef:
+    """A parsed file ref."""
+
+    __slots__ = ("end", "path", "ref", "start", "symbol")
+
+    def __init__(self, ref: str, path: str, start: int | None, end: int | None, symbol: str | None):
+        self.ref, self.path, self.start, self.end, self.symbol = ref, path, start, end, symbol
+
+
+def parse_file_ref(ref: str) -> FileRef | None:
+    """The file ref in ``ref``, or ``None`` for URLs, notes, cache refs and commits."""
+    text = ref.strip()
+    if not text or text.lower().startswith(_PASS_PREFIXES) or _COMMIT.match(text):
+        return None
+    match = _REF.match(text)
+    if match is None:
+        return FileRef(text, text, None, None, None)
+    start = int(match["start"]) if match["start"] else None
+    end = int(match["end"]) if match["end"] else start
+    return FileRef(text, match["path"].strip(), start, end, match["symbol"])
+
+
+def symbol_lines(text: str, symbol: str) -> list[str]:
+    """The lines of ``text`` about ``symbol``: each line mentioning its last part as a whole
+    word, with the block indented under it (a definition's body); empty when it never occurs."""
+    name = re.escape(symbol.rsplit(".", 1)[-1])
+    pattern = re.compile(rf"(?<![\w]){name}(?![\w])")
+    lines = text.splitlines()
+    picked: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if not pattern.search(line):
+            continue
+        picked.append(line)
+        depth = len(line) - len(line.lstrip())
+        while i < len(lines) and (
+            not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > depth
+        ):
+            picked.append(lines[i])
+            i += 1
+    return picked
+
+
+def _digest(data: bytes | str) -> str:
+    raw = data.encode("utf-8", "replace") if isinstance(data, str) else data
+    return hashlib.sha256(raw).hexdigest()
+
+
+class RepositorySources:
+    """The files of the project at ``root``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root).resolve()
+        self._git: bool | None = None
+        self._seen: dict[str, tuple[int, int, str, dict[str, str]]] = {}
+        self._lock = threading.Lock()
+
+    # ---------------------------------------------------------------- git
+    def _in_git(self) -> bool:
+        if self._git is None:
+            self._git = self._run_git("rev-parse", "--is-inside-work-tree") == (0, "true")
+        return self._git
+
+    def _run_git(self, *args: str) -> tuple[int, str]:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(self.root), *args],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return 127, ""
+        return done.returncode, done.stdout.strip()
+
+    def _ignored(self, paths: Sequence[str]) -> set[str]:
+        if not paths or not self._in_git():
+            return set()
+        code, out = self._run_git("check-ignore", "--", *paths)
+        return set(out.splitlines()) if code == 0 else set()
+
+    # -------------------------------------------------------------- checks
+    def _resolve(self, path: str) -> Path | None:
+        """``path`` under the root, when it is relative and stays inside it."""
+        if os.path.isabs(path) or path.startswith("~"):
+            return None
+        full = (self.root / path).resolve()
+        try:
+            full.relative_to(self.root)
+        except ValueError:
+            return None
+        return full
+
+    def check(self, refs: Sequence[str]) -> list[str]:
+        problems: list[str] = []
+        files: list[tuple[FileRef, Path]] = []
+        for ref in refs:
+            text = ref.strip()
+            if _COMMIT.match(text):
+                if self._in_git() and self._run_git("cat-file", "-e", f"{text}^{{commit}}")[0]:
+                    problems.append(f"evidence {text!r} is not a commit of this repository")
+                continue
+            parsed = parse_file_ref(text)
+            if parsed is None:
+                continue
+            full = self._resolve(parsed.path)
+            if full is None:
+                problems.append(
+                    f"evidence {text!r} must be a path relative to the project root, inside it"
+                )
+                continue
+            try:
+                info = os.stat(full)
+            except OSError:
+                problems.append(
+                    f"evidence {text!r} names no file of the repository (paths are relative "
+                    "to the project root; a free-text note is written manual:<note>)"
+                )
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                problems.append(f"evidence {text!r} is not a regular file")
+                continue
+            files.append((parsed, full))
+        ignored = self._ignored([str(full.relative_to(self.root)) for _, full in files])
+        for parsed, full in files:
+            if str(full.relative_to(self.root)) in ignored:
+                problems.append(f"evidence {parsed.ref!r} is a file git ignores")
+                continue
+            if parsed.start is None and parsed.symbol is None:
+                continue
+            text = self._read_text(full)
+            if text is None:
+                problems.append(f"evidence {parsed.ref!r} cannot be read as text")
+                continue
+            count = len(text.splitlines())
+            if parsed.start is not None:
+                end = parsed.end or parsed.start
+                if not 1 <= parsed.start <= end <= count:
+                    cited = f"line {end}" if end == parsed.start else f"lines {parsed.start}-{end}"
+                    problems.append(
+                        f"evidence {parsed.ref!r} cites {cited}, but {parsed.path} has "
+                        f"{count} line{'s' if count != 1 else ''}"
+                    )
+            if parsed.symbol is not None and not symbol_lines(text, parsed.symbol):
+                problems.append(f"evidence {parsed.ref!r}: {parsed.symbol} does not occur in it")
+        return problems
+
+    @staticmethod
+    def _read_text(full: Path) -> str | None:
+        try:
+            if full.stat().st_size > MAX_FILE_BYTES:
+                return None
+            return full.read_bytes().decode("utf-8", "replace")
+        except OSError:
+            return None
+
+    # -------------------------------------------------------- fingerprints
+    def fingerprints(self, refs: Sequence[str]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for ref in refs:
+            parsed = parse_file_ref(ref)
+            full = self._resolve(parsed.path) if parsed is not None else None
+            if parsed is None or full is None:
+                continue
+            seen = self._observe(full, parsed.symbol)
+            if seen is None:
+                continue
+            size, mtime, digest, symbols = seen
+            entry: dict[str, Any] = {
+                "path": str(full.relative_to(self.root)),
+                "sha256": digest,
+                "size": size,
+                "mtimeNs": mtime,
+            }
+            if parsed.symbol is not None and parsed.symbol in symbols:
+                entry["symbol"] = parsed.symbol
+                entry["symbolSha256"] = symbols[parsed.symbol]
+            out.append(entry)
+        return out
+
+    def _observe(
+        self, full: Path, symbol: str | None
+    ) -> tuple[int, int, str, dict[str, str]] | None:
+        """``(size, mtime_ns, digest, {symbol: digest})`` of ``full`` (``None`` when it is not
+        a readable regular file); read again only when size or time moved."""
+        try:
+            info = os.stat(full)
+        except OSError:
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        key = str(full)
+        with self._lock:
+            cached = self._seen.get(key)
+        same = cached is not None and cached[:2] == (info.st_size, info.st_mtime_ns)
+        settled = time.time_ns() - info.st_mtime_ns >= RACY_NS
+        if cached is not None and same and settled and (symbol is None or symbol in cached[3]):
+            return cached
+        if info.st_size > MAX_FILE_BYTES:
+            seen = (info.st_size, info.st_mtime_ns, f"size:{info.st_size}", {})
+        else:
+            try:
+                data = full.read_bytes()
+            except OSError:
+                return None
+            symbols = dict(cached[3]) if cached is not None and same else {}
+            if symbol is not None:
+                text = data.decode("utf-8", "replace")
+                symbols[symbol] = _digest("\n".join(symbol_lines(text, symbol)))
+            seen = (info.st_size, info.st_mtime_ns, _digest(data), symbols)
+        with self._lock:
+            self._seen[key] = seen
+        return seen
+
+    def status(self, fingerprints: Sequence[Mapping[str, Any]]) -> str:
+        if not fingerprints:
+            return "unverified"
+        changed = False
+        for fp in fingerprints:
+            try:
+                path = str(fp["path"])
+                full = self._resolve(path)
+                if full is None:
+                    return "missing"
+                symbol = fp.get("symbol")
+                seen = self._observe(full, symbol if isinstance(symbol, str) else None)
+                if seen is None:
+                    return "missing"
+                if isinstance(symbol, str) and fp.get("symbolSha256"):
+                    changed = changed or seen[3].get(symbol) != fp["symbolSha256"]
+                else:
+                    changed = changed or seen[2] != fp.get("sha256")
+            except (KeyError, TypeError, ValueError):
+                continue
+        return "changed" if changed else "fresh"

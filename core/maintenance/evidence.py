@@ -1,0 +1,99 @@
+"""Memories whose cited files moved on: the ``verify`` report and the proposals it files.
+
+A memory written from a proposal keeps a fingerprint of each file it cites
+(``metadata.evidenceFingerprints``). :func:`evidence_report` sorts the active memories by what
+their files say now (``changed``: a cited file or symbol differs; ``missing``: a cited file is
+gone); :func:`verification_proposals` describes, for each, the proposal a curator should
+decide: an ``update`` that keeps the text for a changed file (approving it re-fingerprints the
+files; rephrasing it corrects the memory) and a ``delete`` for a missing one. Nothing here
+writes memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from swarmmem.core.model.records import MemoryRecord
+
+StatusOf = Callable[[Mapping[str, Any]], str]
+TEXT_CLIP = 120
+
+
+def _paths(record: MemoryRecord) -> list[str]:
+    stored = record.metadata.get("evidenceFingerprints")
+    if not isinstance(stored, list):
+        return []
+    return [str(fp["path"]) for fp in stored if isinstance(fp, Mapping) and "path" in fp]
+
+
+def _entry(record: MemoryRecord, status: str) -> dict[str, Any]:
+    text = record.text if len(record.text) <= TEXT_CLIP else record.text[: TEXT_CLIP - 1] + "…"
+    return {
+        "id": record.id,
+        "kind": record.kind,
+        "status": status,
+        "files": _paths(record),
+        "confidence": record.confidence,
+        "updated_at": record.updated_at,
+        "q": record.q,
+        "text": text,
+    }
+
+
+def evidence_report(
+    records: Iterable[MemoryRecord], status_of: StatusOf, *, limit: int
+) -> dict[str, Any]:
+    """Counts and (at most ``limit`` each) entries of the active memories with ``changed``
+    and ``missing`` evidence; ``checked`` counts the memories that have fingerprints."""
+    checked = 0
+    found: dict[str, list[MemoryRecord]] = {"changed": [], "missing": []}
+    for record in records:
+        if not record.active or not _paths(record):
+            continue
+        checked += 1
+        status = status_of(record.metadata)
+        if status in found:
+            found[status].append(record)
+    return {
+        "checked": checked,
+        "changed_count": len(found["changed"]),
+        "missing_count": len(found["missing"]),
+        "changed": [_entry(r, "changed") for r in found["changed"][:limit]],
+        "missing": [_entry(r, "missing") for r in found["missing"][:limit]],
+    }
+
+
+def verification_proposals(
+    records: Iterable[MemoryRecord], status_of: StatusOf, *, pending_targets: set[str]
+) -> list[dict[str, Any]]:
+    """The proposal arguments for every active memory with changed or missing evidence that
+    no pending proposal targets yet."""
+    out: list[dict[str, Any]] = []
+    for record in records:
+        if not record.active or record.id in pending_targets or not _paths(record):
+            continue
+        status = status_of(record.metadata)
+        files = ", ".join(_paths(record))
+        if status == "changed":
+            out.append(
+                {
+                    "operation": "update",
+                    "kind": record.kind,
+                    "text": record.text,
+                    "rationale": f"Its evidence changed since it was written ({files}): check "
+                    "the text still holds (approve to re-fingerprint, or rephrase).",
+                    "evidence_refs": _paths(record),
+                    "target_memory_id": record.id,
+                    "scope": record.scope,
+                }
+            )
+        elif status == "missing":
+            out.append(
+                {
+                    "operation": "delete",
+                    "rationale": f"A file it cites is gone ({files}).",
+                    "target_memory_id": record.id,
+                }
+            )
+    return out

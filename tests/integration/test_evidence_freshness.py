@@ -1,0 +1,260 @@
+"""Evidence checked at propose time and kept true at recall time, on every provider: a bad
+file, line, symbol or commit ref is refused naming it (nothing stored); a memory's cited files
+are fingerprinted when it is written, and every recall item says whether they still match."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import swarmmem
+from swarmmem.adapters.files.sources import RepositorySources, parse_file_ref
+from swarmmem.core.model.errors import MemoryValidationError
+
+PROVIDERS = ["memory", "local-jsonl", "sqlite", "postgres"]
+RETRY = "def retry(call, times=3):\n    return call()\n\n\ndef backoff():\n    return 2\n"
+
+
+def git(root: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com"}
+    env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    done = subprocess.run(
+        ["git", "-C", str(root), *args], capture_output=True, text=True, env=env, check=True
+    )
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "retry.py").write_text(RETRY, encoding="utf-8")
+    (root / "build").mkdir()
+    (root / "build" / "out.py").write_text("x = 1\n", encoding="utf-8")
+    (root / ".gitignore").write_text("build/\n.swarm/\n", encoding="utf-8")
+    (tmp_path / "outside.py").write_text("secret = 1\n", encoding="utf-8")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "init")
+    return root
+
+
+@pytest.fixture(params=PROVIDERS)
+def config(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, Any]:
+    if request.param == "postgres":
+        from pg_support import require_dsn, schema_for
+
+        return {
+            "enabled": True,
+            "provider": "postgres",
+            "postgres": {"dsn": require_dsn(), "schema": schema_for(tmp_path)},
+        }
+    return {"enabled": True, "provider": request.param}
+
+
+@pytest.fixture
+def mem(repo: Path, config: dict[str, Any]) -> Iterator[Any]:
+    with swarmmem.open(repo, config, context={"session_id": "s1", "agent_role": "coder"}) as m:
+        yield m
+
+
+def propose(mem: Any, *refs: str, text: str = "retry() retries a call three times.") -> Any:
+    return mem.propose(
+        operation="add",
+        kind="code_pattern",
+        text=text,
+        rationale="read the code",
+        evidence_refs=list(refs),
+    )
+
+
+@pytest.mark.parametrize(
+    ("ref", "message"),
+    [
+        ("does/not/exist.py", "names no file of the repository"),
+        ("src/retry.py:99", "cites line 99, but src/retry.py has 6 lines"),
+        ("src/retry.py:2-40", "cites lines 2-40"),
+        ("src/retry.py#teleport", "teleport does not occur in it"),
+        ("build/out.py", "is a file git ignores"),
+        ("../outside.py", "must be a path relative to the project root, inside it"),
+        ("/etc/passwd", "must be a path relative to the project root, inside it"),
+        ("src", "is not a regular file"),
+        ("0123456789abcdef0123456789abcdef01234567", "is not a commit of this repository"),
+        ("house rule", "names no file of the repository"),
+    ],
+)
+def test_a_bad_reference_is_refused_naming_it(mem: Any, ref: str, message: str) -> None:
+    with pytest.raises(MemoryValidationError, match=message) as caught:
+        propose(mem, "src/retry.py", ref)
+    assert repr(ref) in str(caught.value)
+    assert mem.store.list_proposals() == []  # nothing stored
+
+
+def test_good_references_of_every_form_pass(mem: Any, repo: Path) -> None:
+    head = git(repo, "rev-parse", "HEAD")
+    prop = propose(
+        mem,
+        "src/retry.py",
+        "src/retry.py:1",
+        "src/retry.py:1-2",
+        "src/retry.py#retry",
+        "src/retry.py:5#backoff",
+        head,
+        head[:10],
+        "https://example.com/retry",
+        "manual:agreed in standup",
+    )
+    assert prop.status == "pending"
+
+
+def test_a_symlink_out_of_the_project_is_refused(mem: Any, repo: Path) -> None:
+    (repo / "src" / "escape.py").symlink_to(repo.parent / "outside.py")
+    with pytest.raises(MemoryValidationError, match="inside it"):
+        propose(mem, "src/escape.py")
+
+
+def status_of(mem: Any, query: str = "how many times does retry retry a call") -> dict[str, str]:
+    bundle = mem.recall(query)
+    return {item.record.id: item.evidence_status for item in bundle.items}
+
+
+def test_recall_says_whether_the_cited_files_still_match(mem: Any, repo: Path) -> None:
+    whole = mem.curate(propose(mem, "src/retry.py").id, "add").memory_id
+    symbol = mem.curate(
+        propose(
+            mem, "src/retry.py#backoff", text="backoff() in retry waits two seconds a call."
+        ).id,
+        "add",
+    ).memory_id
+    fingerprints = mem.get(whole).metadata["evidenceFingerprints"]
+    assert [fp["path"] for fp in fingerprints] == ["src/retry.py"]
+    assert status_of(mem) == {whole: "fresh", symbol: "fresh"}
+
+    # an edit elsewhere in the file changes the file, not the cited symbol's lines
+    path = repo / "src" / "retry.py"
+    path.write_text(RETRY.replace("times=3", "times=5"), encoding="utf-8")
+    assert status_of(mem) == {whole: "changed", symbol: "fresh"}
+    block = mem.recall("how many times does retry retry a call").prompt_block
+    assert "Source: file src/retry.py (evidence changed)" in block
+
+    path.write_text(RETRY.replace("return 2", "return 3"), encoding="utf-8")
+    assert status_of(mem)[symbol] == "changed"
+
+    # a file that went missing: out of injection, last in manual recall
+    path.unlink()
+    assert set(status_of(mem).values()) == {"missing"}
+    injected = mem.recall("how many times does retry retry a call", mode="injection")
+    assert injected.items == ()
+    assert "## Retrieved Swarm Memory" not in injected.prompt_block or not injected.items
+
+
+def test_memories_without_fingerprints_are_unverified_and_reference_is_unchanged(
+    mem: Any, repo: Path
+) -> None:
+    mem.import_records(
+        [{"kind": "code_pattern", "text": "retry() retries a call three times at most."}]
+    )
+    assert set(status_of(mem).values()) == {"unverified"}
+    reference = mem.recall("how many times does retry retry a call", profile="reference")
+    assert all(item.evidence_status is None for item in reference.items)
+    assert "(evidence" not in reference.prompt_block
+
+
+def test_missing_comes_last_in_manual_recall(mem: Any, repo: Path) -> None:
+    (repo / "src" / "other.py").write_text("def retry_twice(): ...\n", encoding="utf-8")
+    gone = mem.curate(
+        propose(mem, "src/other.py", text="retry retries a call three times, see other.").id,
+        "add",
+    ).memory_id
+    kept = mem.curate(propose(mem, "src/retry.py").id, "add").memory_id
+    (repo / "src" / "other.py").unlink()
+    order = [item.record.id for item in mem.recall("retry retries a call three times").items]
+    assert order == [kept, gone]
+
+
+def test_recall_json_items_carry_their_evidence_status(repo: Path) -> None:
+    (repo / ".opencode").mkdir()
+    (repo / ".opencode" / "opencode-swarm.json").write_text(
+        json.dumps({"memory": {"enabled": True}}), encoding="utf-8"
+    )
+    with swarmmem.open(repo, context={"agent_role": "coder"}) as mem:
+        mem.curate(propose(mem, "src/retry.py").id, "add")
+    done = subprocess.run(
+        ["swarmmem", "--json", "recall", "how many times does retry retry"],
+        cwd=repo / "src",
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    (item,) = json.loads(done.stdout)["items"]
+    assert item["memory_id"].startswith("mem_") and item["evidence"] == {"status": "fresh"}
+
+
+def test_the_checker_reads_a_file_only_when_its_stat_moved(repo: Path) -> None:
+    settled = (repo / "src" / "retry.py").stat().st_mtime_ns - 10**10
+    os.utime(repo / "src" / "retry.py", ns=(settled, settled))  # not racily recent
+    sources = RepositorySources(repo)
+    (fp,) = sources.fingerprints(["src/retry.py"])
+    calls = []
+    original = Path.read_bytes
+
+    def counting(self: Path) -> bytes:
+        calls.append(self)
+        return original(self)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Path, "read_bytes", counting)
+        assert [sources.status([fp]) for _ in range(5)] == ["fresh"] * 5
+        assert calls == []  # same size and time: no read
+        (repo / "src" / "retry.py").write_text(RETRY + "# more\n", encoding="utf-8")
+        assert sources.status([fp]) == "changed"
+        assert len(calls) == 1
+
+
+def test_ref_parsing() -> None:
+    parsed = parse_file_ref("src/a.py:3-9#Klass.method")
+    assert parsed is not None
+    assert (parsed.path, parsed.start, parsed.end, parsed.symbol) == (
+        "src/a.py",
+        3,
+        9,
+        "Klass.method",
+    )
+    for other in ("https://x.org/a.py", "manual:note", "evidence-cache:evd_0", "abc1234"):
+        assert parse_file_ref(other) is None
+
+
+def test_verify_lists_and_proposes_but_never_writes_memory(mem: Any, repo: Path) -> None:
+    (repo / "src" / "gone.py").write_text("def gone(): ...\n", encoding="utf-8")
+    changed = mem.curate(propose(mem, "src/retry.py").id, "add").memory_id
+    gone = mem.curate(
+        propose(mem, "src/gone.py", text="gone() in src/gone.py does nothing at all.").id, "add"
+    ).memory_id
+    assert mem.verify()["checked"] == 2
+    assert mem.verify()["changed_count"] == mem.verify()["missing_count"] == 0
+    (repo / "src" / "retry.py").write_text(RETRY + "# edited\n", encoding="utf-8")
+    (repo / "src" / "gone.py").unlink()
+    before = {r.id: r for r in mem.list()}
+    report = mem.verify()
+    assert [e["id"] for e in report["changed"]] == [changed]
+    assert [e["id"] for e in report["missing"]] == [gone]
+    assert report["proposals"] == []
+    stale = mem.stale()
+    assert (stale["evidence_changed_count"], stale["evidence_missing_count"]) == (1, 1)
+
+    filed = mem.verify(propose=True)["proposals"]
+    assert {(p["operation"], p["memory_id"]) for p in filed} == {
+        ("update", changed),
+        ("delete", gone),
+    }
+    assert {r.id: r for r in mem.list()} == before  # memory itself unchanged
+    assert mem.verify(propose=True)["proposals"] == []  # already pending: not filed twice
+    update = next(p for p in filed if p["operation"] == "update")
+    mem.curate(update["proposal_id"], "update", reason="still true")
+    assert status_of(mem)[changed] == "fresh"  # approving re-fingerprints the file
