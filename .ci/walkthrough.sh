@@ -12,6 +12,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 project="$work/project"
 mkdir -p "$project"
+printf "test:\n\tpytest -q\n" > "$project/Makefile"  # the file the proposal cites
 cd "$work"
 
 FACT="Run the unit tests with make test."
