@@ -36,7 +36,9 @@ from swarmmem.core.recall.injection import InjectionService, InjectionSettings
 from swarmmem.core.recall.pipeline import RecallConfig
 from swarmmem.core.recall.scoring import LearningPolicy
 from swarmmem.core.recall.service import EvidencePolicy, RecallDefaults, RecallService
+from swarmmem.core.writes.policy import CurationPolicy
 from swarmmem.core.writes.service import WritePolicy, WriteService
+from swarmmem.grants import granted
 from swarmmem.ports.clock import Clock, SystemClock
 from swarmmem.ports.evidence import EvidenceStore, SourceChecker
 from swarmmem.ports.files import LessonFiles, RunLog
@@ -501,6 +503,11 @@ class Runtime:
         """The project's files as evidence (checks, fingerprints, freshness)."""
         return create("file", "sources", root=self.root)  # type: ignore[no-any-return]
 
+    def curation_policy(self) -> CurationPolicy | None:
+        """The opt-in curation policy, when the person granted it for this project in their
+        own file (``swarmmem grant curation-policy``; never from the repository)."""
+        return CurationPolicy() if granted(self.root, "curation-policy") else None
+
     def evidence_policy(self) -> EvidencePolicy | None:
         """Freshness at recall time (``evidence.freshness``), or ``None`` when off."""
         ev = self.config["evidence"]
@@ -537,6 +544,7 @@ class Runtime:
             policy=self.write_policy(),
             known_evidence=self.evidence.__contains__,
             sources=self.sources if self.config["evidence"]["verify"] else None,
+            curation_policy=self.curation_policy(),
             learn=learn,
             written=self.embeddings.embed,
         )

@@ -1,4 +1,5 @@
-"""Rights a person grants outside the repository: the curator role for agents.
+"""Rights a person grants outside the repository: the curator role for agents and the
+curation policy.
 
 A cloned repository must not grant its own agents curator rights, so a grant never comes from
 a file inside the checkout (``.mcp.json``, ``.claude/settings.json``, the project's
@@ -7,7 +8,7 @@ configuration), from a tool argument, or from an environment variable (a project
 ``~/.config/swarmmem/grants.json`` (``$XDG_CONFIG_HOME/swarmmem/grants.json`` when that is
 set), which ``swarmmem grant curator`` writes::
 
-    {"curator": ["/home/me/code/app"]}
+    {"curator": ["/home/me/code/app"], "curation-policy": ["/home/me/code/app"]}
 
 A project is named by its absolute root folder (a project id would not do: a cloned
 repository can copy another project's id). The file is honoured only when it is a regular
@@ -22,8 +23,9 @@ import stat
 from pathlib import Path
 from typing import Any
 
-GRANTABLE = ("curator",)
-"""The rights a person can grant."""
+GRANTABLE = ("curator", "curation-policy")
+"""The rights a person can grant: the curator role for MCP servers started with
+``--role curator``, and the curation policy that approves qualifying proposals at once."""
 MAX_GRANTS_BYTES = 1 << 20
 
 

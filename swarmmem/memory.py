@@ -10,7 +10,7 @@ from typing import Any
 from swarmmem.bootstrap import Runtime
 from swarmmem.core.maintenance.evidence import verification_proposals
 from swarmmem.core.maintenance.management import MemoryQuery
-from swarmmem.core.model.errors import MemoryDisabledError
+from swarmmem.core.model.errors import ConflictError, MemoryDisabledError, NotFoundError
 from swarmmem.core.model.records import (
     Anchor,
     AppliedChange,
@@ -178,6 +178,62 @@ class Memory:
         return self._ready().writes.curate(
             proposal_id, decision, reason=reason, patch=patch, text=text, kind=kind, tags=tags
         )
+
+    def refile(self, original: MemoryProposal, rationale: str) -> MemoryProposal:
+        """A pending copy of ``original`` (same operation, kind, text, tags, confidence,
+        evidence, target and related memories) with ``rationale``, left for a person (never
+        decided by the curation policy)."""
+        record = original.proposed_record
+        related = original.related_memory_ids
+        return self._ready().writes.propose(
+            auto_decide=False,
+            operation=original.operation,
+            kind=record.kind if record is not None else None,
+            text=record.text if record is not None else None,
+            rationale=rationale[:2000],
+            evidence_refs=builtins.list(original.evidence_refs),
+            target_memory_id=original.target_memory_id,
+            related_memory_ids=builtins.list(related) if related is not None else None,
+            tags=builtins.list(record.tags) if record is not None and record.tags else None,
+            confidence=record.confidence if record is not None else None,
+        )
+
+    def undo_decision(self, proposal_id: str, *, reason: str | None = None) -> dict[str, Any]:
+        """Undo the decision on ``proposal_id`` (audited): an ``add`` approval forgets the
+        memory it wrote; then, for it or a rejection, a pending copy of the proposal is filed
+        for a new decision. Other decisions cannot be undone this way (a
+        :class:`ConflictError` says so): forgetting their result would not restore what they
+        changed."""
+        prop = self._ready(startup=False).writes.store.get_proposal(proposal_id)
+        scoped = self._rt.scoped_store.get_proposal(proposal_id)
+        if prop is None or scoped is None:
+            raise NotFoundError(f"proposal {proposal_id} was not found")
+        summary = prop.metadata.get("curatorDecision")
+        action = summary.get("action") if isinstance(summary, Mapping) else None
+        if prop.status == "pending":
+            raise ConflictError(f"proposal {proposal_id} is still pending: nothing to undo")
+        forgotten = None
+        if prop.status == "applied" and action == "add":
+            memory_id = summary.get("memoryId") if isinstance(summary, Mapping) else None
+            if isinstance(memory_id, str) and self.get(memory_id).active:
+                why = reason or f"undone: the add decision on {proposal_id}"
+                self.forget(memory_id, reason=why)
+                forgotten = memory_id
+        elif prop.status != "rejected":
+            raise ConflictError(
+                f"the {action or prop.status} decision on {proposal_id} cannot be undone; only "
+                "add approvals and rejections can"
+            )
+        copy = self.refile(
+            prop, f"re-filed by undo of {action or prop.status} of {prop.id}: {prop.rationale}"
+        )
+        return {
+            "success": True,
+            "proposal_id": proposal_id,
+            "forgotten_memory_id": forgotten,
+            "refiled_proposal_id": copy.id,
+            "refiled_status": copy.status,
+        }
 
     def record_outcome(
         self,

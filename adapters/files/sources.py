@@ -168,11 +168,11 @@ class RepositorySources:
                 continue
             if parsed.start is None and parsed.symbol is None:
                 continue
-            text = self._read_text(full)
-            if text is None:
+            content = self._read_text(full)
+            if content is None:
                 problems.append(f"evidence {parsed.ref!r} cannot be read as text")
                 continue
-            count = len(text.splitlines())
+            count = len(content.splitlines())
             if parsed.start is not None:
                 end = parsed.end or parsed.start
                 if not 1 <= parsed.start <= end <= count:
@@ -181,7 +181,7 @@ class RepositorySources:
                         f"evidence {parsed.ref!r} cites {cited}, but {parsed.path} has "
                         f"{count} line{'s' if count != 1 else ''}"
                     )
-            if parsed.symbol is not None and not symbol_lines(text, parsed.symbol):
+            if parsed.symbol is not None and not symbol_lines(content, parsed.symbol):
                 problems.append(f"evidence {parsed.ref!r}: {parsed.symbol} does not occur in it")
         return problems
 
@@ -236,6 +236,7 @@ class RepositorySources:
         settled = time.time_ns() - info.st_mtime_ns >= RACY_NS
         if cached is not None and same and settled and (symbol is None or symbol in cached[3]):
             return cached
+        seen: tuple[int, int, str, dict[str, str]]
         if info.st_size > MAX_FILE_BYTES:
             seen = (info.st_size, info.st_mtime_ns, f"size:{info.st_size}", {})
         else:

@@ -214,6 +214,11 @@ def pending_report(
         key=lambda p: (p.reviewed_at or p.created_at, p.id),
         reverse=True,
     )
+    decided = sorted(
+        (p for p in store.list_proposals("applied") if p.reviewer == "auto_policy"),
+        key=lambda p: (p.reviewed_at or p.created_at, p.id),
+        reverse=True,
+    )
     counts = recall_counts(store.list_recall_usage())
     promotable = _promotable(now, counts, policy)
     total = store.count_where(promotable)
@@ -227,6 +232,8 @@ def pending_report(
             {**_proposal_entry(p), "age": age_text(p.created_at, now)} for p in pending[:limit]
         ],
         "rejected": [_proposal_entry(p) for p in rejected[:limit]],
+        "policy_decided_count": len(decided),
+        "policy_decided": [_proposal_entry(p) for p in decided[:limit]],
         "promotion_candidates": [_candidate_entry(r, counts.get(r.id, 0)) for r in candidates],
     }
 
@@ -244,6 +251,12 @@ def render_pending(report: Mapping[str, Any]) -> str:
     lines += _section("Pending proposals", [_proposal_line(e) for e in report["pending"]], pending)
     rejections = [_proposal_line(e) for e in report["rejected"]]
     lines += _section("Rejected proposal reasons", rejections, rejected)
+    if report.get("policy_decided"):
+        lines += _section(
+            "Approved by the curation policy (undo with `swarmmem undo <proposal_id>`)",
+            [_proposal_line(e) for e in report["policy_decided"]],
+            report["policy_decided_count"],
+        )
     lines += _section(
         "Promotion candidates (high learned utility, frequently recalled)",
         [_candidate_line(e) for e in report["promotion_candidates"]],

@@ -455,6 +455,8 @@ class CuratorDecision:
     related_memory_ids: tuple[str, ...] | None = attrs.field(default=None, converter=_opt_tuple)
     #: the fields of the proposed memory the curator rewrote (``text``, ``kind``, ``tags``)
     rewritten: tuple[str, ...] | None = attrs.field(default=None, converter=_opt_tuple)
+    #: who decided: a curator (the default) or the opt-in curation policy (``auto_policy``)
+    reviewer: str = attrs.field(default="curator_agent", validator=_one_of(REVIEWERS))
 
 
 @attrs.frozen(kw_only=True)

@@ -346,7 +346,7 @@ def apply_decision(
         reviewed = attrs.evolve(
             proposal,
             status="rejected" if rejected else "applied",
-            reviewer="curator_agent",
+            reviewer=decision.reviewer,
             reviewed_at=now,
             rejection_reason=decision.reason if rejected else proposal.rejection_reason,
             metadata={**proposal.metadata, "curatorDecision": _decision_summary(change)},
@@ -361,6 +361,7 @@ def apply_decision(
                 "proposalId": change.proposal_id,
                 **{k: v for k, v in _decision_summary(change).items() if k != "action"},
                 "proposalOperation": proposal.operation,
+                **({"decidedBy": decision.reviewer} if decision.reviewer == "auto_policy" else {}),
             },
         )
     return change

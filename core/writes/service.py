@@ -53,6 +53,7 @@ from swarmmem.core.model.scopes import MemoryContext, write_scope
 from swarmmem.core.model.text import check_json_texts, check_text, check_texts
 from swarmmem.core.writes.curator import apply_patch
 from swarmmem.core.writes.importing import ImportResult, import_records
+from swarmmem.core.writes.policy import CurationPolicy
 from swarmmem.core.writes.proposals import (
     create_record,
     extract_file_paths,
@@ -121,12 +122,14 @@ class WriteService:
         policy: WritePolicy | None = None,
         known_evidence: Callable[[str], bool] | None = None,
         sources: SourceChecker | None = None,
+        curation_policy: CurationPolicy | None = None,
         learn: Callable[[OutcomeEvent], object] | None = None,
         written: Callable[[Iterable[MemoryRecord]], object] | None = None,
     ) -> None:
         self.store = store
         self.known_evidence = known_evidence
         self.sources = sources
+        self.curation_policy = curation_policy
         self.learn = learn
         self.written = written or (lambda records: None)
         self.context = context
@@ -174,11 +177,14 @@ class WriteService:
         tags: Sequence[str] | None = None,
         confidence: float | None = None,
         scope: MemoryScope | None = None,
+        auto_decide: bool = True,
     ) -> MemoryProposal:
         """Store a pending proposal (secrets redacted; a redacted proposal is auto-rejected).
 
         ``scope`` (one of this context's) places the proposed record there instead of the
-        default write scope (a correction's update lands in its target's scope).
+        default write scope (a correction's update lands in its target's scope);
+        ``auto_decide=False`` keeps it for a person even under the curation policy (a
+        proposal filed again by an undo).
 
         Raises:
             MemoryValidationError: missing fields, missing evidence for durable kinds, etc.
@@ -303,7 +309,19 @@ class WriteService:
             )
         elif record is not None:
             proposal = self._with_duplicates(proposal, record, created_at)
-        return self._create_unique(proposal, created_at, proposer, id_text)
+        stored = self._create_unique(proposal, created_at, proposer, id_text)
+        return self._auto_decide(stored) if auto_decide else stored
+
+    def _auto_decide(self, proposal: MemoryProposal) -> MemoryProposal:
+        """Approve ``proposal`` now when the opt-in curation policy allows it (only with the
+        evidence checks on, so its sources were verified)."""
+        if self.curation_policy is None or self.sources is None:
+            return proposal
+        reason = self.curation_policy.approval(proposal)
+        if reason is None:
+            return proposal
+        self.curate(proposal.id, "add", reason=reason, reviewer="auto_policy")
+        return self.store.get_proposal(proposal.id) or proposal
 
     def _with_duplicates(
         self, proposal: MemoryProposal, record: MemoryRecord, created_at: str
@@ -382,6 +400,7 @@ class WriteService:
         text: str | None = None,
         kind: str | None = None,
         tags: Sequence[str] | None = None,
+        reviewer: str = "curator_agent",
     ) -> AppliedChange:
         """Apply a curator decision to a pending proposal, in one transaction.
 
@@ -413,7 +432,12 @@ class WriteService:
         self._check_target_scope(proposal.target_memory_id)
         reason = self.secrets.redact(reason) if reason else f"curator {decision}"
         record = proposal.proposed_record
-        fields: dict[str, Any] = {"action": decision, "proposal_id": proposal_id, "reason": reason}
+        fields: dict[str, Any] = {
+            "action": decision,
+            "proposal_id": proposal_id,
+            "reason": reason,
+            "reviewer": reviewer,
+        }
         if rewrite:
             fields["rewritten"] = tuple(sorted(k for k in rewrite if k in ("text", "kind", "tags")))
         fingerprints = self._fingerprints(proposal.evidence_refs)

@@ -177,6 +177,18 @@ def curate(
     emit(state, render.curate_json(change), render.curate_text)
 
 
+@main.command()
+@click.argument("proposal_id")
+@click.option("--reason", default=None, help="Why (kept in the audit log of a forget).")
+@command
+def undo(state: State, proposal_id: str, reason: str | None) -> None:
+    """Undo the decision on PROPOSAL_ID: an add approval (yours, a curator's or the curation
+    policy's) forgets the memory it wrote; then the proposal is filed again, pending."""
+    with state.open() as mem:
+        result = mem.undo_decision(proposal_id, reason=reason)
+    emit(state, result, render.undo_text)
+
+
 def _anchors(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> Any:
     """``file[#symbol]`` values as anchor objects."""
     parsed = (value.partition("#") for value in values)

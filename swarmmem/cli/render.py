@@ -119,6 +119,15 @@ def curate_text(data: Data) -> str:
     return f"Applied {data['action']} to {data['proposal_id']}{shown}"
 
 
+def undo_text(data: Data) -> str:
+    """What ``undo`` did."""
+    lines = [f"Undid the decision on {data['proposal_id']}."]
+    if data["forgotten_memory_id"]:
+        lines.append(f"Forgot {data['forgotten_memory_id']} (audited).")
+    lines.append(f"Filed it again as {data['refiled_proposal_id']} ({data['refiled_status']}).")
+    return "\n".join(lines)
+
+
 def outcome_text(data: Data) -> str:
     """The line confirming a recorded outcome."""
     line = f"Recorded {data['outcome']} for {data['memory_id']} ({data['outcomes']} outcome(s))"

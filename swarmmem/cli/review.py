@@ -381,22 +381,10 @@ class Reviewer:
     def refile(self, original: MemoryProposal, decision: str) -> MemoryProposal:
         """A pending copy of ``original`` (same operation, kind, text, tags, evidence, target
         and related memories) whose rationale names the undone ``decision``."""
-        record = original.proposed_record
         rationale = REFILE_RATIONALE.format(
             decision=decision, proposal_id=original.id, rationale=original.rationale
         )[:MAX_RATIONALE]
-        related = original.related_memory_ids
-        proposal: MemoryProposal = self.mem.propose(
-            operation=original.operation,
-            kind=record.kind if record is not None else None,
-            text=record.text if record is not None else None,
-            rationale=rationale,
-            evidence_refs=list(original.evidence_refs),
-            target_memory_id=original.target_memory_id,
-            related_memory_ids=list(related) if related is not None else None,
-            tags=list(record.tags) if record is not None and record.tags else None,
-            confidence=record.confidence if record is not None else None,
-        )
+        proposal: MemoryProposal = self.mem.refile(original, rationale)
         return proposal
 
     def help(self, entry: dict[str, Any]) -> None:

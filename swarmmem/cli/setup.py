@@ -172,11 +172,14 @@ def _configured_project_id(root: Path) -> str | None:
 @click.option("--revoke", is_flag=True, help="Take the right back.")
 @command
 def grant(state: State, right: str, revoke: bool) -> None:
-    """Grant agents of this project a RIGHT (curator), in your user-level file.
+    """Grant this project a RIGHT, in your user-level file: curator or curation-policy.
 
     The grant lives in ~/.config/swarmmem/grants.json (never in the repository), so a cloned
-    repository cannot grant its own agents curator rights. With it, `swarmmem --role curator
-    mcp` also serves swarm_memory_pending and swarm_memory_curate.
+    repository cannot grant its own agents these rights. curator: `swarmmem --role curator
+    mcp` also serves swarm_memory_pending and swarm_memory_curate. curation-policy: a new
+    proposal that adds one concise fact of a durable kind, sourced from a repository file or
+    commit, with no secret, personal data or similar memory, is approved at once (audited as
+    decided by the policy; `swarmmem undo PROPOSAL_ID` takes it back).
     """
     data = set_grant(Path(os.path.abspath(state.root)), right, revoke=revoke)
     emit(state, data, render.grant_text)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import swarmmem
-from swarmmem.core.model.errors import MemoryValidationError, NotFoundError
+from swarmmem.core.model.errors import ConflictError, MemoryValidationError, NotFoundError
 from swarmmem.results import proposal_json
 
 PROVIDERS = ["memory", "local-jsonl", "sqlite", "postgres"]
@@ -287,3 +287,84 @@ def test_similar_memories_and_exact_duplicates_are_seen_at_propose_time(mem: Any
     )
     assert proposal_json(again)["duplicate_of"] == near.id
     assert {p.id for p in mem.store.list_proposals("pending")} == {near.id, unrelated.id}
+
+
+@pytest.fixture
+def user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "user-config"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(folder))
+    return folder
+
+
+def _open(root: Path, config: dict[str, Any]) -> Any:
+    return swarmmem.open(root, config, context={"session_id": "s2", "agent_role": "coder"})
+
+
+def test_the_curation_policy_is_off_unless_the_person_grants_it(
+    tmp_path: Path, config: dict[str, Any], user_config: Path
+) -> None:
+    from swarmmem.grants import set_grant
+
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "retry.py").write_text("def retry(): ...\n", encoding="utf-8")
+    # a cloned repository cannot switch it on: a grants file inside it is ignored
+    inside = root / ".config" / "swarmmem"
+    inside.mkdir(parents=True)
+    (inside / "grants.json").write_text(
+        json.dumps({"curation-policy": [str(root.resolve())]}), encoding="utf-8"
+    )
+    os.environ["XDG_CONFIG_HOME"] = str(root / ".config")
+    with _open(root, config) as mem:
+        assert _memory_proposal(mem).status == "pending"
+    os.environ["XDG_CONFIG_HOME"] = str(user_config)
+    set_grant(root, "curation-policy")
+    with _open(root, config) as mem:
+        auto = _memory_proposal(mem, "retry() gives up after three failed calls.")
+        assert (auto.status, auto.reviewer) == ("applied", "auto_policy")
+        written = auto.metadata["curatorDecision"]["memoryId"]
+        assert mem.get(written).active
+        (event,) = [
+            e for e in mem.inspect(written)["audit"] if e["operation"] == "curator_decision"
+        ]
+        assert event["event"]["decidedBy"] == "auto_policy"
+        assert mem.pending()["policy_decided"][0]["id"] == auto.id
+        # what the policy does not cover waits for a person
+        waits = [
+            mem.propose(operation="add", kind="api_finding", text="a", rationale="r",
+                        evidence_refs=["retry.py"]),
+            mem.propose(operation="add", kind="code_pattern", text="b", rationale="r",
+                        evidence_refs=["manual:said in standup"]),
+            _memory_proposal(mem, "retry() gives up after three failed calls, always."),
+        ]  # fmt: skip
+        assert [p.status for p in waits] == ["pending"] * 3
+        assert waits[2].metadata["similar"][0]["memoryId"] == written
+        # and its decision can be undone
+        undone = mem.undo_decision(auto.id)
+        assert undone["forgotten_memory_id"] == written and not mem.get(written).active
+        # the re-filed copy waits for a person: the policy does not approve it again
+        assert mem.store.get_proposal(undone["refiled_proposal_id"]).status == "pending"
+
+
+def _memory_proposal(mem: Any, text: str = "retry() retries three times.") -> Any:
+    return mem.propose(
+        operation="add",
+        kind="code_pattern",
+        text=text,
+        rationale="read the code",
+        evidence_refs=["retry.py"],
+    )
+
+
+def test_undo_takes_back_an_approval_or_a_rejection(mem: Any) -> None:
+    approved = _memory_proposal(mem)
+    memory_id = mem.curate(approved.id, "add").memory_id
+    result = mem.undo_decision(approved.id)
+    assert result["forgotten_memory_id"] == memory_id
+    assert not mem.get(memory_id).active
+    again = mem.store.get_proposal(result["refiled_proposal_id"])
+    assert again.status == "pending" and "re-filed by undo of add" in again.rationale
+    mem.curate(again.id, "reject", reason="no")
+    assert mem.undo_decision(again.id)["forgotten_memory_id"] is None
+    with pytest.raises(ConflictError, match="still pending"):
+        mem.undo_decision(_memory_proposal(mem, "Another retry fact.").id)
