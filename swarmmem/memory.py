@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from swarmmem.bootstrap import Runtime
+from swarmmem.core.maintenance.consolidate import consolidation_proposals
 from swarmmem.core.maintenance.evidence import verification_proposals
 from swarmmem.core.maintenance.management import MemoryQuery
 from swarmmem.core.model.errors import ConflictError, MemoryDisabledError, NotFoundError
@@ -342,6 +343,41 @@ class Memory:
         """Expired scratch, tombstones, superseded chains, dead-anchor, low-utility, low-Q, and
         memories whose cited files changed or are gone."""
         return self._ready(startup=False).maintenance.stale(limit)
+
+    def consolidate(self) -> dict[str, Any]:
+        """File ``merge`` proposals for clusters of near-duplicate memories and ``supersede``
+        proposals for pairs that state different values about the same file (see
+        :mod:`swarmmem.core.maintenance.consolidate`); memory itself is never changed."""
+        rt = self._ready(startup=False)
+        busy: set[str] = set()
+        for p in rt.scoped_store.list_proposals("pending"):
+            busy.update(i for i in (p.target_memory_id, *(p.related_memory_ids or ())) if i)
+        planned = consolidation_proposals(
+            rt.scoped_store,
+            scope_keys=[s.key for s in rt.allowed_scopes],
+            now=rt.now(),
+            busy=busy,
+        )
+        filed = []
+        for args in planned:
+            prop = rt.writes.propose(**args)
+            filed.append(
+                {
+                    "proposal_id": prop.id,
+                    "operation": prop.operation,
+                    "status": prop.status,
+                    "target_memory_id": prop.target_memory_id,
+                    "related_memory_ids": builtins.list(prop.related_memory_ids or ()),
+                    "rationale": prop.rationale,
+                }
+            )
+        merges = sum(1 for p in filed if p["operation"] == "merge")
+        return {
+            "success": True,
+            "merge_count": merges,
+            "supersede_count": len(filed) - merges,
+            "proposals": filed,
+        }
 
     def verify(self, *, propose: bool = False, limit: int | str | None = None) -> dict[str, Any]:
         """The memories whose cited files changed or are gone; with ``propose``, an ``update``

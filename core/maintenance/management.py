@@ -298,6 +298,7 @@ class ManagementService:
                 "created_at": record.created_at,
                 "updated_at": record.updated_at,
                 "valid_from": record.valid_from,
+                "valid_to": record.metadata.get("validTo"),
                 "content_hash": record.content_hash,
             },
             "outcomes": [outcome_event_to_dict(e) for e in self.store.list_outcomes(record.id)],

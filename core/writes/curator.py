@@ -290,6 +290,7 @@ def apply_decision(
                     "deleted": True,
                     "deleteReason": decision.reason,
                     "updateReplacementId": updated.id,
+                    "validTo": now,
                 }
                 store.upsert(attrs.evolve(target, metadata=metadata, updated_at=now))
             change = attrs.evolve(base, memory_id=updated.id, target_memory_id=target.id)
@@ -317,7 +318,11 @@ def apply_decision(
                     old,
                     superseded_by=replacement.id,
                     supersedes_reason=decision.reason,
-                    metadata={**old.metadata, "supersedeReason": decision.reason},
+                    metadata={
+                        **old.metadata,
+                        "supersedeReason": decision.reason,
+                        "validTo": now,  # the fact held until its replacement
+                    },
                     updated_at=now,
                 )
             )

@@ -129,3 +129,13 @@ def verify(state: State, propose: bool, limit: int) -> None:
     with state.open() as mem:
         report = mem.verify(propose=propose, limit=limit)
     emit(state, report, render.verify_text)
+
+
+@main.command()
+@command
+def consolidate(state: State) -> None:
+    """File merge proposals for near-duplicate memories and supersede proposals for pairs
+    that state different values about the same file (for the curator; memory is unchanged)."""
+    with state.open() as mem:
+        report = mem.consolidate()
+    emit(state, report, render.consolidate_text)

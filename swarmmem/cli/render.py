@@ -353,6 +353,11 @@ def memory_text(data: Data) -> str:
             ("Producer", producer or "unknown"),
             ("Created", prov["created_at"]),
             ("Updated", prov["updated_at"]),
+            (
+                "Held",
+                f"{prov.get('valid_from') or prov['created_at']} to "
+                f"{prov.get('valid_to') or 'now'}",
+            ),
             ("Content hash", prov["content_hash"]),
             ("Relations", ", ".join(data["relations"]) or "none"),
             ("Proposals", ", ".join(data["proposals"]) or "none"),
@@ -827,4 +832,16 @@ def verify_text(data: Data) -> str:
         )
     if (data["changed_count"] or data["missing_count"]) and not data.get("proposals"):
         lines.append("Run `swarmmem verify --propose` to file proposals for the curator.")
+    return "\n".join(lines)
+
+
+def consolidate_text(data: Data) -> str:
+    """The proposals ``consolidate`` filed."""
+    lines = _heading("Swarm Memory Consolidation")
+    lines.append(
+        f"- Filed {data['merge_count']} merge and {data['supersede_count']} supersede "
+        "proposal(s) for the curator"
+    )
+    for prop in data["proposals"]:
+        lines.append(f"- `{prop['proposal_id']}` {prop['operation']}: {prop['rationale']}")
     return "\n".join(lines)

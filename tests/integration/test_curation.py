@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -368,3 +369,31 @@ def test_undo_takes_back_an_approval_or_a_rejection(mem: Any) -> None:
     assert mem.undo_decision(again.id)["forgotten_memory_id"] is None
     with pytest.raises(ConflictError, match="still pending"):
         mem.undo_decision(_memory_proposal(mem, "Another retry fact.").id)
+
+
+def test_consolidate_proposes_merges_and_supersessions_and_writes_nothing(mem: Any) -> None:
+    (mem.root / "lint.py").write_text("LINE = 100\n", encoding="utf-8")
+    dupes = [
+        _memory(mem, "Lint the code with ruff check before every commit to main."),
+        _memory(mem, "Lint the code with ruff check before each commit to main."),
+        _memory(mem, "Always lint the code with ruff check before every commit to main."),
+    ]
+    old = _memory(mem, "retry() in retry.py retries a failed request 3 times.")
+    time.sleep(0.01)  # the newer fact is written later
+    new = _memory(mem, "retry() in retry.py now retries a failed request 5 times.")
+    lone = _memory(mem, "Logging goes through structlog with JSON output.")
+    before = {r.id: r for r in mem.list()}
+    result = mem.consolidate()
+    assert (result["merge_count"], result["supersede_count"]) == (1, 1)
+    merge = next(p for p in result["proposals"] if p["operation"] == "merge")
+    assert sorted(merge["related_memory_ids"]) == sorted(dupes)
+    supersede = next(p for p in result["proposals"] if p["operation"] == "supersede")
+    assert supersede["target_memory_id"] == old
+    assert lone not in json.dumps(result["proposals"])
+    assert {r.id: r for r in mem.list()} == before  # nothing written
+    assert mem.consolidate()["proposals"] == []  # already pending: not filed twice
+
+    change = mem.curate(supersede["proposal_id"], "supersede", reason="the code changed")
+    shown = mem.inspect(old)
+    assert shown["state"] == "superseded" and shown["provenance"]["valid_to"]
+    assert change.replacement_memory_id == new
