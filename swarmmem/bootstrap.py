@@ -503,6 +503,13 @@ class Runtime:
         """The project's files as evidence (checks, fingerprints, freshness)."""
         return create("file", "sources", root=self.root)  # type: ignore[no-any-return]
 
+    def similar_by_meaning(self, text: str) -> list[tuple[str, float]]:
+        """The stored memories nearest ``text`` by embedding, with their cosines."""
+        parts = self.write_dense()
+        if parts is None:
+            return []
+        return parts.index.search(parts.embedder.embed(text), 10)
+
     def curation_policy(self) -> CurationPolicy | None:
         """The opt-in curation policy, when the person granted it for this project in their
         own file (``swarmmem grant curation-policy``; never from the repository)."""
@@ -545,6 +552,7 @@ class Runtime:
             known_evidence=self.evidence.__contains__,
             sources=self.sources if self.config["evidence"]["verify"] else None,
             curation_policy=self.curation_policy(),
+            similar_by_meaning=self.similar_by_meaning if self.write_dense() else None,
             learn=learn,
             written=self.embeddings.embed,
         )

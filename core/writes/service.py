@@ -61,7 +61,7 @@ from swarmmem.core.writes.proposals import (
     source_from_evidence,
 )
 from swarmmem.core.writes.redaction import redact_fields, redaction_rejection_reason
-from swarmmem.core.writes.similar import similar_memories
+from swarmmem.core.writes.similar import MAX_SIMILAR, similar_memories
 from swarmmem.core.writes.validation import check_sentinels, validate_record
 from swarmmem.ports.clock import Clock
 from swarmmem.ports.detectors import PiiDetector, PiiFindings, SecretDetector
@@ -69,6 +69,9 @@ from swarmmem.ports.evidence import SourceChecker
 from swarmmem.ports.storage import StorageProvider
 
 log = logging.getLogger("swarmmem")
+
+SIMILAR_COSINE = 0.85
+"""Embedding cosine at which an active memory counts as similar (with embeddings on)."""
 
 OUTCOME_QUESTION_PREFIX = "Outcome evidence for question: "
 MAX_ANCHORS = 20
@@ -123,6 +126,7 @@ class WriteService:
         known_evidence: Callable[[str], bool] | None = None,
         sources: SourceChecker | None = None,
         curation_policy: CurationPolicy | None = None,
+        similar_by_meaning: Callable[[str], list[tuple[str, float]]] | None = None,
         learn: Callable[[OutcomeEvent], object] | None = None,
         written: Callable[[Iterable[MemoryRecord]], object] | None = None,
     ) -> None:
@@ -130,6 +134,7 @@ class WriteService:
         self.known_evidence = known_evidence
         self.sources = sources
         self.curation_policy = curation_policy
+        self.similar_by_meaning = similar_by_meaning
         self.learn = learn
         self.written = written or (lambda records: None)
         self.context = context
@@ -312,6 +317,25 @@ class WriteService:
         stored = self._create_unique(proposal, created_at, proposer, id_text)
         return self._auto_decide(stored) if auto_decide else stored
 
+    def _with_meaning(
+        self, similar: list[tuple[str, float]], record: MemoryRecord, keys: Sequence[str]
+    ) -> list[tuple[str, float]]:
+        """``similar`` joined with the active memories of ``keys`` whose embedding is close
+        to ``record``'s (cosine at least :data:`SIMILAR_COSINE`), each with its best score."""
+        assert self.similar_by_meaning is not None
+        try:
+            close = [(i, c) for i, c in self.similar_by_meaning(record.text) if c >= SIMILAR_COSINE]
+        except Exception:  # a failing embedder never stops a proposal
+            log.warning("similar memories by meaning are unavailable", exc_info=True)
+            return similar
+        found = self.store.get_many([i for i, _ in close])
+        best = dict(similar)
+        for memory_id, cosine in close:
+            hit = found.get(memory_id)
+            if hit is not None and hit.active and hit.scope.key in keys and hit.id != record.id:
+                best[memory_id] = max(best.get(memory_id, 0.0), round(float(cosine), 4))
+        return sorted(best.items(), key=lambda p: (-p[1], p[0]))[:MAX_SIMILAR]
+
     def _auto_decide(self, proposal: MemoryProposal) -> MemoryProposal:
         """Approve ``proposal`` now when the opt-in curation policy allows it (only with the
         evidence checks on, so its sources were verified)."""
@@ -331,6 +355,8 @@ class WriteService:
         (same scope, kind and text) or a pending proposal proposes it with the same evidence."""
         keys = [s.key for s in self.allowed_scopes]
         similar = similar_memories(self.store, record, scope_keys=keys, now=created_at)
+        if self.similar_by_meaning is not None:
+            similar = self._with_meaning(similar, record, keys)
         metadata = dict(proposal.metadata)
         if similar:
             metadata["similar"] = [{"memoryId": i, "score": score} for i, score in similar]

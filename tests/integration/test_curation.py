@@ -397,3 +397,40 @@ def test_consolidate_proposes_merges_and_supersessions_and_writes_nothing(mem: A
     shown = mem.inspect(old)
     assert shown["state"] == "superseded" and shown["provenance"]["valid_to"]
     assert change.replacement_memory_id == new
+
+
+def test_with_embeddings_on_similar_memories_are_found_by_meaning(tmp_path: Path) -> None:
+    """Two wordings of one fact share few tokens (overlap under 0.5) but their MiniLM
+    embeddings are close: the proposal names the memory; an unrelated one names nothing."""
+    from swarmmem.adapters.models.onnx_embedder import OnnxMiniLmEmbedder
+
+    if (reason := OnnxMiniLmEmbedder().unavailable_reason) is not None:
+        pytest.skip(f"dense extra not usable: {reason}")
+    (tmp_path / "db.py").write_text("ENGINE = None\n", encoding="utf-8")
+    config = {"enabled": True, "embeddings": {"enabled": True}}
+    with swarmmem.open(tmp_path, config, context={"agent_role": "coder"}) as mem:
+        first = mem.propose(
+            operation="add",
+            kind="repo_convention",
+            text="Database migrations are managed with alembic.",
+            rationale="r",
+            evidence_refs=["db.py"],
+        )
+        original = mem.curate(first.id, "add").memory_id
+        reworded = mem.propose(
+            operation="add",
+            kind="repo_convention",
+            text="We manage database migrations using alembic.",
+            rationale="r",
+            evidence_refs=["db.py"],
+        )
+        unrelated = mem.propose(
+            operation="add",
+            kind="repo_convention",
+            text="Logs are shipped to Loki through promtail.",
+            rationale="r",
+            evidence_refs=["db.py"],
+        )
+    (found,) = proposal_json(reworded)["similar"]
+    assert found["memory_id"] == original and found["score"] >= 0.85
+    assert proposal_json(unrelated)["similar"] == []
