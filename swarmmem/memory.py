@@ -199,6 +199,17 @@ class Memory:
             confidence=record.confidence if record is not None else None,
         )
 
+    def evidence_status(self, refs: Sequence[str]) -> str:
+        """Whether evidence ``refs`` hold in the project now: ``verified`` or the problems
+        (``unchecked`` when evidence checks are off, ``none`` without refs)."""
+        if not refs:
+            return "none"
+        rt = self._ready(startup=False)
+        if not rt.config["evidence"]["verify"]:
+            return "unchecked"
+        problems = rt.sources.check(builtins.list(refs))
+        return "verified" if not problems else "; ".join(problems)
+
     def undo_decision(self, proposal_id: str, *, reason: str | None = None) -> dict[str, Any]:
         """Undo the decision on ``proposal_id`` (audited): an ``add`` approval forgets the
         memory it wrote; then, for it or a rejection, a pending copy of the proposal is filed

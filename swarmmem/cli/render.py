@@ -432,6 +432,8 @@ def proposal_show_text(data: Data) -> str:
     lines = _heading(f"Swarm Memory Proposal {p['id']}")
     lines.append(f"- Operation: `{p['operation']}`, status `{p['status']}`")
     lines.append(f"- Proposed by {proposer_text(data['proposed_by'])}, {ago(data['age'])}")
+    if p.get("reviewer"):
+        lines.append(f"- Decided by `{p['reviewer']}` at {p.get('reviewedAt')}")
     if record:
         lines.append(f"- Kind: `{record.get('kind')}`")
         lines.append(f"- Text: {record.get('text')}")
@@ -751,7 +753,8 @@ def review_proposal_text(entry: Data, left: int) -> str:
         lines.append(f"Related: {', '.join(entry['related_memory_ids'])}")
     lines.append(f"Rationale: {entry['rationale']}")
     if entry.get("evidence_refs"):
-        lines.append(f"Evidence: {', '.join(entry['evidence_refs'])}")
+        status = f" ({entry['evidence_status']})" if entry.get("evidence_status") else ""
+        lines.append(f"Evidence: {', '.join(entry['evidence_refs'])}{status}")
     lines.append(f"Proposed by {proposer_text(entry['proposed_by'])}, {ago(entry['age'])}")
     lines += [f"Needs rephrasing: {note}" for note in entry.get("needs_rephrasing") or ()]
     if entry.get("similar"):

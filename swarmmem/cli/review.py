@@ -430,6 +430,7 @@ class Reviewer:
         target = entry["target_memory_id"]
         return {
             **entry,
+            "evidence_status": self.mem.evidence_status(entry.get("evidence_refs") or []),
             "similar": similar,
             "target_memory": self._memory_view(target) if target else None,
         }

@@ -390,3 +390,15 @@ def test_reject_all_by_proposer_with_a_reason(project: Path) -> None:
     with swarmmem.open(project) as memory:
         assert status(memory, ids["tester"]).rejection_reason == "stale"
         assert status(memory, ids["coder"]).status == "pending"
+
+
+def test_the_queue_shows_whether_each_proposals_evidence_still_holds(
+    mem: Memory, tmp_path: Path
+) -> None:
+    propose(mem, RETRY)
+    (tmp_path / "retry.py").unlink()  # gone since it was proposed
+    text, _ = review(mem, "q")
+    assert "Evidence: retry.py (evidence 'retry.py' names no file of the repository" in text
+    (tmp_path / "retry.py").write_text("x = 1\n", encoding="utf-8")
+    text, _ = review(mem, "q")
+    assert "Evidence: retry.py (verified)" in text
