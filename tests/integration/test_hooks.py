@@ -413,3 +413,33 @@ def _helper_running(root: Path) -> bool:
         ["pgrep", "-f", f"swarmmem.hooks.daemon {root}$"], capture_output=True, text=True
     )
     return bool(probe.stdout.strip())
+
+
+def test_the_session_start_carries_the_reflection_lessons_when_reflection_is_on(
+    tmp_path: Path,
+) -> None:
+    root = make_project(tmp_path, memories=(ALEMBIC,))
+    config = root / ".opencode" / "opencode-swarm.json"
+    section = json.loads(config.read_text(encoding="utf-8"))
+    section["memory"]["reflection"] = {"enabled": True}
+    config.write_text(json.dumps(section), encoding="utf-8")
+    with swarmmem.open(root, context={"session_id": "work", "agent_role": "coder"}) as mem:
+        memory_id = mem.list()[0].id
+        for _ in range(2):
+            mem.record_outcome(
+                memory_id=memory_id, outcome="useful", anchors=[{"file": "src/app/db.py"}]
+            )
+    start = hook("claude-code", "SessionStart", {"session_id": "r1", "cwd": str(root)}, cwd=root)
+    brief = context_of(start.stdout)
+    assert brief.startswith("## Retrieved Swarm Memory")
+    assert "\n\n[SWARM MEMORY REFLECTION — UNTRUSTED BACKGROUND]" in brief
+    (event,) = run_log(root, "r1")
+    assert event["type"] == "session_brief" and event["lessons"] is True
+    # a prompt never regenerates or repeats the lessons
+    prompt = hook(
+        "claude-code",
+        "UserPromptSubmit",
+        {"session_id": "r1", "cwd": str(root), "prompt": "how are database migrations run?"},
+        cwd=root,
+    )
+    assert "REFLECTION" not in context_of(prompt.stdout)
