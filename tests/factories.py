@@ -237,6 +237,20 @@ def learning_gateway(
 # --- the Memory facade -----------------------------------------------------------------------
 
 
+def enabled_config(provider: str, folder: Path) -> dict[str, Any]:
+    """A ``memory`` section that turns memory on with ``provider`` (PostgreSQL: the test
+    server, in a schema of ``folder``'s own; skipped when there is no server)."""
+    if provider == "postgres":
+        from pg_support import require_dsn, schema_for
+
+        return {
+            "enabled": True,
+            "provider": "postgres",
+            "postgres": {"dsn": require_dsn(), "schema": schema_for(folder)},
+        }
+    return {"enabled": True, "provider": provider}
+
+
 def cite(root: Path | str, *refs: str) -> None:
     """Create the project files that evidence ``refs`` name under ``root`` (proposals must
     cite files that exist): enough lines for a ``:LINE`` ref and the symbol of a ``#symbol``

@@ -410,6 +410,17 @@ class RecallSignals:
     scope_match: bool
 
 
+NO_SIGNALS = RecallSignals(
+    text_overlap=0.0,
+    tag_overlap=0.0,
+    file_overlap=0.0,
+    symbol_overlap=0.0,
+    kind_match=False,
+    scope_match=True,
+)
+"""The signals of an item that no query matched (a dense-only hit, a session brief)."""
+
+
 @attrs.frozen(kw_only=True)
 class RecallItem:
     """One recalled memory with its score and the reason for it."""

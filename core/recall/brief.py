@@ -12,22 +12,13 @@ from collections.abc import Iterable
 
 from swarmmem.core.model.records import (
     DURABLE_MEMORY_KINDS,
+    NO_SIGNALS,
     MemoryRecord,
     RecallItem,
-    RecallSignals,
 )
 
 BRIEF_KINDS = DURABLE_MEMORY_KINDS | {"api_finding"}
 """The kinds of memory a brief (and a host's prompt recall) may carry."""
-
-_NO_SIGNALS = RecallSignals(
-    text_overlap=0.0,
-    tag_overlap=0.0,
-    file_overlap=0.0,
-    symbol_overlap=0.0,
-    kind_match=False,
-    scope_match=True,
-)
 
 
 def brief_items(
@@ -40,6 +31,6 @@ def brief_items(
     ]
     usable.sort(key=lambda r: (r.q, r.confidence, r.updated_at or r.created_at, r.id), reverse=True)
     return [
-        RecallItem(record=r, score=r.q, reason="session brief", signals=_NO_SIGNALS)
+        RecallItem(record=r, score=r.q, reason="session brief", signals=NO_SIGNALS)
         for r in usable[:max_items]
     ]

@@ -21,7 +21,7 @@ import attrs
 
 from swarmmem.core.model.formatting import to_fixed
 from swarmmem.core.model.ids import iso_to_ms
-from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest, RecallSignals
+from swarmmem.core.model.records import NO_SIGNALS, MemoryRecord, RecallItem, RecallRequest
 from swarmmem.core.recall.hybrid import (
     RERANK_TOP_N,
     DenseParts,
@@ -50,15 +50,6 @@ from swarmmem.ports.storage import StorageProvider
 #: profiles add embeddings to ``lexical``.
 PROFILES: tuple[str, ...] = ("reference", "lexical", "hybrid", "hybrid+rerank")
 DENSE_PROFILES: tuple[str, ...] = ("hybrid", "hybrid+rerank")
-
-_ZERO_SIGNALS = RecallSignals(
-    text_overlap=0.0,
-    tag_overlap=0.0,
-    file_overlap=0.0,
-    symbol_overlap=0.0,
-    kind_match=False,
-    scope_match=True,
-)
 
 
 @attrs.frozen(kw_only=True)
@@ -274,7 +265,7 @@ def _fused_items(
             items.append(attrs.evolve(base, score=score, reason=f"{base.reason}, {tag}"))
         else:
             record = dense_records[memory_id]
-            items.append(RecallItem(record=record, score=score, reason=tag, signals=_ZERO_SIGNALS))
+            items.append(RecallItem(record=record, score=score, reason=tag, signals=NO_SIGNALS))
     return items
 
 

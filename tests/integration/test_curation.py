@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from factories import enabled_config
 
 import swarmmem
 from swarmmem.core.model.errors import ConflictError, MemoryValidationError, NotFoundError
@@ -25,15 +26,7 @@ LONG = "The retry helper " + "waits and retries the request again " * 30  # ~1,0
 
 @pytest.fixture(params=PROVIDERS)
 def config(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, Any]:
-    if request.param == "postgres":
-        from pg_support import require_dsn, schema_for
-
-        return {
-            "enabled": True,
-            "provider": "postgres",
-            "postgres": {"dsn": require_dsn(), "schema": schema_for(tmp_path)},
-        }
-    return {"enabled": True, "provider": request.param}
+    return enabled_config(request.param, tmp_path)
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from factories import enabled_config
 
 import swarmmem
 from swarmmem.adapters.files.sources import RepositorySources, parse_file_ref
@@ -47,15 +48,7 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.fixture(params=PROVIDERS)
 def config(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, Any]:
-    if request.param == "postgres":
-        from pg_support import require_dsn, schema_for
-
-        return {
-            "enabled": True,
-            "provider": "postgres",
-            "postgres": {"dsn": require_dsn(), "schema": schema_for(tmp_path)},
-        }
-    return {"enabled": True, "provider": request.param}
+    return enabled_config(request.param, tmp_path)
 
 
 @pytest.fixture
