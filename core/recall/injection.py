@@ -102,8 +102,11 @@ def should_skip(messages: Sequence[str]) -> bool:
 
 
 def sanitize_run_id(run_id: str | None) -> str:
-    """A run id safe to use as a folder name (at most 80 characters)."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", (run_id or "").strip() or "unknown")[:80]
+    """A run id safe to use as a folder name under ``.swarm/runs/`` (at most 80 characters):
+    other characters become ``_``, and a name of dots alone (``.``, ``..``), which would name
+    the runs folder or its parent, gets a leading ``_``."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]", "_", (run_id or "").strip() or "unknown")[:80]
+    return f"_{cleaned}"[:80] if set(cleaned) <= {"."} else cleaned
 
 
 @attrs.frozen(kw_only=True)

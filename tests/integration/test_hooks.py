@@ -443,3 +443,15 @@ def test_the_session_start_carries_the_reflection_lessons_when_reflection_is_on(
         cwd=root,
     )
     assert "REFLECTION" not in context_of(prompt.stdout)
+
+
+@pytest.mark.parametrize("run_id", ["..", ".", "...", "../..", "/..", "a/../../.."])
+def test_a_run_id_never_leaves_the_runs_folder(tmp_path: Path, run_id: str) -> None:
+    """Hostile: a run id of dots once named ``.swarm/runs/..`` and the run log landed in
+    ``.swarm/memory.jsonl``."""
+    root = make_project(tmp_path, memories=(PYTEST,))
+    with swarmmem.open(root, context={"session_id": "s", "run_id": run_id}) as mem:
+        mem.inject(agent_task="run the unit tests", user_goal="green tests")
+    assert sorted(p.name for p in (root / ".swarm").iterdir()) == ["memory", "runs"]
+    (folder,) = (root / ".swarm" / "runs").iterdir()
+    assert (folder / "memory.jsonl").is_file() and folder.name.strip(".") != ""
