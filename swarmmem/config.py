@@ -18,6 +18,7 @@ from typing import Any
 
 from swarmmem.core.model.errors import ConfigError
 from swarmmem.project import CONFIG_RELATIVE_PATH as CONFIG_RELATIVE_PATH
+from swarmmem.project import read_small_file
 from swarmmem.registry import choices
 
 Check = Callable[[str, Any], None]
@@ -261,11 +262,13 @@ def load(root: Path, config: Mapping[str, Any] | str | os.PathLike[str] | None) 
 
 def _read_section(path: Path) -> Mapping[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_small_file(path).decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"configuration file not found: {path}") from None
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot read configuration {path}: {exc}") from exc
+    except RecursionError:
+        raise ConfigError(f"cannot read configuration {path}: JSON nested too deeply") from None
     if not isinstance(data, Mapping):
         raise ConfigError(f"configuration {path} must hold a JSON object")
     stray = sorted(key for key in data if key in _TOP_KEYS)

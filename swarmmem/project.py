@@ -15,6 +15,27 @@ from pathlib import Path
 
 CONFIG_RELATIVE_PATH = Path(".opencode") / "opencode-swarm.json"
 """Where a project keeps its configuration (the ``memory`` section), relative to its root."""
+MAX_CONFIG_BYTES = 1 << 20
+"""A configuration file larger than this is refused."""
+
+
+def read_small_file(path: str | os.PathLike[str], max_bytes: int = MAX_CONFIG_BYTES) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``max_bytes`` of them.
+
+    A FIFO, a device (a link to ``/dev/zero`` included) or a larger file is refused with a
+    :class:`ValueError` saying so, without blocking or reading it whole; a missing or
+    unreadable file raises :class:`OSError`.
+    """
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise ValueError("it is not a regular file")
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise ValueError(f"it is larger than {max_bytes} bytes")
+    return data
 
 
 def configured_root(start: str | os.PathLike[str]) -> Path | None:

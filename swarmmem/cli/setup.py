@@ -26,7 +26,7 @@ from swarmmem.cli.app import State, command, emit, main
 from swarmmem.core.model.errors import ConfigError
 from swarmmem.grants import GRANTABLE, set_grant
 from swarmmem.hooks.install import AGENTS, plan_agents
-from swarmmem.project import configured_root
+from swarmmem.project import configured_root, read_small_file
 
 IGNORED = ".swarm/"
 
@@ -40,9 +40,11 @@ def _read_json(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_small_file(path).decode("utf-8"))
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot read configuration {path}: {exc}") from exc
+    except RecursionError:
+        raise ConfigError(f"cannot read configuration {path}: JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise ConfigError(f"configuration {path} must hold a JSON object")
     return data
@@ -87,7 +89,10 @@ def enable_memory(root: Path, *, has_memories: bool, dry_run: bool = False) -> l
 def ignore_swarm_folder(root: Path, *, dry_run: bool = False) -> list[str]:
     """Add ``.swarm/`` to ``root/.gitignore`` unless a line already ignores it."""
     path = root / ".gitignore"
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    try:
+        text = read_small_file(path, 8 << 20).decode("utf-8") if path.exists() else ""
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from exc
     if any(line.strip().rstrip("/") in (".swarm", "/.swarm") for line in text.splitlines()):
         return []
     prefix = "" if not text or text.endswith("\n") else "\n"

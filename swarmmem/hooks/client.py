@@ -21,11 +21,10 @@ from typing import Any, BinaryIO, TextIO
 
 from swarmmem._version import __version__
 from swarmmem.hooks import hosts
-from swarmmem.project import CONFIG_RELATIVE_PATH, find_root
+from swarmmem.project import CONFIG_RELATIVE_PATH, find_root, read_small_file
 
 MAX_STDIN = 8 << 20
 """Stdin beyond this many bytes is not read (the payload then counts as empty)."""
-MAX_CONFIG_BYTES = 1 << 20
 HELPER_TIMEOUT = 25.0
 """Seconds the hook waits for the helper's answer (hosts allow 60 s by default)."""
 
@@ -46,20 +45,9 @@ def socket_path(root: Path) -> Path:
 def memory_enabled(root: Path) -> bool:
     """``memory.enabled`` of the project's configuration file, read without the library
     (a missing, unreadable or irregular file means disabled)."""
-    path = root / CONFIG_RELATIVE_PATH
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return False
-    with os.fdopen(fd, "rb") as handle:
-        import stat
-
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return False
-        raw = handle.read(MAX_CONFIG_BYTES + 1)
-    try:
-        data = json.loads(raw) if len(raw) <= MAX_CONFIG_BYTES else None
-    except (ValueError, RecursionError):
+        data = json.loads(read_small_file(root / CONFIG_RELATIVE_PATH))
+    except (OSError, ValueError, RecursionError):
         return False
     section = data.get("memory") if isinstance(data, dict) else None
     return isinstance(section, dict) and section.get("enabled") is True
