@@ -58,6 +58,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
         '[remote "origin"]\n\turl = https://example.com/acme/shop-api.git\n', encoding="utf-8"
     )
     (root / ".opencode").mkdir()
+    (root / "Makefile").write_text("test:\n\tpytest -q\n", encoding="utf-8")  # the evidence
     _write_config(root, dense=True)
     with swarmmem.open(root, context={"session_id": "s1", "agent_role": "coder"}) as agent:
         proposals = [

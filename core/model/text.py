@@ -8,9 +8,24 @@ anything is stored.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Collection, Mapping
 
 from swarmmem.core.model.errors import MemoryValidationError
+
+INVISIBLE_RE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
+"""Characters that show nothing: soft hyphen, joiners and zero-width spaces, bidi controls,
+variation selectors, Hangul fillers, tag characters."""
+
+
+def folded(text: str) -> str:
+    """``text`` as a reader sees it: invisible characters dropped, compatibility forms
+    (full-width letters, ligatures) folded by NFKC."""
+    return unicodedata.normalize("NFKC", INVISIBLE_RE.sub("", text))
 
 
 def check_text(value: object, name: str) -> None:

@@ -51,9 +51,8 @@ from swarmmem.core.model.text import all_encode, check_json_texts, json_strings
 from swarmmem.core.writes.proposals import SCRATCH_TTL
 from swarmmem.core.writes.redaction import screened_clean, secret_field
 from swarmmem.core.writes.validation import (
-    BUNDLE_MARKER_PREFIX,
-    RECALL_SENTINEL_HEADER,
     check_kind_rules,
+    holds_sentinel,
     validate_record,
 )
 from swarmmem.ports.detectors import SecretDetector
@@ -201,8 +200,7 @@ class _Completer:
             or kind not in _KINDS
             or type(text) is not str
             or not 1 <= len(text) <= MAX_MEMORY_TEXT_LENGTH
-            or RECALL_SENTINEL_HEADER in text
-            or BUNDLE_MARKER_PREFIX in text
+            or holds_sentinel(text)
         ):
             return None
         digest = content_hash_for_key(scope_key, kind, text)

@@ -229,6 +229,8 @@ class WriteService:
         if not clean_rationale:
             raise MemoryValidationError("rationale is required")
         refs = [ref[:500] for ref in values["evidenceRefs"] or ()][:20]
+        for ref in refs:  # a ref is shown on a Source line of the prompt block
+            check_sentinels(ref, "evidence ref")
         self._check_cached_evidence(refs)
         target = values["targetMemoryId"] if isinstance(values["targetMemoryId"], str) else None
         related = (

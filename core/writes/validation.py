@@ -18,6 +18,7 @@ from swarmmem.core.model.ids import (
     memory_id_for_hash,
 )
 from swarmmem.core.model.records import DURABLE_MEMORY_KINDS, EVIDENCE_REQUIRED_KINDS, MemoryRecord
+from swarmmem.core.model.text import folded
 from swarmmem.ports.detectors import PiiFindings, SecretDetector
 
 RECALL_SENTINEL_HEADER = "## Retrieved Swarm Memory"
@@ -25,11 +26,20 @@ BUNDLE_MARKER_PREFIX = "bundle_"
 SCRATCH_MAX_MS = 7 * 24 * 3600 * 1000
 
 
+def holds_sentinel(text: str) -> bool:
+    """True when ``text`` holds the recall header or the bundle marker prefix, also when
+    invisible characters or full-width forms disguise them (only non-ASCII text is folded)."""
+    seen = text if text.isascii() else folded(text)
+    return RECALL_SENTINEL_HEADER in seen or BUNDLE_MARKER_PREFIX in seen
+
+
 def check_sentinels(text: str, what: str = "memory text") -> None:
-    """Reject text that could forge a recall block or its bundle marker."""
-    if RECALL_SENTINEL_HEADER in text:
+    """Reject text that could forge a recall block or its bundle marker, also when invisible
+    characters or full-width forms disguise them."""
+    seen = folded(text)
+    if RECALL_SENTINEL_HEADER in seen:
         raise MemoryValidationError(f"{what} cannot contain the recall sentinel header")
-    if BUNDLE_MARKER_PREFIX in text:
+    if BUNDLE_MARKER_PREFIX in seen:
         raise MemoryValidationError(f"{what} cannot contain the recall bundle marker prefix")
 
 
