@@ -31,8 +31,9 @@ from swarmmem.core.model.codec import (
     record_to_dict,
 )
 from swarmmem.core.model.errors import ConflictError, MemoryValidationError, StorageError
-from swarmmem.core.model.ids import PROPOSAL_ID_RE, stable_scope_key
+from swarmmem.core.model.ids import PROPOSAL_ID_RE, sha256_hex, stable_scope_key
 from swarmmem.core.model.ids import memory_id as content_memory_id
+from swarmmem.core.model.records import MemoryProposal, MemoryRecord, ProposedBy
 from swarmmem.core.model.semantics import dumps
 from swarmmem.core.model.text import json_strings
 from swarmmem.core.writes.importing import SCREEN_ROWS
@@ -212,6 +213,31 @@ def _untrusted_record(obj: Mapping[str, Any]) -> dict[str, Any]:
     return {**obj, "metadata": {k: v for k, v in metadata.items() if k != "qValue"}}
 
 
+LEGACY_RATIONALE = (
+    "Found in a legacy memories.jsonl when the store was first opened; nobody approved it, so "
+    "decide before it becomes memory."
+)
+
+
+def _legacy_proposal_id(record: MemoryRecord) -> str:
+    return "prop_" + sha256_hex(f"legacy\n{record.id}")[:16]
+
+
+def _legacy_proposal(record: MemoryRecord) -> MemoryProposal:
+    """A pending ``add`` proposal of a record found in a legacy file."""
+    locator = record.source.locator
+    return MemoryProposal(
+        id=_legacy_proposal_id(record),
+        operation="add",
+        rationale=LEGACY_RATIONALE,
+        status="pending",
+        created_at=record.created_at,
+        proposed_by=ProposedBy(agent_role="legacy-import"),
+        proposed_record=record,
+        evidence_refs=(locator,) if locator else (),
+    )
+
+
 def import_jsonl(
     store: StorageProvider,
     directory: str | os.PathLike[str],
@@ -223,15 +249,18 @@ def import_jsonl(
     """Import the JSONL files of ``directory`` into ``store`` in one transaction.
 
     A row with a likely secret in any field is refused. ``untrusted`` (JSONL found in the
-    storage folder, imported without anyone asking): rows may not overwrite, delete or re-open
-    stored memories or proposals, may not bring learned values (``qValue`` is dropped) and
-    proposals must be pending. ``allowed_scope_keys`` (the importing context's scope keys):
-    rows about memories outside them are refused (see :class:`_ScopeCheck`); ``None`` checks
-    no scope (a whole-store copy). Memories are written in batches (``upsert_many``), which
-    report ``progress(done, total)``.
+    storage folder, imported without anyone asking): nothing becomes memory without a
+    curator (each memory row becomes a pending ``add`` proposal of that record, and outcome
+    rows, whose memories are not stored, are refused); rows may not overwrite, delete or
+    re-open stored memories or proposals, may not bring learned values (``qValue`` is
+    dropped) and proposals must be pending. ``allowed_scope_keys`` (the importing context's
+    scope keys): rows about memories outside them are refused (see :class:`_ScopeCheck`);
+    ``None`` checks no scope (a whole-store copy). Memories are written in batches
+    (``upsert_many``), which report ``progress(done, total)``.
 
     Returns:
-        ``{importedMemories, importedProposals, importedOutcomes, scannedRows, invalidCount,
+        ``{importedMemories, proposedMemories, importedProposals, importedOutcomes,
+        scannedRows, invalidCount,
         invalidRows: [{file, line, reason}]}``.
     """
     base = Path(directory)
@@ -244,7 +273,7 @@ def import_jsonl(
         )
     except OSError as exc:
         raise StorageError(f"cannot read JSONL files in {base}: {exc}") from exc
-    counts = {"memories": 0, "proposals": 0, "outcomes": 0}
+    counts = {"memories": 0, "proposals": 0, "outcomes": 0, "proposed": 0}
     scopes = None if allowed_scope_keys is None else _ScopeCheck(store, allowed_scope_keys)
     for file, rows in (
         ("memories.jsonl", memories),
@@ -268,8 +297,14 @@ def import_jsonl(
                 valid.append(validate_record(record_from_dict(raw)))
             except MemoryValidationError as exc:
                 invalid.append({"file": "memories.jsonl", "line": line, "reason": str(exc)})
-        store.upsert_many(valid, progress=progress)
-        counts["memories"] = len(valid)
+        if untrusted:
+            for record in valid:  # a curator decides what becomes memory
+                if store.get_proposal(_legacy_proposal_id(record)) is None:
+                    store.create_proposal(_legacy_proposal(record))
+                    counts["proposed"] += 1
+        else:
+            store.upsert_many(valid, progress=progress)
+            counts["memories"] = len(valid)
         for line, obj in proposals.values():
             try:
                 proposal = proposal_from_dict(obj)
@@ -286,6 +321,10 @@ def import_jsonl(
                 store.update_proposal(proposal)
             counts["proposals"] += 1
         for line, obj in outcomes.values():
+            if untrusted and store.get(str(obj.get("memoryId"))) is None:
+                reason = "its memory is a pending proposal: legacy rows are reviewed first"
+                invalid.append({"file": "outcome-events.jsonl", "line": line, "reason": reason})
+                continue
             try:
                 store.append_outcome(outcome_event_from_dict(obj))
             except (MemoryValidationError, ConflictError) as exc:
@@ -295,6 +334,7 @@ def import_jsonl(
     invalid.sort(key=lambda row: (EXPORT_FILES.index(row["file"]), row["line"]))
     return {
         "importedMemories": counts["memories"],
+        "proposedMemories": counts["proposed"],
         "importedProposals": counts["proposals"],
         "importedOutcomes": counts["outcomes"],
         "scannedRows": scanned_m + scanned_p + scanned_o,

@@ -624,6 +624,7 @@ class SqliteStore(SqlStore):
                 LEGACY_JSONL_MIGRATION_NAME,
                 {
                     "importedMemories": report["importedMemories"],
+                    "proposedMemories": report["proposedMemories"],
                     "importedProposals": report["importedProposals"],
                     "invalidRows": report["invalidCount"],
                 },

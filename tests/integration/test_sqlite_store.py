@@ -458,21 +458,30 @@ class TestLegacyMigration:
         return {"good": good, "newer": newer, "proposal": proposal}
 
     def test_imports_once_with_backups_and_report(self, tmp_path: Path) -> None:
-        """Valid rows import, originals are backed up, invalid rows are reported, v2 is marked."""
+        """Valid rows become pending proposals (never memory without a curator), originals
+        are backed up, invalid rows are reported, v2 is marked."""
         legacy = tmp_path / "legacy"
         legacy.mkdir()
         rows = self.write_legacy(legacy)
         original = (legacy / "memories.jsonl").read_bytes()
         with SqliteStore(tmp_path / "memory.db", legacy_dir=legacy) as store:
-            assert store.get(rows["good"].id) == rows["good"]
-            assert store.get(rows["newer"].id).confidence == 0.4
+            assert store.count() == 0  # hostile: a planted file became active memory
+            proposed = {
+                p.proposed_record.id: p
+                for p in store.list_proposals("pending")
+                if p.proposed_record is not None and p.proposed_by.agent_role == "legacy-import"
+            }
+            assert proposed[rows["good"].id].proposed_record == rows["good"]
+            assert proposed[rows["newer"].id].proposed_record.confidence == 0.4
+            assert {p.operation for p in proposed.values()} == {"add"}
             assert store.get_proposal(rows["proposal"].id) == rows["proposal"]
             versions = [r[0] for r in store._conn.execute("SELECT version FROM schema_migrations")]
             assert 2 in versions
         assert (legacy / "backups" / "memories.jsonl.pre-sqlite-migration").read_bytes() == original
         assert (legacy / "backups" / "proposals.jsonl.pre-sqlite-migration").exists()
         report = json.loads((legacy / "migration-report.json").read_text())
-        assert report["importedMemories"] == 2 and report["importedProposals"] == 1
+        assert report["importedMemories"] == 0 and report["proposedMemories"] == 2
+        assert report["importedProposals"] == 1
         assert [(r["file"], r["line"]) for r in report["invalidRows"]] == [
             ("memories.jsonl", 3),
             ("memories.jsonl", 4),
@@ -490,7 +499,8 @@ class TestLegacyMigration:
         with (legacy / "memories.jsonl").open("a") as fh:
             fh.write(legacy_row(late) + "\n")
         with SqliteStore(tmp_path / "memory.db", legacy_dir=legacy) as store:
-            assert store.get(late.id) is None and store.count() == 2
+            assert store.get(late.id) is None and store.count() == 0
+            assert len(store.list_proposals("pending")) == 3
         assert (legacy / "backups" / "memories.jsonl.pre-sqlite-migration").read_bytes() == backup
 
 
@@ -516,7 +526,13 @@ class TestUntrustedLegacyFiles:
         )
         with SqliteStore(db, legacy_dir=legacy) as store:
             assert store.get(kept.id) == kept
-            assert "qValue" not in store.get(taught.id).metadata
+            assert store.get(taught.id) is None  # a pending proposal, not memory
+            (filed,) = [
+                p
+                for p in store.list_proposals("pending")
+                if p.proposed_record is not None and p.proposed_record.id == taught.id
+            ]
+            assert "qValue" not in filed.proposed_record.metadata
             assert store.get(leaked.id) is None
             assert store.get_proposal(reviewed.id) is None
             assert store.get_proposal(pending.id) is not None
