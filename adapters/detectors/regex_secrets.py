@@ -38,6 +38,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
+from swarmmem.core.model.text import INVISIBLE_RE
 from swarmmem.ports.detectors import SecretFinding
 
 __all__ = [
@@ -333,7 +334,7 @@ def normalized_view(text: str) -> tuple[str, list[int]]:
     pieces: list[str] = []
     origin: list[int] = []
     for index, char in enumerate(text):
-        if char in INVISIBLE:
+        if char in INVISIBLE or INVISIBLE_RE.match(char):
             continue
         piece = unicodedata.normalize("NFKC", char) if ord(char) > 127 else char
         pieces.append(piece)

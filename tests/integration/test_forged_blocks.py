@@ -6,6 +6,7 @@ a line of it."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -96,3 +97,31 @@ def test_disguised_headers_and_markers_are_refused_everywhere(mem: Any, disguise
             evidence_refs=["a.py", f"manual:{disguised}"],
         )
     assert mem.list() == [] and mem.store.list_proposals() == []
+
+
+@pytest.mark.parametrize(
+    "hidden",
+    ["\u200e", "\u200f", "\u2066", "\u034f", "\ufe0f", "\U000e0020", "\u061c", "\u3164"],
+    ids=["LRM", "RLM", "LRI", "CGJ", "VS16", "TAG-SPACE", "ALM", "HANGUL-FILLER"],
+)
+def test_a_secret_hidden_by_an_invisible_character_is_still_caught(mem: Any, hidden: str) -> None:
+    """Hostile: one invisible character inside a key id or token hid it from the secret
+    detector (the PII detector stripped more of them); the proposal stayed pending with the
+    secret in clear. Both detectors now drop every such character first."""
+    for secret in (
+        f"AKIA{hidden}IOSFODNN7EXAMPLE",
+        f"ghp_{hidden}abcdefghijklmnopqrstuvwxyz0123456789",
+    ):
+        prop = mem.propose(
+            operation="add",
+            kind="project_fact",
+            text=f"The deploy key is {secret} for now.",
+            rationale="r",
+            evidence_refs=["a.py"],
+        )
+        assert prop.status == "rejected" and "secret" in (prop.rejection_reason or "")
+        stored = mem.store.get_proposal(prop.id)
+        assert "IOSFODNN7EXAMPLE" not in json.dumps(attrs.asdict(stored), default=str)
+        assert "abcdefghijklmnopqrstuvwxyz0123456789" not in json.dumps(
+            attrs.asdict(stored), default=str
+        )
