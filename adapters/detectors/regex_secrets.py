@@ -155,6 +155,24 @@ _EXTRA_SOURCES: dict[str, tuple[str, re.RegexFlag]] = {
         rf"\bAKIA[0-9A-Z]{{16}}\b[^\n]{{0,200}}?(?<!{_B64}){_B64}{{40}}(?!{_B64})",
         _A,
     ),
+    # a password that itself holds "@" (the last "@" before the host ends it)
+    "url_credentials_at": (r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@\[\]]+:[^\s/\[\]]{3,}@", _A),
+    # db_password: ..., DB_PASS=..., smtp_pwd = ... (a prefixed name the others miss)
+    "prefixed_password": (
+        rf"\b[A-Za-z][A-Za-z0-9]*_(?:password|passwd|pass|pwd)\b[\"']?{_WS}*[:=]{_WS}*[\"']?"
+        r"(?![$<{%*(])(?!(?:String|string|str|None|null|nil|undefined)\b)"
+        rf"{_NOT_WS_QUOTE}{{8,}}",
+        _AI,
+    ),
+    "pgp_private_key_block": (
+        r"-----BEGIN PGP PRIVATE KEY BLOCK-----[A-Za-z0-9+/=\s:.,()<>@-]*",
+        _A,
+    ),
+    "huggingface_token": (r"\bhf_[A-Za-z0-9]{30,}\b", _A),
+    "pypi_token": (r"\bpypi-AgE[A-Za-z0-9_-]{50,}", _A),
+    "sendgrid_api_key": (r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}\b", _A),
+    "digitalocean_token": (r"\bdo[opr]_v1_[a-f0-9]{64}\b", _A),
+    "google_oauth_token": (r"\bya29\.[0-9A-Za-z_-]{20,}", _A),
 }
 EXTRA_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern, flags)) for name, (pattern, flags) in _EXTRA_SOURCES.items()
@@ -173,6 +191,14 @@ PATTERN_HINTS.update(
         "authorization_basic": (True, (("authorization",), ("basic",))),
         "private_key_unterminated": (False, (("-----BEGIN ",),)),
         "aws_secret_near_key_id": (False, (("AKIA",),)),
+        "url_credentials_at": (False, (("://",), ("@",))),
+        "prefixed_password": (True, (("_pass", "_pwd"), ("=", ":"))),
+        "pgp_private_key_block": (False, (("-----BEGIN PGP PRIVATE KEY BLOCK-----",),)),
+        "huggingface_token": (False, (("hf_",),)),
+        "pypi_token": (False, (("pypi-AgE",),)),
+        "sendgrid_api_key": (False, (("SG.",),)),
+        "digitalocean_token": (False, (("_v1_",),)),
+        "google_oauth_token": (False, (("ya29.",),)),
     }
 )
 

@@ -125,3 +125,35 @@ def test_a_secret_hidden_by_an_invisible_character_is_still_caught(mem: Any, hid
         assert "abcdefghijklmnopqrstuvwxyz0123456789" not in json.dumps(
             attrs.asdict(stored), default=str
         )
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "postgres://admin:p@ssw0rd@db.example.com/app",
+        "db_password: hunter2hunter2",
+        '{"db_password": "hunter2hunter2"}',
+        "DB_PASS=supersecretvalue",
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF0abcdefgh\n"
+        "-----END PGP PRIVATE KEY BLOCK-----",
+        "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
+        "pypi-AgEIcHlwaS5vcmcCJGU3ZjYxNjY3LTk1ZDEtNDA2YS1hMzk0LWExNDk3ZGQ5ZDY3",
+        "SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG",
+        "dop_v1_" + "0123456789abcdef" * 4,
+        "ya29.a0AfH6SMBabcdefghijklmnopqrstuv",
+    ],
+)
+def test_secret_shapes_once_missed_are_rejected_and_redacted(mem: Any, secret: str) -> None:
+    """Hostile: these shapes were not detected, so such proposals stayed pending in clear."""
+    prop = mem.propose(
+        operation="add",
+        kind="project_fact",
+        text=f"Connect with {secret} in staging.",
+        rationale="r",
+        evidence_refs=["a.py"],
+    )
+    assert prop.status == "rejected"
+    text = mem.store.get_proposal(prop.id).proposed_record.text
+    assert "[REDACTED:" in text
+    for piece in ("p@ssw0rd", "hunter2hunter2", "supersecretvalue", "lQOYBF0abcdefgh", "EFGH"):
+        assert piece not in text

@@ -209,6 +209,55 @@ def _aws_near_key_id() -> st.SearchStrategy[tuple[str, str]]:
     return st.builds(lambda k, m, sec: (f"{k} {m} {sec}", sec), key_id, middle, secret)
 
 
+def _url_at() -> st.SearchStrategy[tuple[str, str]]:
+    password = st.builds(lambda a, b: f"{a}@{b}", chars(ALNUM, 2, 10), chars(ALNUM, 1, 10))
+    return password.map(lambda p: (f"postgres://admin:{p}@", p))
+
+
+def _prefixed_password() -> st.SearchStrategy[tuple[str, str]]:
+    name = st.builds(
+        lambda a, rest, s: a + rest + "_" + s,
+        chars(LOWER, 1, 1),
+        chars(LOWER + DIGITS, 0, 6),
+        st.sampled_from(["password", "passwd", "pass", "pwd", "PASS"]),
+    )
+    glue = st.sampled_from([": ", "=", '": "', " = "])
+    return st.builds(lambda n, g, v: (f"{n}{g}{v}", v), name, glue, chars(ALNUM, 8, 24))
+
+
+def _pgp() -> st.SearchStrategy[tuple[str, str]]:
+    body = chars(ALNUM + "+/=", 16, 80)
+    return body.map(
+        lambda b: (
+            f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{b}\n-----END PGP PRIVATE KEY BLOCK-----",
+            b,
+        )
+    )
+
+
+def _hf() -> st.SearchStrategy[tuple[str, str]]:
+    return _same(chars(ALNUM, 30, 40).map(lambda t: "hf_" + t))
+
+
+def _pypi() -> st.SearchStrategy[tuple[str, str]]:
+    return _same(chars(ALNUM + "_-", 50, 90).map(lambda t: "pypi-AgE" + t))
+
+
+def _sendgrid() -> st.SearchStrategy[tuple[str, str]]:
+    return _same(
+        st.builds(lambda a, b: f"SG.{a}.{b}", chars(ALNUM + "_-", 16, 32), chars(ALNUM, 30, 64))
+    )
+
+
+def _digitalocean() -> st.SearchStrategy[tuple[str, str]]:
+    prefix = st.sampled_from(["dop_v1_", "doo_v1_", "dor_v1_"])
+    return _same(st.builds(lambda p, t: p + t, prefix, chars("0123456789abcdef", 64, 64)))
+
+
+def _ya29() -> st.SearchStrategy[tuple[str, str]]:
+    return _same(chars(ALNUM + "_-", 20, 60).map(lambda t: "ya29." + t))
+
+
 PLANTERS = {
     "openai_api_key": _openai(),
     "github_token": _github(),
@@ -233,6 +282,14 @@ PLANTERS = {
     "authorization_basic": _basic(),
     "private_key_unterminated": _unterminated_key(),
     "aws_secret_near_key_id": _aws_near_key_id(),
+    "url_credentials_at": _url_at(),
+    "prefixed_password": _prefixed_password(),
+    "pgp_private_key_block": _pgp(),
+    "huggingface_token": _hf(),
+    "pypi_token": _pypi(),
+    "sendgrid_api_key": _sendgrid(),
+    "digitalocean_token": _digitalocean(),
+    "google_oauth_token": _ya29(),
 }
 
 SURROUNDING = st.text(
