@@ -58,16 +58,43 @@ FILES = (
 )
 
 
+MAX_ROW_DEPTH = 64
+"""Rows nested deeper than this are refused (no stored shape comes near it)."""
+
+
 def read_jsonl(path: Path) -> Iterator[tuple[int, Any, str | None]]:
-    """Yield ``(line_number, parsed_or_None, error_or_None)`` for each non-blank line."""
+    """Yield ``(line_number, parsed_or_None, error_or_None)`` for each non-blank line; a line
+    nested deeper than :data:`MAX_ROW_DEPTH` is an error of its own (the other rows stay)."""
     with path.open("rb") as fh:
         for number, raw in enumerate(fh, start=1):
             if not raw.strip():
                 continue
             try:
-                yield number, json.loads(raw.decode("utf-8")), None
+                parsed = json.loads(raw.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:
                 yield number, None, f"invalid JSON: {exc}"
+                continue
+            except RecursionError:
+                parsed = None
+            if (parsed is None and raw.strip() != b"null") or _depth(parsed) > MAX_ROW_DEPTH:
+                yield number, None, f"JSON nested deeper than {MAX_ROW_DEPTH} levels"
+                continue
+            yield number, parsed, None
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests lists and objects (iteratively: any depth is safe)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, level)
+            if level > MAX_ROW_DEPTH:
+                return level
+            stack.extend((child, level + 1) for child in item)
+    return deepest
 
 
 def atomic_write_lines(path: Path, lines: list[str]) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -98,3 +99,33 @@ def test_a_legacy_memories_file_in_a_checkout_is_only_proposed(tmp_path: Path) -
         (waiting,) = mem.pending()["pending"]
         assert waiting["operation"] == "add"
         assert mem.inspect(waiting["id"])["proposal"]["proposedRecord"]["text"] == text
+
+
+def test_a_deeply_nested_line_is_refused_and_the_other_rows_kept(tmp_path: Path) -> None:
+    """Hostile: one JSONL line nested 100,000 deep killed ``swarmmem import`` with a
+    RecursionError (the valid rows before it were lost)."""
+    import swarmmem
+
+    project = tmp_path / "project"
+    (project / ".opencode").mkdir(parents=True)
+    (project / ".opencode" / "opencode-swarm.json").write_text('{"memory": {"enabled": true}}')
+    with swarmmem.open(project) as mem:
+        rows = [
+            {"kind": "project_fact", "text": "Deploys run nightly from main."},
+            {"kind": "project_fact", "text": "Builds use make."},
+        ]
+        assert mem.import_records(rows).written == 2
+    assert run(project, "export", "--dir", "dump").returncode == 0
+    dump = project / "dump" / "export" / "memories.jsonl"
+    good = dump.read_text(encoding="utf-8").splitlines()
+    deep = '{"id": "x", "a": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    dump.write_text("\n".join([good[0], deep, good[1]]) + "\n", encoding="utf-8")
+    shutil.rmtree(project / ".swarm")  # import into a fresh store of the same project
+    done = run(project, "--json", "import", "--dir", str(dump.parent))
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert "Traceback" not in done.stderr
+    refused = [(r["line"], r["reason"]) for r in report["invalidRows"]]
+    assert refused == [(2, "JSON nested deeper than 64 levels")]
+    with swarmmem.open(project) as mem:
+        assert len(mem.list()) == 2
