@@ -46,6 +46,24 @@ from swarmmem.ports.storage import StorageProvider
 from swarmmem.registry import KINDS, create, resolve
 
 CONTEXT_KEYS = frozenset({"session_id", "run_id", "agent_role", "agent_id", "unit_id"})
+_CONTEXT_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}")
+
+
+def check_context(context: Mapping[str, Any], secrets: Any) -> None:
+    """Context values are identifiers (a letter or digit, then letters, digits and
+    ``._:@+-``, at most 128 characters) and never secrets: they are stored with every
+    proposal and usage row and name run-log folders, so a value that breaks this is refused
+    naming the key (never echoing the value)."""
+    for key, value in context.items():
+        if value is None:
+            continue
+        if not isinstance(value, str) or not _CONTEXT_VALUE.fullmatch(value):
+            raise MemoryValidationError(
+                f"context {key} must be an identifier: a letter or digit, then letters, digits "
+                "or ._:@+- (at most 128 characters)"
+            )
+        if secrets.contains_secret(value):
+            raise MemoryValidationError(f"context {key} looks like a secret; it is not stored")
 ADAPTER_ARGUMENTS = frozenset({*KINDS, "clock"})
 _SECTION_RE = re.compile(r'^\s*\[\s*([^\]"\s]+)(?:\s+"([^"]*)")?\s*\]')
 _URL_RE = re.compile(r"^\s*url\s*=\s*(.*?)\s*$", re.IGNORECASE)
@@ -137,6 +155,8 @@ class Runtime:
         unknown = set(ctx) - CONTEXT_KEYS
         if unknown:
             raise MemoryValidationError(f"unknown context key(s): {', '.join(sorted(unknown))}")
+        given_secrets = (adapters or {}).get("secrets", "regex")
+        check_context(ctx, create("secrets", given_secrets))
         given = dict(adapters or {})
         bad = set(given) - ADAPTER_ARGUMENTS
         if bad:

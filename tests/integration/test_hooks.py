@@ -448,10 +448,13 @@ def test_the_session_start_carries_the_reflection_lessons_when_reflection_is_on(
 @pytest.mark.parametrize("run_id", ["..", ".", "...", "../..", "/..", "a/../../.."])
 def test_a_run_id_never_leaves_the_runs_folder(tmp_path: Path, run_id: str) -> None:
     """Hostile: a run id of dots once named ``.swarm/runs/..`` and the run log landed in
-    ``.swarm/memory.jsonl``."""
+    ``.swarm/memory.jsonl``. Such a context is refused at open, and the run log's folder of
+    any id stays inside ``.swarm/runs`` (defence in depth)."""
+    from swarmmem.adapters.files.runlog import run_log_path
+    from swarmmem.core.model.errors import MemoryValidationError
+
     root = make_project(tmp_path, memories=(PYTEST,))
-    with swarmmem.open(root, context={"session_id": "s", "run_id": run_id}) as mem:
-        mem.inject(agent_task="run the unit tests", user_goal="green tests")
-    assert sorted(p.name for p in (root / ".swarm").iterdir()) == ["memory", "runs"]
-    (folder,) = (root / ".swarm" / "runs").iterdir()
-    assert (folder / "memory.jsonl").is_file() and folder.name.strip(".") != ""
+    with pytest.raises(MemoryValidationError, match="context run_id must be an identifier"):
+        swarmmem.open(root, context={"session_id": "s", "run_id": run_id})
+    runs = (root / ".swarm" / "runs").resolve()
+    assert run_log_path(root, run_id).resolve().parent.parent == runs

@@ -117,16 +117,21 @@ def test_legacy_jsonl_rows_of_another_repository_are_refused(
     for name, content in rows.items():
         write_jsonl(storage / name, content)
     with swarmmem.open(attacker) as mem:  # the first open imports the legacy files
-        assert [r.text for r in mem.list()] == ["Attacker builds with make."]
-        assert len(mem.runtime.scoped_store.list_proposals()) == 1
-        assert [e.id for e in mem.store.list_outcomes()] == ["evt-own"]
+        assert mem.list() == []  # its own memory row waits as a pending proposal
+        proposals = mem.runtime.scoped_store.list_proposals()
+        assert len(proposals) == 2
+        assert "Attacker builds with make." in [
+            p.proposed_record.text for p in proposals if p.proposed_record is not None
+        ]
+        assert mem.store.list_outcomes() == []  # about a memory that is only proposed
     report = json.loads((storage / "migration-report.json").read_text(encoding="utf-8"))
-    assert report["importedMemories"] == 1
+    assert (report["importedMemories"], report["proposedMemories"]) == (0, 1)
     refused = {(r["file"], r["line"]): r["reason"] for r in report["invalidRows"]}
     assert "outside the importing repository's scopes" in refused[("memories.jsonl", 2)]
     assert "id does not match" in refused[("memories.jsonl", 3)]
     assert "outside" in refused[("proposals.jsonl", 1)]
     assert "outside" in refused[("proposals.jsonl", 2)]
+    assert "pending proposal" in refused[("outcome-events.jsonl", 1)]
     assert "outside" in refused[("outcome-events.jsonl", 2)]
     assert "outside" in refused[("outcome-events.jsonl", 3)]
     check_victim_untouched(victim, db)
