@@ -64,6 +64,8 @@ def check_context(context: Mapping[str, Any], secrets: Any) -> None:
             )
         if secrets.contains_secret(value):
             raise MemoryValidationError(f"context {key} looks like a secret; it is not stored")
+
+
 ADAPTER_ARGUMENTS = frozenset({*KINDS, "clock"})
 _SECTION_RE = re.compile(r'^\s*\[\s*([^\]"\s]+)(?:\s+"([^"]*)")?\s*\]')
 _URL_RE = re.compile(r"^\s*url\s*=\s*(.*?)\s*$", re.IGNORECASE)
