@@ -148,7 +148,8 @@ _EXTRA_SOURCES: dict[str, tuple[str, re.RegexFlag]] = {
     "authorization_basic": (rf"\bAuthorization{_WS}*:{_WS}*Basic{_WS}+[A-Za-z0-9+/=]{{8,}}", _AI),
     "private_key_unterminated": (
         r"-----BEGIN [A-Z ]*PRIVATE KEY-----(?![\s\S]*-----END [A-Z ]*PRIVATE KEY-----)"
-        r"[A-Za-z0-9+/=\r\n]*",
+        # the body as pasted, or with its line breaks turned into spaces or "\n" escapes
+        r"[A-Za-z0-9+/=\r\n]*(?:(?:[ \t]|\\n)+[A-Za-z0-9+/=]{8,})*",
         _A,
     ),
     "aws_secret_near_key_id": (

@@ -157,3 +157,28 @@ def test_secret_shapes_once_missed_are_rejected_and_redacted(mem: Any, secret: s
     assert "[REDACTED:" in text
     for piece in ("p@ssw0rd", "hunter2hunter2", "supersecretvalue", "lQOYBF0abcdefgh", "EFGH"):
         assert piece not in text
+
+
+@pytest.mark.parametrize(
+    "pasted",
+    [
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA0Z3VS5JJcds3xfn\nAwEHoUQDQgAEabcdefgh",
+        "-----BEGIN EC PRIVATE KEY-----\\nMHcCAQEEIBkg4LVWM9nuwNSk3yByxZpY\\nAwEHoUQDQgAEabcdefgh",
+    ],
+    ids=["truncated", "json-escaped"],
+)
+def test_a_truncated_private_key_is_redacted_whole_after_normalising(mem: Any, pasted: str) -> None:
+    """Hostile: a private key cut before its END line was redacted only up to the first line
+    break; a proposal's text has its line breaks collapsed to spaces, so the rest of the key
+    was stored in clear."""
+    prop = mem.propose(
+        operation="add",
+        kind="project_fact",
+        text=f"The staging key is {pasted} use it.",
+        rationale="r",
+        evidence_refs=["a.py"],
+    )
+    stored = json.dumps(attrs.asdict(mem.store.get_proposal(prop.id)), default=str)
+    for chunk in ("MIIEowIBAAKCAQEA", "MHcCAQEEIBkg4LVWM9", "AwEHoUQDQgAE"):
+        assert chunk not in stored
+    assert prop.status == "rejected"
