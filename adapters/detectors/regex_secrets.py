@@ -35,8 +35,10 @@ what :meth:`RegexSecretDetector.find` returns.
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from swarmmem.core.model.text import INVISIBLE_RE
 from swarmmem.ports.detectors import SecretFinding
@@ -89,9 +91,71 @@ _PATTERN_SOURCES: dict[str, str] = {
 #: The two ``/gi`` patterns of the reference (compiled with ``re.I`` as well).
 _IGNORECASE_TYPES = frozenset({"authorization_bearer", "env_secret"})
 
+
 #: ``(type, compiled pattern)`` in the reference order.
+class RegionPattern:
+    """A key-block pattern searched only where it can match, so that many BEGIN lines cannot
+    make a scan quadratic; its matches are exactly those of the pattern it wraps.
+
+    A block that needs its END line can only match up to the text's last END marker
+    (``before_end``); a block without one can only start after it (and there ``fast``, the
+    pattern without its look-ahead for an END line, finds the same matches in linear time).
+    ``fullmatch`` and ``sub`` behave as the wrapped pattern's.
+    """
+
+    def __init__(
+        self, source: str, flags: int, end: str, *, before_end: bool, fast: str | None = None
+    ) -> None:
+        self._re = re.compile(source, flags)
+        self._fast = re.compile(fast or source, flags)
+        self._end = re.compile(end, flags)
+        self._before_end = before_end
+        self.pattern, self.flags = self._re.pattern, self._re.flags
+
+    def _region(self, text: str, pos: int, endpos: int) -> tuple[int, int] | None:
+        last = -1
+        for m in self._end.finditer(text, pos, endpos):
+            last = m.end()
+        if self._before_end:
+            return (pos, last) if last >= 0 else None
+        return (max(pos, last), endpos)
+
+    def finditer(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[Any]:
+        region = self._region(text, pos, min(endpos, len(text)))
+        return iter(()) if region is None else self._fast.finditer(text, *region)
+
+    def search(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> Any:
+        region = self._region(text, pos, min(endpos, len(text)))
+        return None if region is None else self._fast.search(text, *region)
+
+    def fullmatch(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> Any:
+        return self._re.fullmatch(text, pos, endpos)
+
+    def sub(self, repl: str, text: str) -> str:
+        out, at = [], 0
+        for m in self.finditer(text):
+            if m.end() > m.start():
+                out += [text[at : m.start()], repl]
+                at = m.end()
+        return "".join([*out, text[at:]])
+
+
+_KEY_END = r"-----END [A-Z ]*PRIVATE KEY-----"
+_REGIONS: dict[str, tuple[str, bool]] = {
+    "private_key_block": (_KEY_END, True),
+    "openssh_private_key_block": (r"-----END[ ]OPENSSH[ ]PRIVATE[ ]KEY-----", True),
+}
+
+
+def _compile(name: str, source: str, flags: int) -> Any:
+    if name in _REGIONS:
+        end, before = _REGIONS[name]
+        return RegionPattern(source, flags, end, before_end=before)
+    return re.compile(source, flags)
+
+
 SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern, _AI if name in _IGNORECASE_TYPES else _A))
+    (name, _compile(name, pattern, _AI if name in _IGNORECASE_TYPES else _A))
     for name, pattern in _PATTERN_SOURCES.items()
 )
 
@@ -175,8 +239,21 @@ _EXTRA_SOURCES: dict[str, tuple[str, re.RegexFlag]] = {
     "digitalocean_token": (r"\bdo[opr]_v1_[a-f0-9]{64}\b", _A),
     "google_oauth_token": (r"\bya29\.[0-9A-Za-z_-]{20,}", _A),
 }
+_UNTERMINATED_LOOKAHEAD = r"(?![\s\S]*-----END [A-Z ]*PRIVATE KEY-----)"
 EXTRA_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern, flags)) for name, (pattern, flags) in _EXTRA_SOURCES.items()
+    (
+        name,
+        RegionPattern(
+            pattern,
+            flags,
+            _KEY_END,
+            before_end=False,
+            fast=pattern.replace(_UNTERMINATED_LOOKAHEAD, "", 1),
+        )
+        if name == "private_key_unterminated"
+        else re.compile(pattern, flags),
+    )
+    for name, (pattern, flags) in _EXTRA_SOURCES.items()
 )
 #: What the default detector looks for: the reference's fourteen, then ours.
 DEFAULT_PATTERNS = SECRET_PATTERNS + EXTRA_PATTERNS

@@ -36,6 +36,7 @@ from swarmmem.core.model.ids import (
 from swarmmem.core.model.records import (
     CURATOR_ACTIONS,
     DURABLE_MEMORY_KINDS,
+    MAX_MEMORY_TEXT_LENGTH,
     MEMORY_KINDS,
     OUTCOMES,
     PROPOSAL_OPERATIONS,
@@ -210,6 +211,7 @@ class WriteService:
         check_texts(tags, "tags")
         if not isinstance(rationale, str):
             raise MemoryValidationError("rationale is required")
+        check_lengths(text=text, rationale=rationale, evidence_refs=evidence_refs, tags=tags)
         needs_record = operation in _NEEDS_RECORD
         redacted = redact_fields(
             self.secrets,
@@ -787,6 +789,36 @@ class WriteService:
                     log.warning("curator decision dropped: %s", exc)
                     result["rejected"].append({"kind": "decision", "error": str(exc)})
         return result
+
+
+MAX_PROPOSAL_TEXT = MAX_MEMORY_TEXT_LENGTH
+"""The longest text or rationale a proposal takes (checked before any detector runs)."""
+
+
+def check_lengths(
+    *,
+    text: str | None,
+    rationale: str,
+    evidence_refs: Sequence[str] | None,
+    tags: Sequence[str] | None,
+) -> None:
+    """Refuse over-long input before anything else reads it (the secret and PII detectors
+    included), naming the argument and its limit."""
+    for name, value in (("text", text), ("rationale", rationale)):
+        if isinstance(value, str) and len(value) > MAX_PROPOSAL_TEXT:
+            raise MemoryValidationError(
+                f"{name} must be at most {MAX_PROPOSAL_TEXT} characters; got {len(value)}"
+            )
+    if evidence_refs is not None and len(evidence_refs) > 20:
+        raise MemoryValidationError(f"at most 20 evidence refs; got {len(evidence_refs)}")
+    if tags is not None and len(tags) > 64:
+        raise MemoryValidationError(f"at most 64 tags; got {len(tags)}")
+    for name, values, limit in (("evidence ref", evidence_refs, 500), ("tag", tags, 200)):
+        for value in values or ():
+            if isinstance(value, str) and len(value) > limit:
+                raise MemoryValidationError(
+                    f"each {name} must be at most {limit} characters; got {len(value)}"
+                )
 
 
 def rewrite_fields(

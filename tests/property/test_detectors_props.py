@@ -484,3 +484,41 @@ def test_screen_of_many_texts_never_misses_a_secret(kind: str, data: st.DataObje
             first = "row key"
             break
     assert secret_field(SECRETS, value, "row") == first
+
+
+KEY_PIECES = st.sampled_from(
+    [
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "-----END RSA PRIVATE KEY-----",
+        "-----BEGIN OPENSSH PRIVATE KEY-----",
+        "-----END OPENSSH PRIVATE KEY-----",
+        "-----END X KEY-----",
+        "MIIEowIBAAKCAQEA",
+        "\\n",
+        "\n",
+        " ",
+        "abc",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.lists(KEY_PIECES, max_size=30).map("".join))
+def test_region_patterns_find_what_the_plain_patterns_find(text: str) -> None:
+    """The key-block patterns are searched only where they can match (before the last END
+    line, or after it), which keeps many BEGIN lines linear: their matches must be exactly
+    those of the plain regular expressions."""
+    from swarmmem.adapters.detectors.regex_secrets import RegionPattern
+
+    wrapped = [(n, p) for n, p in DEFAULT_PATTERNS if isinstance(p, RegionPattern)]
+    assert {n for n, _ in wrapped} == {
+        "private_key_block",
+        "openssh_private_key_block",
+        "private_key_unterminated",
+    }
+    for _name, pattern in wrapped:
+        plain = re.compile(pattern.pattern, pattern.flags)
+        assert [m.span() for m in pattern.finditer(text)] == [
+            m.span() for m in plain.finditer(text)
+        ]
+        assert (pattern.search(text) is None) == (plain.search(text) is None)
