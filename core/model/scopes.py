@@ -33,6 +33,9 @@ IDENTITY_KINDS = ("projectId", "remote", "folder")
 """What a repository identity comes from (:func:`identity_kind`)."""
 
 
+_IDENTITY_PREFIXES = ("project:", "folder:")
+
+
 def repository_identity(project_id: str | None, remote_url: str | None, root: str) -> str:
     """What identifies the repository: the configured project id, else the ``origin`` remote,
     else the folder name with a short hash of its absolute path (two checkouts that share a
@@ -42,15 +45,16 @@ def repository_identity(project_id: str | None, remote_url: str | None, root: st
     """
     if project_id:
         return f"project:{project_id}"
-    if remote_url:
-        return remote_url
+    if remote_url and not remote_url.strip().lower().startswith(_IDENTITY_PREFIXES):
+        return remote_url  # a "remote" spelling another identity's key is no remote
     root = os.path.abspath(root)
     return f"folder:{os.path.basename(root)}:{sha256_hex(root)[:12]}"
 
 
 def identity_kind(project_id: str | None, remote_url: str | None) -> str:
     """Which of :data:`IDENTITY_KINDS` :func:`repository_identity` uses."""
-    return "projectId" if project_id else "remote" if remote_url else "folder"
+    remote = remote_url and not remote_url.strip().lower().startswith(_IDENTITY_PREFIXES)
+    return "projectId" if project_id else "remote" if remote else "folder"
 
 
 def derive_allowed_scopes(

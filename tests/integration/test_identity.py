@@ -406,3 +406,20 @@ def test_init_in_a_shared_store_gives_a_new_repository_a_project_id(
     assert result.exit_code == 0, result.output
     assert str(as_json(result)["project_id"]).startswith("proj_")
     assert listed(other) == [SECRET_FREE_FACT]
+
+
+def test_a_remote_cannot_spell_another_identitys_key(tmp_path: Path) -> None:
+    """Hostile: a checkout whose origin remote is ``project:<id>`` (or ``folder:...``) landed
+    in the scope of the project with that id."""
+    from swarmmem.core.model.scopes import identity_kind, repository_identity
+
+    root = str(tmp_path)
+    victim = repository_identity("proj_0123456789abcdef", None, root)
+    for spoof in ("project:proj_0123456789abcdef", "PROJECT:proj_0123456789abcdef"):
+        assert repository_identity(None, spoof, root) != victim
+        assert identity_kind(None, spoof) == "folder"
+    folder = repository_identity(None, None, root)
+    assert repository_identity(None, folder, "/elsewhere") != folder
+    assert repository_identity(None, "https://example.com/a.git", root) == (
+        "https://example.com/a.git"
+    )
