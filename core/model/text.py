@@ -29,13 +29,15 @@ def folded(text: str) -> str:
 
 
 def check_text(value: object, name: str) -> None:
-    """``value`` is ``None`` or a ``str`` that encodes as UTF-8."""
+    """``value`` is ``None`` or a ``str`` that encodes as UTF-8 and holds no NUL."""
     if value is None:
         return
     if isinstance(value, (bytes, bytearray)):
         raise MemoryValidationError(f"{name} must be text (str), not bytes; decode it first")
     if not isinstance(value, str):
         raise MemoryValidationError(f"{name} must be a string; got {type(value).__name__}")
+    if "\x00" in value:
+        raise MemoryValidationError(f"{name} must not contain NUL characters")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:

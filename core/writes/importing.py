@@ -201,6 +201,7 @@ class _Completer:
             or type(text) is not str
             or not 1 <= len(text) <= MAX_MEMORY_TEXT_LENGTH
             or holds_sentinel(text)
+            or "\x00" in text
         ):
             return None
         digest = content_hash_for_key(scope_key, kind, text)

@@ -72,6 +72,8 @@ def validate_record(
     if not CONTENT_HASH_RE.match(record.content_hash):
         raise MemoryValidationError("contentHash: must be 64 lowercase hex digits")
     check_sentinels(record.text)
+    if "\x00" in record.text:
+        raise MemoryValidationError("memory text must not contain NUL characters")
     expected_hash = content_digest or content_hash(record.scope.as_dict(), record.kind, record.text)
     if record.content_hash != expected_hash:
         raise MemoryValidationError("contentHash does not match memory content")

@@ -182,3 +182,15 @@ def test_a_truncated_private_key_is_redacted_whole_after_normalising(mem: Any, p
     for chunk in ("MIIEowIBAAKCAQEA", "MHcCAQEEIBkg4LVWM9", "AwEHoUQDQgAE"):
         assert chunk not in stored
     assert prop.status == "rejected"
+
+
+def test_nul_characters_are_refused_on_every_write_path(mem: Any) -> None:
+    """Hostile: the command line and the library accepted NUL in text while import refused
+    it; now every path refuses it, naming the field."""
+    with pytest.raises(MemoryValidationError, match="text must not contain NUL"):
+        mem.propose(operation="add", kind="scratch", text="deploys\x00run nightly", rationale="r")
+    with pytest.raises(MemoryValidationError, match="rationale must not contain NUL"):
+        mem.propose(operation="add", kind="scratch", text="ok text", rationale="r\x00")
+    result = mem.import_records([{"kind": "project_fact", "text": "deploys\x00run nightly"}])
+    assert result.written == 0 and "NUL" in result.refused[0][1]
+    assert mem.list() == [] and mem.store.list_proposals() == []
