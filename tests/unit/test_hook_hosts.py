@@ -118,7 +118,7 @@ def test_claude_code_stdin_fields() -> None:
         {
             "session_id": "8f2c1a52-0a3c-4c8e-9d0e-2f1b5a6c7d8e",
             "transcript_path": "/home/u/.claude/projects/p/8f2c.jsonl",
-            "cwd": "/work/app/src",
+            "cwd": "/home/dev/app/src",
             "hook_event_name": "UserPromptSubmit",
             "permission_mode": "default",
             "prompt": "how do we run migrations?",
@@ -127,7 +127,7 @@ def test_claude_code_stdin_fields() -> None:
     )
     hook = parse("claude-code", "UserPromptSubmit", raw)
     assert hook.session_id == "8f2c1a52-0a3c-4c8e-9d0e-2f1b5a6c7d8e"
-    assert hook.cwd == "/work/app/src"
+    assert hook.cwd == "/home/dev/app/src"
     assert hook.prompt == "how do we run migrations?"
     assert hook.transcript_path.endswith("8f2c.jsonl")
     stop = parse("claude-code", "Stop", json.dumps({"last_assistant_message": "done"}))
@@ -142,14 +142,14 @@ def test_cursor_and_gemini_stdin_fields() -> None:
             {
                 "conversation_id": "c-1",
                 "generation_id": "g-1",
-                "workspace_roots": ["/work/app"],
+                "workspace_roots": ["/home/dev/app"],
                 "prompt": "fix the flaky test",
             }
         ),
     )
     assert (cursor.session_id, cursor.cwd, cursor.prompt) == (
         "c-1",
-        "/work/app",
+        "/home/dev/app",
         "fix the flaky test",
     )
     reply = parse("cursor", "afterAgentResponse", json.dumps({"text": "All done."}))
