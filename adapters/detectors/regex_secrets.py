@@ -147,14 +147,17 @@ _REGIONS: dict[str, tuple[str, bool]] = {
 }
 
 
-def _compile(name: str, source: str, flags: int) -> Any:
+def _compile(name: str, source: str, flags: int) -> re.Pattern[str] | RegionPattern:
     if name in _REGIONS:
         end, before = _REGIONS[name]
         return RegionPattern(source, flags, end, before_end=before)
     return re.compile(source, flags)
 
 
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+SecretPattern = re.Pattern[str] | RegionPattern
+"""A compiled secret pattern: a regular expression, or a key-block one searched by region."""
+
+SECRET_PATTERNS: tuple[tuple[str, SecretPattern], ...] = tuple(
     (name, _compile(name, pattern, _AI if name in _IGNORECASE_TYPES else _A))
     for name, pattern in _PATTERN_SOURCES.items()
 )
@@ -240,7 +243,7 @@ _EXTRA_SOURCES: dict[str, tuple[str, re.RegexFlag]] = {
     "google_oauth_token": (r"\bya29\.[0-9A-Za-z_-]{20,}", _A),
 }
 _UNTERMINATED_LOOKAHEAD = r"(?![\s\S]*-----END [A-Z ]*PRIVATE KEY-----)"
-EXTRA_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+EXTRA_PATTERNS: tuple[tuple[str, SecretPattern], ...] = tuple(
     (
         name,
         RegionPattern(
@@ -309,7 +312,7 @@ class RegexSecretDetector:
 
     def __init__(
         self,
-        patterns: Sequence[tuple[str, re.Pattern[str]]] = DEFAULT_PATTERNS,
+        patterns: Sequence[tuple[str, SecretPattern]] = DEFAULT_PATTERNS,
         hints: Mapping[str, tuple[bool, tuple[tuple[str, ...], ...]]] | None = None,
     ) -> None:
         self._patterns = tuple(patterns)
@@ -331,7 +334,7 @@ class RegexSecretDetector:
         """The secret types in pattern order."""
         return tuple(name for name, _ in self._patterns)
 
-    def _candidates(self, text: str) -> Iterator[tuple[str, re.Pattern[str]]]:
+    def _candidates(self, text: str) -> Iterator[tuple[str, SecretPattern]]:
         """The patterns whose literals occur in ``text`` (all of them when unhinted)."""
         lowered: str | None = None
         for name, pattern, hint in self._plan:
