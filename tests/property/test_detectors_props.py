@@ -222,7 +222,9 @@ def _prefixed_password() -> st.SearchStrategy[tuple[str, str]]:
         st.sampled_from(["password", "passwd", "pass", "pwd", "PASS"]),
     )
     glue = st.sampled_from([": ", "=", '": "', " = "])
-    return st.builds(lambda n, g, v: (f"{n}{g}{v}", v), name, glue, chars(ALNUM, 8, 24))
+    # a value spelling a placeholder ("undefined") is, by design, no password
+    value = chars(ALNUM, 8, 24).filter(lambda v: v.lower() != "undefined")
+    return st.builds(lambda n, g, v: (f"{n}{g}{v}", v), name, glue, value)
 
 
 def _pgp() -> st.SearchStrategy[tuple[str, str]]:
