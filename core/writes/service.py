@@ -459,7 +459,7 @@ class WriteService:
             raise NotFoundError("memory proposal was not found")
         if proposal.status != "pending":
             raise ConflictError("memory proposal is not pending")
-        self._check_target_scope(proposal.target_memory_id)
+        self._check_proposal_scope(proposal)
         reason = self.secrets.redact(reason) if reason else f"curator {decision}"
         record = proposal.proposed_record
         fields: dict[str, Any] = {
@@ -500,6 +500,16 @@ class WriteService:
     def _fingerprints(self, refs: Sequence[str]) -> list[dict[str, Any]]:
         """The cited files as they are now (none without a source checker)."""
         return self.sources.fingerprints(refs) if self.sources is not None else []
+
+    def _check_proposal_scope(self, proposal: MemoryProposal) -> None:
+        """A proposal of another repository sharing the store reads as unknown: its proposed
+        record, target and related memories must lie in this context's scopes."""
+        keys = {s.key for s in self.allowed_scopes}
+        record = proposal.proposed_record
+        if record is not None and record.scope.key not in keys:
+            raise NotFoundError("memory proposal was not found")
+        for memory_id in (proposal.target_memory_id, *(proposal.related_memory_ids or ())):
+            self._check_target_scope(memory_id)
 
     def _check_target_scope(self, memory_id: str | None) -> None:
         """A proposal's target must lie in this context's scopes (else it is not found)."""

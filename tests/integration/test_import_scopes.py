@@ -19,6 +19,7 @@ from factories import make_memory, make_proposal, outcome_event
 import swarmmem
 from swarmmem.cli import main
 from swarmmem.core.model.codec import outcome_event_to_dict, proposal_to_dict, record_to_dict
+from swarmmem.core.model.errors import NotFoundError
 from swarmmem.core.model.ids import memory_id
 from swarmmem.core.model.records import MemoryScope
 
@@ -171,3 +172,33 @@ def test_import_records_refuses_another_repositorys_scope(
     assert [index for index, _ in result.refused] == [0]
     assert "outside this context's scopes" in result.refused[0][1]
     check_victim_untouched(victim, db)
+
+
+def test_a_curator_cannot_decide_on_another_repositorys_proposal(tmp_path: Path) -> None:
+    """Hostile: two repositories sharing one SQLite file; the curator of one decided (and
+    so wrote into memory) a pending proposal of the other by its id."""
+    shared = tmp_path / "shared.db"
+    repos = []
+    for name in ("alpha", "beta"):
+        root = tmp_path / name
+        (root / ".opencode").mkdir(parents=True)
+        (root / "a.py").write_text("x = 1\n", encoding="utf-8")
+        memory = {"enabled": True, "sqlite": {"path": str(shared)}}
+        (root / ".opencode" / "opencode-swarm.json").write_text(json.dumps({"memory": memory}))
+        repos.append(root)
+    alpha, beta = repos
+    with swarmmem.open(alpha, context={"agent_role": "coder"}) as mem:
+        prop = mem.propose(
+            operation="add",
+            kind="project_fact",
+            text="Alpha deploys on Fridays.",
+            rationale="r",
+            evidence_refs=["a.py"],
+        )
+    with swarmmem.open(beta, context={"agent_role": "curator"}) as mem:
+        for decision in ("add", "reject"):
+            with pytest.raises(NotFoundError):
+                mem.curate(prop.id, decision, reason="not mine")
+    with swarmmem.open(alpha) as mem:
+        assert mem.store.get_proposal(prop.id).status == "pending"
+        assert mem.list() == []
