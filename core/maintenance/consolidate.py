@@ -25,8 +25,8 @@ import attrs
 
 from swarmmem._speedups import jaccard
 from swarmmem.core.model.records import MemoryRecord
-from swarmmem.core.recall.bm25 import stemmed_query
 from swarmmem.core.recall.lexical import recallable
+from swarmmem.core.writes.similar import text_matches
 from swarmmem.ports.storage import StorageProvider
 
 MAX_GROUP = 8
@@ -65,22 +65,11 @@ def _overlaps(
     keys = {r.id: jaccard.token_keys(r.text) for r in records}
     pairs: dict[tuple[str, str], float] = {}
     for record in records:
-        query = stemmed_query(record.text, None, "manual")
-        if query is None:
-            continue
-        found = store.select_candidates(
-            scope_keys=scope_keys,
-            kinds=(record.kind,),
-            fts_query=query,
-            preselect_limit=PRESELECT,
-            scope_when_unmatched=False,
-            now=now,
-            include_expired=False,
-            candidate_cap=10_000,
-            cap_before_preselect=False,
-            stemmed=True,
-        )
-        others = [r.id for r in found.records if r.id in by_id and r.id != record.id]
+        found = text_matches(
+            store, record.text, scope_keys=scope_keys, now=now, kinds=(record.kind,),
+            limit=PRESELECT,
+        )  # fmt: skip
+        others = [r.id for r in found if r.id in by_id and r.id != record.id]
         others = [o for o in others if (min(o, record.id), max(o, record.id)) not in pairs]
         if not others:
             continue

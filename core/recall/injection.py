@@ -158,18 +158,7 @@ class InjectionService:
             current_plan=current_plan,
         )
         log({"type": "recall_requested", "query": self.recall.redact(plan.query)})
-        bundle = self.recall.run(
-            self.recall.build_request(
-                plan.query,
-                task=plan.task or None,
-                kinds=plan.kinds,
-                max_items=plan.max_items,
-                token_budget=plan.token_budget,
-                mode="injection",
-                min_score=settings.min_score,
-                require_query_signal=settings.require_query_signal,
-            )
-        )
+        bundle = self.recall_plan(plan)
         if not bundle.items:
             reason = bundle.diagnostics.get("injectionSkipReason") or "no_results"
             log({"type": "prompt_injection_skipped", "reason": reason, "bundleId": bundle.id})
@@ -177,6 +166,23 @@ class InjectionService:
         ids = [i.record.id for i in bundle.items]
         log({"type": "prompt_injected", "bundleId": bundle.id, "memoryIds": ids})
         return bundle
+
+    def recall_plan(self, plan: InjectionPlan, kinds: Sequence[str] | None = None) -> RecallBundle:
+        """The injection recall of ``plan`` under the injection settings (``kinds``, when
+        given, in place of the role's); nothing is logged here."""
+        settings = self.settings
+        return self.recall.run(
+            self.recall.build_request(
+                plan.query,
+                task=plan.task or None,
+                kinds=plan.kinds if kinds is None else kinds,
+                max_items=plan.max_items,
+                token_budget=plan.token_budget,
+                mode="injection",
+                min_score=settings.min_score,
+                require_query_signal=settings.require_query_signal,
+            )
+        )
 
     def blocks(self, bundle: RecallBundle | None, messages: Sequence[str]) -> list[str]:
         """The blocks for an injected ``bundle`` (see :func:`injection_blocks`)."""

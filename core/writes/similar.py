@@ -24,18 +24,26 @@ PRESELECT = 50
 CANDIDATE_CAP = 2000
 
 
-def similar_memories(
-    store: StorageProvider, record: MemoryRecord, *, scope_keys: Sequence[str], now: str
-) -> list[tuple[str, float]]:
-    """``(memory_id, overlap)`` of the active memories most like ``record``, best first."""
-    query = stemmed_query(record.text, None, "manual")
+def text_matches(
+    store: StorageProvider,
+    text: str,
+    *,
+    scope_keys: Sequence[str],
+    now: str,
+    kinds: Sequence[str] | None = None,
+    limit: int = PRESELECT,
+) -> list[MemoryRecord]:
+    """The active, recallable memories of ``scope_keys`` whose stemmed text best matches
+    ``text`` (at most ``limit`` by BM25; newest first up to :data:`CANDIDATE_CAP` on a store
+    without full-text search)."""
+    query = stemmed_query(text, None, "manual")
     if query is None:
         return []
     found = store.select_candidates(
         scope_keys=scope_keys,
-        kinds=None,
+        kinds=kinds,
         fts_query=query,
-        preselect_limit=PRESELECT,
+        preselect_limit=limit,
         scope_when_unmatched=False,
         now=now,
         include_expired=False,
@@ -43,7 +51,15 @@ def similar_memories(
         cap_before_preselect=False,
         stemmed=True,
     )
-    others = [r for r in found.records if r.active and recallable(r) and r.id != record.id]
+    return [r for r in found.records if r.active and recallable(r)]
+
+
+def similar_memories(
+    store: StorageProvider, record: MemoryRecord, *, scope_keys: Sequence[str], now: str
+) -> list[tuple[str, float]]:
+    """``(memory_id, overlap)`` of the active memories most like ``record``, best first."""
+    matches = text_matches(store, record.text, scope_keys=scope_keys, now=now)
+    others = [r for r in matches if r.id != record.id]
     if not others:
         return []
     scores = jaccard.jaccard_keys(

@@ -24,7 +24,6 @@ from swarmmem.core.recall.bm25 import query_terms
 from swarmmem.core.recall.brief import BRIEF_KINDS, brief_items
 from swarmmem.core.recall.injection import build_plan
 from swarmmem.core.recall.prompt import build_prompt_block
-from swarmmem.core.recall.service import injection_skip_reason
 from swarmmem.core.writes.service import json_objects
 from swarmmem.hooks import hosts
 from swarmmem.hooks.hosts import HookInput
@@ -172,30 +171,16 @@ def prompt_submit(
     settings = rt.injection_settings()
     if not settings.enabled:
         return None, {**skipped, "reason": "disabled"}
-    recall = rt.recall
     plan = build_plan(
         agent_role=rt.context.agent_role,
         agent_task=None,
         user_goal=hook.prompt,
         settings=settings,
     )
-    bundle = recall.run(
-        recall.build_request(
-            plan.query,
-            task=plan.task or None,
-            kinds=HOOK_KINDS,
-            max_items=settings.max_items,
-            token_budget=settings.token_budget,
-            mode="injection",
-            min_score=settings.min_score,
-            require_query_signal=settings.require_query_signal,
-        )
-    )
+    bundle = rt.injection.recall_plan(plan, kinds=HOOK_KINDS)
     if not bundle.items:
-        reason = bundle.diagnostics.get("injectionSkipReason") or injection_skip_reason(
-            bundle.diagnostics
-        )
-        return None, {**skipped, "reason": reason or "no_results", "bundleId": bundle.id}
+        reason = bundle.diagnostics.get("injectionSkipReason") or "no_results"
+        return None, {**skipped, "reason": reason, "bundleId": bundle.id}
     seen = set(state.get("injected") or ())
     fresh = [item for item in bundle.items if item.record.id not in seen]
     if not fresh:
