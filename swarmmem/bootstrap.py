@@ -124,6 +124,7 @@ def recall_config(cfg: Mapping[str, Any], profile: str) -> RecallConfig:
             fusion=r["fusion"],
             dense_floor=r["denseFloor"],
             dense_gate=r["denseGate"],
+            dense_evidence=r["denseEvidence"],
             dense_rescue=r["denseRescue"],
             rerank=profile == "hybrid+rerank" or bool(r["rerank"]["enabled"]),
             rerank_weight=r["rerank"]["weight"],

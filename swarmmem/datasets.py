@@ -2,7 +2,9 @@
 
 Input files (nothing is downloaded; the user provides them):
 
-* corpus JSONL: one ``{"id": ..., "text": ..., "title"?: ...}`` per line;
+* corpus JSONL: one ``{"id": ..., "text": ..., "title"?: ..., "kind"?: ..., "files"?: [...],
+  "symbol"?: ...}`` per line (``kind`` a memory kind, ``project_fact`` when absent; ``files``
+  and ``symbol`` become the memory's cited files and symbol, which recall reads as signals);
 * queries JSONL: one ``{"id": ..., "text": ...}`` per line;
 * qrels TSV: ``query-id<TAB>corpus-id<TAB>relevance`` (a header line is skipped).
 
@@ -186,6 +188,7 @@ def run_dataset(
     progress: Callable[[int, int], None] | None = None,
     channels: list[dict[str, Any]] | None = None,
     foreign_queries: Sequence[str] = (),
+    retrieval: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Score the floors and every profile on the collection; return a report dict.
 
@@ -205,6 +208,9 @@ def run_dataset(
     such a query gets and its best cosine (the no-filler check), with its stemmed channel's
     evidence (``query_terms``, ``terms``, ``bm25``) and its 50 best cosines (``cosines``).
 
+    ``retrieval`` overrides ``retrieval`` configuration keys (e.g. ``{"fusion":
+    "calibrated"}``) for this run.
+
     ``foreign_queries`` also give the report a ``foreign`` table: per profile (and for the
     ``bm25-porter`` and ``dense-floor`` rows) how many foreign queries were asked
     (``queries``), how many got any item (``answered``) and the items returned in all
@@ -219,10 +225,16 @@ def run_dataset(
         normalize_text,
         to_iso,
     )
-    from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource, RecallRequest
+    from swarmmem.core.model.records import (
+        MEMORY_KINDS,
+        MemoryRecord,
+        MemoryScope,
+        MemorySource,
+        RecallRequest,
+    )
     from swarmmem.core.recall.embeddings import embed_records
     from swarmmem.core.recall.fts import build_fts_query
-    from swarmmem.core.recall.hybrid import GATE_DEPTH, query_vector, stands_out
+    from swarmmem.core.recall.hybrid import GATE_DEPTH, CosineProfile, query_vector, stands_out
     from swarmmem.core.recall.pipeline import run_recall
     from swarmmem.evaluation import project_runtime
     from swarmmem.ports.clock import SystemClock
@@ -253,7 +265,15 @@ def run_dataset(
         ]
         if not text:
             continue
-        digest = content_hash(scope.as_dict(), "project_fact", text)
+        kind = str(row.get("kind") or "project_fact")
+        if kind not in MEMORY_KINDS:
+            raise EvaluationError(f"corpus row {row['id']!r}: unknown kind {kind!r}")
+        metadata: dict[str, Any] = {}
+        if row.get("files"):
+            metadata["files"] = [str(f) for f in row["files"]]
+        if row.get("symbol"):
+            metadata["symbol"] = str(row["symbol"])
+        digest = content_hash(scope.as_dict(), kind, text)
         mid = memory_id_for_hash(digest)
         if mid in doc_of:  # the same text again: the stored memory is refreshed
             kept_as[str(row["id"])] = doc_of[mid]
@@ -266,9 +286,10 @@ def run_dataset(
             MemoryRecord(
                 id=mid,
                 scope=scope,
-                kind="project_fact",
+                kind=kind,
                 text=text,
                 tags=(),
+                metadata=metadata,
                 confidence=0.8,
                 stability="durable",
                 source=MemorySource(type="manual", ref=str(row["id"])[:200]),
@@ -286,7 +307,10 @@ def run_dataset(
     #: per row, over the foreign queries: how many, how many got any item, items in all
     foreign: dict[str, dict[str, int]] = {}
     # the dataset ranks whole collections: no last-slot rescue, no query cache
-    config = {"retrieval": {"denseRescue": None}, "embeddings": {"cacheSize": 0}}
+    config = {
+        "retrieval": {"denseRescue": None, **(retrieval or {})},
+        "embeddings": {"cacheSize": 0},
+    }
     with tempfile.TemporaryDirectory(prefix="swarmmem-dataset-") as tmp:
         runtime = project_runtime(
             Path(tmp),
@@ -303,7 +327,9 @@ def run_dataset(
             dense_parts = runtime.dense_parts(rerank=False) if dense else None
             dense_floor = runtime.config["retrieval"]["denseFloor"]
             dense_gate = runtime.config["retrieval"]["denseGate"]
-            if dense_floor is None:
+            fusion = runtime.config["retrieval"]["fusion"]
+            evidence_threshold = runtime.config["retrieval"]["denseEvidence"]
+            if dense_floor is None and fusion != "calibrated":
                 per_query.pop("dense-floor", None)
             if dense_parts is not None:
                 embed_records(dense_parts, records)
@@ -335,9 +361,18 @@ def run_dataset(
                     return dense_parts.index.search(vector, max(k, GATE_DEPTH))
 
                 def passing(hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
-                    """The hits under the hybrid profiles' no-filler rule: none when the
-                    nearest does not stand out (the dense gate), else those reaching the
-                    floor."""
+                    """The hits under the hybrid profiles' no-filler rule: with the
+                    calibrated fusion, those whose evidence as dense-only candidates reaches
+                    ``retrieval.denseEvidence``; else none when the nearest does not stand
+                    out (the dense gate), and those reaching the floor."""
+                    if fusion == "calibrated":
+                        profile = CosineProfile.of([c for _, c in hits])
+                        if profile is None:
+                            return []
+                        lowest = profile.evidence_floor(evidence_threshold, [c for _, c in hits])
+                        if dense_floor is not None:
+                            lowest = max(lowest, dense_floor)
+                        return [h for h in hits if h[1] >= lowest]
                     if dense_gate is not None and not stands_out([c for _, c in hits], dense_gate):
                         return []
                     return [h for h in hits if h[1] >= dense_floor]
@@ -369,7 +404,7 @@ def run_dataset(
                         vector, _ = query_vector(dense_parts, query["text"])
                         hits = nearest(vector)
                         note_result("dense-only", qid, [doc_of[h[0]] for h in hits[:k]], started)
-                        if dense_floor is not None:
+                        if "dense-floor" in per_query:
                             kept = [doc_of[h[0]] for h in passing(hits)[:k]]
                             note_result("dense-floor", qid, kept, started)
                         if channels is not None:
@@ -400,7 +435,7 @@ def run_dataset(
                         progress(n, len(queries))
                 for text in foreign_queries:
                     returned = {"bm25-porter": len(bare("dataset_porter_fts", porter_query(text)))}
-                    if dense_parts is not None and dense_floor is not None:
+                    if dense_parts is not None and "dense-floor" in per_query:
                         vector, _ = query_vector(dense_parts, text)
                         returned["dense-floor"] = min(k, len(passing(nearest(vector))))
                     request = RecallRequest(query=text, scopes=(scope,), max_items=k)
@@ -422,6 +457,7 @@ def run_dataset(
                             {
                                 "foreign": True,
                                 "lexical": len(found["lexical"]),
+                                "lexical_scores": found["lexical"],
                                 "best_cosine": best,
                                 "query_terms": found["query_terms"],
                                 "terms": found["terms"],

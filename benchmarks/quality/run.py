@@ -122,6 +122,7 @@ def run_set(
     embedder: Any,
     foreign: Sequence[str] = (),
     foreign_per_collection: int = 0,
+    retrieval: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Score every selected collection of ``set_name``; return its aggregate and details.
 
@@ -157,6 +158,7 @@ def run_set(
                 embedder=embedder,
                 limit_queries=limit_queries,
                 foreign_queries=asked,
+                retrieval=retrieval,
             )
             scored += 1
             for name, tally in report.get("foreign", {}).items():
@@ -233,6 +235,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="also ask each collection N questions of the other selected sets (no-filler check)",
     )
+    parser.add_argument(
+        "--fusion",
+        default=None,
+        help="retrieval.fusion of the profiles, e.g. calibrated (default: the library's)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="default: <cache>/results.json")
     parser.add_argument("--cache", type=Path, default=None, help="default: fetch.cache_dir()")
     args = parser.parse_args(argv)
@@ -262,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         "pins": {name: fetch.PINS[name].spec for name in sets},
         "profiles": list(profiles),
         "embedder": None if embedder is None else embedder.model_version,
+        "fusion": args.fusion or "default",
         "limit_queries": args.limit_queries,
         "collections_filter": args.collections,
         "sets": {},
@@ -287,6 +295,7 @@ def main(argv: list[str] | None = None) -> int:
             embedder=embedder,
             foreign=[t for other, ts in questions.items() if other != set_name for t in ts],
             foreign_per_collection=args.foreign,
+            retrieval={"fusion": args.fusion} if args.fusion else None,
         )
         outcome = results["sets"][set_name]
         labels = outcome["labels"]

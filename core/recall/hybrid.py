@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import attrs
 import numpy as np
@@ -67,6 +68,7 @@ class HybridSettings:
     fusion: str = "score"
     dense_floor: float | None = None
     dense_gate: float | None = None
+    dense_evidence: float = 0.1
     dense_rescue: float | None = None
     rerank: bool = False
     rerank_weight: float = 0.5
@@ -81,6 +83,16 @@ class DenseParts:
     index: VectorIndex
     cache: EmbeddingCache
     reranker: Reranker | None = None
+
+
+class DenseHits(NamedTuple):
+    """What the dense kNN stage found (:func:`dense_candidates`)."""
+
+    #: the usable hits with their records, nearest first
+    candidates: list[tuple[MemoryRecord, float]]
+    #: every fetched hit's cosine, by memory id (hits under a floor included)
+    cosines: dict[str, float]
+    profile: CosineProfile | None
 
 
 def query_vector(parts: DenseParts, query: str) -> tuple[np.ndarray, int]:
@@ -106,11 +118,15 @@ def dense_candidates(
     k: int,
     floor: float | None = None,
     gate: float | None = None,
-) -> list[tuple[MemoryRecord, float]]:
-    """Nearest stored memories, filtered exactly like the lexical candidates; with a
-    relevance ``floor``, only hits whose cosine reaches it (the others' records are not read);
-    with a ``gate``, none when the nearest hit does not stand out from the next ones by that
-    much (:func:`stands_out`).
+    evidence_threshold: float | None = None,
+) -> DenseHits:
+    """Nearest stored memories, filtered exactly like the lexical candidates, with every
+    fetched hit's cosine and the query's :class:`CosineProfile` (from the nearest hits,
+    before any floor); with a relevance ``floor``, only hits whose cosine reaches it (the
+    others' records are not read); with a ``gate``, none when the nearest hit does not stand
+    out from the next ones by that much (:func:`stands_out`); with an
+    ``evidence_threshold``, only hits whose calibrated evidence as a dense-only candidate
+    reaches it (:meth:`CosineProfile.evidence_floor`).
 
     An index that offers ``search_scoped`` (see :mod:`swarmmem.ports.vectors`) filters by
     scope, kind, state and expiry itself; every hit is still checked here.
@@ -125,6 +141,7 @@ def dense_candidates(
     scope_keys = {scope.key for scope in request.scopes}
     kinds = set(request.kinds) if request.kinds else None
     out: list[tuple[MemoryRecord, float]] = []
+    profile: CosineProfile | None = None
     scoped_search = getattr(parts.index, "search_scoped", None)
     fetch = k if scoped_search is not None else max(k * 4, k + 16)
     while True:
@@ -140,8 +157,14 @@ def dense_candidates(
         else:
             hits = parts.index.search(vector, fetch)
         complete = len(hits) < fetch  # the index has no further hit
+        if profile is None:  # from the first, nearest hits
+            profile = CosineProfile.of([cos for _, cos in hits])
+            if profile is not None and evidence_threshold is not None:
+                lowest = profile.evidence_floor(evidence_threshold, [cos for _, cos in hits])
+                floor = lowest if floor is None else max(floor, lowest)
+        cosines = dict(hits)
         if gate is not None and not stands_out([cos for _, cos in hits], gate):
-            return []
+            return DenseHits([], cosines, profile)
         gate = None  # judged on the first, nearest hits
         if floor is not None:  # nearest first: a hit under the floor ends the useful ones
             kept = [hit for hit in hits if hit[1] >= floor]
@@ -166,14 +189,87 @@ def dense_candidates(
                     continue
                 out.append((record, cosine))
                 if len(out) >= k:
-                    return out
+                    return DenseHits(out, cosines, profile)
         if complete:
-            return out
+            return DenseHits(out, cosines, profile)
         fetch *= 4
 
 
 #: how many nearest hits the dense gate needs (the best one and the mean of the others)
 GATE_DEPTH = 50
+#: how many nearest hits describe a query's cosines over the store (:class:`CosineProfile`)
+PROFILE_DEPTH = 50
+#: the calibrated fusion: intercept, then one coefficient per
+#: :meth:`CosineProfile.features`, of a logistic model of "this memory answers the
+#: question", fitted by benchmarks/quality/fit_fusion.py
+FUSION_MODEL: tuple[float, ...] = (-1.736, 5.565, -1.617, 1.969, 0.539, 1.969, -0.248, 0.911)
+
+
+@attrs.frozen
+class CosineProfile:
+    """How a query's cosines over the store are spread, from its nearest
+    :data:`PROFILE_DEPTH` hits: a cosine is evidence by how far it stands above the
+    background of that query, not by a fixed value."""
+
+    best: float
+    #: mean of the hits ranked 11th to 50th (of the lower half with fewer than 20 hits)
+    background: float
+    #: standard deviation of the nearest hits, at least 0.01
+    spread: float
+    #: the last of them: at least the cosine of any memory that is not among the hits
+    last: float
+
+    @classmethod
+    def of(cls, cosines: Sequence[float]) -> CosineProfile | None:
+        """The profile of ``cosines`` (nearest first); ``None`` without any."""
+        top = list(cosines[:PROFILE_DEPTH])
+        if not top:
+            return None
+        tail = top[10:] if len(top) >= 20 else top[len(top) // 2 :]
+        mean = math.fsum(top) / len(top)
+        spread = math.sqrt(math.fsum((c - mean) ** 2 for c in top) / len(top))
+        return cls(
+            best=top[0],
+            background=math.fsum(tail) / len(tail),
+            spread=max(spread, 0.01),
+            last=top[-1],
+        )
+
+    def evidence_floor(self, threshold: float, cosines: Sequence[float]) -> float:
+        """The lowest of ``cosines`` (the hits, nearest first) whose :func:`evidence` as a
+        dense-only candidate reaches ``threshold``; ``inf`` when none does (the evidence
+        falls along the hits)."""
+        lowest = math.inf
+        for rank, cosine in enumerate(cosines):
+            if evidence(self, 0.0, 0.0, None, cosine, rank) < threshold:
+                break
+            lowest = cosine
+        return lowest
+
+    def features(
+        self,
+        lexical: float,
+        lexical_best: float,
+        lexical_rank: int | None,
+        cosine: float | None,
+        dense_rank: int | None,
+    ) -> tuple[float, ...]:
+        """One candidate's fusion features: the lexical relevance, its share of the query's
+        best, the cosine (``last`` when the memory is not among the hits), how many spreads
+        it stands above the background, how far it falls below the best cosine, and the
+        reciprocal ranks ``1 / (1 + rank)`` in the lexical and the dense channel (0 when
+        absent from it)."""
+        c = self.last if cosine is None else cosine
+        share = lexical / lexical_best if lexical_best > 0 else 0.0
+        return (
+            lexical,
+            share,
+            c,
+            (c - self.background) / self.spread,
+            c - self.best,
+            0.0 if lexical_rank is None else 1.0 / (1 + lexical_rank),
+            0.0 if dense_rank is None else 1.0 / (1 + dense_rank),
+        )
 
 
 def stands_out(cosines: Sequence[float], gate: float) -> bool:
@@ -231,6 +327,57 @@ def score_fusion(
         key: w * text_relevance.get(key, 0.0) + (1.0 - w) * dense.get(key, 0.0)
         for key in {*text_relevance, *dense}
     }
+
+
+def evidence(
+    profile: CosineProfile,
+    lexical: float,
+    lexical_best: float,
+    lexical_rank: int | None,
+    cosine: float | None,
+    dense_rank: int | None,
+) -> float:
+    """The calibrated fusion's probability that a memory answers the question
+    (:data:`FUSION_MODEL` over :meth:`CosineProfile.features`)."""
+    features = profile.features(lexical, lexical_best, lexical_rank, cosine, dense_rank)
+    logit = FUSION_MODEL[0] + math.fsum(
+        b * x for b, x in zip(FUSION_MODEL[1:], features, strict=True)
+    )
+    if logit < -30.0:
+        return 0.0
+    return 1.0 / (1.0 + math.exp(-logit))
+
+
+def calibrated_fusion(
+    text_relevance: Mapping[str, float],
+    cosines: Mapping[str, float],
+    profile: CosineProfile | None,
+    threshold: float,
+) -> dict[str, float]:
+    """The ``calibrated`` fusion's text relevance per memory: :func:`evidence` for every
+    lexical candidate and for every dense hit (``cosines``, nearest first) whose evidence
+    reaches ``threshold`` (a dense hit below it is no candidate); without any dense hit, the
+    lexical relevance alone."""
+    if profile is None or not cosines:
+        return dict(text_relevance)
+    best = max(text_relevance.values(), default=0.0)
+    lexical_rank = {
+        key: rank
+        for rank, key in enumerate(sorted(text_relevance, key=lambda k: (-text_relevance[k], k)))
+    }
+    dense_rank = {key: rank for rank, key in enumerate(cosines)}
+    out = {
+        key: evidence(
+            profile, value, best, lexical_rank[key], cosines.get(key), dense_rank.get(key)
+        )
+        for key, value in text_relevance.items()
+    }
+    for key, cosine in cosines.items():
+        if key not in out:
+            p = evidence(profile, 0.0, best, None, cosine, dense_rank[key])
+            if p >= threshold:
+                out[key] = p
+    return out
 
 
 def fusion_weight(settings: HybridSettings) -> float:

@@ -30,6 +30,7 @@ import attrs
 
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest, Relation
+from swarmmem.core.recall import references
 from swarmmem.core.recall.bm25 import (
     bm25_relevance,
     content_matches,
@@ -151,7 +152,9 @@ def _stemmed_recall(
     rng: Callable[[], float] | None,
     keep: int | None,
 ) -> RecallResult:
-    match = stemmed_query(request.query, request.task, request.mode)
+    # a named file's extension ("py" of "console.py") is no query word
+    query = references.without_extensions(request.query)
+    match = stemmed_query(query, request.task, request.mode)
     if match is None:
         return RecallResult(items=(), diagnostics=_empty_diagnostics())
     candidates = store.select_candidates(

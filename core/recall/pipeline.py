@@ -24,8 +24,10 @@ from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import NO_SIGNALS, MemoryRecord, RecallItem, RecallRequest
 from swarmmem.core.recall.hybrid import (
     RERANK_TOP_N,
+    CosineProfile,
     DenseParts,
     HybridSettings,
+    calibrated_fusion,
     dense_candidates,
     fuse,
     fusion_weight,
@@ -146,7 +148,8 @@ def run_recall(
         vector, embeds = query_vector(parts, request.query)
         k = request.candidate_cap if request.candidate_cap else preselect_limit(request)
         # below the relevance floor a hit is no candidate
-        dense = dense_candidates(
+        calibrated = settings.fusion == "calibrated"
+        dense, cosines, profile = dense_candidates(
             store,
             parts,
             request,
@@ -154,17 +157,20 @@ def run_recall(
             now=now,
             k=k,
             floor=settings.dense_floor,
-            gate=settings.dense_gate,
+            gate=None if calibrated else settings.dense_gate,
+            evidence_threshold=settings.dense_evidence if calibrated else None,
         )
     except Exception:  # any dense failure degrades to the exact lexical result
         return lexical_only("dense retrieval failed")
 
-    if settings.fusion == "score":
+    if settings.fusion in ("score", "calibrated"):
         # what rerank and the dense rescue read of the fused ranking (the rest is never shown)
         shown = request.max_items + (RERANK_TOP_N if settings.rerank else 0)
         items = _scored_fusion(
             lexical.records,
             dense,
+            cosines,
+            profile,
             lexical.text_relevance,
             request,
             settings,
@@ -201,6 +207,8 @@ def _has_signal(item: RecallItem) -> bool:
 def _scored_fusion(
     lexical_records: Sequence[MemoryRecord],
     dense: Sequence[tuple[MemoryRecord, float]],
+    hit_cosines: dict[str, float],
+    profile: CosineProfile | None,
     text_relevance: dict[str, float],
     request: RecallRequest,
     settings: HybridSettings,
@@ -209,20 +217,22 @@ def _scored_fusion(
     *,
     limit: int | None,
 ) -> list[RecallItem]:
-    """``score`` fusion: lexical and dense evidence become the scorer's text factor; items
-    for the first ``limit`` of the fused ranking (all when ``None``)."""
+    """``score`` and ``calibrated`` fusion: lexical and dense evidence become the scorer's
+    text factor; items for the first ``limit`` of the fused ranking (all when ``None``)."""
     cosines = {record.id: cos for record, cos in dense}
     lexical = {record.id: text_relevance.get(record.id, 0.0) for record in lexical_records}
-    combined = score_fusion(
-        lexical,
-        cosines,
-        fusion_weight(settings),
-        settings.dense_floor,
-    )
     records = list(lexical_records)
-    if request.mode != "injection":  # injection takes no dense-only hit
-        known = {record.id for record in records}
-        records += [record for record, _ in dense if record.id not in known]
+    known = {record.id for record in records}
+    if settings.fusion == "calibrated":
+        combined = calibrated_fusion(lexical, hit_cosines, profile, settings.dense_evidence)
+        # a dense hit is a candidate when its calibrated evidence reaches the threshold
+        records += [
+            record for record, _ in dense if record.id in combined and record.id not in known
+        ]
+    else:
+        combined = score_fusion(lexical, cosines, fusion_weight(settings), settings.dense_floor)
+        if request.mode != "injection":  # injection takes no dense-only hit
+            records += [record for record, _ in dense if record.id not in known]
     now_ms = iso_to_ms(now)
     assert now_ms is not None
     items = rank_records(

@@ -26,6 +26,7 @@ from swarmmem.core.model.records import (
 )
 from swarmmem.core.model.roles import profile_for
 from swarmmem.core.model.semantics import scope_key_of
+from swarmmem.core.recall import references
 
 SCOPE_SPECIFICITY: dict[str, float] = {
     "agent": 1.0,
@@ -45,6 +46,9 @@ FILE_KEYS = ("file", "filePath", "files", "touchedFiles")
 #: (fitted on public data with benchmarks/quality/calibrate.py)
 RECENCY_WEIGHT = 0.16
 _SYMBOL_KEYS = ("symbol", "symbols")
+#: added to the score of a memory citing a file the query names (not the reference path): a
+#: named file ranks the memories citing it first (a named symbol is a full symbol signal)
+NAMED_REFERENCE_WEIGHT = 0.25
 
 
 @attrs.frozen(kw_only=True)
@@ -94,6 +98,9 @@ class Derived(NamedTuple):
     #: the seven full-text columns (text, tags, kind words, source path, source ref, symbols,
     #: metadata files), as the stores index them (:func:`~.bm25.record_fields`)
     columns: tuple[str, ...]
+    #: the files and symbols the record cites (:mod:`.references`; not the reference path's)
+    cited_files: tuple[str, ...]
+    cited_symbols: tuple[str, ...]
 
 
 def derived(record: MemoryRecord) -> Derived:
@@ -119,6 +126,8 @@ def derived(record: MemoryRecord) -> Derived:
             expires_ms=iso_to_ms(record.expires_at),
             q=q_value_of(record.metadata),
             columns=(record.text, tags, kind_words, path or "", ref, symbols, " ".join(listed)),
+            cited_files=references.cited_files(record),
+            cited_symbols=references.cited_symbols(record),
         )
         object.__setattr__(record, "_derived", cached)
     return cached
@@ -290,6 +299,7 @@ def rank_records(
     lexical_part = text_relevance if lexical_relevance is None else lexical_relevance
 
     q_weight = policy.q_boost_weight
+    named = _NamedReferences(request.query) if text_relevance is not None else None
 
     def run(batch: Sequence[MemoryRecord]) -> list[_Scored]:
         fields = [derived(r) for r in batch]
@@ -316,13 +326,15 @@ def rank_records(
         out = []
         same = lexical_part is text_relevance
         assert lexical_part is not None
+        assert named is not None
         for r, f, row in zip(batch, fields, rows, strict=True):
             key = r.id
             relevance = text_relevance.get(key, 0.0)
             lexical_share = relevance if same else lexical_part.get(key, 0.0)
             fresh = RECENCY_WEIGHT * recency.get(key, 0.0) * lexical_share
-            base = row[6] + (w_text * (relevance - row[0]) + fresh)
-            out.append(_Scored(r, row[:6], base, base + (f.q - 0.5) * q_weight, relevance))
+            signals, extra = named.signals(row, f)
+            base = row[6] + (w_text * (relevance - row[0]) + fresh + extra)
+            out.append(_Scored(r, signals, base, base + (f.q - 0.5) * q_weight, relevance))
         return out
 
     scored_all = run(eligible)
@@ -345,6 +357,38 @@ def rank_records(
                 diag["exploredCount"] = 1
     diag["returnedCount"] = len(kept) + (explored is not None)
     return Ranking(kept, explored, diag, request, kinds, role_kinds)
+
+
+class _NamedReferences:
+    """The files and symbols a query names, and what they change in a candidate's row: a
+    cited file the query names is a full file signal plus :data:`NAMED_REFERENCE_WEIGHT`, a
+    cited symbol it names a full symbol signal; an extension shared with the cited files
+    (``py``) is no file signal (:mod:`.references`)."""
+
+    def __init__(self, query: str) -> None:
+        self.files = references.query_files(query)
+        self.symbols = references.query_symbols(query)
+        tokens = lexical.tokenize(query)
+        self.query_size = len(tokens)
+        self.extensions = frozenset(t for t in tokens if t in references.SOURCE_EXTENSIONS)
+
+    def signals(self, row: Sequence[float], fields: Derived) -> tuple[tuple[float, ...], float]:
+        """The row's signals with the named-reference rule, and the change of the base score."""
+        file, symbol = row[2], row[3]
+        if self.extensions and file > 0:  # an extension alone says nothing
+            shared = self.extensions & lexical.tokenize(fields.files)
+            file = max(0.0, file - len(shared) / self.query_size)
+        named = False
+        if references.names_file(self.files, fields.cited_files):
+            file, named = 1.0, True
+        if references.names_symbol(self.symbols, fields.cited_symbols):
+            symbol = 1.0
+        if file == row[2] and symbol == row[3] and not named:
+            return tuple(row[:6]), 0.0
+        w = lexical.WEIGHTS
+        extra = w[2] * (file - row[2]) + w[3] * (symbol - row[3])
+        extra += NAMED_REFERENCE_WEIGHT if named else 0.0
+        return (row[0], row[1], file, symbol, row[4], row[5]), extra
 
 
 def _recency(fields: Sequence[Derived], records: Sequence[MemoryRecord]) -> dict[str, float]:

@@ -359,7 +359,7 @@ def test_dense_candidates_read_records_only_as_far_as_needed() -> None:
     everything = parts.index.search(vector, len(mine) + len(theirs))
     expected = [(mid, cos) for mid, cos in everything if mid in {r.id for r in mine}]
 
-    found = dense_candidates(store, parts, request, vector, now=NOW, k=20)
+    found = dense_candidates(store, parts, request, vector, now=NOW, k=20).candidates
     assert [(r.id, c) for r, c in found] == expected[:20]
     # half the nearest hits are of another scope: the records up to the 20th of mine (and at
     # most one chunk of 16 beyond it) are read, not the 80 hits the index was asked for
@@ -368,7 +368,7 @@ def test_dense_candidates_read_records_only_as_far_as_needed() -> None:
 
     floor = (expected[2][1] + expected[3][1]) / 2  # three of mine reach it
     store.read.clear()
-    found = dense_candidates(store, parts, request, vector, now=NOW, k=20, floor=floor)
+    found = dense_candidates(store, parts, request, vector, now=NOW, k=20, floor=floor).candidates
     assert [(r.id, c) for r, c in found] == expected[:3]
     cosine = dict(everything)
     assert store.read and all(cosine[mid] >= floor for mid in store.read)

@@ -73,3 +73,14 @@ def test_score_fusion_lets_a_silent_channel_abstain() -> None:
     assert score_fusion({}, cosines, 0.5, 0.2) == {"b": 0.6, "c": 0.5}
     # no dense hit above the floor: the lexical side decides alone
     assert score_fusion(lexical, {"d": 0.1}, 0.5, 0.2) == lexical
+
+
+def test_calibrated_fusion_finds_the_paraphrase_and_ignores_nonsense(store_dir: Path) -> None:
+    """``retrieval.fusion: calibrated`` (real MiniLM, real SQLite): the paraphrase comes first,
+    the quantum banana gets an empty bundle (every cosine below the dense floor)."""
+    config = {**MINILM, "retrieval": {**MINILM.get("retrieval", {}), "fusion": "calibrated"}}
+    with swarmmem.open(store_dir, config=config) as mem:
+        hybrid = mem.recall("which tool checks code style")
+        assert hybrid.items[0].record.text == "Use ruff for lint."
+        assert "cosine=" in hybrid.items[0].reason
+        assert mem.recall("quantum banana spaceship").items == ()

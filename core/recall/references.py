@@ -1,0 +1,187 @@
+"""Files and symbols named in a query: the code references recall ranks by (not the
+``reference`` profile, which keeps the reference implementation's token overlaps).
+
+A query names a file when it holds a path (``console.py``, ``attr/_make.py``,
+``src/app/main``: a name with a known source extension, or a path with a slash that does not
+end in one) and a symbol when it holds an identifier that a memory cites and writes as code. A
+memory cites the files of its source, of its ``files`` metadata, of its anchors and of its
+evidence fingerprints, and the symbols of its ``symbol(s)`` metadata and anchors.
+
+What is not a signal on its own: an extension (``py``, ``.py``, ``*.py``), a directory, a
+plain word (``field``, ``validate``: it names a symbol only as ``field()`` or in backticks). A
+named file matches a cited file when one path ends with the other (whole components); a symbol
+matches when the query writes the cited name, or its last dotted component, with the same
+case.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from swarmmem.core.model.records import MemoryRecord
+
+#: source and configuration extensions: ``name.ext`` with one of these is a file reference,
+#: and its extension is no query word
+SOURCE_EXTENSIONS = frozenset(
+    [
+        "c",
+        "cc",
+        "cfg",
+        "cjs",
+        "cpp",
+        "cs",
+        "css",
+        "go",
+        "h",
+        "hpp",
+        "html",
+        "ini",
+        "java",
+        "js",
+        "json",
+        "jsx",
+        "kt",
+        "lock",
+        "md",
+        "mjs",
+        "php",
+        "pxd",
+        "pyi",
+        "py",
+        "pyx",
+        "rb",
+        "rs",
+        "rst",
+        "scss",
+        "sh",
+        "sql",
+        "swift",
+        "toml",
+        "ts",
+        "tsx",
+        "txt",
+        "vue",
+        "xml",
+        "yaml",
+        "yml",
+    ]
+)
+_PATH = re.compile(
+    r"(?<![\w@/.])((?:[\w.-]+/)*[\w-][\w.-]*\.([A-Za-z0-9]{1,5})|(?:[\w.-]+/)+[\w.-]+)(?![\w/])"
+)
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(\(\))?")
+_FILE_KEYS = ("file", "filePath", "files", "touchedFiles")
+_SYMBOL_KEYS = ("symbol", "symbols")
+
+
+def query_files(query: str) -> frozenset[str]:
+    """The file paths ``query`` names, lower-cased, without ``./`` and a trailing slash; a
+    bare extension or a path ending in a slash (a directory) is none."""
+    found = set()
+    for match in _PATH.finditer(query):
+        path, extension = match.group(1), match.group(2)
+        if path.endswith("/"):
+            continue
+        known = extension is None or extension.lower() in SOURCE_EXTENSIONS
+        if not known and "/" not in path:
+            continue  # "e.g", "v1.2", "Console.print": not files
+        name = path.rsplit("/", 1)[-1]
+        stem = name.rsplit(".", 1)[0] if "." in name else name
+        if not stem.strip(".*-_"):
+            continue  # ".py", "*.py"
+        found.add(path.lower().removeprefix("./"))
+    return frozenset(found)
+
+
+def query_symbols(query: str) -> frozenset[str]:
+    """The identifiers ``query`` writes as code: with an underscore, a dot, an inner
+    capital, a call's ``()``, in backticks, or capitalised after the first word (``Console``);
+    dotted names also by each dotted suffix (``Console.is_terminal`` gives ``is_terminal``),
+    case kept."""
+    found = set()
+    for match in _IDENT.finditer(query):
+        name = match.group(0)
+        start, end = match.span()
+        quoted = query[start - 1 : start] == "`" and query[end : end + 1] == "`"
+        called = match.group(1) is not None
+        name = name.removesuffix("()")
+        capital = name[:1].isupper() and start > 0 and query[:start].strip() != ""
+        if len(name) < 2 or not (called or quoted or capital or _code_like(name)):
+            continue
+        parts = name.split(".")
+        for i in range(len(parts)):
+            found.add(".".join(parts[i:]))
+    return frozenset(found)
+
+
+def _strings(metadata: Mapping[str, Any], keys: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for key in keys:
+        value = metadata.get(key)
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, list | tuple):
+            out.extend(v for v in value if isinstance(v, str))
+    return out
+
+
+def cited_files(record: MemoryRecord) -> tuple[str, ...]:
+    """The files ``record`` cites, lower-cased."""
+    files = _strings(record.metadata, _FILE_KEYS)
+    if isinstance(record.source.file_path, str):
+        files.append(record.source.file_path)
+    files += [anchor.file for anchor in record.anchors or ()]
+    prints = record.metadata.get("evidenceFingerprints")
+    if isinstance(prints, list):
+        files += [str(p["path"]) for p in prints if isinstance(p, Mapping) and "path" in p]
+    return tuple(dict.fromkeys(f.lower().removeprefix("./") for f in files if f))
+
+
+def cited_symbols(record: MemoryRecord) -> tuple[str, ...]:
+    """The symbols ``record`` cites, case kept."""
+    symbols = _strings(record.metadata, _SYMBOL_KEYS)
+    symbols += [anchor.symbol for anchor in record.anchors or () if anchor.symbol]
+    return tuple(dict.fromkeys(s.strip() for s in symbols if s.strip()))
+
+
+def _same_file(named: str, cited: str) -> bool:
+    return named == cited or cited.endswith("/" + named) or named.endswith("/" + cited)
+
+
+def _code_like(name: str) -> bool:
+    return "_" in name.strip("_") or "." in name or any(c.isupper() for c in name[1:])
+
+
+def names_file(files: frozenset[str], cited: Iterable[str]) -> bool:
+    """Whether a file of ``files`` (from :func:`query_files`) is one of ``cited``."""
+    return bool(files) and any(_same_file(n, c) for c in cited for n in files)
+
+
+def names_symbol(symbols: frozenset[str], cited: Iterable[str]) -> bool:
+    """Whether the query's code identifiers (from :func:`query_symbols`) name a ``cited``
+    symbol: its whole name or its last dotted component, same case."""
+    if not symbols:
+        return False
+    return any(s in symbols or s.rsplit(".", 1)[-1] in symbols for s in cited)
+
+
+def extension_words(query: str) -> frozenset[str]:
+    """The extensions of the files ``query`` names (``py`` of ``console.py``): no query word."""
+    return frozenset(
+        path.rsplit(".", 1)[-1] for path in query_files(query) if "." in path.rsplit("/", 1)[-1]
+    )
+
+
+def without_extensions(query: str) -> str:
+    """``query`` with the source extension of every file it names dropped (``console.py``
+    becomes ``console``), so that the extension is no query word of the full-text search."""
+
+    def strip(match: re.Match[str]) -> str:
+        path, extension = match.group(1), match.group(2)
+        if extension is None or extension.lower() not in SOURCE_EXTENSIONS:
+            return path
+        return path[: -len(extension) - 1]
+
+    return _PATH.sub(strip, query)
