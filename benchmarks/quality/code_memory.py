@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import ast
 import datetime as dt
+import functools
 import json
 import os
 import random
@@ -85,15 +86,12 @@ def _first_sentence(doc: str) -> str | None:
     return sentence
 
 
-def distractors(count: int, seed: int = 26) -> list[dict[str, Any]]:
-    """``count`` facts about other code: for each a stdlib function or class, the first
-    sentence of its docstring as a memory that cites the module's file and the symbol.
-
-    Reproducible for a Python version: the candidates are collected in sorted file order and
-    ``count`` of them drawn with ``random.Random(seed)``."""
+@functools.cache
+def _docstring_facts() -> tuple[dict[str, str], ...]:
+    """Every public stdlib function and class with a usable first docstring sentence, in
+    sorted file order."""
     root = Path(sysconfig.get_paths()["stdlib"])
-    kinds = ("project_fact", "code_pattern", "repo_convention", "failure_pattern")
-    found: list[dict[str, Any]] = []
+    found: list[dict[str, str]] = []
     seen: set[str] = set()
     for path in sorted(root.rglob("*.py")):
         relative = path.relative_to(root)
@@ -114,10 +112,20 @@ def distractors(count: int, seed: int = 26) -> list[dict[str, Any]]:
                 continue
             seen.add(sentence)
             found.append({"file": relative.as_posix(), "symbol": node.name, "sentence": sentence})
+    return tuple(found)
+
+
+def distractors(count: int, seed: int = 26) -> list[dict[str, Any]]:
+    """``count`` facts about other code: for each a stdlib function or class, the first
+    sentence of its docstring as a memory that cites the module's file and the symbol.
+
+    Reproducible for a Python version: the candidates are collected in sorted file order and
+    ``count`` of them drawn with ``random.Random(seed)``."""
+    kinds = ("project_fact", "code_pattern", "repo_convention", "failure_pattern")
+    found = _docstring_facts()
     if len(found) < count:
         raise SystemExit(f"only {len(found)} docstring sentences found; asked for {count}")
-    rng = random.Random(seed)
-    chosen = rng.sample(found, count)
+    chosen = random.Random(seed).sample(found, count)
     return [
         {
             "id": f"d{i:05d}",

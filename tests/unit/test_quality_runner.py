@@ -458,3 +458,74 @@ def test_foreign_queries_are_counted_per_row(tmp_path: Path) -> None:
         assert tally["queries"] == 2 and 0 <= tally["answered"] <= 2
         assert tally["items"] >= tally["answered"]
     assert "foreign" not in run_dataset(*paths, profiles=("lexical",))
+
+
+def test_code_memory_distractors_are_reproducible_code_facts() -> None:
+    """The code-memory runner's distractors: the same draw every time, each a docstring
+    sentence citing its standard-library file and symbol, in the kinds a user stores."""
+    from benchmarks.quality.code_memory import distractors
+
+    first = distractors(200)
+    assert first == distractors(200)
+    assert len({d["text"] for d in first}) == 200
+    for row in first:
+        assert row["text"].startswith(f"{row['symbol']} in {row['files'][0]}: ")
+        assert row["files"][0].endswith(".py") and not row["symbol"].startswith("_")
+        assert 40 <= len(row["text"].split(": ", 1)[1]) <= 300
+    assert len({d["kind"] for d in first}) == 4
+    assert distractors(200, seed=1) != first
+
+
+def test_code_memory_runner_scores_files_symbols_and_unrelated_questions(tmp_path: Path) -> None:
+    """A set written by the runner reaches the store with its kinds, files and symbols (a
+    named file finds its memory), and the summary counts top-1 and unrelated answers."""
+    from benchmarks.quality.code_memory import summarise, write_set
+
+    memories = [
+        {
+            "id": "m1",
+            "kind": "code_pattern",
+            "text": "Spinner frames refresh on every tick",
+            "evidence": ["spinner.py"],
+            "symbol": "Spinner.render",
+        },
+        {
+            "id": "m2",
+            "kind": "project_fact",
+            "text": "Tables measure cells before layout",
+            "evidence": ["table.py"],
+            "symbol": None,
+        },
+    ]
+    queries = [
+        {"id": "q1", "query": "what should I know before editing spinner.py", "gold": "m1"},
+        {"id": "q2", "query": "how are cells measured", "gold": "m2"},
+    ]
+    report = run_dataset(
+        *write_set(tmp_path / "set", memories, queries),
+        profiles=("lexical",),
+        foreign_queries=["zzqx.py", "quantum banana spaceship"],
+    )
+    table = summarise(report)
+    assert table["lexical"]["top1"] == 1.0 and table["lexical"]["mrr@10"] == 1.0
+    assert table["lexical"]["unrelated_answered"] == 0.0
+    assert table["bm25-porter"]["top1"] <= 1.0
+    lines = (tmp_path / "set" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+    corpus = [json.loads(line) for line in lines]
+    assert corpus[0] == {
+        "id": "m1",
+        "text": memories[0]["text"],
+        "kind": "code_pattern",
+        "files": ["spinner.py"],
+        "symbol": "Spinner.render",
+    }
+
+
+def test_dataset_rows_refuse_an_unknown_kind(tmp_path: Path) -> None:
+    from swarmmem.core.model.errors import EvaluationError
+
+    paths = _dataset(tmp_path, {"a": "text a"}, {"q": "text"}, {"q": {"a": 1.0}})
+    rows = [json.loads(line) for line in paths[0].read_text(encoding="utf-8").splitlines()]
+    paths[0].write_text("".join(json.dumps({**r, "kind": "gossip"}) + "\n" for r in rows))
+    with pytest.raises(EvaluationError, match="unknown kind"):
+        run_dataset(*paths)
