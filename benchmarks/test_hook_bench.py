@@ -9,7 +9,8 @@ timed); every timed prompt is a new session, so no dedupe shortens it.
 
 - ``hook[lexical]``: embeddings off;
 - ``hook[dense]``: embeddings on (MiniLM): the helper embeds each prompt and searches the
-  vectors, and the run log says the dense channel took part;
+  vectors, and the run log says the dense channel took part; a paraphrase only the dense
+  channel finds is injected;
 - ``bare-python``: the floor the targets are stated against (4x lexical, 6x dense).
 
 Each hook test also times the floor itself, interleaved with its own runs, and puts the median
@@ -38,6 +39,8 @@ from swarmmem.hooks.client import socket_path
 
 ALEMBIC = "Database migrations are managed with alembic; run alembic upgrade head after pulling."
 PROMPT = "how should I apply the database migrations after I pull the latest changes?"
+#: shares no stemmed word with ALEMBIC; its nearest memory among the code facts (cosine 0.43)
+PARAPHRASE = "what tool changes our sql schema versions"
 BARE = [sys.executable, "-c", "import sqlite3, json"]
 SCRIPT = Path(sys.executable).parent / "swarmmem"
 HOOK = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "swarmmem"]
@@ -137,6 +140,9 @@ def test_prompt_hook(
     ]
     injected = [e for e in events if e["type"] == "prompt_injected"]
     assert injected and all(e["dense"] is dense for e in injected)
+    if dense:  # a paraphrase sharing no word with the memory: only the dense channel finds it
+        out = _hook(root, "paraphrase", "UserPromptSubmit", {"prompt": PARAPHRASE})
+        assert ALEMBIC in json.loads(out)["hookSpecificOutput"]["additionalContext"]
 
     pairs = []
     stdin = json.dumps({"session_id": "ratio", "cwd": str(root), "prompt": PROMPT})

@@ -115,6 +115,8 @@ SCHEMA: dict[str, tuple[Any, Check]] = {
     "recall.injection.requireQuerySignal": (True, _bool),
     "recall.injection.maxItems": (6, _num(1, 20, integer=True)),
     "recall.injection.tokenBudget": (1000, _num(100, 5000, integer=True)),
+    "recall.injection.denseFloor": (0.4, _optional(_num(-1, 1))),
+    "recall.injection.denseGate": (0.2, _num(0, 2)),
     "recall.sessionBrief.enabled": (True, _bool),
     "recall.sessionBrief.maxItems": (8, _num(1, 20, integer=True)),
     "recall.sessionBrief.tokenBudget": (600, _num(100, 5000, integer=True)),

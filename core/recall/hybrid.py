@@ -25,12 +25,17 @@ Fusion methods:
 Rerank (optional) rescores the top 20 with ``w * minmax(reranker) + (1 - w) * minmax(fused)``
 (``rerank_weight`` w; 1 reproduces the reference, which takes the reranker order alone).
 
+Injection (a prompt hook's recall) keeps its stricter rule: no dense hit without lexical support
+unless it is the nearest, reaches ``injection_dense_floor`` (0.4) and stands out from the next
+hits by ``injection_dense_gate`` (0.2); its text relevance is then its cosine, so it can pass
+the injection ``minScore``. A paraphrase of one memory is injected; a question near many
+memories, none clearly, is not.
+
 Dense rescue (``dense_rescue`` = a cosine floor, off when ``None``): the best dense candidate
 in which the lexical path found no query signal at all (no shared text, tag, file or symbol
 term: the paraphrase case) takes the last slot when fusion and rerank ranked it lower and
 its cosine reaches the floor; the top item is never displaced. Lexical and dense then each
-contribute what only they can find. Injection mode never rescues (it keeps its stricter
-no-signal rule) and takes no dense-only hit.
+contribute what only they can find. Injection mode never rescues.
 """
 
 from __future__ import annotations
@@ -69,6 +74,11 @@ class HybridSettings:
     dense_floor: float | None = None
     dense_gate: float | None = None
     dense_evidence: float = 0.1
+    #: injection mode: the nearest dense hit without lexical support is injected when its
+    #: cosine reaches this floor and it stands out from the next hits by ``injection_dense_gate``
+    #: (:func:`stands_out`); ``None``: injection takes no dense-only hit
+    injection_dense_floor: float | None = 0.4
+    injection_dense_gate: float = 0.2
     dense_rescue: float | None = None
     rerank: bool = False
     rerank_weight: float = 0.5

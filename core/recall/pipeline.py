@@ -35,6 +35,7 @@ from swarmmem.core.recall.hybrid import (
     query_vector,
     rescue,
     score_fusion,
+    stands_out,
 )
 from swarmmem.core.recall.lexical import (
     RecallResult,
@@ -145,7 +146,10 @@ def run_recall(
     regular = [it for it in lexical.items if not it.explored]
     explored = [it for it in lexical.items if it.explored]
     try:
-        vector, embeds = query_vector(parts, request.query)
+        # injection embeds the task (the person's words), not the plan's labelled lines, as
+        # its lexical side reads the task's terms
+        embedded = request.task if request.mode == "injection" and request.task else request.query
+        vector, embeds = query_vector(parts, embedded)
         k = request.candidate_cap if request.candidate_cap else preselect_limit(request)
         # below the relevance floor a hit is no candidate
         calibrated = settings.fusion == "calibrated"
@@ -231,8 +235,11 @@ def _scored_fusion(
         ]
     else:
         combined = score_fusion(lexical, cosines, fusion_weight(settings), settings.dense_floor)
-        if request.mode != "injection":  # injection takes no dense-only hit
+        if request.mode != "injection":
             records += [record for record, _ in dense if record.id not in known]
+        elif (nearest := _injectable(dense, hit_cosines, known, settings)) is not None:
+            records.append(nearest[0])
+            combined[nearest[0].id] = nearest[1]  # scored by its cosine
     now_ms = iso_to_ms(now)
     assert now_ms is not None
     items = rank_records(
@@ -249,6 +256,28 @@ def _scored_fusion(
         else it
         for it in items
     ]
+
+
+def _injectable(
+    dense: Sequence[tuple[MemoryRecord, float]],
+    hit_cosines: dict[str, float],
+    lexical: set[str],
+    settings: HybridSettings,
+) -> tuple[MemoryRecord, float] | None:
+    """The one dense-only hit injection takes (see :mod:`.hybrid`): the nearest, when no
+    lexical candidate, at or above ``injection_dense_floor`` and standing out from the next
+    hits by ``injection_dense_gate``."""
+    floor = settings.injection_dense_floor
+    if floor is None or not dense:
+        return None
+    record, cosine = dense[0]
+    if record.id in lexical or cosine < floor:
+        return None
+    if next(iter(hit_cosines), None) != record.id:  # a nearer hit was not usable
+        return None
+    if not stands_out(list(hit_cosines.values()), settings.injection_dense_gate):
+        return None
+    return record, cosine
 
 
 def _fused_items(

@@ -84,3 +84,31 @@ def test_calibrated_fusion_finds_the_paraphrase_and_ignores_nonsense(store_dir: 
         assert hybrid.items[0].record.text == "Use ruff for lint."
         assert "cosine=" in hybrid.items[0].reason
         assert mem.recall("quantum banana spaceship").items == ()
+
+
+def test_injection_takes_a_paraphrase_only_dense_retrieval_finds(store_dir: Path) -> None:
+    """A prompt hook's recall (injection mode, the default fusion): "which linter do we have"
+    shares no stemmed word with "Use ruff for lint." (cosine 0.50), so only the dense channel
+    finds it; it is injected. A question whose nearest memory stays under the injection's
+    dense floor (0.22) and nonsense are not."""
+    with swarmmem.open(store_dir, config=MINILM) as mem:
+        lexical = mem.recall("which linter do we have", profile="lexical", mode="injection")
+        assert lexical.items == ()
+        bundle = mem.inject(agent_task="which linter do we have")
+        assert bundle is not None
+        assert [it.record.text for it in bundle.items] == ["Use ruff for lint."]
+        assert "cosine=" in bundle.items[0].reason
+        for task in ("which tool checks code style", "quantum banana spaceship"):
+            quiet = mem.inject(agent_task=task)
+            assert quiet is None or quiet.items == ()
+
+
+def test_injection_dense_floor_off_keeps_the_lexical_rule(tmp_path: Path) -> None:
+    """``recall.injection.denseFloor: null``: injection takes no dense-only hit, as before."""
+    _minilm()
+    config = {**MINILM, "recall": {"injection": {"denseFloor": None}}}
+    with swarmmem.open(tmp_path, config=config) as mem:
+        for text in CONVENTIONS:
+            curate_fact(mem, text, kind="repo_convention", evidence="README.md")
+        bundle = mem.inject(agent_task="which linter do we have")
+        assert bundle is None or bundle.items == ()
