@@ -67,6 +67,22 @@ def contained_path(option: str, path: str | os.PathLike[str], project_root: Path
     return real
 
 
+def resolve_baseline_path(path: str | os.PathLike[str], project_root: Path) -> Path:
+    """The gate's baseline file, refusing a path that escapes the allowed roots (see
+    :func:`contained_path`), is not a ``.json`` file, or exists as anything but a regular file
+    (``--update`` writes it).
+
+    Raises:
+        EvaluationError: the path escapes, has another suffix, or is not a regular file.
+    """
+    real = contained_path("--baseline", path, project_root)
+    if real.suffix.lower() != ".json" or Path(os.path.normpath(path)).suffix.lower() != ".json":
+        raise EvaluationError(f"--baseline {path} must name a .json file")
+    if real.exists() and not real.is_file():
+        raise EvaluationError(f"--baseline {path} is not a regular file")
+    return real
+
+
 def load_fixtures(directory: Path, *, secrets: Any = None) -> list[Fixture]:
     """Load every ``*.json`` fixture of ``directory``, sorted by file name."""
     if not directory.is_dir():
@@ -173,7 +189,9 @@ def regression_gate(
     fixtures_dir: str | os.PathLike[str] | None = None,
     update: bool = False,
 ) -> dict[str, Any]:
-    """Evaluate twice, require identical metrics, compare precision@k with the baseline."""
+    """Evaluate twice, require identical metrics, compare precision@k with the baseline (a
+    ``.json`` file inside the project or the bundled fixtures, :func:`resolve_baseline_path`)."""
+    baseline_path = resolve_baseline_path(baseline_path, project_root)
     first = evaluate(project_root=project_root, fixtures_dir=fixtures_dir)
     second = evaluate(project_root=project_root, fixtures_dir=fixtures_dir)
     if update:
@@ -616,7 +634,7 @@ def heldout_gate(
     from swarmmem.core.evaluation.heldout import check_heldout_regression, heldout_baseline_document
 
     path = resolve_manifest_path(manifest_path, project_root)
-    base_path = baseline_path or path.parent / "baseline.json"
+    base_path = resolve_baseline_path(baseline_path or path.parent / "baseline.json", project_root)
     if profiles is None:
         try:
             pinned = json.loads(base_path.read_text(encoding="utf-8")).get("profiles")

@@ -45,7 +45,7 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from swarmmem import config as _config
 from swarmmem import mcp_curator as curator
@@ -917,8 +917,12 @@ async def run_stdio(tools: MemoryTools) -> None:
     """Serve ``tools`` on this process's stdin/stdout until the client closes stdin."""
     from mcp.server.stdio import stdio_server
 
+    from swarmmem.mcp_stdio import GuardedLines, stdin_lines
+
     server = build_server(tools)
-    async with stdio_server() as (read_stream, write_stream):
+    guard = GuardedLines(stdin_lines())  # a too-deep request is answered, not parsed
+    async with stdio_server(stdin=cast(Any, guard)) as (read_stream, write_stream):
+        guard.attach(write_stream)
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 

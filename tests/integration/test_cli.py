@@ -519,3 +519,36 @@ def test_demo_json_as_a_subprocess(tmp_path: Path) -> None:
     summary = json.loads(done.stdout)
     assert set(summary) >= {"project", "proposals", "memories", "recalled", "outcome", "evaluation"}
     assert summary["evaluation"]["fixture_count"] > 0
+
+
+@pytest.mark.parametrize("where", ["outside", "symlink-out", "not-json", "directory"])
+def test_evaluate_gate_refuses_a_baseline_outside_the_project(
+    project: Path, tmp_path_factory: pytest.TempPathFactory, where: str
+) -> None:
+    """Hostile input: ``--gate --update --baseline`` wrote wherever it was pointed (a file
+    outside the project, through a symlink, or over a non-JSON file). The baseline must be a
+    ``.json`` regular file inside the project (or the bundled fixtures); nothing is written."""
+    fixtures = project / "recall-fixtures"
+    fixtures.mkdir()
+    (fixtures / "formatter.json").write_text(json.dumps(FIXTURE), encoding="utf-8")
+    outside = tmp_path_factory.mktemp("elsewhere") / "victim.json"
+    outside.write_text("precious", encoding="utf-8")
+    target = {
+        "outside": str(outside),
+        "symlink-out": "link.json",
+        "not-json": "notes.txt",
+        "directory": "folder.json",
+    }[where]
+    if where == "symlink-out":
+        (project / "link.json").symlink_to(outside)
+    if where == "not-json":
+        (project / "notes.txt").write_text("keep me", encoding="utf-8")
+    if where == "directory":
+        (project / "folder.json").mkdir()
+    args = ("evaluate", "--fixtures", "recall-fixtures", "--gate", "--baseline", target)
+    refused = cli(project, *args, "--update")
+    assert refused.exit_code != 0
+    assert "--baseline" in refused.output
+    assert outside.read_text(encoding="utf-8") == "precious"
+    if where == "not-json":
+        assert (project / "notes.txt").read_text(encoding="utf-8") == "keep me"

@@ -1096,3 +1096,63 @@ def test_curator_writes_from_another_handle_are_seen_by_the_next_call(
     # Same request, either spelling: the same event, not a duplicate.
     assert retry["event_id"] == result["event_id"]
     assert retry["outcomes"] == 1
+
+
+@pytest.mark.skipif(not CONSOLE_SCRIPT.exists(), reason="console script not installed here")
+def test_a_request_nested_50k_deep_is_answered_and_the_server_goes_on(tmp_path: Path) -> None:
+    """Hostile input: a tools/call whose arguments nest 50,000 arrays. Before the stdin guard
+    the transport's parser gave up without the id and the request was never answered; now it
+    gets an Invalid Request error with its id, and the next request is served."""
+    root = make_project(tmp_path)
+    process = subprocess.Popen(
+        [str(CONSOLE_SCRIPT), "--root", str(root), "--session", "deep", "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    )
+    watchdog = threading.Timer(60, process.kill)
+    watchdog.start()
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        hello = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "deep-test", "version": "0"},
+            },
+        }
+        process.stdin.write(json.dumps(hello) + "\n")
+        process.stdin.flush()
+        json.loads(process.stdout.readline())
+        deep = "[" * 50_000 + "]" * 50_000
+        process.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        process.stdin.write(
+            '\n{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": '
+            f'"swarm_memory_recall", "arguments": {{"query": "x", "junk": {deep}}}}}}}\n'
+        )
+        process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 8, "method": "ping"}) + "\n")
+        process.stdin.flush()
+        refused = json.loads(process.stdout.readline())
+        pong = json.loads(process.stdout.readline())
+        process.stdin.close()
+        code = process.wait(timeout=60)
+        stderr = process.stderr.read() if process.stderr else ""
+    finally:
+        watchdog.cancel()
+        for stream in (process.stdin, process.stdout, process.stderr):
+            if stream is not None and not stream.closed:
+                stream.close()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert refused["id"] == 7
+    assert refused["error"]["code"] == -32600
+    assert "nested deeper than 64" in refused["error"]["message"]
+    assert pong == {"jsonrpc": "2.0", "id": 8, "result": {}}
+    assert code == 0
+    assert "Traceback" not in stderr
