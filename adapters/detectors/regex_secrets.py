@@ -241,6 +241,13 @@ _EXTRA_SOURCES: dict[str, tuple[str, re.RegexFlag]] = {
     "sendgrid_api_key": (r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}\b", _A),
     "digitalocean_token": (r"\bdo[opr]_v1_[a-f0-9]{64}\b", _A),
     "google_oauth_token": (r"\bya29\.[0-9A-Za-z_-]{20,}", _A),
+    # a 40-character AWS secret key after a label the reference's pattern misses: "AWS secret
+    # key: ...", "aws-secret-access-key ...", "SecretKey: ...", "the AWS secret is ..."
+    "aws_secret_labelled": (
+        r"(?:\baws\b[^\n]{0,30}?\bsecret|\bsecret[ _-]?(?:access[ _-]?)?key)"
+        r"[^\n]{0,30}?(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])",
+        _AI,
+    ),
 }
 _UNTERMINATED_LOOKAHEAD = r"(?![\s\S]*-----END [A-Z ]*PRIVATE KEY-----)"
 EXTRA_PATTERNS: tuple[tuple[str, SecretPattern], ...] = tuple(
@@ -280,6 +287,7 @@ PATTERN_HINTS.update(
         "sendgrid_api_key": (False, (("SG.",),)),
         "digitalocean_token": (False, (("_v1_",),)),
         "google_oauth_token": (False, (("ya29.",),)),
+        "aws_secret_labelled": (True, (("secret",),)),
     }
 )
 

@@ -194,3 +194,25 @@ def test_nul_characters_are_refused_on_every_write_path(mem: Any) -> None:
     result = mem.import_records([{"kind": "project_fact", "text": "deploys\x00run nightly"}])
     assert result.written == 0 and "NUL" in result.refused[0][1]
     assert mem.list() == [] and mem.store.list_proposals() == []
+
+
+AWS_SECRET_40 = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"AWS secret key: {AWS_SECRET_40}",
+        f"aws secret access key {AWS_SECRET_40}",
+        f"SecretKey: {AWS_SECRET_40}",
+        f"aws-secret-access-key: {AWS_SECRET_40}",
+        f"The AWS secret is {AWS_SECRET_40} for prod",
+    ],
+)
+def test_a_labelled_aws_secret_is_refused_at_import_and_never_recalled(mem: Any, text: str) -> None:
+    """Hostile input: a 40-character AWS secret behind a label the reference's pattern misses
+    was imported, recalled and exported in clear; it is refused like any other secret."""
+    result = mem.import_records([{"kind": "project_fact", "text": text}])
+    assert result.written == 0
+    assert "likely secret" in result.refused[0][1]
+    assert AWS_SECRET_40 not in mem.recall("aws secret key for prod").prompt_block

@@ -260,6 +260,23 @@ def _ya29() -> st.SearchStrategy[tuple[str, str]]:
     return _same(chars(ALNUM + "_-", 20, 60).map(lambda t: "ya29." + t))
 
 
+def _aws_labelled() -> st.SearchStrategy[tuple[str, str]]:
+    label = st.sampled_from(
+        [
+            "AWS secret key: ",
+            "aws secret access key ",
+            "SecretKey: ",
+            "aws-secret-access-key=",
+            "AWS secret is ",
+            "secret key = '",
+            "AWS Secret: ",
+        ]
+    )
+    edge = st.sampled_from(["/", "+"])
+    secret = st.builds(lambda a, body, b: a + body + b, edge, chars(ALNUM + "/+", 38, 38), edge)
+    return st.builds(lambda lab, sec: (lab + sec, sec), label, secret)
+
+
 PLANTERS = {
     "openai_api_key": _openai(),
     "github_token": _github(),
@@ -292,6 +309,7 @@ PLANTERS = {
     "sendgrid_api_key": _sendgrid(),
     "digitalocean_token": _digitalocean(),
     "google_oauth_token": _ya29(),
+    "aws_secret_labelled": _aws_labelled(),
 }
 
 SURROUNDING = st.text(

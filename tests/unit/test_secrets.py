@@ -66,6 +66,7 @@ EXTRA_ORDER = (
     "sendgrid_api_key",
     "digitalocean_token",
     "google_oauth_token",
+    "aws_secret_labelled",
 )
 
 # (expected type, secret) -- each secret is matched in full by the pattern of that type.
@@ -82,6 +83,10 @@ POSITIVES = [
     ("authorization_basic", "Authorization: Basic dXNlcjpwYXNzd29yZA=="),
     ("private_key_unterminated", "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7"),
     ("aws_secret_near_key_id", "AKIAIOSFODNN7EXAMPLE /JalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKE+"),
+    ("aws_secret_labelled", f"AWS secret key: {AWS_SECRET}"),
+    ("aws_secret_labelled", f"aws-secret-access-key {AWS_SECRET}"),
+    ("aws_secret_labelled", f"AWS secret is {AWS_SECRET}"),
+    ("aws_secret_labelled", f"SecretKey: '{AWS_SECRET}"),
     ("openai_api_key", "sk-proj1234567890abcdefghij"),
     ("openai_api_key", "sk-abc_def-ghi_jkl-mno_pqr"),
     ("github_token", "ghp_abcdefghijklmnopqrstuvwxyz0123"),
@@ -215,6 +220,19 @@ def test_secrets_split_by_invisible_or_wide_characters_are_caught(text: str, hid
     ],
 )
 def test_our_patterns_leave_ordinary_text_alone(text: str) -> None:
+    assert RegexSecretDetector().find(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "AWS secret key: see the vault, rotated monthly",
+        "the secret key rotation job hashes to 0123456789abcdef0123456789abcdef012345678",
+        f"sha: {'a1' * 20} (no label)",
+        "aws docs: the secret to fast uploads is multipart",
+    ],
+)
+def test_labelled_aws_secret_needs_the_label_and_exactly_40_characters(text: str) -> None:
     assert RegexSecretDetector().find(text) == []
 
 
