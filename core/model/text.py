@@ -22,10 +22,20 @@ INVISIBLE_RE = re.compile(
 variation selectors, Hangul fillers, tag characters."""
 
 
+#: Cyrillic and Greek letters drawn like Latin ones (``Rеtrieved`` with a Cyrillic ``е``),
+#: mapped to the Latin letter they pass for
+LATIN_CONFUSABLES = str.maketrans(
+    "АВЕЅІЈКМНОРСТХУаеѕіјорсхуԁԛԝһ"  # Cyrillic
+    "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧαικνορτυχ",  # Greek
+    "ABESIJKMHOPCTXYaesijopcxydqwhABEZHIKMNOPTYXaikvoptux",
+)
+
+
 def folded(text: str) -> str:
     """``text`` as a reader sees it: invisible characters dropped, compatibility forms
-    (full-width letters, ligatures) folded by NFKC."""
-    return unicodedata.normalize("NFKC", INVISIBLE_RE.sub("", text))
+    (full-width letters, ligatures) folded by NFKC, and Cyrillic or Greek letters that look
+    Latin mapped to it (:data:`LATIN_CONFUSABLES`)."""
+    return unicodedata.normalize("NFKC", INVISIBLE_RE.sub("", text)).translate(LATIN_CONFUSABLES)
 
 
 def check_text(value: object, name: str) -> None:
