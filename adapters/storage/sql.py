@@ -154,6 +154,14 @@ RELATIONS_INDEX = (
 )
 
 
+#: what writes and verification say of a chain that a configured key never sealed
+UNADOPTED_KEY = (
+    "an audit key is configured but this store's audit chain carries no keyed marker: it was "
+    "never adopted, or the marker was removed (a downgrade). If the history is yours, run "
+    "`swarmmem audit-key adopt` to key it from now on"
+)
+
+
 class Migration(NamedTuple):
     """One schema step: recorded as (``version``, ``name``) once its statements ran."""
 
@@ -372,6 +380,9 @@ class SqlStore(StoreBase):
         self._chain_active = False
         self._audit_key: bytes | None = None
         self._key_marker: str | None = None
+        #: this process created the store (its first migration ran here): a configured key
+        #: may seal the chain at once, there is no earlier history to adopt
+        self._created_here = False
         self._closed = False
 
     # -- what a database supplies ------------------------------------------------------------
@@ -651,8 +662,14 @@ class SqlStore(StoreBase):
 
     def enable_audit_key(self, key: bytes) -> None:
         """Hash audit rows with HMAC-SHA256 under ``key`` from now on (see
-        :mod:`swarmmem.core.model.audit`): the first use seals a key marker; later opens
-        must bring the same key.
+        :mod:`swarmmem.core.model.audit`); opening never writes for it.
+
+        A chain with a sealed key marker must bring that key. A store this process has just
+        created is sealed at once. An existing chain without a marker is not keyed behind
+        the owner's back (a marker deleted by someone without the key would otherwise be
+        re-sealed over a downgraded history): it must be adopted explicitly
+        (:meth:`adopt_audit_key`, ``swarmmem audit-key adopt``); until then writes are
+        refused and verification fails.
 
         Raises:
             StorageError: the store was keyed with another key.
@@ -668,24 +685,56 @@ class SqlStore(StoreBase):
             self._audit_key = key
             return
         self._audit_key = key
-        if self.read_only or not self._chain_active:
-            return
+        if self._created_here and not self.read_only and self._chain_active:
+            self._seal_audit_key("keyed audit chain started")
+
+    def adopt_audit_key(self) -> dict[str, Any]:
+        """Key an existing unkeyed chain from now on with the configured key: the current
+        rows are sealed as the unkeyed part (they must verify first), and the adoption is an
+        audit event of its own. Returns ``{adopted, keyedFrom, legacyRows}``.
+
+        Raises:
+            StorageError: no key is configured, the chain is already keyed, or it does not
+                verify (nothing is sealed over a broken history).
+        """
+        if self._audit_key is None:
+            raise StorageError(
+                "no audit key is configured: set SWARMMEM_AUDIT_KEY or memory.audit.keyFile first"
+            )
+        if self._key_marker is not None:
+            raise StorageError("this store's audit chain is already keyed")
+        if not self._chain_active:
+            raise StorageError("this store keeps no hash-chained audit log to key")
+        with self._connection() as conn:
+            rows = self._event_rows(conn)
+            head = self._get_meta(conn, CHAIN_HEAD_KEY)
+        report = verify_event_chain(rows, head)
+        if not report["verified"]:
+            detail = (report.get("divergence") or {}).get("detail", "the head does not match")
+            raise StorageError(f"the audit chain does not verify, so it is not adopted: {detail}")
+        return self._seal_audit_key("keyed audit chain adopted")
+
+    def _seal_audit_key(self, reason: str) -> dict[str, Any]:
+        """Seal the key marker over the current rows and log the keying (the log row is the
+        first keyed one)."""
+        assert self._audit_key is not None
         with self.transaction():
             conn = self._tx_conn()
             rows = self._event_rows(conn)
             legacy = next((i for i, row in enumerate(rows) if row[6] is not None), len(rows))
-            self._key_marker = key_marker(len(rows), legacy, key)
+            self._key_marker = key_marker(len(rows), legacy, self._audit_key)
             self._set_meta(conn, KEY_MARKER_KEY, self._key_marker)
-            self._log(
-                "audit_key", "memory_events", "keyed audit chain started", {"keyedFrom": len(rows)}
-            )
+            self._log("audit_key", "memory_events", reason, {"keyedFrom": len(rows)})
+        return {"adopted": True, "keyedFrom": len(rows), "legacyRows": legacy}
 
     def _migrate(self) -> None:
         """Run the missing migration steps, each in its own transaction and audited."""
         self._refresh_chain_state()
         with self._connection() as conn:
-            if self._current_version(conn) >= self.migrations[-1].version:
+            current = self._current_version(conn)
+            if current >= self.migrations[-1].version:
                 return
+        self._created_here = current == 0
         for step in self.migrations:
             with self.transaction():
                 conn = self._tx_conn()
@@ -873,6 +922,8 @@ class SqlStore(StoreBase):
                 "this store's audit chain is keyed: set SWARMMEM_AUDIT_KEY (or "
                 "memory.audit.keyFile) to write to it"
             )
+        if self._key_marker is None and self._audit_key is not None:
+            raise StorageError(UNADOPTED_KEY)
         key = self._audit_key if self._key_marker is not None else None
         chained, head = chain_rows(rows, state.head or GENESIS, key)
         insert = f"INSERT INTO memory_events ({EVENT_COLUMNS})"
@@ -908,7 +959,11 @@ class SqlStore(StoreBase):
             else:
                 head = self._get_meta(conn, CHAIN_HEAD_KEY)
             marker = self._get_meta(conn, KEY_MARKER_KEY)
-        return verify_event_chain(rows, head, key=self._audit_key, marker=marker)
+        report = verify_event_chain(rows, head, key=self._audit_key, marker=marker)
+        if marker is None and self._audit_key is not None and report["chainedRows"]:
+            # a key is configured but the chain was never keyed, or its marker was removed
+            return {**report, "verified": False, "keyed": False, "keyError": UNADOPTED_KEY}
+        return report
 
     # -- records -----------------------------------------------------------------------------
 

@@ -114,6 +114,30 @@ def audit_verify(state: State) -> None:
     emit(state, report, render.audit_text, ok=not broken)
 
 
+@main.group("audit-key")
+def audit_key() -> None:
+    """The audit chain's key (SWARMMEM_AUDIT_KEY or memory.audit.keyFile)."""
+
+
+@audit_key.command("adopt")
+@command
+def audit_key_adopt(state: State) -> None:
+    """Key this store's existing audit chain from now on with the configured key.
+
+    The current rows must verify; they stay hashed with plain SHA-256 (sealed as such) and
+    the adoption is itself an audit event. Opening a store with a key never does this: a
+    chain that lost its key marker is reported, not silently re-keyed."""
+    from swarmmem.core.model.errors import StorageError
+
+    with state.open() as mem:
+        store = mem.store
+        adopt = getattr(store, "adopt_audit_key", None)
+        if adopt is None:
+            raise StorageError(f"the {store.name} provider keeps no hash-chained audit log")
+        result = {"provider": store.name, **adopt()}
+    emit(state, result, render.audit_key_text)
+
+
 @main.command()
 @click.option(
     "--propose", is_flag=True, help="File an update (changed) or delete (gone) proposal for each."

@@ -547,7 +547,11 @@ def audit_text(report: Data) -> str:
         f"pre-chain legacy: {report['legacyRows']})",
         f"- Chain head: {_code('n/a' if head is None else str(head).lower())}",
     ]
-    if report.get("divergence"):
+    if report.get("keyed") is not None:
+        lines.append(f"- Keyed: {_code(bool(report.get('keyed')))}")
+    if report.get("keyError"):
+        lines += ["", f"Not verified: {report['keyError']}"]
+    elif report.get("divergence"):
         div = report["divergence"]
         lines += [
             "",
@@ -561,6 +565,17 @@ def audit_text(report: Data) -> str:
         ]
     else:
         lines += ["", "The audit log hash chain is intact."]
+    return "\n".join(lines)
+
+
+def audit_key_text(result: Data) -> str:
+    """Markdown rendering of ``audit-key adopt``."""
+    lines = _heading("Swarm Memory Audit Key")
+    lines += [
+        f"- Adopted: {_code(bool(result.get('adopted')))}",
+        f"- Keyed from row: {result['keyedFrom']} (earlier rows stay plain SHA-256, "
+        f"{result['legacyRows']} of them from before the chain)",
+    ]
     return "\n".join(lines)
 
 

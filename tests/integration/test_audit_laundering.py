@@ -4,6 +4,7 @@ re-label chained rows as legacy without verification failing."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -146,3 +147,98 @@ def test_the_key_can_come_from_a_file(tmp_path: Path, monkeypatch: pytest.Monkey
         assert mem.store.verify_audit_chain()["keyed"] is True
     monkeypatch.setenv("SWARMMEM_AUDIT_KEY", KEY)  # the same key from the environment
     assert _verify(tmp_path)["verified"] is True
+
+
+def _downgrade(conn: Any) -> None:
+    """What an attacker with write access but no key can do to a keyed chain: drop the key
+    marker and the row that logged the keying, then recompute every link with SHA-256."""
+    conn.execute("DELETE FROM _meta WHERE key = 'memory_events_keyed_from'")
+    conn.execute("DELETE FROM memory_events WHERE operation = 'audit_key'")
+    conn.execute("UPDATE memory_events SET reason = 'nothing happened' WHERE rowid = 5")
+    _rechain_unkeyed(conn)
+
+
+def _meta(root: Path) -> list[Any]:
+    conn = _db(root)
+    try:
+        return conn.execute("SELECT key, value FROM _meta ORDER BY key").fetchall()
+    finally:
+        conn.close()
+
+
+def test_a_downgraded_chain_does_not_verify_under_the_key(keyed: Path) -> None:
+    """Hostile: with the marker and the keying row deleted and the chain recomputed with plain
+    SHA-256, opening with the key sealed a new marker (a write) and audit-verify reported
+    ``verified: true, keyed: true``. Now nothing is sealed on open, verification fails and
+    keyed writes are refused until the owner adopts the key explicitly."""
+    conn = _db(keyed)
+    _downgrade(conn)
+    conn.close()
+    before = _meta(keyed)
+    report = _verify(keyed)
+    assert report["verified"] is False
+    assert "audit-key adopt" in report["keyError"]
+    assert _meta(keyed) == before  # opening and verifying wrote nothing
+    with swarmmem.open(keyed, config=ENABLED) as mem, pytest.raises(StorageError, match="adopt"):
+        mem.import_records([{"kind": "project_fact", "text": "A write on a downgraded chain."}])
+
+
+def test_audit_verify_on_the_command_line_never_writes(keyed: Path) -> None:
+    from click.testing import CliRunner
+
+    from swarmmem.cli.app import main
+
+    conn = _db(keyed)
+    _downgrade(conn)
+    conn.close()
+    before = _meta(keyed)
+    database = keyed / ".swarm" / "memory" / "memory.db"
+    size = database.stat().st_size
+    result = CliRunner().invoke(main, ["--root", str(keyed), "audit-verify", "--json"])
+    assert result.exit_code != 0
+    assert "no keyed marker" in result.stdout
+    assert _meta(keyed) == before and database.stat().st_size == size
+
+
+def test_an_existing_chain_is_keyed_only_by_adopting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store written without a key, then opened with one: writes wait for ``audit-key
+    adopt``, which seals the verified history and logs itself; from then on the chain is
+    keyed. Adopting twice, or adopting a chain that does not verify, is refused."""
+    from click.testing import CliRunner
+
+    from swarmmem.cli.app import main
+
+    monkeypatch.delenv("SWARMMEM_AUDIT_KEY", raising=False)
+    _write_some(tmp_path)
+    monkeypatch.setenv("SWARMMEM_AUDIT_KEY", KEY)
+    with swarmmem.open(tmp_path, config=ENABLED) as mem, pytest.raises(StorageError, match="adopt"):
+        mem.import_records([{"kind": "project_fact", "text": "Too early."}])
+    runner = CliRunner()
+    adopted = runner.invoke(main, ["--root", str(tmp_path), "audit-key", "adopt", "--json"])
+    assert adopted.exit_code == 0, adopted.output
+    result = json.loads(adopted.stdout)
+    assert result["adopted"] is True and result["keyedFrom"] > 0
+    with swarmmem.open(tmp_path, config=ENABLED) as mem:
+        mem.import_records([{"kind": "project_fact", "text": "A keyed write."}])
+        report = mem.store.verify_audit_chain()
+        assert report["verified"] is True and report["keyed"] is True
+        assert any(e.operation == "audit_key" for e in mem.store.list_events())
+    again = runner.invoke(main, ["--root", str(tmp_path), "audit-key", "adopt"])
+    assert again.exit_code != 0 and "already keyed" in again.output
+
+
+def test_a_chain_that_does_not_verify_is_not_adopted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SWARMMEM_AUDIT_KEY", raising=False)
+    _write_some(tmp_path)
+    conn = _db(tmp_path)
+    conn.execute("UPDATE memory_events SET reason = 'edited' WHERE rowid = 3")
+    conn.close()
+    monkeypatch.setenv("SWARMMEM_AUDIT_KEY", KEY)
+    with swarmmem.open(tmp_path, config=ENABLED) as mem:
+        with pytest.raises(StorageError, match="does not verify"):
+            mem.store.adopt_audit_key()
+        assert mem.store.verify_audit_chain()["verified"] is False
