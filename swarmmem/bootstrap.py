@@ -437,8 +437,12 @@ class Runtime:
         )
 
     def scope_keys(self) -> frozenset[str]:
-        """The keys of :attr:`allowed_scopes` (what imported rows must lie in)."""
-        return frozenset(scope.key for scope in self.allowed_scopes)
+        """The keys of the :attr:`allowed_scopes` a write may land in (what imported rows must
+        lie in): the workspace scope only when ``memory.workspace.shared`` is on."""
+        shared = self.config["workspace"]["shared"]
+        return frozenset(
+            scope.key for scope in self.allowed_scopes if scope.type != "workspace" or shared
+        )
 
     @property
     def repository_scope(self) -> MemoryScope:
@@ -580,6 +584,7 @@ class Runtime:
             similar_by_meaning=self.similar_by_meaning if self.write_dense() else None,
             learn=learn,
             written=self.embeddings.embed,
+            workspace_shared=self.config["workspace"]["shared"],
         )
 
     @cached_property

@@ -107,6 +107,7 @@ SCHEMA: dict[str, tuple[Any, Check]] = {
     "postgres.hnswM": (32, _num(2, 100, integer=True)),
     "postgres.hnswEfConstruction": (200, _num(4, 1000, integer=True)),
     "postgres.exactBelow": (10_000, _num(0, 100_000_000, integer=True)),
+    "workspace.shared": (False, _bool),
     "recall.defaultMaxItems": (8, _num(1, 20, integer=True)),
     "recall.defaultTokenBudget": (1200, _num(100, 5000, integer=True)),
     "recall.minScore": (0.05, _num(0, 2)),

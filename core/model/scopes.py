@@ -127,6 +127,23 @@ def authorize_scopes(
     return list(requested)
 
 
+#: why a write into the workspace scope is refused (``memory.workspace.shared`` is off)
+WORKSPACE_WRITES_OFF = (
+    "the workspace scope is shared by every repository in this one's parent folder, so writes "
+    "to it are off; set memory.workspace.shared to true to allow them"
+)
+
+
+def check_writable(scope: MemoryScope, workspace_shared: bool) -> None:
+    """Refuse a write into the workspace scope unless it is shared on purpose.
+
+    Raises:
+        ScopeError: ``scope`` is the workspace scope and ``workspace_shared`` is off.
+    """
+    if scope.type == "workspace" and not workspace_shared:
+        raise ScopeError(WORKSPACE_WRITES_OFF)
+
+
 def write_scope(
     stability: str, allowed: Sequence[MemoryScope], requested: MemoryScope | None = None
 ) -> MemoryScope:

@@ -40,6 +40,7 @@ from swarmmem.core.model.records import (
     MemoryScope,
     MemorySource,
 )
+from swarmmem.core.model.scopes import WORKSPACE_WRITES_OFF
 from swarmmem.core.model.semantics import (
     StoredRow,
     dumps,
@@ -147,6 +148,8 @@ class _Completer:
         data = dict(raw)
         scope, scope_key = self._scope(data["scope"]) if "scope" in data else self._repo_scope()
         if self.allowed_keys is not None and scope_key not in self.allowed_keys:
+            if scope.type == "workspace":
+                raise MemoryValidationError(f"record: {WORKSPACE_WRITES_OFF}")
             raise MemoryValidationError(
                 f"record: scope {scope.type} is outside this context's scopes (another "
                 "repository's scope cannot be written by an import)"

@@ -50,7 +50,7 @@ from swarmmem.core.model.records import (
     ProposedBy,
 )
 from swarmmem.core.model.roles import is_curator_role
-from swarmmem.core.model.scopes import MemoryContext, write_scope
+from swarmmem.core.model.scopes import MemoryContext, check_writable, write_scope
 from swarmmem.core.model.text import check_json_texts, check_text, check_texts
 from swarmmem.core.writes.curator import apply_patch
 from swarmmem.core.writes.importing import ImportResult, import_records
@@ -130,8 +130,11 @@ class WriteService:
         similar_by_meaning: Callable[[str], list[tuple[str, float]]] | None = None,
         learn: Callable[[OutcomeEvent], object] | None = None,
         written: Callable[[Iterable[MemoryRecord]], object] | None = None,
+        workspace_shared: bool = False,
     ) -> None:
         self.store = store
+        #: whether writes may land in the workspace scope (``memory.workspace.shared``)
+        self.workspace_shared = workspace_shared
         self.known_evidence = known_evidence
         self.sources = sources
         self.curation_policy = curation_policy
@@ -258,10 +261,12 @@ class WriteService:
             if symbols:
                 metadata["symbols"] = symbols
             stability = "ephemeral" if kind == "scratch" else "durable"
+            target_scope = write_scope(stability, self.allowed_scopes, scope)
+            check_writable(target_scope, self.workspace_shared)
             record = create_record(
                 kind=kind,
                 text=clean_text,
-                scope=write_scope(stability, self.allowed_scopes, scope),
+                scope=target_scope,
                 now=now,
                 tags=values["tags"] if isinstance(values["tags"], list) else None,
                 confidence=confidence,
@@ -462,6 +467,8 @@ class WriteService:
         self._check_proposal_scope(proposal)
         reason = self.secrets.redact(reason) if reason else f"curator {decision}"
         record = proposal.proposed_record
+        if record is not None and decision in ("add", "supersede", "update", "merge"):
+            check_writable(record.scope, self.workspace_shared)
         fields: dict[str, Any] = {
             "action": decision,
             "proposal_id": proposal_id,
@@ -526,7 +533,9 @@ class WriteService:
             repo_scope=self.allowed_scopes[1],
             secrets=self.secrets,
             reject_durable_secrets=self.policy.reject_durable_secrets,
-            allowed_scopes=self.allowed_scopes,
+            allowed_scopes=[
+                s for s in self.allowed_scopes if s.type != "workspace" or self.workspace_shared
+            ],
         )
         self.written(written)
         return result

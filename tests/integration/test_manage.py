@@ -189,9 +189,10 @@ class TestList:
         assert ids(mem.list(updated_since=at(13))) == []
         assert set(ids(mem.list(kind="project_fact", created_since=at(0)))) == {anchored, recent}
 
-    def test_scope_filter_stays_within_the_context(self, project: Path) -> None:
+    def test_scope_filter_stays_within_the_context(self, tmp_path: Path) -> None:
         """A scope type selects the memories of that scope of this context; a type the
         context does not have is refused, naming the ones it has."""
+        project = make_project(tmp_path, "shop", workspace={"shared": True})
         with open_memory(project, agent_role="coder") as mem:
             workspace = mem.runtime.allowed_scopes[0].as_dict()
             repo_fact, shared_fact = imported(
