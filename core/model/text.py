@@ -22,6 +22,22 @@ INVISIBLE_RE = re.compile(
 variation selectors, Hangul fillers, tag characters."""
 
 
+HIDDEN_RE = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
+    "\u2066-\u2069\U000e0000-\U000e0fff]"
+)
+"""Characters that change what a text says without being seen: control characters (other
+than tab, newline and carriage return), bidi marks, embeddings, overrides and isolates, and
+Unicode tag characters (which can spell a hidden instruction a model reads)."""
+
+
+def without_hidden(text: str) -> str:
+    """``text`` without :data:`HIDDEN_RE` characters (unchanged when it has none)."""
+    if text.isascii() and text.isprintable():
+        return text
+    return HIDDEN_RE.sub("", text)
+
+
 #: Cyrillic and Greek letters drawn like Latin ones (``Rеtrieved`` with a Cyrillic ``е``),
 #: mapped to the Latin letter they pass for
 LATIN_CONFUSABLES = str.maketrans(

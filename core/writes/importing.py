@@ -48,7 +48,7 @@ from swarmmem.core.model.semantics import (
     stored_form,
     stored_row,
 )
-from swarmmem.core.model.text import all_encode, check_json_texts, json_strings
+from swarmmem.core.model.text import HIDDEN_RE, all_encode, check_json_texts, json_strings
 from swarmmem.core.writes.proposals import SCRATCH_TTL
 from swarmmem.core.writes.redaction import screened_clean, secret_field
 from swarmmem.core.writes.validation import (
@@ -136,6 +136,8 @@ class _Completer:
         strings = json_strings(raw, self._clean_names)
         if strings is None or not all_encode(strings):
             check_json_texts(raw, "record")  # names the field that is not valid text
+        if strings is not None and HIDDEN_RE.search("\n".join(strings)):
+            raise MemoryValidationError(HIDDEN_REFUSAL)
         return strings
 
     def check_secrets(self, raw: Mapping[str, Any], strings: list[str] | None) -> None:
@@ -422,6 +424,13 @@ def _token(value: Any) -> tuple[tuple[str, str], ...] | None:
         if type(key) is not str or type(item) is not str:
             return None
     return items
+
+
+#: why an imported row holding hidden characters is refused
+HIDDEN_REFUSAL = (
+    "record holds control, bidi or Unicode tag characters, which change what a text says "
+    "without being seen; remove them"
+)
 
 
 def import_records(

@@ -51,7 +51,7 @@ from swarmmem.core.model.records import (
 )
 from swarmmem.core.model.roles import is_curator_role
 from swarmmem.core.model.scopes import MemoryContext, check_writable, write_scope
-from swarmmem.core.model.text import check_json_texts, check_text, check_texts
+from swarmmem.core.model.text import check_json_texts, check_text, check_texts, without_hidden
 from swarmmem.core.writes.curator import apply_patch
 from swarmmem.core.writes.importing import ImportResult, import_records
 from swarmmem.core.writes.policy import CurationPolicy
@@ -107,6 +107,11 @@ def normalize_anchor_file(file: str) -> str:
     if not parts:
         raise MemoryValidationError(f"anchor file is empty after normalisation: {file!r}")
     return "/".join(parts)
+
+
+def _clean(value: str) -> str:
+    """A proposed text as it is stored: hidden characters removed, whitespace collapsed."""
+    return normalize_text(without_hidden(value))
 
 
 class WriteService:
@@ -216,17 +221,19 @@ class WriteService:
             raise MemoryValidationError("rationale is required")
         check_lengths(text=text, rationale=rationale, evidence_refs=evidence_refs, tags=tags)
         needs_record = operation in _NEEDS_RECORD
+        # what a curator and a prompt read: control, bidi and tag characters removed
+        clean = _clean
         redacted = redact_fields(
             self.secrets,
             {
-                "rationale": normalize_text(rationale),
-                "evidenceRefs": [v for v in map(normalize_text, evidence_refs or ()) if v],
+                "rationale": clean(rationale),
+                "evidenceRefs": [v for v in map(clean, evidence_refs or ()) if v],
                 "targetMemoryId": normalize_text(target_memory_id) if target_memory_id else None,
                 "relatedMemoryIds": None
                 if related_memory_ids is None
                 else [normalize_text(r) for r in related_memory_ids],
-                "text": normalize_text(text) if needs_record and isinstance(text, str) else None,
-                "tags": None if tags is None else [normalize_text(t) for t in tags],
+                "text": clean(text) if needs_record and isinstance(text, str) else None,
+                "tags": None if tags is None else [clean(t) for t in tags],
             },
         )
         values = redacted.values
@@ -852,7 +859,7 @@ def rewrite_fields(
     also makes the memory durable (no expiry)."""
     rewrite: dict[str, Any] = {}
     if text is not None:
-        rewrite["text"] = text
+        rewrite["text"] = _clean(text) if isinstance(text, str) else text
     if kind is not None:
         if kind not in MEMORY_KINDS:
             raise MemoryValidationError(f"unknown memory kind {kind!r}")
@@ -860,7 +867,7 @@ def rewrite_fields(
         if kind in DURABLE_MEMORY_KINDS:
             rewrite.update(stability="durable", expiresAt=None)
     if tags is not None:
-        rewrite["tags"] = list(tags)
+        rewrite["tags"] = [_clean(t) if isinstance(t, str) else t for t in tags]
     if rewrite and decision not in ("add", "update"):
         raise MemoryValidationError(
             f"text, kind and tags rephrase add and update decisions only; got {decision}"
