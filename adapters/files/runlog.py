@@ -24,8 +24,10 @@ def append_run_event(root: Path, run_id: str | None, event: dict[str, Any], time
     line = json.dumps({**event, "runId": sanitize_run_id(run_id), "timestamp": timestamp}) + "\n"
     fd = open_append(path)
     try:
+        # written before the call returns, not synced: a crash may lose the last lines of a
+        # log (never a memory, a proposal or an audit row), and a recall does not wait on
+        # the disk
         os.write(fd, line.encode("utf-8"))
-        os.fsync(fd)
     finally:
         os.close(fd)
 

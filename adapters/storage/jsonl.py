@@ -136,6 +136,8 @@ class JsonlStore(InMemoryStore):
         super().__init__(clock=clock)
         self.directory = Path(directory)
         self._pending: list[tuple[str, str]] = []
+        #: how many pending lines must reach the disk (all but recall usage)
+        self._durable = 0
         self._rewrites: set[str] = set()
         self._needs_newline: dict[str, bool] = {}
         try:
@@ -240,8 +242,14 @@ class JsonlStore(InMemoryStore):
 
     # -- persistence hooks ---------------------------------------------------------------
 
-    def _journal(self, file: str, line: Mapping[str, Any]) -> None:
+    def _journal(self, file: str, line: Mapping[str, Any], *, durable: bool = True) -> None:
         self._append(self._pending, (file, dumps(line) + "\n"))
+        if durable:
+            self._durable += 1
+            self._undo.append(self._undo_durable)
+
+    def _undo_durable(self) -> None:
+        self._durable -= 1
 
     def _rewrite(self, file: str) -> None:
         if file not in self._rewrites:
@@ -255,6 +263,7 @@ class JsonlStore(InMemoryStore):
             raise StorageError(f"cannot write JSONL store at {self.directory}: {exc}") from exc
         self._pending.clear()
         self._rewrites.clear()
+        self._durable = 0
 
     def _flush(self) -> None:
         for file in sorted(self._rewrites):
@@ -271,7 +280,8 @@ class JsonlStore(InMemoryStore):
                     fh.write("\n")
                 fh.writelines(lines)
                 fh.flush()
-                os.fsync(fh.fileno())
+                if self._durable:  # a commit of recall usage alone is not synced
+                    os.fsync(fh.fileno())
             self._needs_newline[file] = False
 
     def _snapshot_lines(self, file: str) -> list[str]:

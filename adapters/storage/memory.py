@@ -110,8 +110,10 @@ class InMemoryStore(StoreBase):
         while len(self._undo) > mark:
             self._undo.pop()()
 
-    def _journal(self, file: str, line: Mapping[str, Any]) -> None:
-        """Persistence hook: a line for ``file`` (the JSONL provider writes them at commit)."""
+    def _journal(self, file: str, line: Mapping[str, Any], *, durable: bool = True) -> None:
+        """Persistence hook: a line for ``file`` (the JSONL provider writes them at commit);
+        a commit of lines that are not ``durable`` alone (recall usage) is not synced to
+        disk."""
 
     def _rewrite(self, file: str) -> None:
         """Persistence hook: ``file`` must be rewritten from state at commit."""
@@ -308,7 +310,7 @@ class InMemoryStore(StoreBase):
 
     def _write_usage(self, usage: RecallUsage) -> None:
         self._append(self._usage, usage)
-        self._journal("audit.jsonl", _usage_line(usage))
+        self._journal("audit.jsonl", _usage_line(usage), durable=False)
 
     def list_recall_usage(
         self, *, run_id: str | None = None, since: str | None = None

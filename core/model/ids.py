@@ -177,9 +177,15 @@ def canonical_json(value: Any) -> str:
 
 
 def estimate_tokens(text: str) -> int:
-    """The reference token estimate: ``ceil(len_utf16(text) * 0.33)``."""
+    """The reference token estimate: ``ceil(len_utf16(text) * 0.33)``.
+
+    The UTF-16 length is ``len(text)`` for text without characters beyond the Basic
+    Multilingual Plane (checked by the encoder, not a loop), else half the length of its
+    UTF-16 encoding."""
     if not text:
         return 0
-    units = len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
-
+    if text.isascii():
+        units = len(text)
+    else:
+        units = len(text.encode("utf-16-le", "surrogatepass")) // 2
     return math.ceil(units * 0.33)
