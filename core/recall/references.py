@@ -116,7 +116,8 @@ def query_symbols(query: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def _strings(metadata: Mapping[str, Any], keys: Iterable[str]) -> list[str]:
+def metadata_strings(metadata: Mapping[str, Any], keys: Iterable[str]) -> list[str]:
+    """The strings under ``keys`` of ``metadata`` (a string, or the strings of a list)."""
     out: list[str] = []
     for key in keys:
         value = metadata.get(key)
@@ -129,7 +130,7 @@ def _strings(metadata: Mapping[str, Any], keys: Iterable[str]) -> list[str]:
 
 def cited_files(record: MemoryRecord) -> tuple[str, ...]:
     """The files ``record`` cites, lower-cased."""
-    files = _strings(record.metadata, _FILE_KEYS)
+    files = metadata_strings(record.metadata, _FILE_KEYS)
     if isinstance(record.source.file_path, str):
         files.append(record.source.file_path)
     files += [anchor.file for anchor in record.anchors or ()]
@@ -141,7 +142,7 @@ def cited_files(record: MemoryRecord) -> tuple[str, ...]:
 
 def cited_symbols(record: MemoryRecord) -> tuple[str, ...]:
     """The symbols ``record`` cites, case kept."""
-    symbols = _strings(record.metadata, _SYMBOL_KEYS)
+    symbols = metadata_strings(record.metadata, _SYMBOL_KEYS)
     symbols += [anchor.symbol for anchor in record.anchors or () if anchor.symbol]
     return tuple(dict.fromkeys(s.strip() for s in symbols if s.strip()))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import attrs
 
@@ -27,6 +27,7 @@ from swarmmem.core.model.records import (
 from swarmmem.core.model.roles import profile_for
 from swarmmem.core.model.semantics import scope_key_of
 from swarmmem.core.recall import references
+from swarmmem.core.recall.references import metadata_strings
 
 SCOPE_SPECIFICITY: dict[str, float] = {
     "agent": 1.0,
@@ -58,17 +59,6 @@ class LearningPolicy:
     q_boost_weight: float = 0.1
     suppression_threshold: float = 0.15
     exploration_rate: float = 0.0
-
-
-def metadata_strings(metadata: Mapping[str, Any], keys: Sequence[str]) -> list[str]:
-    out: list[str] = []
-    for key in keys:
-        value = metadata.get(key)
-        if isinstance(value, str):
-            out.append(value)
-        elif isinstance(value, list | tuple):
-            out.extend(v for v in value if isinstance(v, str))
-    return out
 
 
 def symbol_field(record: MemoryRecord) -> str:

@@ -655,52 +655,85 @@ def test_malformed_config_stops_the_server_before_serving(tmp_path: Path) -> Non
     assert done.stdout == ""
 
 
+class RawServer:
+    """The ``swarmmem`` script serving MCP over stdio, spoken to line by line (killed after a
+    minute whatever happens)."""
+
+    def __init__(self, root: Path, session: str) -> None:
+        self.process = subprocess.Popen(
+            [str(CONSOLE_SCRIPT), "--root", str(root), "--session", session, "mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+        )
+        self.watchdog = threading.Timer(60, self.process.kill)
+        self.watchdog.start()
+
+    def send(self, *lines: str | dict[str, Any]) -> None:
+        stdin = self.process.stdin
+        assert stdin is not None
+        for line in lines:
+            stdin.write((line if isinstance(line, str) else json.dumps(line)) + "\n")
+        stdin.flush()
+
+    def answer(self) -> Any:
+        assert self.process.stdout is not None
+        return json.loads(self.process.stdout.readline())
+
+    def hello(self, client: str) -> Any:
+        """``initialize`` and its answer."""
+        self.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": client, "version": "0"},
+                },
+            }
+        )
+        return self.answer()
+
+    def finish(self) -> tuple[int, str]:
+        """Close stdin; the exit code and stderr."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        try:
+            code = self.process.wait(timeout=60)
+            stderr = self.process.stderr.read() if self.process.stderr else ""
+        finally:
+            self.close()
+        return code, stderr
+
+    def close(self) -> None:
+        self.watchdog.cancel()
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if stream is not None and not stream.closed:
+                stream.close()
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not CONSOLE_SCRIPT.exists(), reason="console script not installed here")
 def test_console_script_answers_raw_json_rpc_and_exits_cleanly(tmp_path: Path) -> None:
     """The ``swarmmem`` script speaks newline-delimited JSON-RPC and exits 0 when stdin closes."""
-    root = make_project(tmp_path)
-    process = subprocess.Popen(
-        [str(CONSOLE_SCRIPT), "--root", str(root), "--session", "raw", "mcp"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        encoding="utf-8",
-    )
-    watchdog = threading.Timer(60, process.kill)
-    watchdog.start()
+    server = RawServer(make_project(tmp_path), "raw")
     try:
-        assert process.stdin is not None and process.stdout is not None
-        hello = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw-test", "version": "0"},
-            },
-        }
-        process.stdin.write(json.dumps(hello) + "\n")
-        process.stdin.flush()
-        answer = json.loads(process.stdout.readline())
-        process.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        process.stdin.write("\n")
-        process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}) + "\n")
-        process.stdin.flush()
-        listing = json.loads(process.stdout.readline())
-        process.stdin.close()
-        code = process.wait(timeout=60)
-        stderr = process.stderr.read() if process.stderr else ""
+        answer = server.hello("raw-test")
+        server.send(
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        )
+        listing = server.answer()
+        code, stderr = server.finish()
     finally:
-        watchdog.cancel()
-        for stream in (process.stdin, process.stdout, process.stderr):
-            if stream is not None and not stream.closed:
-                stream.close()
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        server.close()
     assert answer["id"] == 1
     assert answer["result"]["serverInfo"] == {"name": "swarmmem", "version": swarmmem.__version__}
     assert answer["result"]["capabilities"]["tools"] == {"listChanged": False}
@@ -1103,53 +1136,21 @@ def test_a_request_nested_50k_deep_is_answered_and_the_server_goes_on(tmp_path: 
     """Hostile input: a tools/call whose arguments nest 50,000 arrays. Before the stdin guard
     the transport's parser gave up without the id and the request was never answered; now it
     gets an Invalid Request error with its id, and the next request is served."""
-    root = make_project(tmp_path)
-    process = subprocess.Popen(
-        [str(CONSOLE_SCRIPT), "--root", str(root), "--session", "deep", "mcp"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        encoding="utf-8",
-    )
-    watchdog = threading.Timer(60, process.kill)
-    watchdog.start()
+    server = RawServer(make_project(tmp_path), "deep")
+    deep = "[" * 50_000 + "]" * 50_000
     try:
-        assert process.stdin is not None and process.stdout is not None
-        hello = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "deep-test", "version": "0"},
-            },
-        }
-        process.stdin.write(json.dumps(hello) + "\n")
-        process.stdin.flush()
-        json.loads(process.stdout.readline())
-        deep = "[" * 50_000 + "]" * 50_000
-        process.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        process.stdin.write(
-            '\n{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": '
-            f'"swarm_memory_recall", "arguments": {{"query": "x", "junk": {deep}}}}}}}\n'
+        server.hello("deep-test")
+        server.send(
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": '
+            f'"swarm_memory_recall", "arguments": {{"query": "x", "junk": {deep}}}}}}}',
+            {"jsonrpc": "2.0", "id": 8, "method": "ping"},
         )
-        process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 8, "method": "ping"}) + "\n")
-        process.stdin.flush()
-        refused = json.loads(process.stdout.readline())
-        pong = json.loads(process.stdout.readline())
-        process.stdin.close()
-        code = process.wait(timeout=60)
-        stderr = process.stderr.read() if process.stderr else ""
+        refused = server.answer()
+        pong = server.answer()
+        code, stderr = server.finish()
     finally:
-        watchdog.cancel()
-        for stream in (process.stdin, process.stdout, process.stderr):
-            if stream is not None and not stream.closed:
-                stream.close()
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        server.close()
     assert refused["id"] == 7
     assert refused["error"]["code"] == -32600
     assert "nested deeper than 64" in refused["error"]["message"]
