@@ -23,11 +23,11 @@ variation selectors, Hangul fillers, tag characters."""
 
 
 HIDDEN_RE = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
+    "[\x01-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
     "\u2066-\u2069\U000e0000-\U000e0fff]"
 )
 """Characters that change what a text says without being seen: control characters (other
-than tab, newline and carriage return), bidi marks, embeddings, overrides and isolates, and
+than tab, newline and carriage return; NUL is refused on its own, with its own message), bidi marks, embeddings, overrides and isolates, and
 Unicode tag characters (which can spell a hidden instruction a model reads)."""
 
 
