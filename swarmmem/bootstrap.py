@@ -125,6 +125,8 @@ def recall_config(cfg: Mapping[str, Any], profile: str) -> RecallConfig:
             dense_floor=r["denseFloor"],
             dense_gate=r["denseGate"],
             dense_evidence=r["denseEvidence"],
+            weak_lexical_below=r["weakLexicalBelow"],
+            weak_lexical_weight=r["weights"]["lexicalWhenWeak"],
             injection_dense_floor=cfg["recall"]["injection"]["denseFloor"],
             injection_dense_gate=cfg["recall"]["injection"]["denseGate"],
             dense_rescue=r["denseRescue"],

@@ -267,6 +267,13 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="retrieval.fusion of the profiles (default: the library's)",
     )
+    parser.add_argument(
+        "--retrieval",
+        type=json.loads,
+        default=None,
+        metavar="JSON",
+        help="retrieval configuration keys for the profiles, e.g. '{\"weakLexicalBelow\": 0.5}'",
+    )
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--cache", type=Path, default=None, help="default: fetch.cache_dir()")
     args = parser.parse_args(argv)
@@ -291,6 +298,7 @@ def main(argv: list[str] | None = None) -> int:
         "distractors": len(extra),
         "profiles": list(profiles),
         "fusion": args.fusion or "default",
+        "retrieval": args.retrieval or {},
         "sets": {},
     }
     with tempfile.TemporaryDirectory(prefix="swarmmem-code-memory-") as tmp:
@@ -311,7 +319,9 @@ def main(argv: list[str] | None = None) -> int:
                     k=10,
                     embedder=embedder,
                     foreign_queries=unrelated,
-                    retrieval={"fusion": args.fusion} if args.fusion else None,
+                    retrieval=({"fusion": args.fusion} if args.fusion else {})
+                    | (args.retrieval or {})
+                    or None,
                 )
                 table = summarise(report)
                 results["sets"].setdefault(name, {})[setting] = {

@@ -240,6 +240,13 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="retrieval.fusion of the profiles, e.g. calibrated (default: the library's)",
     )
+    parser.add_argument(
+        "--retrieval",
+        type=json.loads,
+        default=None,
+        metavar="JSON",
+        help="retrieval configuration keys for the profiles, e.g. '{\"weakLexicalBelow\": 0.5}'",
+    )
     parser.add_argument("--json", type=Path, default=None, help="default: <cache>/results.json")
     parser.add_argument("--cache", type=Path, default=None, help="default: fetch.cache_dir()")
     args = parser.parse_args(argv)
@@ -270,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         "profiles": list(profiles),
         "embedder": None if embedder is None else embedder.model_version,
         "fusion": args.fusion or "default",
+        "retrieval": args.retrieval or {},
         "limit_queries": args.limit_queries,
         "collections_filter": args.collections,
         "sets": {},
@@ -295,7 +303,8 @@ def main(argv: list[str] | None = None) -> int:
             embedder=embedder,
             foreign=[t for other, ts in questions.items() if other != set_name for t in ts],
             foreign_per_collection=args.foreign,
-            retrieval={"fusion": args.fusion} if args.fusion else None,
+            retrieval=({"fusion": args.fusion} if args.fusion else {}) | (args.retrieval or {})
+            or None,
         )
         outcome = results["sets"][set_name]
         labels = outcome["labels"]

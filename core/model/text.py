@@ -27,8 +27,9 @@ HIDDEN_RE = re.compile(
     "\u2066-\u2069\U000e0000-\U000e0fff]"
 )
 """Characters that change what a text says without being seen: control characters (other
-than tab, newline and carriage return; NUL is refused on its own, with its own message), bidi marks, embeddings, overrides and isolates, and
-Unicode tag characters (which can spell a hidden instruction a model reads)."""
+than tab, newline and carriage return; NUL is refused on its own, with its own message),
+bidi marks, embeddings, overrides and isolates, and Unicode tag characters (which can spell a
+hidden instruction a model reads)."""
 
 
 def without_hidden(text: str) -> str:

@@ -74,6 +74,10 @@ class HybridSettings:
     dense_floor: float | None = None
     dense_gate: float | None = None
     dense_evidence: float = 0.1
+    #: the ``score`` fusion's lexical weight for a query whose best lexical relevance stays
+    #: under ``weak_lexical_below`` (``None``: one weight for every query)
+    weak_lexical_below: float | None = None
+    weak_lexical_weight: float = 0.2
     #: injection mode: the nearest dense hit without lexical support is injected when its
     #: cosine reaches this floor and it stands out from the next hits by ``injection_dense_gate``
     #: (:func:`stands_out`); ``None``: injection takes no dense-only hit
@@ -390,8 +394,14 @@ def calibrated_fusion(
     return out
 
 
-def fusion_weight(settings: HybridSettings) -> float:
-    """``w`` of the ``score`` fusion: the lexical share of the lexical and dense weights."""
+def fusion_weight(settings: HybridSettings, lexical_best: float | None = None) -> float:
+    """``w`` of the ``score`` fusion: the lexical share of the lexical and dense weights, or
+    ``weak_lexical_weight`` when the query's best lexical relevance ``lexical_best`` stays
+    under ``weak_lexical_below`` (the words of the question match no memory well: a
+    paraphrase, where the dense channel knows better)."""
+    weak = settings.weak_lexical_below
+    if weak is not None and lexical_best is not None and lexical_best < weak:
+        return settings.weak_lexical_weight
     total = settings.weight_lexical + settings.weight_dense
     return settings.weight_lexical / total if total > 0 else 0.5
 

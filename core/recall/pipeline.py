@@ -234,7 +234,9 @@ def _scored_fusion(
             record for record, _ in dense if record.id in combined and record.id not in known
         ]
     else:
-        combined = score_fusion(lexical, cosines, fusion_weight(settings), settings.dense_floor)
+        best = max(lexical.values(), default=0.0)
+        w = fusion_weight(settings, best)
+        combined = score_fusion(lexical, cosines, w, settings.dense_floor)
         if request.mode != "injection":
             records += [record for record, _ in dense if record.id not in known]
         elif (nearest := _injectable(dense, hit_cosines, known, settings)) is not None:

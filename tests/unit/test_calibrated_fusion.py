@@ -78,3 +78,24 @@ def test_calibrated_fusion_keeps_lexical_candidates_and_thresholds_dense_only_hi
     assert all(0.0 <= v <= 1.0 for v in fused.values())
     # without a dense hit the lexical relevance decides alone
     assert calibrated_fusion(lexical, {}, None, 0.2) == lexical
+
+
+def test_a_weak_lexical_match_lends_the_dense_channel_the_weight() -> None:
+    """``retrieval.weakLexicalBelow``: when the query's best lexical relevance stays under it,
+    the ``score`` fusion takes ``weights.lexicalWhenWeak`` as its lexical weight."""
+    from swarmmem.core.recall.hybrid import HybridSettings, fusion_weight, score_fusion
+
+    off = HybridSettings(weight_lexical=0.85, weight_dense=0.15)
+    assert fusion_weight(off, 0.1) == pytest.approx(0.85)
+    on = HybridSettings(
+        weight_lexical=0.85, weight_dense=0.15, weak_lexical_below=0.5, weak_lexical_weight=0.2
+    )
+    assert fusion_weight(on, 0.49) == 0.2
+    assert fusion_weight(on, 0.5) == pytest.approx(0.85)
+    assert fusion_weight(on, None) == pytest.approx(0.85)
+    # a paraphrase (cosine 0.6) overtakes a weak word match (0.3) only with the weak weight
+    lexical, cosines = {"word": 0.3}, {"paraphrase": 0.6, "word": 0.1}
+    strong = score_fusion(lexical, cosines, fusion_weight(off, 0.3), None)
+    weak = score_fusion(lexical, cosines, fusion_weight(on, 0.3), None)
+    assert strong["word"] > strong["paraphrase"]
+    assert weak["paraphrase"] > weak["word"]

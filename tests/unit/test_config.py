@@ -19,7 +19,12 @@ def test_defaults_disable_memory() -> None:
     assert cfg["sqlite"] == {"path": ".swarm/memory/memory.db", "busyTimeoutMs": 5000}
     assert cfg["recall"]["minScore"] == 0.05
     assert cfg["learning"]["learningRate"] == 0.1
-    assert cfg["retrieval"]["weights"] == {"lexical": 0.85, "dense": 0.15, "metadata": 0.1}
+    assert cfg["retrieval"]["weights"] == {
+        "lexical": 0.85,
+        "dense": 0.15,
+        "metadata": 0.1,
+        "lexicalWhenWeak": 0.2,
+    }
     assert cfg["redaction"]["piiThreshold"] == 0.7
 
 
