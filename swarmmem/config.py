@@ -143,7 +143,7 @@ SCHEMA: dict[str, tuple[Any, Check]] = {
     "retrieval.denseFloor": (0.15, _optional(_num(-1, 1))),
     "retrieval.denseGate": (0.15, _optional(_num(0, 2))),
     "retrieval.denseEvidence": (0.1, _num(0, 1)),
-    "retrieval.weakLexicalBelow": (None, _optional(_num(0, 1))),
+    "retrieval.weakLexicalBelow": (0.5, _optional(_num(0, 1))),
     "retrieval.weights.lexicalWhenWeak": (0.2, _num(0, 1)),
     "retrieval.denseRescue": (0.25, _optional(_num(-1, 1))),
     "retrieval.rerank.enabled": (False, _bool),

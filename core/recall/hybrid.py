@@ -76,7 +76,7 @@ class HybridSettings:
     dense_evidence: float = 0.1
     #: the ``score`` fusion's lexical weight for a query whose best lexical relevance stays
     #: under ``weak_lexical_below`` (``None``: one weight for every query)
-    weak_lexical_below: float | None = None
+    weak_lexical_below: float | None = 0.5
     weak_lexical_weight: float = 0.2
     #: injection mode: the nearest dense hit without lexical support is injected when its
     #: cosine reaches this floor and it stands out from the next hits by ``injection_dense_gate``

@@ -81,11 +81,12 @@ def test_calibrated_fusion_keeps_lexical_candidates_and_thresholds_dense_only_hi
 
 
 def test_a_weak_lexical_match_lends_the_dense_channel_the_weight() -> None:
-    """``retrieval.weakLexicalBelow``: when the query's best lexical relevance stays under it,
-    the ``score`` fusion takes ``weights.lexicalWhenWeak`` as its lexical weight."""
+    """``retrieval.weakLexicalBelow`` (0.5): when the query's best lexical relevance stays
+    under it, the ``score`` fusion takes ``weights.lexicalWhenWeak`` as its lexical weight
+    (``None``: one weight for every query)."""
     from swarmmem.core.recall.hybrid import HybridSettings, fusion_weight, score_fusion
 
-    off = HybridSettings(weight_lexical=0.85, weight_dense=0.15)
+    off = HybridSettings(weight_lexical=0.85, weight_dense=0.15, weak_lexical_below=None)
     assert fusion_weight(off, 0.1) == pytest.approx(0.85)
     on = HybridSettings(
         weight_lexical=0.85, weight_dense=0.15, weak_lexical_below=0.5, weak_lexical_weight=0.2
