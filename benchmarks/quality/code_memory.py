@@ -51,6 +51,7 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.quality import fetch
+from benchmarks.quality.run import add_retrieval_options, retrieval_overrides
 from swarmmem.datasets import run_dataset
 
 SETS = ("rich", "attrs", "jsonschema")
@@ -262,18 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--profiles", default="lexical,hybrid,hybrid+rerank")
     parser.add_argument("--distractors", type=int, default=1500)
-    parser.add_argument(
-        "--fusion",
-        default=None,
-        help="retrieval.fusion of the profiles (default: the library's)",
-    )
-    parser.add_argument(
-        "--retrieval",
-        type=json.loads,
-        default=None,
-        metavar="JSON",
-        help="retrieval configuration keys for the profiles, e.g. '{\"weakLexicalBelow\": 0.5}'",
-    )
+    add_retrieval_options(parser)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--cache", type=Path, default=None, help="default: fetch.cache_dir()")
     args = parser.parse_args(argv)
@@ -319,9 +309,7 @@ def main(argv: list[str] | None = None) -> int:
                     k=10,
                     embedder=embedder,
                     foreign_queries=unrelated,
-                    retrieval=({"fusion": args.fusion} if args.fusion else {})
-                    | (args.retrieval or {})
-                    or None,
+                    retrieval=retrieval_overrides(args),
                 )
                 table = summarise(report)
                 results["sets"].setdefault(name, {})[setting] = {

@@ -210,6 +210,27 @@ def run_set(
     }
 
 
+def add_retrieval_options(parser: argparse.ArgumentParser) -> None:
+    """``--fusion`` and ``--retrieval JSON``: configuration the profiles run with."""
+    parser.add_argument(
+        "--fusion",
+        default=None,
+        help="retrieval.fusion of the profiles, e.g. calibrated (default: the library's)",
+    )
+    parser.add_argument(
+        "--retrieval",
+        type=json.loads,
+        default=None,
+        metavar="JSON",
+        help="retrieval configuration keys for the profiles, e.g. '{\"weakLexicalBelow\": 0.5}'",
+    )
+
+
+def retrieval_overrides(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The ``retrieval`` keys ``--fusion`` and ``--retrieval`` ask for (``None``: none)."""
+    return ({"fusion": args.fusion} if args.fusion else {}) | (args.retrieval or {}) or None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", default=",".join(convert.SETS), help="comma-separated sets")
@@ -235,18 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="also ask each collection N questions of the other selected sets (no-filler check)",
     )
-    parser.add_argument(
-        "--fusion",
-        default=None,
-        help="retrieval.fusion of the profiles, e.g. calibrated (default: the library's)",
-    )
-    parser.add_argument(
-        "--retrieval",
-        type=json.loads,
-        default=None,
-        metavar="JSON",
-        help="retrieval configuration keys for the profiles, e.g. '{\"weakLexicalBelow\": 0.5}'",
-    )
+    add_retrieval_options(parser)
     parser.add_argument("--json", type=Path, default=None, help="default: <cache>/results.json")
     parser.add_argument("--cache", type=Path, default=None, help="default: fetch.cache_dir()")
     args = parser.parse_args(argv)
