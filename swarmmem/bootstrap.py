@@ -28,7 +28,12 @@ from swarmmem.core.maintenance.service import MaintenanceService
 from swarmmem.core.model.errors import ConfigError, MemoryValidationError, SwarmMemoryError
 from swarmmem.core.model.ids import to_iso
 from swarmmem.core.model.records import MemoryScope
-from swarmmem.core.model.scopes import MemoryContext, derive_allowed_scopes, identity_kind
+from swarmmem.core.model.scopes import (
+    MemoryContext,
+    derive_allowed_scopes,
+    identity_kind,
+    writable_scopes,
+)
 from swarmmem.core.recall.embedding_cache import EmbeddingCache
 from swarmmem.core.recall.embeddings import EmbeddingSync
 from swarmmem.core.recall.hybrid import DenseParts, HybridSettings
@@ -441,10 +446,8 @@ class Runtime:
     def scope_keys(self) -> frozenset[str]:
         """The keys of the :attr:`allowed_scopes` a write may land in (what imported rows must
         lie in): the workspace scope only when ``memory.workspace.shared`` is on."""
-        shared = self.config["workspace"]["shared"]
-        return frozenset(
-            scope.key for scope in self.allowed_scopes if scope.type != "workspace" or shared
-        )
+        writable = writable_scopes(self.allowed_scopes, self.config["workspace"]["shared"])
+        return frozenset(scope.key for scope in writable)
 
     @property
     def repository_scope(self) -> MemoryScope:

@@ -134,6 +134,12 @@ WORKSPACE_WRITES_OFF = (
 )
 
 
+def writable_scopes(allowed: Sequence[MemoryScope], workspace_shared: bool) -> list[MemoryScope]:
+    """The ``allowed`` scopes a write may land in: all but the workspace scope, unless it is
+    shared on purpose (``memory.workspace.shared``)."""
+    return [s for s in allowed if s.type != "workspace" or workspace_shared]
+
+
 def check_writable(scope: MemoryScope, workspace_shared: bool) -> None:
     """Refuse a write into the workspace scope unless it is shared on purpose.
 

@@ -72,8 +72,9 @@ _PATH = re.compile(
     r"(?<![\w@/.])((?:[\w.-]+/)*[\w-][\w.-]*\.([A-Za-z0-9]{1,5})|(?:[\w.-]+/)+[\w.-]+)(?![\w/])"
 )
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(\(\))?")
-_FILE_KEYS = ("file", "filePath", "files", "touchedFiles")
-_SYMBOL_KEYS = ("symbol", "symbols")
+#: the metadata keys that list a memory's files, and its symbols
+FILE_KEYS = ("file", "filePath", "files", "touchedFiles")
+SYMBOL_KEYS = ("symbol", "symbols")
 
 
 def query_files(query: str) -> frozenset[str]:
@@ -130,7 +131,7 @@ def metadata_strings(metadata: Mapping[str, Any], keys: Iterable[str]) -> list[s
 
 def cited_files(record: MemoryRecord) -> tuple[str, ...]:
     """The files ``record`` cites, lower-cased."""
-    files = metadata_strings(record.metadata, _FILE_KEYS)
+    files = metadata_strings(record.metadata, FILE_KEYS)
     if isinstance(record.source.file_path, str):
         files.append(record.source.file_path)
     files += [anchor.file for anchor in record.anchors or ()]
@@ -142,7 +143,7 @@ def cited_files(record: MemoryRecord) -> tuple[str, ...]:
 
 def cited_symbols(record: MemoryRecord) -> tuple[str, ...]:
     """The symbols ``record`` cites, case kept."""
-    symbols = metadata_strings(record.metadata, _SYMBOL_KEYS)
+    symbols = metadata_strings(record.metadata, SYMBOL_KEYS)
     symbols += [anchor.symbol for anchor in record.anchors or () if anchor.symbol]
     return tuple(dict.fromkeys(s.strip() for s in symbols if s.strip()))
 
@@ -166,13 +167,6 @@ def names_symbol(symbols: frozenset[str], cited: Iterable[str]) -> bool:
     if not symbols:
         return False
     return any(s in symbols or s.rsplit(".", 1)[-1] in symbols for s in cited)
-
-
-def extension_words(query: str) -> frozenset[str]:
-    """The extensions of the files ``query`` names (``py`` of ``console.py``): no query word."""
-    return frozenset(
-        path.rsplit(".", 1)[-1] for path in query_files(query) if "." in path.rsplit("/", 1)[-1]
-    )
 
 
 def without_extensions(query: str) -> str:

@@ -27,7 +27,7 @@ from swarmmem.core.model.records import (
 from swarmmem.core.model.roles import profile_for
 from swarmmem.core.model.semantics import scope_key_of
 from swarmmem.core.recall import references
-from swarmmem.core.recall.references import metadata_strings
+from swarmmem.core.recall.references import FILE_KEYS, SYMBOL_KEYS, metadata_strings
 
 SCOPE_SPECIFICITY: dict[str, float] = {
     "agent": 1.0,
@@ -38,7 +38,6 @@ SCOPE_SPECIFICITY: dict[str, float] = {
     "workspace": 0.45,
     "global_user": 0.3,
 }
-FILE_KEYS = ("file", "filePath", "files", "touchedFiles")
 #: weight of the recency feature (the non-reference paths): ``weight * recency * lexical``,
 #: recency 1 for the newest scored candidate, 0 for the oldest, linear in ``updatedAt`` in
 #: between, times the candidate's lexical text relevance, so that of two memories matching
@@ -46,7 +45,6 @@ FILE_KEYS = ("file", "filePath", "files", "touchedFiles")
 #: while recency cannot lift a weak match or outvote a paraphrase found by embeddings alone
 #: (fitted on public data with benchmarks/quality/calibrate.py)
 RECENCY_WEIGHT = 0.16
-_SYMBOL_KEYS = ("symbol", "symbols")
 #: added to the score of a memory citing a file the query names (not the reference path): a
 #: named file ranks the memories citing it first (a named symbol is a full symbol signal)
 NAMED_REFERENCE_WEIGHT = 0.25
@@ -63,7 +61,7 @@ class LearningPolicy:
 
 def symbol_field(record: MemoryRecord) -> str:
     """The symbol text of a record (metadata symbol keys)."""
-    return " ".join(metadata_strings(record.metadata, _SYMBOL_KEYS))
+    return " ".join(metadata_strings(record.metadata, SYMBOL_KEYS))
 
 
 def is_expired(record: MemoryRecord, now_ms: float) -> bool:
@@ -88,9 +86,6 @@ class Derived(NamedTuple):
     #: the seven full-text columns (text, tags, kind words, source path, source ref, symbols,
     #: metadata files), as the stores index them (:func:`~.bm25.record_fields`)
     columns: tuple[str, ...]
-    #: the files and symbols the record cites (:mod:`.references`; not the reference path's)
-    cited_files: tuple[str, ...]
-    cited_symbols: tuple[str, ...]
 
 
 def derived(record: MemoryRecord) -> Derived:
@@ -116,8 +111,6 @@ def derived(record: MemoryRecord) -> Derived:
             expires_ms=iso_to_ms(record.expires_at),
             q=q_value_of(record.metadata),
             columns=(record.text, tags, kind_words, path or "", ref, symbols, " ".join(listed)),
-            cited_files=references.cited_files(record),
-            cited_symbols=references.cited_symbols(record),
         )
         object.__setattr__(record, "_derived", cached)
     return cached
@@ -322,7 +315,7 @@ def rank_records(
             relevance = text_relevance.get(key, 0.0)
             lexical_share = relevance if same else lexical_part.get(key, 0.0)
             fresh = RECENCY_WEIGHT * recency.get(key, 0.0) * lexical_share
-            signals, extra = named.signals(row, f)
+            signals, extra = named.signals(row, f, r)
             base = row[6] + (w_text * (relevance - row[0]) + fresh + extra)
             out.append(_Scored(r, signals, base, base + (f.q - 0.5) * q_weight, relevance))
         return out
@@ -362,16 +355,19 @@ class _NamedReferences:
         self.query_size = len(tokens)
         self.extensions = frozenset(t for t in tokens if t in references.SOURCE_EXTENSIONS)
 
-    def signals(self, row: Sequence[float], fields: Derived) -> tuple[tuple[float, ...], float]:
-        """The row's signals with the named-reference rule, and the change of the base score."""
+    def signals(
+        self, row: Sequence[float], fields: Derived, record: MemoryRecord
+    ) -> tuple[tuple[float, ...], float]:
+        """The row's signals with the named-reference rule, and the change of the base score
+        (the record's cited files and symbols are read only when the query names some)."""
         file, symbol = row[2], row[3]
         if self.extensions and file > 0:  # an extension alone says nothing
             shared = self.extensions & lexical.tokenize(fields.files)
             file = max(0.0, file - len(shared) / self.query_size)
         named = False
-        if references.names_file(self.files, fields.cited_files):
+        if self.files and references.names_file(self.files, references.cited_files(record)):
             file, named = 1.0, True
-        if references.names_symbol(self.symbols, fields.cited_symbols):
+        if self.symbols and references.names_symbol(self.symbols, references.cited_symbols(record)):
             symbol = 1.0
         if file == row[2] and symbol == row[3] and not named:
             return tuple(row[:6]), 0.0

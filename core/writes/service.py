@@ -50,7 +50,12 @@ from swarmmem.core.model.records import (
     ProposedBy,
 )
 from swarmmem.core.model.roles import is_curator_role
-from swarmmem.core.model.scopes import MemoryContext, check_writable, write_scope
+from swarmmem.core.model.scopes import (
+    MemoryContext,
+    check_writable,
+    writable_scopes,
+    write_scope,
+)
 from swarmmem.core.model.text import check_json_texts, check_text, check_texts, without_hidden
 from swarmmem.core.writes.curator import apply_patch
 from swarmmem.core.writes.importing import ImportResult, import_records
@@ -222,7 +227,7 @@ class WriteService:
         check_lengths(text=text, rationale=rationale, evidence_refs=evidence_refs, tags=tags)
         needs_record = operation in _NEEDS_RECORD
         # what a curator and a prompt read: control, bidi and tag characters removed
-        clean = _clean
+        clean = _clean  # (a local name: called once per field)
         redacted = redact_fields(
             self.secrets,
             {
@@ -540,9 +545,7 @@ class WriteService:
             repo_scope=self.allowed_scopes[1],
             secrets=self.secrets,
             reject_durable_secrets=self.policy.reject_durable_secrets,
-            allowed_scopes=[
-                s for s in self.allowed_scopes if s.type != "workspace" or self.workspace_shared
-            ],
+            allowed_scopes=writable_scopes(self.allowed_scopes, self.workspace_shared),
         )
         self.written(written)
         return result
