@@ -679,19 +679,21 @@ class Runtime:
             refresh=self.reflection.refresh,
         )
 
-    def postgres_rls(self, role: str, *, dsn: str | None, apply: bool) -> dict[str, Any]:
+    def postgres_rls(
+        self, role: str, *, dsn: str | None, apply: bool, workspace: bool = False
+    ) -> dict[str, Any]:
         """The row-level security setup giving database ``role`` this repository's scopes
-        (workspace, repository, cohort) in the configured schema; run when ``apply``.
-        ``dsn``: the admin's connection (default: the configured one)."""
+        (repository, cohort and, only when ``workspace``, the workspace scope that sibling
+        repositories share) in the configured schema; run when ``apply``. ``dsn``: the
+        admin's connection (default: the configured one)."""
         if self.provider != "postgres":
             raise ConfigError("row-level security needs memory.provider postgres")
         if not isinstance(role, str) or not role or len(role) > 63 or not role.isprintable():
             raise MemoryValidationError("--role must name a database role (1..63 characters)")
         from swarmmem.adapters.storage.postgres.rls import row_level_security
 
-        keys = [
-            s.key for s in self.allowed_scopes if s.type in ("workspace", "repository", "cohort")
-        ]
+        granted = ("repository", "cohort", *(("workspace",) if workspace else ()))
+        keys = [s.key for s in self.allowed_scopes if s.type in granted]
         schema = self.config["postgres"]["schema"] or "public"
         return row_level_security(dsn or self.postgres_dsn(), schema, role, keys, apply=apply)
 

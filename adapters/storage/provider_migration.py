@@ -138,12 +138,20 @@ class _Side:
     def order(self, table: Table) -> str:
         return table.sqlite_order if self.store.name == "sqlite" else table.postgres_order
 
+    def where(self, table: str) -> str:
+        """Of ``memory_events``, only this store's own audit chain is copied."""
+        if table != "memory_events":
+            return ""
+        where: str = self.store._chain_rows_where(self.store._tx_conn())
+        return where
+
     def count(self, table: str) -> int:
-        return int(self.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+        return int(self.execute(f"SELECT count(*) FROM {table} {self.where(table)}").fetchone()[0])
 
     def rows(self, table: Table) -> Iterator[list[tuple[Any, ...]]]:
         cursor = self.execute(
-            f"SELECT {', '.join(table.columns)} FROM {table.name} ORDER BY {self.order(table)}"
+            f"SELECT {', '.join(table.columns)} FROM {table.name} {self.where(table.name)} "
+            f"ORDER BY {self.order(table)}"
         )
         while True:
             chunk = cursor.fetchmany(BATCH)
@@ -157,8 +165,8 @@ class _Side:
             f"INSERT INTO {table.name} ({', '.join(table.columns)}) VALUES ({marks})", rows
         )
 
-    def meta(self, key: str) -> str | None:
-        value: str | None = self.store._get_meta(self.store._tx_conn(), key)
+    def chain_head(self) -> str | None:
+        value: str | None = self.store._chain_meta(self.store._tx_conn(), CHAIN_HEAD_KEY)
         return value
 
     def set_head(self, head: str | None) -> None:
@@ -233,7 +241,7 @@ def copy_store(
     src, dst = _side(source), _side(target)
     with source.transaction():
         counts = {t.name: src.count(t.name) for t in TABLES}
-        source_head = src.meta(CHAIN_HEAD_KEY)
+        source_head = src.chain_head()
         source_chain = source.verify_audit_chain()
         total = sum(counts.values())
         done = 0

@@ -16,7 +16,8 @@ records are dropped when it ends. Driver errors surface as StorageError.
 
 Audit chain. Once ``event_hash_chain_backfilled`` is set, every ``memory_events`` row stores
 ``prev_hash``, the hash of the previous row (:mod:`swarmmem.core.model.audit`), and ``_meta``
-holds the head.
+holds the head and the key marker. A dialect may keep one chain per database role instead
+(PostgreSQL: :meth:`SqlStore._chain_rows_where`, :meth:`SqlStore._chain_meta`).
 
 Migrations. A dialect lists its steps (:func:`migration_steps`, named by :data:`MIGRATION_NAMES` so
 every database records the same ``schema_migrations`` rows); :meth:`SqlStore._migrate` runs
@@ -122,6 +123,7 @@ MIGRATION_NAMES: dict[int, str] = {
     14: "create_memory_relations",
     15: "add_memory_report_columns",
     16: "create_stemmed_full_text_index",
+    17: "separate_audit_chains_and_full_text_totals",
 }
 
 
@@ -458,10 +460,7 @@ class SqlStore(StoreBase):
     def _before_commit(self, conn: Any, state: TxState) -> None:
         """Write what the transaction kept in memory: the chain head."""
         if state.head_dirty:
-            if state.head is None:
-                self._execute(conn, "DELETE FROM _meta WHERE key = ?", (CHAIN_HEAD_KEY,))
-            else:
-                self._set_meta(conn, CHAIN_HEAD_KEY, state.head)
+            self._set_chain_meta(conn, CHAIN_HEAD_KEY, state.head)
             state.head_dirty = False
 
     def _invalidate(self, touched: Touched) -> None:
@@ -628,6 +627,22 @@ class SqlStore(StoreBase):
             (key, value),
         )
 
+    def _chain_meta(self, conn: Any, key: str) -> str | None:
+        """The audit chain's head (``CHAIN_HEAD_KEY``) or key marker (``KEY_MARKER_KEY``)."""
+        return self._get_meta(conn, key)
+
+    def _set_chain_meta(self, conn: Any, key: str, value: str | None) -> None:
+        """Store the chain's head or key marker (``None`` removes it)."""
+        if value is None:
+            self._execute(conn, "DELETE FROM _meta WHERE key = ?", (key,))
+        else:
+            self._set_meta(conn, key, value)
+
+    def _chain_rows_where(self, conn: Any) -> str:
+        """The ``WHERE`` clause selecting this store's audit chain among ``memory_events``
+        (empty: every row is one chain)."""
+        return ""
+
     def _current_version(self, conn: Any) -> int:
         if not self._table_exists(conn, "schema_migrations"):
             return 0
@@ -658,7 +673,7 @@ class SqlStore(StoreBase):
                 and has_meta
                 and self._get_meta(conn, "event_hash_chain_backfilled") == "1"
             )
-            self._key_marker = self._get_meta(conn, KEY_MARKER_KEY) if has_meta else None
+            self._key_marker = self._chain_meta(conn, KEY_MARKER_KEY) if has_meta else None
 
     def enable_audit_key(self, key: bytes) -> None:
         """Hash audit rows with HMAC-SHA256 under ``key`` from now on (see
@@ -707,7 +722,7 @@ class SqlStore(StoreBase):
             raise StorageError("this store keeps no hash-chained audit log to key")
         with self._connection() as conn:
             rows = self._event_rows(conn)
-            head = self._get_meta(conn, CHAIN_HEAD_KEY)
+            head = self._chain_meta(conn, CHAIN_HEAD_KEY)
         report = verify_event_chain(rows, head)
         if not report["verified"]:
             detail = (report.get("divergence") or {}).get("detail", "the head does not match")
@@ -723,7 +738,7 @@ class SqlStore(StoreBase):
             rows = self._event_rows(conn)
             legacy = next((i for i, row in enumerate(rows) if row[6] is not None), len(rows))
             self._key_marker = key_marker(len(rows), legacy, self._audit_key)
-            self._set_meta(conn, KEY_MARKER_KEY, self._key_marker)
+            self._set_chain_meta(conn, KEY_MARKER_KEY, self._key_marker)
             self._log("audit_key", "memory_events", reason, {"keyedFrom": len(rows)})
         return {"adopted": True, "keyedFrom": len(rows), "legacyRows": legacy}
 
@@ -812,8 +827,9 @@ class SqlStore(StoreBase):
         missing while chained rows exist only resumes (what was edited stays detectable).
         """
         order = self.dialect.order_column
+        where = self._chain_rows_where(conn)
         chained = conn.execute(
-            "SELECT COUNT(*) FROM memory_events WHERE prev_hash IS NOT NULL"
+            f"SELECT COUNT(*) FROM memory_events {where or 'WHERE TRUE'} AND prev_hash IS NOT NULL"
         ).fetchone()[0]
         if chained:
             self._chain_active = True
@@ -826,7 +842,7 @@ class SqlStore(StoreBase):
             return
         rows = conn.execute(
             f"SELECT {order}, id, operation, target_id, reason, timestamp, event_json "
-            f"FROM memory_events ORDER BY {order} ASC"
+            f"FROM memory_events {where} ORDER BY {order} ASC"
         ).fetchall()
         previous = GENESIS
         for position, event_id, operation, target_id, reason, timestamp, event_json in rows:
@@ -915,8 +931,8 @@ class SqlStore(StoreBase):
             return
         state = self._state
         if not state.head_loaded:
-            state.head, state.head_loaded = self._get_meta(conn, CHAIN_HEAD_KEY), True
-            self._key_marker = self._get_meta(conn, KEY_MARKER_KEY)
+            state.head, state.head_loaded = self._chain_meta(conn, CHAIN_HEAD_KEY), True
+            self._key_marker = self._chain_meta(conn, KEY_MARKER_KEY)
         if self._key_marker is not None and self._audit_key is None:
             raise StorageError(
                 "this store's audit chain is keyed: set SWARMMEM_AUDIT_KEY (or "
@@ -934,7 +950,8 @@ class SqlStore(StoreBase):
     def _event_rows(self, conn: Any) -> builtins.list[Any]:
         order = self.dialect.order_column
         rows: builtins.list[Any] = conn.execute(
-            f"SELECT {EVENT_COLUMNS} FROM memory_events ORDER BY {order} ASC"
+            f"SELECT {EVENT_COLUMNS} FROM memory_events {self._chain_rows_where(conn)} "
+            f"ORDER BY {order} ASC"
         ).fetchall()
         return rows
 
@@ -957,8 +974,8 @@ class SqlStore(StoreBase):
             if state.conn is conn and state.head_dirty:
                 head = state.head
             else:
-                head = self._get_meta(conn, CHAIN_HEAD_KEY)
-            marker = self._get_meta(conn, KEY_MARKER_KEY)
+                head = self._chain_meta(conn, CHAIN_HEAD_KEY)
+            marker = self._chain_meta(conn, KEY_MARKER_KEY)
         report = verify_event_chain(rows, head, key=self._audit_key, marker=marker)
         if marker is None and self._audit_key is not None and report["chainedRows"]:
             # a key is configured but the chain was never keyed, or its marker was removed

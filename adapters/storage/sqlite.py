@@ -2,7 +2,8 @@
 
 The schema is the reference one, built by migrations v1..v14 recorded in
 ``schema_migrations`` (v2 is the marker row of the one-time legacy JSONL import), plus v15
-(report columns and indexes) and v16 (the stemmed full-text index). Records live in
+(report columns and indexes), v16 (the stemmed full-text index) and v17 (PostgreSQL's
+per-role audit chains and totals; no change here). Records live in
 ``memory_items`` (``record_json`` without the provenance keys, which have columns of their
 own), full text in the FTS5 tables ``memory_items_fts`` (the reference's ``unicode61``
 index) and ``memory_items_fts_porter`` (the same columns stemmed, ``porter unicode61``),
@@ -191,6 +192,8 @@ MIGRATIONS = migration_steps(
             "source_ref, metadata_symbols, metadata_files) SELECT rowid, id, text, tags, kind, "
             f"source_file_path, source_ref, metadata_symbols, metadata_files FROM {FTS_TABLE}",
         ),
+        # one file is one audit chain, and FTS5 keeps its own totals: nothing changes here
+        17: (),
     }
 )
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -339,6 +339,9 @@ class PgVectorIndex:
         return None if row is None else str(row[0])
 
     def seed_model_version(self, version: str) -> str:
+        stored = self.stored_model_version()
+        if stored is not None:  # no write: under row-level security only the admin may
+            return stored
         with self._conn() as conn:
             conn.execute(
                 "INSERT INTO embedding_config (key, value) VALUES ('model_version', %s) "

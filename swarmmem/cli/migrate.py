@@ -87,10 +87,15 @@ def migrate(
 @click.option("--role", required=True, help="The database role this repository's project uses.")
 @click.option("--dsn", default=None, help="The admin's connection (owner of the tables).")
 @click.option("--apply", is_flag=True, help="Run the statements (otherwise only print them).")
+@click.option(
+    "--workspace",
+    is_flag=True,
+    help="Also grant the workspace scope, which sibling repositories share.",
+)
 @command
-def postgres_rls(state: State, role: str, dsn: str | None, apply: bool) -> None:
+def postgres_rls(state: State, role: str, dsn: str | None, apply: bool, workspace: bool) -> None:
     """Row-level security for a shared PostgreSQL schema: ROLE sees only this repository's
     scopes. Prints the policies and grants; --apply runs them as the tables' owner."""
     with state.open() as mem:
-        result = mem.runtime.postgres_rls(role, dsn=dsn, apply=apply)
+        result = mem.runtime.postgres_rls(role, dsn=dsn, apply=apply, workspace=workspace)
     emit(state, {"success": True, **result}, render.rls_text)

@@ -274,3 +274,77 @@ def test_vectors_follow_their_memory(cluster: dict[str, Any]) -> None:
     with raw(cluster, "a") as conn:
         assert conn.execute("SELECT COUNT(*) FROM memory_items_vec").fetchone()[0] == 1
         assert conn.execute("DELETE FROM memory_items_vec WHERE id = %s", (ids["b"],)).rowcount == 0
+
+
+def _lexical_ids(store: Any, scope: MemoryScope, query: str) -> list[str]:
+    found = store.select_candidates(
+        scope_keys=[scope.key], kinds=None, fts_query=query, preselect_limit=10,
+        scope_when_unmatched=False, now="2026-12-02T00:00:00.000Z", include_expired=False,
+        candidate_cap=100,
+    )  # fmt: skip
+    order = found.fts_order or {}
+    return sorted(order, key=order.__getitem__)
+
+
+def test_no_shared_table_lets_one_role_break_or_read_another(cluster: dict[str, Any]) -> None:
+    """Each role's audit chain, chain head and full-text totals are its own; the schema's
+    flags and the embedding settings are the admin's. Role A's raw SQL cannot break B's
+    recall or audit verification, nor read B's audit reasons."""
+    secured(cluster)
+    with store_of(cluster, "a") as a, store_of(cluster, "b") as b:
+        seed(a, SCOPE_A, "alpha")
+        theirs = seed(b, SCOPE_B, "beta")
+        b.delete(theirs.id, reason="beta forgot: secret plan text", now="2026-12-02T00:00:00Z")
+        kept = make_memory("beta ships the release train", scope=SCOPE_B)
+        b.upsert(kept)
+        assert b.verify_audit_chain()["verified"] is True
+    with raw(cluster, "a") as conn:
+        # B's audit rows (their reasons quote memory text) are out of sight
+        reasons = [r[0] for r in conn.execute("SELECT reason FROM memory_events").fetchall()]
+        assert not any("beta" in (r or "") for r in reasons)
+        # a row appended by A lands in A's own chain, never in B's
+        conn.execute(
+            "INSERT INTO memory_events (id, operation, target_id, reason, timestamp) "
+            "VALUES ('evt_forged', 'delete', 'x', 'forged', '2026-12-02T00:00:00Z')"
+        )
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute(
+                "INSERT INTO memory_events (id, operation, target_id, timestamp, chain_id) "
+                "VALUES ('evt_forged2', 'delete', 'x', '2026-12-02T00:00:00Z', %s)",
+                (cluster["roles"]["b"],),
+            )
+        # the schema's flags, markers and embedding settings are read-only
+        for statement in (
+            "UPDATE _meta SET value = 'tampered'",
+            "INSERT INTO _meta (key, value) VALUES ('audit_key_marker', 'x')",
+            "INSERT INTO embedding_config (key, value) VALUES ('model_version', 'x')",
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(statement)
+        # zeroed full-text totals touch only A's own scopes
+        conn.execute("UPDATE memory_fts_stats SET row_count = 0, token_count = 0")
+    with store_of(cluster, "b") as b:
+        assert b.verify_audit_chain()["verified"] is True
+        assert _lexical_ids(b, SCOPE_B, '"release" OR "train"') == [kept.id]
+    with store_of(cluster, "a") as a:  # A broke only its own chain
+        assert a.verify_audit_chain()["verified"] is False
+
+
+def test_workspace_scope_is_granted_only_when_mapped(
+    cluster: dict[str, Any], tmp_path: Path
+) -> None:
+    """postgres-rls grants the workspace scope, which sibling repositories share, only with
+    --workspace (the admin maps it explicitly)."""
+    root = tmp_path / "project"
+    (root / ".opencode").mkdir(parents=True)
+    config = {"enabled": True, "provider": "postgres", "projectId": "proj_ws",
+              "postgres": {"dsn": cluster["admin"], "schema": cluster["schema"]}}  # fmt: skip
+    (root / ".opencode" / "opencode-swarm.json").write_text(json.dumps({"memory": config}))
+    args = ["--root", str(root), "postgres-rls", "--role", cluster["roles"]["a"], "--json"]
+    kinds = {}
+    for extra in ([], ["--workspace"]):
+        printed = CliRunner().invoke(main, [*args, *extra])
+        assert printed.exit_code == 0, printed.output
+        keys = json.loads(printed.stdout)["scope_keys"]
+        kinds[bool(extra)] = {json.loads(k)["type"] for k in keys}
+    assert kinds == {False: {"repository"}, True: {"repository", "workspace"}}

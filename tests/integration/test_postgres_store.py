@@ -30,7 +30,7 @@ from pg_support import chain_writer, require_dsn, require_vector, schema_for
 
 from swarmmem.core.model.codec import record_to_dict
 from swarmmem.core.model.errors import StorageError
-from swarmmem.core.model.records import CuratorDecision, MemorySource
+from swarmmem.core.model.records import CuratorDecision, MemoryScope, MemorySource
 from swarmmem.core.recall.fts import build_fts_query
 from swarmmem.core.writes.curator import apply_decision
 from swarmmem.ports.storage import ListFilter
@@ -126,7 +126,7 @@ def test_reopening_runs_nothing_again(pg: Any, tmp_path: Path) -> None:
     again = open_store("postgres", tmp_path)
     try:
         assert again.list_events() == before
-        assert raw(again, "SELECT count(*) FROM schema_migrations")[0][0] == 15
+        assert raw(again, "SELECT count(*) FROM schema_migrations")[0][0] == 16
     finally:
         again.close()
 
@@ -175,7 +175,7 @@ def test_an_older_schema_is_upgraded_in_place(dsn: str, tmp_path: Path) -> None:
     store = open_store("postgres", tmp_path)
     try:
         versions = [r[0] for r in raw(store, "SELECT version FROM schema_migrations")]
-        assert sorted(versions) == [1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+        assert sorted(versions) == [1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]
         got = store.get(record.id)
         assert got.text == record.text and got.valid_from == record.created_at
         assert raw(store, "SELECT scope_key FROM memory_items")[0][0] == record.scope.key
@@ -189,10 +189,52 @@ def test_an_older_schema_is_upgraded_in_place(dsn: str, tmp_path: Path) -> None:
             "14",
             "15",
             "16",
+            "17",
             "13",
         ]
         assert store.verify_audit_chain()["verified"]
         assert [r.id for r in candidates(store, "older writer").records] == [record.id]
+    finally:
+        store.close()
+
+
+def test_a_v16_schema_gains_per_role_chains_and_scope_totals(pg: Any, tmp_path: Path) -> None:
+    """v17 on a chained v16 schema: the chain head moves from ``_meta`` to the upgrading
+    role's row, every earlier event joins that role's chain (which still verifies), and the
+    single-row full-text totals become one row per scope key."""
+    records = seed(pg)
+    pg.delete(records[0].id, reason="gone", now=at(60))
+    assert pg.verify_audit_chain()["verified"]
+    events = len(pg.list_events())
+    downgrade = (  # the v16 shape, as an older swarmmem left it
+        "INSERT INTO _meta (key, value) SELECT 'memory_events_chain_head', head "
+        "FROM memory_audit_chains WHERE chain_id = current_user",
+        "DROP TABLE memory_audit_chains",
+        "ALTER TABLE memory_events DROP COLUMN chain_id",
+        "DROP TABLE memory_fts_stats",
+        "CREATE TABLE memory_fts_stats (id INTEGER PRIMARY KEY CHECK (id = 1), "
+        "row_count BIGINT NOT NULL, token_count BIGINT NOT NULL)",
+        "INSERT INTO memory_fts_stats SELECT 1, count(*), sum(fts_len) FROM memory_items",
+        "DELETE FROM schema_migrations WHERE version = 17",
+    )
+    with pg._connection() as conn:
+        for statement in downgrade:
+            conn.execute(statement)
+    pg.close()
+    store = open_store("postgres", tmp_path)
+    try:
+        assert raw(store, "SELECT count(*) FROM _meta WHERE key LIKE 'memory_events_%%'") == [(0,)]
+        report = store.verify_audit_chain()
+        assert report["verified"] and report["totalRows"] == events + 1  # + the v17 row
+        totals = raw(store, "SELECT scope_key, row_count, token_count FROM memory_fts_stats")
+        recount = raw(
+            store,
+            "SELECT scope_key, count(*), sum(fts_len) FROM memory_items GROUP BY scope_key",
+        )
+        assert sorted(map(tuple, totals)) == sorted(map(tuple, recount))
+        assert candidates(store, "pytest").records
+        store.upsert(make_memory("written after the upgrade"))
+        assert store.verify_audit_chain()["verified"]
     finally:
         store.close()
 
@@ -282,10 +324,13 @@ def test_ts_rank_cd_is_available_as_a_documented_alternative(dsn: str, tmp_path:
 
 
 def test_fts_statistics_stay_exact_through_rewrites_and_deletes(pg: Any) -> None:
-    """The trigger-kept row/token totals equal a recount after upserts, rewrites and deletes."""
+    """The row/token totals of each scope key equal a recount after upserts, rewrites, a move
+    to another scope, deletes and rolled-back blocks."""
     records = seed(pg)
     pg.upsert(attrs.evolve(records[0], text="a much longer text now " * 5, updated_at=at(50)))
     pg.delete(records[1].id, reason="gone", now=at(51), hard=True)
+    moved = MemoryScope(type="repository", repo_id="elsewhere")
+    pg.upsert(attrs.evolve(records[3], scope=moved, updated_at=at(53)))  # totals move along
     with pytest.raises(_Boom), pg.transaction():
         pg.upsert(make_memory("rolled back with its whole transaction"))
         raise _Boom
@@ -297,9 +342,13 @@ def test_fts_statistics_stay_exact_through_rewrites_and_deletes(pg: Any) -> None
             raise _Boom
     assert pg.count() == len(CORPUS) + 2
     assert pg.verify_audit_chain()["verified"]
-    kept = raw(pg, "SELECT row_count, token_count FROM memory_fts_stats")[0]
-    recount = raw(pg, "SELECT count(*), COALESCE(sum(fts_len), 0) FROM memory_items")[0]
-    assert tuple(kept) == tuple(recount)
+    kept = raw(pg, "SELECT scope_key, row_count, token_count FROM memory_fts_stats")
+    recount = raw(
+        pg,
+        "SELECT scope_key, count(*), COALESCE(sum(fts_len), 0) FROM memory_items "
+        "GROUP BY scope_key",
+    )
+    assert sorted(map(tuple, kept)) == sorted(map(tuple, recount))
 
 
 # --------------------------------------------------------------------------- pgvector

@@ -44,6 +44,7 @@ EXPECTED_MIGRATIONS = [
     (14, "create_memory_relations"),
     (15, "add_memory_report_columns"),
     (16, "create_stemmed_full_text_index"),
+    (17, "separate_audit_chains_and_full_text_totals"),
 ]
 
 
@@ -88,7 +89,8 @@ def fts_row(conn: Any, memory_id: str) -> tuple[Any, ...]:
 class TestSchema:
     def test_migrations_are_the_reference_ones(self, store: SqliteStore, db: Path) -> None:
         """schema_migrations holds v1 and v3..v14 with the reference names (v2 is reserved),
-        then v15 (report columns) and v16 (the stemmed full-text index)."""
+        then v15 (report columns), v16 (the stemmed full-text index) and v17 (PostgreSQL's
+        per-role audit chains; nothing to change in SQLite)."""
         with raw(db) as conn:
             rows = conn.execute(
                 "SELECT version, name FROM schema_migrations ORDER BY version"

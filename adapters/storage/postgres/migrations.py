@@ -1,4 +1,4 @@
-"""The PostgreSQL schema: migrations v1..v15 and the one-time backfills.
+"""The PostgreSQL schema: migrations v1..v17 and the one-time backfills.
 
 The tables, columns and migration versions mirror the SQLite provider's (recorded in
 ``schema_migrations`` under the same names; v2, SQLite's legacy JSONL import marker, does not
@@ -9,7 +9,10 @@ plays SQLite's ``rowid`` (insertion order; an upsert keeps it); ``memory_items.r
 changes on every write (a sequence value, never reused); migration v3 replaces the FTS5 table
 with a ``tsvector`` column ``fts`` (GIN index), the token count ``fts_len`` and a one-row
 ``memory_fts_stats`` table (rows, tokens) that each transaction adjusts once, at commit
-(see :mod:`.text_search`).
+(see :mod:`.text_search`). v17 makes a shared schema safe for many database roles: the totals
+get one row per scope key, and each role keeps its own audit chain (``memory_events.chain_id``
+defaults to ``current_user``; the head and key marker move from ``_meta`` to one row per role
+in ``memory_audit_chains``; rows chained before v17 belong to the role that upgrades).
 
 The backfills here take a psycopg connection and use its ``%s`` placeholders.
 """
@@ -27,8 +30,11 @@ from swarmmem.adapters.storage.sql import (
     REPORT_COLUMNS,
     migration_steps,
 )
+from swarmmem.core.model.audit import CHAIN_HEAD_KEY, KEY_MARKER_KEY
 
 _C = 'TEXT COLLATE "C"'
+#: v17: each database role's audit chain head and key marker (``chain_id`` is the role)
+CHAINS_TABLE = "memory_audit_chains"
 SCHEMA_MIGRATIONS_SQL = (
     f"CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
     f"name TEXT NOT NULL, applied_at {_C} NOT NULL DEFAULT "
@@ -137,6 +143,24 @@ MIGRATIONS = migration_steps(
             "CREATE INDEX IF NOT EXISTS idx_memory_items_fts_porter ON memory_items "
             "USING gin (fts_porter)",
         ),
+        17: (
+            # one audit chain per database role: its rows, and its head and key marker
+            f"ALTER TABLE memory_events ADD COLUMN IF NOT EXISTS chain_id {_C} NOT NULL "
+            "DEFAULT current_user",
+            "CREATE INDEX IF NOT EXISTS idx_memory_events_chain ON memory_events(chain_id, seq)",
+            f"CREATE TABLE IF NOT EXISTS {CHAINS_TABLE} (chain_id {_C} PRIMARY KEY "
+            "DEFAULT current_user, head TEXT, key_marker TEXT)",
+            f"INSERT INTO {CHAINS_TABLE} (chain_id, head, key_marker) SELECT current_user, "
+            f"(SELECT value FROM _meta WHERE key = '{CHAIN_HEAD_KEY}'), "
+            f"(SELECT value FROM _meta WHERE key = '{KEY_MARKER_KEY}') "
+            "ON CONFLICT (chain_id) DO NOTHING",
+            f"DELETE FROM _meta WHERE key IN ('{CHAIN_HEAD_KEY}', '{KEY_MARKER_KEY}')",
+            # the full-text totals per scope key (a reader sums the keys it may see)
+            "DROP TABLE IF EXISTS memory_fts_stats",
+            f"CREATE TABLE memory_fts_stats (scope_key {_C} PRIMARY KEY, "
+            "row_count BIGINT NOT NULL, token_count BIGINT NOT NULL)",
+            RECOUNT_STATS_SQL[1],
+        ),
     }
 )
 LATEST_VERSION = MIGRATIONS[-1].version
@@ -191,7 +215,8 @@ def backfill_fts(conn: Any) -> None:
             "UPDATE memory_items SET fts = %s::tsvector, fts_len = %s WHERE id = %s",
             (literal, length, memory_id),
         )
-    conn.execute(RECOUNT_STATS_SQL)
+    for statement in RECOUNT_STATS_SQL:
+        conn.execute(statement)
 
 
 def backfill_stemmed_fts(conn: Any) -> None:

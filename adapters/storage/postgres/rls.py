@@ -15,12 +15,23 @@ mapping rows and cannot write the table, so no role can widen its scopes. Polici
   vector table ``memory_items_vec``: the memory they are about is visible;
 * ``memory_proposals``: the proposed record's scope is granted, or (a proposal without a
   proposed record) a memory it targets is visible;
-* ``memory_recall_usage``: one of the recall's scopes other than the workspace is granted.
+* ``memory_recall_usage``: one of the recall's scopes other than the workspace is granted;
+* ``memory_fts_stats`` (the full-text totals, one row per scope key): the scope key is
+  granted, so a role's recall counts only its own rows and no role can change the totals
+  another reads;
+* ``memory_events`` and ``memory_audit_chains``: the row's ``chain_id`` is ``current_user``.
+  Each role keeps its own audit chain and chain head: it reads and appends only its own rows
+  (no update or delete), so no role can break or read another's audit log (whose reasons may
+  quote memory text).
 
-The audit chain (``memory_events``) stays shared so it never forks; roles may only read and
-append to it (no update or delete), and its rows hold ids, operations and reasons, not memory
-texts. ``schema_migrations`` is read-only for roles; the store's open must find the schema
-migrated (open it once with the admin role after an upgrade).
+No table a project role may write is shared with another project: ``_meta`` (the schema's
+flags), ``embedding_config`` (the embedding model of the shared vector table) and
+``schema_migrations`` are read-only for roles; the store's open must find the schema migrated
+(open it once as the admin after an upgrade, then run the setup again: an upgrade can add
+tables that need their policies and grants).
+
+The workspace scope, which sibling repositories share, is granted only when the admin maps it
+(``swarmmem postgres-rls --workspace``).
 
 Setup, as the role that owns the tables (the admin): :func:`policy_statements` once per schema
 (idempotent), then :func:`grant_statements` per project role with the scope keys of its
@@ -43,14 +54,18 @@ MEMORY_TABLES = (
     "memory_recall_usage",
 )
 """The tables that hold one repository's data (each gets a policy)."""
-SHARED_GRANTS = {
+OWN_ROW_GRANTS = {
     "memory_events": "SELECT, INSERT",
-    "memory_fts_stats": "SELECT, INSERT, UPDATE",
-    "_meta": "SELECT, INSERT, UPDATE",
-    "embedding_config": "SELECT, INSERT, UPDATE, DELETE",
+    "memory_audit_chains": "SELECT, INSERT, UPDATE",
+    "memory_fts_stats": "SELECT, INSERT, UPDATE, DELETE",
+}
+"""Tables whose policy keeps each role to its own rows, and what a role may do there."""
+SHARED_GRANTS = {
+    "_meta": "SELECT",
+    "embedding_config": "SELECT",
     "schema_migrations": "SELECT",
 }
-"""Shared tables and what a project role may do with them."""
+"""Tables every project reads and only the admin writes."""
 VECTOR_TABLE = "memory_items_vec"
 POLICY = "swarmmem_scopes"
 
@@ -120,6 +135,9 @@ def policy_statements(schema: str, *, vector_table: bool = False) -> list[str]:
         + " AND "
         + visible.format(table="memory_relations", column="target_id"),
         "memory_recall_usage": usage,
+        "memory_fts_stats": f"{s}.swarmmem_scope_granted(scope_key)",
+        "memory_events": "chain_id = current_user",
+        "memory_audit_chains": "chain_id = current_user",
     }
     if vector_table:
         conditions[VECTOR_TABLE] = visible.format(table=VECTOR_TABLE, column="id")
@@ -139,10 +157,16 @@ def grant_statements(
     """What project ``role`` may do in ``schema``, and the scope keys it is granted."""
     s, r = ident(schema), ident(role)
     tables = [*MEMORY_TABLES, *([VECTOR_TABLE] if vector_table else [])]
+    every = [*tables, *OWN_ROW_GRANTS, *SHARED_GRANTS]
     out = [
+        # a rerun also takes back what an earlier setup granted and this one does not
+        f"REVOKE ALL ON {', '.join(f'{s}.{t}' for t in every)} FROM {r}",
         f"GRANT USAGE ON SCHEMA {s} TO {r}",
         f"GRANT SELECT, INSERT, UPDATE, DELETE ON {', '.join(f'{s}.{t}' for t in tables)} TO {r}",
-        *(f"GRANT {what} ON {s}.{table} TO {r}" for table, what in SHARED_GRANTS.items()),
+        *(
+            f"GRANT {what} ON {s}.{table} TO {r}"
+            for table, what in (*OWN_ROW_GRANTS.items(), *SHARED_GRANTS.items())
+        ),
         f"GRANT SELECT ON {s}.{MAPPING_TABLE} TO {r}",
         f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {s} TO {r}",
     ]

@@ -9,7 +9,9 @@ password handling :mod:`.dsn`.
 
 Connections come from a ``psycopg_pool.ConnectionPool`` (autocommit; transactions are
 explicit); a thread inside ``transaction()`` keeps its connection until the outermost block
-ends. Each transaction adds its full-text totals to ``memory_fts_stats`` once, at commit.
+ends. Each transaction adds its full-text totals to ``memory_fts_stats`` once, at commit (one
+row per scope key). Each database role keeps its own audit chain (``chain_id``, see
+:mod:`.migrations` v17), so roles kept apart by row-level security never share one.
 
 Caches (per store instance). ``records``: parsed rows keyed by id and validated by
 ``row_version`` on every read (a stale entry is never used). ``views`` (relations and outcome
@@ -36,6 +38,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from swarmmem.adapters.storage.postgres.dsn import parse_dsn
 from swarmmem.adapters.storage.postgres.locks import XACT_LOCK_SQL, chain_key
 from swarmmem.adapters.storage.postgres.migrations import (
+    CHAINS_TABLE,
     MIGRATIONS,
     RECALL_INDEX_SQL,
     SCHEMA_MIGRATIONS_SQL,
@@ -74,6 +77,7 @@ from swarmmem.adapters.storage.sql import (
     guarded,
 )
 from swarmmem.adapters.storage.sql_rows import ITEM_UPDATE, ITEM_WRITE_COLUMNS, ITEM_WRITE_COUNT
+from swarmmem.core.model.audit import CHAIN_HEAD_KEY, KEY_MARKER_KEY
 from swarmmem.core.model.errors import ConfigError, StorageError
 from swarmmem.core.model.events import OutcomeEvent
 from swarmmem.core.model.ids import iso_to_ms
@@ -85,13 +89,14 @@ log = logging.getLogger("swarmmem.postgres")
 DEFAULT_POOL_SIZE = 4
 _SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _UPSERT_SQL = (
-    "WITH old AS (SELECT fts_len FROM memory_items WHERE id = ?) "
+    "WITH old AS (SELECT fts_len, scope_key FROM memory_items WHERE id = ?) "
     f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS}, fts, fts_len, fts_porter) "
     f"VALUES ({', '.join('?' * ITEM_WRITE_COUNT)}, ?::tsvector, ?, ?::tsvector) "
     f"ON CONFLICT (id) DO UPDATE SET {ITEM_UPDATE}, fts = excluded.fts, "
     "fts_len = excluded.fts_len, fts_porter = excluded.fts_porter, "
     "row_version = excluded.row_version "
-    "RETURNING valid_from, supersedes_reason, (SELECT fts_len FROM old)"
+    "RETURNING valid_from, supersedes_reason, (SELECT fts_len FROM old), "
+    "(SELECT scope_key FROM old)"
 )
 
 
@@ -147,20 +152,32 @@ class PostgresDialect(SqlDialect):
         return statement, [*(v for key in keys for v in (key, *q.params, *limits)), *limits]
 
 
+#: the ``memory_audit_chains`` column of each chain setting
+_CHAIN_COLUMNS = {CHAIN_HEAD_KEY: "head", KEY_MARKER_KEY: "key_marker"}
+
+
 class _PgTxState(TxState):
-    """Also the full-text totals a transaction adds at commit."""
+    """Also the full-text totals a transaction adds at commit: per scope key, its change
+    in rows and in tokens."""
 
     def reset(self) -> None:
         super().reset()
-        self.rows_delta = 0
-        self.tokens_delta = 0
+        self.deltas: dict[str, tuple[int, int]] = {}
+
+    def add(self, scope_key: str, rows: int, tokens: int) -> None:
+        had = self.deltas.get(scope_key, (0, 0))
+        self.deltas[scope_key] = (had[0] + rows, had[1] + tokens)
+
+    def pending(self) -> tuple[int, int]:
+        """The uncommitted change of the totals over every scope key."""
+        return (sum(d[0] for d in self.deltas.values()), sum(d[1] for d in self.deltas.values()))
 
     def mark(self) -> tuple[Any, ...]:
-        return (*super().mark(), self.rows_delta, self.tokens_delta)
+        return (*super().mark(), dict(self.deltas))
 
     def restore(self, mark: tuple[Any, ...]) -> None:
-        super().restore(mark[:-2])
-        self.rows_delta, self.tokens_delta = mark[-2:]
+        super().restore(mark[:-1])
+        self.deltas = mark[-1]
 
 
 @attrs.frozen
@@ -215,6 +232,7 @@ class PostgresStore(SqlStore):
         self.cache_disabled_reason: str | None = None if cache else "caching is off"
         self._views_cache: dict[str, tuple[tuple[str, ...], tuple[OutcomeEvent, ...]]] = {}
         self._stats: _FtsStats | None = None
+        self._chains_ready = False
         self._df: dict[tuple[bool, tuple[str, ...]], int] = {}
         self._generation = 0
         self._notifications = 0
@@ -368,6 +386,37 @@ class PostgresStore(SqlStore):
         self._fill_report_columns()
         self._replay_relations()
 
+    # -- the audit chain: one per database role -----------------------------------------
+
+    def _own_chains(self, conn: Any) -> bool:
+        """True once v17 gave each role a chain of its own (before it: one, in ``_meta``)."""
+        if not self._chains_ready:
+            self._chains_ready = self._table_exists(conn, CHAINS_TABLE)
+        return self._chains_ready
+
+    def _chain_meta(self, conn: Any, key: str) -> str | None:
+        if not self._own_chains(conn):
+            return super()._chain_meta(conn, key)
+        row = self._execute(
+            conn, f"SELECT {_CHAIN_COLUMNS[key]} FROM {CHAINS_TABLE} WHERE chain_id = current_user"
+        ).fetchone()
+        return None if row is None or row[0] is None else str(row[0])
+
+    def _set_chain_meta(self, conn: Any, key: str, value: str | None) -> None:
+        if not self._own_chains(conn):
+            super()._set_chain_meta(conn, key, value)
+            return
+        column = _CHAIN_COLUMNS[key]
+        self._execute(
+            conn,
+            f"INSERT INTO {CHAINS_TABLE} (chain_id, {column}) VALUES (current_user, ?) "
+            f"ON CONFLICT (chain_id) DO UPDATE SET {column} = excluded.{column}",
+            (value,),
+        )
+
+    def _chain_rows_where(self, conn: Any) -> str:
+        return "WHERE chain_id = current_user" if self._own_chains(conn) else ""
+
     def _backfills(self) -> tuple[tuple[str, Callable[[Any], None]], ...]:
         return (
             *super()._backfills(),
@@ -384,7 +433,8 @@ class PostgresStore(SqlStore):
 
     def _after_bulk_load(self, conn: Any) -> None:
         super()._after_bulk_load(conn)
-        conn.execute(RECOUNT_STATS_SQL)
+        for statement in RECOUNT_STATS_SQL:
+            conn.execute(statement)
         conn.execute("ANALYZE memory_items")  # planner statistics for the bulk-loaded rows
 
     # -- transactions --------------------------------------------------------------------
@@ -397,9 +447,10 @@ class PostgresStore(SqlStore):
         """
         super()._before_commit(conn, state)
         assert isinstance(state, _PgTxState)
-        if state.rows_delta or state.tokens_delta:
-            self._execute(conn, ADJUST_STATS_SQL, (state.rows_delta, state.tokens_delta))
-            state.rows_delta = state.tokens_delta = 0
+        changed = [(key, *delta) for key, delta in state.deltas.items() if delta != (0, 0)]
+        if changed:
+            self._executemany(conn, ADJUST_STATS_SQL, changed)
+        state.deltas = {}
         payload = encode(state.touched())
         if payload is not None:
             self._execute(conn, NOTIFY_SQL, (self.channel, payload))
@@ -518,21 +569,22 @@ class PostgresStore(SqlStore):
     ) -> tuple[str | None, str | None]:
         literal, length = fts_document(row.data)
         stemmed, _ = fts_document(row.data, stemmed=True)
-        valid_from, supersedes_reason, old_length = self._execute(
+        valid_from, supersedes_reason, old_length, old_key = self._execute(
             conn, _UPSERT_SQL, (row.id, *params, literal, length, stemmed)
         ).fetchone()
         state = self._deltas
-        state.rows_delta += 1 if old_length is None else 0
-        state.tokens_delta += length - (old_length or 0)
+        if old_key is not None:
+            state.add(old_key, -1, -int(old_length))
+        state.add(row.scope_key, 1, length)
         return valid_from, supersedes_reason
 
     def _erase_item(self, conn: Any, memory_id: str) -> None:
-        (length,) = self._execute(
-            conn, "DELETE FROM memory_items WHERE id = ? RETURNING fts_len", (memory_id,)
+        length, scope_key = self._execute(
+            conn,
+            "DELETE FROM memory_items WHERE id = ? RETURNING fts_len, scope_key",
+            (memory_id,),
         ).fetchone()
-        state = self._deltas
-        state.rows_delta -= 1
-        state.tokens_delta -= int(length)
+        self._deltas.add(scope_key, -1, -int(length))
 
     def _fts_statistics(
         self, conn: Any, phrases: Sequence[tuple[str, ...]], *, stemmed: bool = False
@@ -552,7 +604,7 @@ class PostgresStore(SqlStore):
                 ([phrase_tsquery(p) for _, p in wanted],),
             ).fetchone()
             state = self._deltas
-            pending = (state.rows_delta, state.tokens_delta) if state.conn is conn else (0, 0)
+            pending = state.pending() if state.conn is conn else (0, 0)
             stats = _FtsStats(rows=int(row[0]) + pending[0], tokens=int(row[1]) + pending[1])
             known.update(zip(wanted, (int(n) for n in row[2]), strict=True))
             if caching:

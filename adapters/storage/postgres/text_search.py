@@ -16,7 +16,9 @@ statistics: ``idf = ln((N - n + 0.5) / (n + 0.5))`` (``1e-6`` when not positive)
 with ``N`` the number of rows and ``n`` the rows containing the phrase (GIN counts over the
 whole table, tombstones included, like FTS5), phrase frequencies from the ``tsvector``
 positions, the row length in tokens and the average row length, ``k1 = 1.2``, ``b = 0.75``;
-ties by ``seq``. The row and token totals live in the one-row ``memory_fts_stats`` table.
+ties by ``seq``. The row and token totals live in ``memory_fts_stats``, one row per scope key,
+and a query sums the rows it can see (every row; under row-level security, those of the
+role's scopes, the same rows its document counts see).
 It differs from SQLite only where a ``tsvector`` cannot hold what FTS5 holds: a lexeme keeps
 at most 256 positions and positions stop at 16383, and tokens longer than 2046 bytes are
 left out (far beyond the 500-character durable texts). Measured with the evaluator
@@ -62,9 +64,9 @@ STEMMED_CANDIDATE_COLUMNS = (
 RANKED_VECTORS = {False: "fts", True: "ts_filter(fts, '{a}')"}
 #: row count, token total and, per ``tsquery`` of the parameter, the rows it matches
 STATS_SQL = (
-    "SELECT s.row_count, s.token_count, ARRAY(SELECT (SELECT count(*) FROM "
-    "memory_items m WHERE {match}) FROM unnest(?::tsquery[]) WITH ORDINALITY "
-    "AS t(q, o) ORDER BY t.o) FROM memory_fts_stats s WHERE s.id = 1"
+    "SELECT COALESCE(sum(s.row_count), 0), COALESCE(sum(s.token_count), 0), ARRAY(SELECT "
+    "(SELECT count(*) FROM memory_items m WHERE {match}) FROM unnest(?::tsquery[]) WITH "
+    "ORDINALITY AS t(q, o) ORDER BY t.o) FROM memory_fts_stats s"
 )
 #: per index, the rows a ``tsquery`` ``t.q`` matches for :data:`STATS_SQL`: the reference's
 #: ``fts``, and the stemmed one outside the kind column (the GIN index of ``fts_porter``
@@ -73,13 +75,17 @@ STATS_MATCH = {
     False: "m.fts @@ t.q",
     True: "m.fts_porter @@ t.q AND ts_filter(m.fts_porter, '{a}') @@ t.q",
 }
+#: add a transaction's row and token changes of one scope key
 ADJUST_STATS_SQL = (
-    "UPDATE memory_fts_stats SET row_count = row_count + ?, token_count = token_count + ? "
-    "WHERE id = 1"
+    "INSERT INTO memory_fts_stats (scope_key, row_count, token_count) VALUES (?, ?, ?) "
+    "ON CONFLICT (scope_key) DO UPDATE SET row_count = memory_fts_stats.row_count + "
+    "excluded.row_count, token_count = memory_fts_stats.token_count + excluded.token_count"
 )
+#: the totals of every (visible) scope key counted afresh
 RECOUNT_STATS_SQL = (
-    "UPDATE memory_fts_stats SET row_count = s.n, token_count = s.t FROM (SELECT "
-    "count(*) AS n, COALESCE(sum(fts_len), 0) AS t FROM memory_items) s WHERE id = 1"
+    "DELETE FROM memory_fts_stats",
+    "INSERT INTO memory_fts_stats (scope_key, row_count, token_count) SELECT scope_key, "
+    "count(*), COALESCE(sum(fts_len), 0) FROM memory_items GROUP BY scope_key",
 )
 
 
@@ -183,9 +189,10 @@ def bm25_score(freqs: Sequence[float], length: int, idf: Sequence[float], avgdl:
 
 
 def bm25_idf(rows: int, hits: int) -> float:
-    """FTS5's IDF of a phrase found in ``hits`` of ``rows`` rows."""
-    idf = math.log((rows - hits + 0.5) / (hits + 0.5))
-    return idf if idf > 0.0 else 1e-6
+    """FTS5's IDF of a phrase found in ``hits`` of ``rows`` rows (``1e-6`` when not positive,
+    also for totals that cannot be: fewer rows than hits)."""
+    ratio = (rows - hits + 0.5) / (hits + 0.5)
+    return math.log(ratio) if ratio > 1.0 else 1e-6
 
 
 def query_lexemes(phrases: Sequence[Sequence[str]]) -> list[str]:
@@ -258,7 +265,7 @@ def rank_by_bm25(
     (``-bm25()``), best first (ties by ``seq``), given the table's row and token totals and
     each phrase's document count."""
     idf = [bm25_idf(rows, n) for n in counts]
-    avgdl = (tokens / rows if rows else 0.0) or 1.0
+    avgdl = tokens / rows if rows > 0 and tokens > 0 else 1.0
     lexemes = query_lexemes(phrases)
     scored = [
         (bm25_score(phrase_frequencies(phrases, lexemes, r[5], r[7]), r[4], idf, avgdl), int(r[3]))
