@@ -57,6 +57,7 @@ TABLES: tuple[Table, ...] = (
             "embedding_model_version",
             "valid_from",
             "supersedes_reason",
+            "text_terms",
         ),
         "rowid",
         "seq",

@@ -59,6 +59,7 @@ from swarmmem.adapters.storage.sql_rows import (
     report_values,
     reward_event_from_row,
     reward_event_params,
+    text_terms_of,
 )
 from swarmmem.core.model.audit import (
     CHAIN_HEAD_KEY,
@@ -124,7 +125,10 @@ MIGRATION_NAMES: dict[int, str] = {
     15: "add_memory_report_columns",
     16: "create_stemmed_full_text_index",
     17: "separate_audit_chains_and_full_text_totals",
+    18: "add_memory_text_terms",
 }
+#: v18: the stemmed terms of each memory's text (:func:`~.sql_rows.text_terms`)
+TEXT_TERMS_COLUMN = "ALTER TABLE memory_items ADD COLUMN {if_not_exists}text_terms TEXT"
 
 
 #: v14's merge relations table; ``{text}`` is the dialect's type of compared text columns
@@ -657,6 +661,7 @@ class SqlStore(StoreBase):
             ("provenance_columns_backfilled", self._backfill_provenance),
             ("event_hash_chain_backfilled", self._backfill_event_chain),
             ("report_columns_backfilled", self._backfill_report_columns),
+            ("text_terms_backfilled", self._backfill_text_terms),
         )
 
     def _needs_upgrade(self, conn: Any) -> bool:
@@ -808,6 +813,15 @@ class SqlStore(StoreBase):
                 conn, "UPDATE memory_items SET q_value = ?, confidence = ? WHERE id = ?", updates
             )
             self._touch(everything=True)
+
+    def _backfill_text_terms(self, conn: Any) -> None:
+        """``text_terms`` of rows written before v18 (or by a writer that does not know it)."""
+        rows = conn.execute(
+            "SELECT id, record_json FROM memory_items WHERE text_terms IS NULL"
+        ).fetchall()
+        updates = [(text_terms_of(record_json), memory_id) for memory_id, record_json in rows]
+        if updates:
+            self._executemany(conn, "UPDATE memory_items SET text_terms = ? WHERE id = ?", updates)
 
     def _fill_report_columns(self) -> None:
         """Run :meth:`_backfill_report_columns` when a row lacks the report columns."""
@@ -1278,7 +1292,23 @@ class SqlStore(StoreBase):
             order = {memory_id: position for position, memory_id in enumerate(hits.ranked)}
             chosen = [i for i in hits.scoped if i in order]
             records = self._records_by_id(conn, chosen, hits.versions)
-        return Candidates(records=tuple(records), fts_order=order, fts_scores=hits.scores)
+            held = self._text_terms(conn, chosen) if stemmed else None
+        return Candidates(
+            records=tuple(records), fts_order=order, fts_scores=hits.scores, held_terms=held
+        )
+
+    def _text_terms(self, conn: Any, ids: builtins.list[str]) -> dict[str, frozenset[str]] | None:
+        """The stored stemmed text terms of ``ids`` (``None`` when a row has none: written
+        by an older writer, its text is stemmed at recall instead)."""
+        if not ids:
+            return {}
+        clause, params = self.dialect.one_of("id", ids)
+        rows = self._execute(
+            conn, f"SELECT id, text_terms FROM memory_items WHERE {clause}", params
+        ).fetchall()
+        if any(terms is None for _, terms in rows):
+            return None
+        return {memory_id: frozenset(terms.split()) for memory_id, terms in rows}
 
     def _write_record(self, record: MemoryRecord) -> MemoryRecord:
         record = stored_form(record, None)

@@ -20,6 +20,7 @@ from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.events import OutcomeEvent, RecallUsage, RewardEvent
 from swarmmem.core.model.records import MemoryRecord, q_value_of
 from swarmmem.core.model.semantics import StoredRow, dumps
+from swarmmem.core.recall.stemming import stemmed_tokens
 from swarmmem.ports.storage import StoredEvent
 
 ITEM_COLUMNS = (
@@ -29,10 +30,10 @@ ITEM_COLUMNS = (
 ITEM_WRITE_COLUMNS = (
     "id, scope_key, kind, updated_at, expires_at, superseded_by, deleted, record_json, "
     "source_task_id, agent_role, embedding_model_version, valid_from, supersedes_reason, "
-    "q_value, confidence"
+    "q_value, confidence, text_terms"
 )
 #: how many values an item write binds (``ITEM_WRITE_COLUMNS``)
-ITEM_WRITE_COUNT = 15
+ITEM_WRITE_COUNT = 16
 # on a rewrite, ``valid_from`` is kept and an absent ``supersedes_reason`` keeps the old one
 ITEM_UPDATE = (
     "scope_key = excluded.scope_key, kind = excluded.kind, "
@@ -42,7 +43,8 @@ ITEM_UPDATE = (
     "agent_role = excluded.agent_role, embedding_model_version = excluded.embedding_model_version, "
     "valid_from = memory_items.valid_from, "
     "supersedes_reason = COALESCE(excluded.supersedes_reason, memory_items.supersedes_reason), "
-    "q_value = excluded.q_value, confidence = excluded.confidence"
+    "q_value = excluded.q_value, confidence = excluded.confidence, "
+    "text_terms = excluded.text_terms"
 )
 EVENT_COLUMNS = "id, operation, target_id, reason, timestamp, event_json, prev_hash"
 REWARD_COLUMNS = (
@@ -74,7 +76,24 @@ def item_params(row: StoredRow, model_version: str) -> tuple[Any, ...]:
         row.supersedes_reason,
         q_value_of(metadata),
         float(data["confidence"]),
+        text_terms(data.get("text")),
     )
+
+
+def text_terms(text: Any) -> str:
+    """The distinct stemmed terms of a memory's text (as FTS5's ``porter unicode61`` makes
+    them), space-separated: written with the row, so a recall learns which query terms a
+    candidate's text holds without stemming it again."""
+    return " ".join(sorted(set(stemmed_tokens(text)))) if isinstance(text, str) else ""
+
+
+def text_terms_of(record_json: str) -> str | None:
+    """:func:`text_terms` of a stored ``record_json`` (``None`` when it does not parse)."""
+    try:
+        data = json.loads(record_json)
+    except ValueError:
+        return None
+    return text_terms(data.get("text")) if isinstance(data, dict) else None
 
 
 def report_values(record_json: str) -> tuple[float, float] | None:

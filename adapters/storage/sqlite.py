@@ -45,6 +45,7 @@ from swarmmem.adapters.storage.sql import (
     RELATIONS_INDEX,
     RELATIONS_TABLE,
     REPORT_COLUMNS,
+    TEXT_TERMS_COLUMN,
     FullTextHits,
     ItemQuery,
     SqlDialect,
@@ -194,6 +195,7 @@ MIGRATIONS = migration_steps(
         ),
         # one file is one audit chain, and FTS5 keeps its own totals: nothing changes here
         17: (),
+        18: (TEXT_TERMS_COLUMN.format(if_not_exists=""),),
     }
 )
 LATEST_VERSION = MIGRATIONS[-1].version

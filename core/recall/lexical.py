@@ -180,10 +180,11 @@ def _stemmed_recall(
     # a memory matching the query only through its kind's words is no candidate
     phrases = match_terms(match)
     records = [r for r in candidates.records if r.id in relevance and recallable(r)]
-    known = candidates.held_terms  # the store's index may know it already
+    known = candidates.held_terms  # the store may know it already
     if known is not None:
+        terms = frozenset(t for phrase in phrases for t in phrase)
         records = [r for r in records if r.id in known]
-        held = {r.id: known[r.id] for r in records}
+        held = {r.id: terms & known[r.id] for r in records}
     else:
         records, held = content_matches(records, phrases)
     top = max([relevance[r.id] for r in records], default=0.0) or 1.0

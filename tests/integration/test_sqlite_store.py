@@ -45,6 +45,7 @@ EXPECTED_MIGRATIONS = [
     (15, "add_memory_report_columns"),
     (16, "create_stemmed_full_text_index"),
     (17, "separate_audit_chains_and_full_text_totals"),
+    (18, "add_memory_text_terms"),
 ]
 
 
@@ -90,7 +91,7 @@ class TestSchema:
     def test_migrations_are_the_reference_ones(self, store: SqliteStore, db: Path) -> None:
         """schema_migrations holds v1 and v3..v14 with the reference names (v2 is reserved),
         then v15 (report columns), v16 (the stemmed full-text index) and v17 (PostgreSQL's
-        per-role audit chains; nothing to change in SQLite)."""
+        per-role audit chains; nothing to change in SQLite), v18 (each text's stemmed terms)."""
         with raw(db) as conn:
             rows = conn.execute(
                 "SELECT version, name FROM schema_migrations ORDER BY version"
@@ -104,7 +105,7 @@ class TestSchema:
             assert columns(conn, "memory_items") == [
                 "id", "scope_key", "kind", "updated_at", "expires_at", "superseded_by", "deleted",
                 "record_json", "source_task_id", "agent_role", "embedding_model_version",
-                "valid_from", "supersedes_reason", "q_value", "confidence",
+                "valid_from", "supersedes_reason", "q_value", "confidence", "text_terms",
             ]  # fmt: skip
             assert columns(conn, "memory_recall_usage") == [
                 "id", "bundle_id", "timestamp", "usage_json", "q_value", "last_reward",

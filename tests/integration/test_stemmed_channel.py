@@ -240,3 +240,49 @@ def test_a_long_text_holding_the_words_in_passing_ranks_below_a_short_one(
         assert found.index(BACKUP_FACT) < found.index(LONG_REPLY)
     finally:
         store.close()
+
+
+HELD_CORPUS = [
+    "Ruff's config lives in pyproject.toml; run `ruff check src/app/main.py` before pushing",
+    "Die Übersetzungen werden mit gettext gebaut (café, naïve, ÉTÉ)",
+    "Deploys run from main: the deploy-bot tags releases v1.2.3 nightly",
+    "Running runners run; connection pooling connects pooled connections",
+]
+
+
+@pytest.mark.parametrize("provider", ["sqlite", "postgres"])
+def test_stored_text_terms_are_what_recall_would_stem(provider: str, tmp_path: Path) -> None:
+    """The SQL stores hand recall the stemmed terms of each candidate's text, written with
+    the row, and they equal what stemming the text at recall gives (content_matches); a row
+    without them (an older writer) makes the store say nothing, and recall stems instead,
+    until the next open's backfill writes them."""
+    from swarmmem.core.recall.bm25 import content_matches, match_terms
+
+    if provider == "postgres":
+        from pg_support import require_dsn
+
+        require_dsn()
+    store = open_store(provider, tmp_path)
+    try:
+        for text in HELD_CORPUS:
+            store.upsert(make_memory(text))
+        for query in ("ruff main.py pushing", "übersetzungen cafe naive", "deploy-bot runs",
+                      "run connections pooled", "nightly v1.2.3 release"):  # fmt: skip
+            found = stemmed_candidates(store, query)
+            assert found.held_terms is not None and found.records, query
+            phrases = match_terms(stemmed_query(query, None, "manual"))
+            terms = frozenset(t for p in phrases for t in p)
+            kept, held = content_matches(list(found.records), phrases)
+            assert {r.id for r in kept} == set(found.held_terms), query
+            assert {i: terms & found.held_terms[i] for i in held} == held, query
+        with store._connection() as conn:
+            conn.execute("UPDATE memory_items SET text_terms = NULL")
+        assert stemmed_candidates(store, "ruff main.py").held_terms is None
+        assert recall(store, "ruff main.py")[0] == HELD_CORPUS[0]
+        with store._connection() as conn:  # as an upgrade from v17 finds it
+            conn.execute("DELETE FROM _meta WHERE key = 'text_terms_backfilled'")
+        store.close()
+        store = open_store(provider, tmp_path)  # the backfill writes the terms once
+        assert stemmed_candidates(store, "ruff main.py").held_terms  # filled, not empty
+    finally:
+        store.close()
