@@ -9,7 +9,8 @@ fact, the rarest ones: every term matches a small share of the store, as in real
 Each benchmark round asks the next of 20 such queries.
 
 Rows: the bare stemmed FTS5 query (the floor, ``memory_items_fts_porter``, the query the
-lexical profile builds) and the full lexical recall on SQLite at ``SWARMMEM_BENCH_SIZES``
+lexical profile builds) and the full lexical recall (with the caches of earlier recalls, and
+cold) on SQLite at ``SWARMMEM_BENCH_SIZES``
 (default 1000), and the end-to-end lexical recall on JSONL at 5,000. Nothing here asserts a
 time; the ratios are in benchmarks/README.md.
 """
@@ -157,6 +158,24 @@ def test_lexical_recall_selective(benchmark: Any, store: Any) -> None:
     """The full lexical recall (the library's default kernels)."""
     requests = _requests(store.count())
     result = benchmark(lambda: run_recall(store, next(requests), now=NOW)[0])
+    assert result.items
+
+
+@pytest.mark.benchmark(group="recall-selective")
+def test_lexical_recall_selective_cold(benchmark: Any, store: Any) -> None:
+    """The same recall with nothing kept from earlier recalls (no parsed record, no stemmed
+    document): what a hook's or a command's process pays, as every recall of a new question
+    pays for its new candidates."""
+    from swarmmem.core.recall import bm25
+
+    requests = _requests(store.count())
+
+    def cold() -> Any:
+        bm25.document.cache_clear()
+        store._cache.clear()
+        return run_recall(store, next(requests), now=NOW)[0]
+
+    result = benchmark(cold)
     assert result.items
 
 
