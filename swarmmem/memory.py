@@ -273,9 +273,10 @@ class Memory:
         return self._ready(startup=False).writes.import_records(records)
 
     def rebuild_embedding_index(
-        self, progress: Callable[[int, int], None] | None = None, batch_size: int = 64
+        self, progress: Callable[[int, int], None] | None = None, batch_size: int = 256
     ) -> dict[str, Any]:
-        """Re-embed every active durable memory (the model version advances if all made it)."""
+        """Re-embed every active durable memory (the model version advances if all made it),
+        ``batch_size`` records per embedder call."""
         rt = self._ready(startup=False)
         rt.reset_dense()
         return rt.embeddings.rebuild(progress, batch_size)

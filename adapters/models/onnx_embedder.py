@@ -19,7 +19,10 @@ construction time.
 
 Pipeline: WordPiece tokenisation truncated to 256 tokens, dynamic padding to the longest text
 of each batch (texts are grouped by length, at most 32 per batch), mean pooling of
-``last_hidden_state`` over the attention mask, L2 normalisation.
+``last_hidden_state`` over the attention mask, L2 normalisation. A call of more than one batch
+(a rebuild, an import) runs its batches on every core (:func:`parallel_batches` threads, each
+one session run at a time: onnxruntime releases the GIL); one text, as a query, runs on the
+calling thread alone.
 
 The default ``model_version`` is ``"Xenova/all-MiniLM-L6-v2:384"``, the label the reference
 implementation stores for the same network (its default run is quantised as well), so stores
@@ -36,7 +39,8 @@ import os
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
 from typing import Any
 
@@ -184,6 +188,31 @@ class _MiniLmRuntime:
         inputs = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         (hidden,) = self.session.run([self.output], {k: inputs[k] for k in self.feeds})
         return hidden, mask, encodings
+
+
+def available_cores() -> int:
+    """The CPU cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def parallel_batches(intra_op_threads: int) -> int:
+    """How many batches to run at once: every core busy, each run using ``intra_op_threads``."""
+    return max(1, available_cores() // max(1, intra_op_threads))
+
+
+def run_batches(work: Callable[[list[int]], None], batches: list[list[int]], workers: int) -> None:
+    """``work`` on every batch, ``workers`` at a time (on this thread when one suffices);
+    the first failure is raised."""
+    if workers <= 1 or len(batches) <= 1:
+        for rows in batches:
+            work(rows)
+        return
+    with ThreadPoolExecutor(max_workers=min(workers, len(batches))) as pool:
+        for _ in pool.map(work, batches):
+            pass
 
 
 def build_session(model_path: Path, intra_op_threads: int) -> Any:
@@ -346,13 +375,16 @@ class OnnxMiniLmEmbedder(LazyModel):
         if not items:
             return out
         runtime = self._lazy.get()
-        for rows in self._length_grouped_batches(items):
+
+        def pool(rows: list[int]) -> None:  # each batch writes its own rows of ``out``
             hidden, mask, _ = self._run(runtime, [items[i] for i in rows])
             weights = mask[:, :, None].astype(np.float32)
             summed = (np.asarray(hidden, dtype=np.float32) * weights).sum(axis=1)
             pooled = summed / np.maximum(weights.sum(axis=1), 1e-9)
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)
             out[rows] = pooled / np.maximum(norms, 1e-12)
+
+        run_batches(pool, self._length_grouped_batches(items), parallel_batches(self._threads))
         return out
 
     # ------------------------------------------------------------------ token vectors

@@ -19,6 +19,8 @@ from swarmmem.core.recall.lexical import recallable
 from swarmmem.ports.storage import ListFilter, StorageProvider
 
 log = logging.getLogger("swarmmem")
+#: how many records a rebuild hands the embedder per call (and per progress step)
+REBUILD_BATCH = 256
 
 
 def embeddable(records: Iterable[MemoryRecord]) -> list[MemoryRecord]:
@@ -54,12 +56,17 @@ def rebuild_index(
     *,
     now: str,
     progress: Callable[[int, int], None] | None = None,
-    batch_size: int = 64,
+    batch_size: int = REBUILD_BATCH,
 ) -> dict[str, Any]:
     """Re-embed every active durable memory, drop vectors of records that are gone, advance
     the stored model version when nothing failed, and rebuild an approximate index whose build
-    options differ from the configured ones (optional ``rebuild_ann_index`` of the index)."""
+    options differ from the configured ones (optional ``rebuild_ann_index`` of the index).
+
+    The records go to the embedder shortest text first, ``batch_size`` per call, so each
+    call's model batches hold texts of about one length (little padding) and keep every
+    core busy."""
     records = embeddable(store.list(ListFilter(now=now)))
+    records.sort(key=lambda r: len(r.text))
     before = set(parts.index.ids())
     missing = sum(1 for r in records if r.id not in before)
     outdated = parts.index.stored_model_version() not in (None, parts.embedder.model_version)
@@ -148,7 +155,7 @@ class EmbeddingSync:
         return {"enabled": True, "available": True, **coverage(self.store, parts, now=self.now())}
 
     def rebuild(
-        self, progress: Callable[[int, int], None] | None = None, batch_size: int = 64
+        self, progress: Callable[[int, int], None] | None = None, batch_size: int = REBUILD_BATCH
     ) -> dict[str, Any]:
         """:func:`rebuild_index`, or why it could not run."""
         parts = self.parts()

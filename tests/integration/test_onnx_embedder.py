@@ -88,6 +88,44 @@ def test_batch_equals_single_and_keeps_order(embedder: OnnxMiniLmEmbedder) -> No
     np.testing.assert_allclose(reversed_batch[::-1], batch, atol=1e-5)
 
 
+def test_batches_run_on_every_core_with_the_same_vectors(
+    embedder: OnnxMiniLmEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call of many batches runs them on several threads at once (a rebuild, an import)
+    and gives exactly the vectors of running them one after the other; a failure in any
+    batch is raised."""
+    import threading
+
+    words = PHRASE.split()
+    texts = [" ".join(words[: 1 + (i * 5) % len(words)]) + f" fact {i}" for i in range(200)]
+    monkeypatch.setattr(oe, "available_cores", lambda: 4)
+    runners: set[int] = set()
+    run = OnnxMiniLmEmbedder._run
+
+    def watched(self: OnnxMiniLmEmbedder, runtime: object, batch: list[str]) -> object:
+        runners.add(threading.get_ident())
+        return run(self, runtime, batch)
+
+    monkeypatch.setattr(OnnxMiniLmEmbedder, "_run", watched)
+    parallel = embedder.embed_batch(texts)
+    assert len(runners) > 1  # 7 batches of at most 32, 4 at a time
+    runners.clear()
+    monkeypatch.setattr(oe, "available_cores", lambda: 1)
+    sequential = embedder.embed_batch(texts)
+    assert runners == {threading.get_ident()}
+    np.testing.assert_array_equal(parallel, sequential)
+    monkeypatch.setattr(oe, "available_cores", lambda: 4)
+
+    def broken(self: OnnxMiniLmEmbedder, runtime: object, batch: list[str]) -> object:
+        if any(t.endswith("fact 199") for t in batch):
+            raise EmbeddingUnavailableError("inference failed (boom)")
+        return run(self, runtime, batch)
+
+    monkeypatch.setattr(OnnxMiniLmEmbedder, "_run", broken)
+    with pytest.raises(EmbeddingUnavailableError, match="boom"):
+        embedder.embed_batch(texts)
+
+
 def test_truncates_at_256_tokens(embedder: OnnxMiniLmEmbedder) -> None:
     """Tokens past the 256th do not change the vector."""
     long_text = " ".join(f"word{i % 50}" for i in range(400))
