@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from swarmmem.core.model.errors import ConfigError
 from swarmmem.core.model.ids import normalize_text
 
-FloatArray = npt.NDArray[np.float32]
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from swarmmem.ports.embedder import FloatArray
 
 #: Default ``embeddings.cacheSize``.
 DEFAULT_CAPACITY = 256
@@ -85,6 +86,8 @@ class EmbeddingCache:
         """
         if self._capacity == 0:
             return
+        import numpy as np  # (only a dense recall gets here; importing the cache is free)
+
         stored = np.array(vector, dtype=np.float32, copy=True)
         stored.setflags(write=False)
         key = (model_version, normalize_query(query))

@@ -42,10 +42,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import attrs
-import numpy as np
 
 from swarmmem._speedups.fusion import rrf_fuse
 from swarmmem.core.model.errors import EmbeddingVersionMismatchError
@@ -58,6 +57,9 @@ from swarmmem.ports.embedder import Embedder, query_embedding
 from swarmmem.ports.reranker import Reranker
 from swarmmem.ports.storage import StorageProvider
 from swarmmem.ports.vectors import VectorIndex
+
+if TYPE_CHECKING:
+    import numpy as np
 
 RERANK_TOP_N = 20
 

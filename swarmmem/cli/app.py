@@ -9,14 +9,18 @@ invalid values, refused scopes, malformed JSON).
 
 The command modules (:mod:`swarmmem.cli.memory`, :mod:`~swarmmem.cli.maintenance`,
 :mod:`~swarmmem.cli.data`, :mod:`~swarmmem.cli.migrate`, :mod:`~swarmmem.cli.serve`) decorate
-their commands onto :data:`main`; this module imports none of them (:mod:`swarmmem.cli` does).
+their commands onto :data:`main`; this module imports none of them. :mod:`swarmmem.cli` tells
+the group which module holds each command (:attr:`Group.lazy`), and a command's module is
+imported when the command is first looked up: ``swarmmem recall`` imports what recall needs,
+not the evaluator or the MCP server.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -161,7 +165,19 @@ def _redacted_usage_errors() -> Iterator[None]:
 
 
 class Group(click.Group):
-    """The root group: usage errors of any command are redacted before click prints them."""
+    """The root group: usage errors of any command are redacted before click prints them, and
+    a command's module is imported when the command is first looked up."""
+
+    #: command name -> the module of ``swarmmem.cli`` that attaches it (set by the package)
+    lazy: Mapping[str, str] = {}
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in self.lazy:
+            importlib.import_module(f"swarmmem.cli.{self.lazy[cmd_name]}")
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self.lazy})
 
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
         with _redacted_usage_errors():

@@ -112,22 +112,56 @@ def test_no_import_cycle_among_the_cli_modules() -> None:
 def test_the_root_module_imports_no_command_module() -> None:
     """swarmmem.cli.app (the root group) reaches no command module; the commands attach to it."""
     graph = cli_graph()
-    commands = {
-        module.__name__.removeprefix(PACKAGE + ".") for module in swarmmem.cli.COMMAND_MODULES
-    }
+    commands = set(swarmmem.cli.COMMANDS.values())
     assert reachable(graph, "app") & (commands | {"__init__"}) == set()
     assert reachable(graph, "render") == set()  # the renderers import nothing of the CLI
 
 
 def test_every_command_module_is_registered_and_attaches_to_the_root_group() -> None:
-    """Each module besides app, render and the entry points is imported by ``swarmmem.cli``,
-    and the group it exposes is the root group."""
+    """Each module besides app, render and the entry points is named in ``COMMANDS``, and
+    the commands each one attaches to the root group are exactly those ``COMMANDS`` gives it
+    (so a command is found where the lazy group looks for it)."""
     expected = {path.stem for path in CLI.glob("*.py")} - {"__init__", "__main__", "app", "render"}
-    registered = {m.__name__.removeprefix(PACKAGE + ".") for m in swarmmem.cli.COMMAND_MODULES}
-    assert registered == expected
-    assert cli_graph()["__init__"] >= expected
+    assert set(swarmmem.cli.COMMANDS.values()) == expected
+    swarmmem.cli.command_modules()
     assert swarmmem.cli.main is app.main
+    attached = {
+        name: command.callback.__module__.removeprefix(PACKAGE + ".")
+        for name, command in app.main.commands.items()
+        if command.callback is not None
+    }
+    assert attached == swarmmem.cli.COMMANDS
     assert {"status", "recall", "pending", "evaluate", "migrate", "mcp"} <= set(app.main.commands)
+
+
+def test_a_command_imports_only_its_own_module(tmp_path: Path) -> None:
+    """``swarmmem recall`` imports the memory commands, not the evaluator, the data commands
+    or numpy (embeddings off); ``--help`` lists every command."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / ".opencode").mkdir()
+    config = {"memory": {"enabled": True}}
+    (tmp_path / ".opencode" / "opencode-swarm.json").write_text(json.dumps(config))
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "import swarmmem.cli as c\n"
+        f"args = ['--root', {str(tmp_path)!r}, 'recall', 'how are tests run', '--json']\n"
+        "r = CliRunner().invoke(c.main, args)\n"
+        "assert r.exit_code == 0, r.output\n"
+        "print(sorted(m for m in sys.modules if m.startswith('swarmmem.cli.')))\n"
+        "print('numpy' in sys.modules)\n"
+        "r = CliRunner().invoke(c.main, ['--help'])\n"
+        "print(sorted(c.COMMANDS) == sorted(c.main.list_commands(None)), 'evaluate' in r.output)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/"
+    ).stdout.splitlines()
+    assert out[0] == str(["swarmmem.cli.app", "swarmmem.cli.memory", "swarmmem.cli.render"])
+    assert out[1] == "False"
+    assert out[2] == "True True"
 
 
 def test_nothing_outside_the_cli_imports_it() -> None:
