@@ -191,6 +191,20 @@ class Touched(NamedTuple):
     everything: bool = False
 
 
+def held_text_terms(
+    terms: Mapping[str, str | None], ids: Iterable[str]
+) -> dict[str, frozenset[str]] | None:
+    """Per id, its stored stemmed text terms as a set (``None`` when a row has none: written
+    by an older writer, its text is stemmed at recall instead)."""
+    held = {}
+    for memory_id in ids:
+        stored = terms.get(memory_id)
+        if stored is None:
+            return None
+        held[memory_id] = frozenset(stored.split())
+    return held
+
+
 class FullTextHits(NamedTuple):
     """A full-text pre-selection: scoped ids in list order (every one, or at least every
     ranked one; empty only when nothing is in scope), the best matches first, and the row
@@ -201,6 +215,8 @@ class FullTextHits(NamedTuple):
     versions: dict[str, Any]
     #: ``-bm25()`` of each ranked id (higher is better); empty when the rank has no score
     scores: dict[str, float] | None = None
+    #: the stored ``text_terms`` of each ranked id, when the search read them already
+    terms: dict[str, str | None] | None = None
 
 
 #: the SQL order of each ``ListFilter.order``
@@ -1292,23 +1308,25 @@ class SqlStore(StoreBase):
             order = {memory_id: position for position, memory_id in enumerate(hits.ranked)}
             chosen = [i for i in hits.scoped if i in order]
             records = self._records_by_id(conn, chosen, hits.versions)
-            held = self._text_terms(conn, chosen) if stemmed else None
+            held = None
+            if stemmed:
+                terms = hits.terms
+                if terms is None:
+                    terms = self._stored_terms(conn, chosen)
+                held = held_text_terms(terms, chosen)
         return Candidates(
             records=tuple(records), fts_order=order, fts_scores=hits.scores, held_terms=held
         )
 
-    def _text_terms(self, conn: Any, ids: builtins.list[str]) -> dict[str, frozenset[str]] | None:
-        """The stored stemmed text terms of ``ids`` (``None`` when a row has none: written
-        by an older writer, its text is stemmed at recall instead)."""
+    def _stored_terms(self, conn: Any, ids: builtins.list[str]) -> dict[str, str | None]:
+        """The stored ``text_terms`` of ``ids``."""
         if not ids:
             return {}
         clause, params = self.dialect.one_of("id", ids)
         rows = self._execute(
             conn, f"SELECT id, text_terms FROM memory_items WHERE {clause}", params
         ).fetchall()
-        if any(terms is None for _, terms in rows):
-            return None
-        return {memory_id: frozenset(terms.split()) for memory_id, terms in rows}
+        return dict(rows)
 
     def _write_record(self, record: MemoryRecord) -> MemoryRecord:
         record = stored_form(record, None)

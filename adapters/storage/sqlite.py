@@ -236,7 +236,8 @@ _FTS_RANKED_SQL = (
     "ORDER BY bm25({table}) ASC LIMIT ?"
 )
 _FTS_ITEMS_SQL = (
-    "SELECT rowid, id, scope_key, kind, superseded_by, deleted, expires_at, updated_at "
+    "SELECT rowid, id, scope_key, kind, superseded_by, deleted, expires_at, updated_at, "
+    "text_terms "
     "FROM memory_items WHERE rowid IN (SELECT value FROM json_each(?))"
 )
 #: how many of the index's best matches a recall reads per wanted hit, first and last try
@@ -768,7 +769,7 @@ class SqliteStore(SqlStore):
                 row = items.get(rowid)
                 if row is None:
                     continue
-                _rowid, _id, scope_key, kind, superseded_by, deleted, expires_at, _updated = row
+                _rowid, _id, scope_key, kind, superseded_by, deleted, expires_at, _, _ = row
                 if (
                     (scopes is None or scope_key in scopes)
                     and (kinds is None or kind in kinds)
@@ -793,7 +794,8 @@ class SqliteStore(SqlStore):
         listed.sort(key=lambda row: row[7], reverse=True)
         bm25 = {row[0]: float(row[1]) for row in ranked} if stemmed else {}
         scores = {row[1]: -bm25[row[0]] for row in hits} if stemmed else None
-        return FullTextHits([row[1] for row in listed], [row[1] for row in hits], {}, scores)
+        terms = {row[1]: row[8] for row in hits} if stemmed else None
+        return FullTextHits([row[1] for row in listed], [row[1] for row in hits], {}, scores, terms)
 
     def _full_text_listed(
         self, conn: Any, flt: ListFilter, fts_query: str, limit: int, *, stemmed: bool
