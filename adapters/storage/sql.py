@@ -127,8 +127,13 @@ MIGRATION_NAMES: dict[int, str] = {
     17: "separate_audit_chains_and_full_text_totals",
     18: "add_memory_text_terms",
 }
-#: v18: the stemmed terms of each memory's text (:func:`~.sql_rows.text_terms`)
-TEXT_TERMS_COLUMN = "ALTER TABLE memory_items ADD COLUMN {if_not_exists}text_terms TEXT"
+#: v18: the stemmed terms of each memory's text (:func:`~.sql_rows.text_terms`), and the rows
+#: without them (an earlier release's writes) in a partial index, filled on the next open
+TEXT_TERMS = (
+    "ALTER TABLE memory_items ADD COLUMN {if_not_exists}text_terms TEXT",
+    "CREATE INDEX IF NOT EXISTS idx_memory_items_terms_unset ON memory_items(id) "
+    "WHERE text_terms IS NULL",
+)
 
 
 #: v14's merge relations table; ``{text}`` is the dialect's type of compared text columns
@@ -680,9 +685,24 @@ class SqlStore(StoreBase):
             ("text_terms_backfilled", self._backfill_text_terms),
         )
 
+    def _current_known(self, conn: Any) -> int:
+        """The schema version of the store, refused when a newer release wrote it.
+
+        Raises:
+            StorageError: the schema is newer than this release's last migration.
+        """
+        current = self._current_version(conn)
+        latest = self.migrations[-1].version
+        if current > latest:
+            raise StorageError(
+                f"this store's schema is v{current}, newer than the v{latest} this release of "
+                "swarmmem knows: upgrade swarmmem to open it"
+            )
+        return current
+
     def _needs_upgrade(self, conn: Any) -> bool:
         """A migration is missing or a backfill has not run."""
-        if self._current_version(conn) < self.migrations[-1].version:
+        if self._current_known(conn) < self.migrations[-1].version:
             return True
         return any(self._get_meta(conn, key) != "1" for key, _ in self._backfills())
 
@@ -767,7 +787,7 @@ class SqlStore(StoreBase):
         """Run the missing migration steps, each in its own transaction and audited."""
         self._refresh_chain_state()
         with self._connection() as conn:
-            current = self._current_version(conn)
+            current = self._current_known(conn)
             if current >= self.migrations[-1].version:
                 return
         self._created_here = current == 0
@@ -839,16 +859,24 @@ class SqlStore(StoreBase):
         if updates:
             self._executemany(conn, "UPDATE memory_items SET text_terms = ? WHERE id = ?", updates)
 
-    def _fill_report_columns(self) -> None:
-        """Run :meth:`_backfill_report_columns` when a row lacks the report columns."""
+    def _fill_derived_columns(self) -> None:
+        """Run :meth:`_backfill_report_columns` and :meth:`_backfill_text_terms` when a row
+        lacks what they write (rows of an earlier release; each check reads a partial index)."""
         with self._connection() as conn:
-            missing = self._execute(
+            report = self._execute(
                 conn,
                 "SELECT 1 FROM memory_items WHERE q_value IS NULL OR confidence IS NULL LIMIT 1",
             ).fetchone()
-        if missing is not None and not self.read_only:
-            with self.transaction():
+            terms = self._execute(
+                conn, "SELECT 1 FROM memory_items WHERE text_terms IS NULL LIMIT 1"
+            ).fetchone()
+        if self.read_only or (report is None and terms is None):
+            return
+        with self.transaction():
+            if report is not None:
                 self._backfill_report_columns(self._tx_conn())
+            if terms is not None:
+                self._backfill_text_terms(self._tx_conn())
 
     def _backfill_event_chain(self, conn: Any) -> None:
         """Chain the existing events in insertion order and start chaining new ones.

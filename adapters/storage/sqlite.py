@@ -45,7 +45,7 @@ from swarmmem.adapters.storage.sql import (
     RELATIONS_INDEX,
     RELATIONS_TABLE,
     REPORT_COLUMNS,
-    TEXT_TERMS_COLUMN,
+    TEXT_TERMS,
     FullTextHits,
     ItemQuery,
     SqlDialect,
@@ -195,7 +195,7 @@ MIGRATIONS = migration_steps(
         ),
         # one file is one audit chain, and FTS5 keeps its own totals: nothing changes here
         17: (),
-        18: (TEXT_TERMS_COLUMN.format(if_not_exists=""),),
+        18: tuple(s.format(if_not_exists="") for s in TEXT_TERMS),
     }
 )
 LATEST_VERSION = MIGRATIONS[-1].version
@@ -495,7 +495,7 @@ class SqliteStore(SqlStore):
         self._migrate()
         self._run_backfills()
         self._ensure_recall_index()
-        self._fill_report_columns()
+        self._fill_derived_columns()
         self._init_fts()
         self._legacy_import()
         self._replay_relations()

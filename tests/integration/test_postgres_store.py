@@ -242,6 +242,15 @@ def test_a_v16_schema_gains_per_role_chains_and_scope_totals(pg: Any, tmp_path: 
         store.close()
 
 
+def test_refuses_a_schema_of_a_newer_release(pg: Any, tmp_path: Path) -> None:
+    """A schema newer than this release knows is refused with what to do."""
+    with pg._connection() as conn:
+        conn.execute("INSERT INTO schema_migrations (version, name) VALUES (99, 'future')")
+    pg.close()
+    with pytest.raises(StorageError, match=r"v99, newer than the v\d+ .*upgrade swarmmem"):
+        open_store("postgres", tmp_path)
+
+
 # --------------------------------------------------------------------------- full text
 
 

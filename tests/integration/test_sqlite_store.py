@@ -588,8 +588,11 @@ class TestCorruption:
 
 
 class TestCompatibility:
-    def test_opens_a_reference_style_database(self, tmp_path: Path) -> None:
-        """A v12 database written the reference way (no chain, unaligned FTS) opens and upgrades."""
+    @pytest.mark.parametrize("written", [14, 16], ids=["reference-v14", "swarmmem-v16"])
+    def test_opens_an_earlier_database(self, tmp_path: Path, written: int) -> None:
+        """A database left at v14 the reference way (no chain, unaligned FTS), or at v16 as
+        the release before per-role chains and stored text terms left it, opens and upgrades
+        to the current version in place; its rows get their text terms."""
         db = tmp_path / "memory.db"
         record = make_memory("reference written fact")
         with raw(db) as conn:
@@ -597,7 +600,7 @@ class TestCompatibility:
                 "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
                 "applied_at TEXT NOT NULL DEFAULT (datetime('now')))"
             )
-            for version, name, statements in MIGRATIONS[:-2]:
+            for version, name, statements in [m for m in MIGRATIONS if m.version <= written]:
                 for statement in statements:
                     conn.execute(statement)
                 conn.execute(
@@ -627,9 +630,35 @@ class TestCompatibility:
                 store._conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0]
                 == MIGRATIONS[-1].version
             )
+            held = store._conn.execute("SELECT text_terms FROM memory_items").fetchone()[0]
+            assert held == "fact refer written"  # reference written fact, stemmed and sorted
             store.upsert(attrs.evolve(record, tags=("updated",)))
         with raw(db) as conn:
             assert fts_row(conn, record.id)[1] == "updated"
+
+    def test_refuses_a_database_of_a_newer_release(self, db: Path) -> None:
+        """A schema newer than this release knows is refused with what to do, unchanged."""
+        SqliteStore(db).close()
+        with raw(db) as conn:
+            conn.execute("INSERT INTO schema_migrations (version, name) VALUES (99, 'future')")
+        before = db.read_bytes()
+        with pytest.raises(StorageError, match=r"v99, newer than the v\d+ .*upgrade swarmmem"):
+            SqliteStore(db)
+        assert db.read_bytes() == before
+
+    def test_rows_an_earlier_release_writes_get_their_terms_on_the_next_open(
+        self, db: Path
+    ) -> None:
+        """An earlier release writing to an upgraded file leaves text_terms empty; recall
+        then stems those texts, and the next open fills them."""
+        record = make_memory("Earlier writers leave the terms unset")
+        with SqliteStore(db) as store:
+            store.upsert(record)
+        with raw(db) as conn:
+            conn.execute("UPDATE memory_items SET text_terms = NULL")
+        with SqliteStore(db) as store:
+            terms = store._conn.execute("SELECT text_terms FROM memory_items").fetchone()[0]
+        assert terms == "earlier leav term the unset writer"
 
     def test_rows_stay_readable_by_a_plain_reader(self, store: SqliteStore, db: Path) -> None:
         """record_json and proposal_json parse strictly with the reference shape."""

@@ -28,7 +28,7 @@ from swarmmem.adapters.storage.sql import (
     RELATIONS_INDEX,
     RELATIONS_TABLE,
     REPORT_COLUMNS,
-    TEXT_TERMS_COLUMN,
+    TEXT_TERMS,
     migration_steps,
 )
 from swarmmem.core.model.audit import CHAIN_HEAD_KEY, KEY_MARKER_KEY
@@ -162,7 +162,7 @@ MIGRATIONS = migration_steps(
             "row_count BIGINT NOT NULL, token_count BIGINT NOT NULL)",
             RECOUNT_STATS_SQL[1],
         ),
-        18: (TEXT_TERMS_COLUMN.format(if_not_exists="IF NOT EXISTS "),),
+        18: tuple(s.format(if_not_exists="IF NOT EXISTS ") for s in TEXT_TERMS),
     }
 )
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -383,7 +383,7 @@ class PostgresStore(SqlStore):
                 self._run_backfills()
                 conn.execute(RECALL_INDEX_SQL)
         self._refresh_chain_state()
-        self._fill_report_columns()
+        self._fill_derived_columns()
         self._replay_relations()
 
     # -- the audit chain: one per database role -----------------------------------------
