@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 import attrs
@@ -60,4 +61,14 @@ class PiiDetector(Protocol):
 
     def detect(self, text: str) -> PiiFindings:
         """The PII summary of ``text``."""
+        ...
+
+
+@runtime_checkable
+class SecretScreen(Protocol):
+    """**Optional capability:** one screen over many texts whose ``False`` is final (no
+    text holds a secret the detector would find), so a clean batch skips the per-text scan."""
+
+    def may_contain_secret(self, texts: Sequence[str]) -> bool:
+        """False only when none of ``texts`` can hold a secret this detector finds."""
         ...

@@ -78,7 +78,39 @@ class Embedder(Protocol):
         ...
 
 
+@runtime_checkable
+class QueryEmbedder(Protocol):
+    """**Optional capability:** queries embedded otherwise than stored texts (an
+    instruction-tuned model's query prefix)."""
+
+    def embed_query(self, text: str) -> FloatArray:
+        """The vector of a recall query."""
+        ...
+
+
+@runtime_checkable
+class ExplainsUnavailable(Protocol):
+    """**Optional capability:** a model that can say why it cannot run, without loading."""
+
+    @property
+    def unavailable_reason(self) -> str | None:
+        """Why the model cannot run, when known without loading."""
+        ...
+
+
+@runtime_checkable
+class WarmsUp(Protocol):
+    """**Optional capability:** a model that loads on first use and can start loading in
+    the background."""
+
+    def warm_up(self) -> None:
+        """Start loading in the background."""
+        ...
+
+
 def query_embedding(embedder: Embedder, text: str) -> FloatArray:
-    """The vector of a recall query: ``embed_query`` when ``embedder`` has one, else ``embed``."""
-    embed_query = getattr(embedder, "embed_query", None)
-    return embed_query(text) if callable(embed_query) else embedder.embed(text)
+    """The vector of a recall query: ``embed_query`` of a :class:`QueryEmbedder`, else
+    ``embed``."""
+    if isinstance(embedder, QueryEmbedder):
+        return embedder.embed_query(text)
+    return embedder.embed(text)

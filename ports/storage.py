@@ -321,3 +321,34 @@ class StorageProvider(RecordStore, ProposalStore, EventLedger, Protocol):
     def close(self) -> None:
         """Release resources. Idempotent."""
         ...
+
+
+# ----------------------------------------------------------------- optional capabilities
+
+
+@runtime_checkable
+class AuditChain(Protocol):
+    """**Optional capability:** a hash-chained audit log that can be keyed and verified
+    (the SQL stores)."""
+
+    def enable_audit_key(self, key: bytes) -> None:
+        """Hash audit rows with HMAC under ``key`` from now on."""
+        ...
+
+    def adopt_audit_key(self) -> dict[str, Any]:
+        """Key an existing unkeyed chain with the configured key (an audited step)."""
+        ...
+
+    def verify_audit_chain(self) -> dict[str, Any]:
+        """Walk the chain and report whether every link and the head hold."""
+        ...
+
+
+@runtime_checkable
+class ScopeCounts(Protocol):
+    """**Optional capability:** active memories per scope key, counted by the store's own
+    query (others are counted by reading every record)."""
+
+    def scope_counts(self) -> dict[str, int]:
+        """Active (not deleted, not superseded) memories per scope key."""
+        ...

@@ -78,3 +78,39 @@ class VectorIndex(Protocol):
     def close(self) -> None:
         """Release resources."""
         ...
+
+
+# ----------------------------------------------------------------- optional capabilities
+
+
+@runtime_checkable
+class ScopedVectorSearch(Protocol):
+    """**Optional capability:** nearest neighbours among the memories of some scopes and
+    kinds, filtered inside the index's database (pgvector)."""
+
+    def search_scoped(
+        self,
+        query: FloatArray,
+        k: int,
+        *,
+        scope_keys: Sequence[str],
+        kinds: Sequence[str] | None,
+        now: str,
+        include_expired: bool = False,
+    ) -> list[tuple[str, float]]:
+        """At most ``k`` ``(id, cosine)`` pairs of live memories in those scopes, best first."""
+        ...
+
+
+@runtime_checkable
+class ApproximateIndex(Protocol):
+    """**Optional capability:** an approximate-neighbour index built with options that can
+    differ from the configured ones (pgvector's HNSW)."""
+
+    def ann_index(self) -> dict[str, Any]:
+        """The index's build options and whether it needs a rebuild."""
+        ...
+
+    def rebuild_ann_index(self, *, force: bool = False) -> dict[str, Any]:
+        """Rebuild the index with the configured options (when they differ, or ``force``)."""
+        ...

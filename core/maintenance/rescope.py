@@ -26,7 +26,7 @@ from swarmmem.core.model.errors import ConflictError, MemoryValidationError, Not
 from swarmmem.core.model.ids import content_hash, memory_id_for_hash
 from swarmmem.core.model.records import MemoryProposal, MemoryRecord, MemoryScope
 from swarmmem.core.model.semantics import ListFilter
-from swarmmem.ports.storage import StorageProvider
+from swarmmem.ports.storage import ScopeCounts, StorageProvider
 from swarmmem.ports.vectors import VectorIndex
 
 REPO_ID_MAX = 128
@@ -35,9 +35,8 @@ REPO_ID_MAX = 128
 def scope_counts(store: StorageProvider) -> dict[str, int]:
     """Active (not deleted, not superseded) memories per scope key; a store's own
     ``scope_counts`` query when it has one."""
-    counter = getattr(store, "scope_counts", None)
-    if callable(counter):
-        return dict(counter())
+    if isinstance(store, ScopeCounts):
+        return dict(store.scope_counts())
     counts: dict[str, int] = {}
     for record in store.iter_all_records():
         if record.active:

@@ -17,6 +17,7 @@ from swarmmem.core.model.records import DURABLE_MEMORY_KINDS, MemoryRecord
 from swarmmem.core.recall.hybrid import DenseParts
 from swarmmem.core.recall.lexical import recallable
 from swarmmem.ports.storage import ListFilter, StorageProvider
+from swarmmem.ports.vectors import ApproximateIndex
 
 log = logging.getLogger("swarmmem")
 #: how many records a rebuild hands the embedder per call (and per progress step)
@@ -87,7 +88,6 @@ def rebuild_index(
     advanced = failed == 0
     if advanced:
         parts.index.set_model_version(parts.embedder.model_version)
-    rebuild_ann = getattr(parts.index, "rebuild_ann_index", None)
     result = {
         "rebuilt": done,
         "failed": failed,
@@ -97,8 +97,8 @@ def rebuild_index(
         "stale_removed": len(stale),
         "outdated_model": outdated,
     }
-    if rebuild_ann is not None:  # an approximate index built with other options is rebuilt
-        result["ann_index"] = rebuild_ann()
+    if isinstance(parts.index, ApproximateIndex):  # built with other options: rebuilt
+        result["ann_index"] = parts.index.rebuild_ann_index()
     return result
 
 
@@ -111,8 +111,7 @@ def coverage(store: StorageProvider, parts: DenseParts, *, now: str) -> dict[str
     embedded = sum(1 for r in records if r.id in stored)
     version = parts.index.stored_model_version()
     current = parts.embedder.model_version
-    ann_status = getattr(parts.index, "ann_index", None)
-    ann = ann_status() if ann_status is not None else None
+    ann = parts.index.ann_index() if isinstance(parts.index, ApproximateIndex) else None
     out = {
         "embedded": embedded,
         "total": len(records),

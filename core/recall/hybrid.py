@@ -56,7 +56,7 @@ from swarmmem.core.recall.scoring import is_expired
 from swarmmem.ports.embedder import Embedder, query_embedding
 from swarmmem.ports.reranker import Reranker
 from swarmmem.ports.storage import StorageProvider
-from swarmmem.ports.vectors import VectorIndex
+from swarmmem.ports.vectors import ScopedVectorSearch, VectorIndex
 
 if TYPE_CHECKING:
     import numpy as np
@@ -158,11 +158,12 @@ def dense_candidates(
     kinds = set(request.kinds) if request.kinds else None
     out: list[tuple[MemoryRecord, float]] = []
     profile: CosineProfile | None = None
-    scoped_search = getattr(parts.index, "search_scoped", None)
-    fetch = k if scoped_search is not None else max(k * 4, k + 16)
+    index = parts.index
+    scoped = isinstance(index, ScopedVectorSearch)
+    fetch = k if scoped else max(k * 4, k + 16)
     while True:
-        if scoped_search is not None:  # the index filters in its database; hits are re-checked
-            hits = scoped_search(
+        if isinstance(index, ScopedVectorSearch):  # filtered in its database; hits re-checked
+            hits = index.search_scoped(
                 vector,
                 fetch,
                 scope_keys=sorted(scope_keys),
@@ -171,7 +172,7 @@ def dense_candidates(
                 include_expired=request.include_expired,
             )
         else:
-            hits = parts.index.search(vector, fetch)
+            hits = index.search(vector, fetch)
         complete = len(hits) < fetch  # the index has no further hit
         if profile is None:  # from the first, nearest hits
             profile = CosineProfile.of([cos for _, cos in hits])

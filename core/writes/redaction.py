@@ -13,7 +13,7 @@ from typing import TypeAlias
 import attrs
 
 from swarmmem.core.model.text import json_strings
-from swarmmem.ports.detectors import SecretDetector
+from swarmmem.ports.detectors import SecretDetector, SecretScreen
 
 __all__ = [
     "PROPOSAL_REDACTION_FIELDS",
@@ -110,11 +110,10 @@ def secret_field(
     screens every string at once first (``strings``: those of ``value`` when the caller
     already has them); only when it may find something is each one checked.
     """
-    screen = getattr(detector, "may_contain_secret", None)
-    if screen is not None and not isinstance(value, str):
+    if isinstance(detector, SecretScreen) and not isinstance(value, str):
         if strings is None:
             strings = json_strings(value)
-        if strings is not None and not screen(strings):
+        if strings is not None and not detector.may_contain_secret(strings):
             return None
     return _secret_field(detector, value, name)
 
@@ -124,10 +123,9 @@ def screened_clean(detector: SecretDetector, rows: Iterable[Sequence[str]]) -> b
     screen (its False is final, so :func:`secret_field` would find nothing in any of them);
     each distinct string is screened once (keys and shared values repeat from row to row).
     False for a detector without that screen."""
-    screen = getattr(detector, "may_contain_secret", None)
-    if screen is None:
+    if not isinstance(detector, SecretScreen):
         return False
-    return not screen(list(dict.fromkeys(text for row in rows for text in row)))
+    return not detector.may_contain_secret(list(dict.fromkeys(t for row in rows for t in row)))
 
 
 def _secret_field(detector: SecretDetector, value: object, name: str) -> str | None:

@@ -14,6 +14,7 @@ import click
 from swarmmem.cli import render
 from swarmmem.cli.app import State, command, emit, limit_option, main, progress_bar
 from swarmmem.memory import Memory
+from swarmmem.ports.storage import AuditChain
 
 
 @main.command()
@@ -96,20 +97,19 @@ def rebuild_embeddings(state: State) -> None:
 @main.command("audit-verify")
 @command
 def audit_verify(state: State) -> None:
-    """Verify the tamper-evident hash chain of the audit log (SQLite provider)."""
+    """Verify the tamper-evident hash chain of the audit log (SQL providers)."""
     with state.open() as mem:
         store = mem.store
-        verify = getattr(store, "verify_audit_chain", None)
-        if verify is None:
+        if not isinstance(store, AuditChain):
             report = {
                 "supported": False,
                 "verified": None,
                 "provider": store.name,
                 "message": f"the {store.name} provider keeps no hash-chained audit log; "
-                "only the sqlite provider supports audit-verify",
+                "only the sqlite and postgres providers support audit-verify",
             }
         else:
-            report = {"provider": store.name, **verify()}
+            report = {"provider": store.name, **store.verify_audit_chain()}
     broken = report.get("supported") and not report.get("verified")
     emit(state, report, render.audit_text, ok=not broken)
 
@@ -131,10 +131,9 @@ def audit_key_adopt(state: State) -> None:
 
     with state.open() as mem:
         store = mem.store
-        adopt = getattr(store, "adopt_audit_key", None)
-        if adopt is None:
+        if not isinstance(store, AuditChain):
             raise StorageError(f"the {store.name} provider keeps no hash-chained audit log")
-        result = {"provider": store.name, **adopt()}
+        result = {"provider": store.name, **store.adopt_audit_key()}
     emit(state, result, render.audit_key_text)
 
 
