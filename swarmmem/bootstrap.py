@@ -257,15 +257,18 @@ class Runtime:
         given = self._given.get("store")
         if given is not None and not isinstance(given, str):
             return given  # type: ignore[no-any-return]
-        store = create("store", self.provider, **self.store_arguments(self.provider))
+        store: StorageProvider = create(
+            "store", self.provider, **self.store_arguments(self.provider)
+        )
         key = self.audit_key()
-        if key is not None and isinstance(store, AuditChain):
+        chain = store if isinstance(store, AuditChain) else None
+        if key is not None and chain is not None:
             try:
-                store.enable_audit_key(key)
+                chain.enable_audit_key(key)
             except BaseException:
                 store.close()
                 raise
-        return store  # type: ignore[no-any-return]
+        return store
 
     def audit_key(self) -> bytes | None:
         """The audit key: ``SWARMMEM_AUDIT_KEY``, else the file ``audit.keyFile`` names."""

@@ -99,17 +99,17 @@ def rebuild_embeddings(state: State) -> None:
 def audit_verify(state: State) -> None:
     """Verify the tamper-evident hash chain of the audit log (SQL providers)."""
     with state.open() as mem:
-        store = mem.store
+        store, provider = mem.store, mem.store.name
         if not isinstance(store, AuditChain):
             report = {
                 "supported": False,
                 "verified": None,
-                "provider": store.name,
-                "message": f"the {store.name} provider keeps no hash-chained audit log; "
+                "provider": provider,
+                "message": f"the {provider} provider keeps no hash-chained audit log; "
                 "only the sqlite and postgres providers support audit-verify",
             }
         else:
-            report = {"provider": store.name, **store.verify_audit_chain()}
+            report = {"provider": provider, **store.verify_audit_chain()}
     broken = report.get("supported") and not report.get("verified")
     emit(state, report, render.audit_text, ok=not broken)
 
@@ -130,10 +130,10 @@ def audit_key_adopt(state: State) -> None:
     from swarmmem.core.model.errors import StorageError
 
     with state.open() as mem:
-        store = mem.store
+        store, provider = mem.store, mem.store.name
         if not isinstance(store, AuditChain):
-            raise StorageError(f"the {store.name} provider keeps no hash-chained audit log")
-        result = {"provider": store.name, **store.adopt_audit_key()}
+            raise StorageError(f"the {provider} provider keeps no hash-chained audit log")
+        result = {"provider": provider, **store.adopt_audit_key()}
     emit(state, result, render.audit_key_text)
 
 
