@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from factories import KERNEL_IMPLS, KernelImpl
 
-from swarmmem.core.model.ids import content_hash, memory_id
+from swarmmem.core.model.ids import content_hash, memory_id, memory_id_for_hash
 from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource
 
 # --- kernels -------------------------------------------------------------------------------
@@ -141,6 +141,24 @@ def bulk(store: Any, records: list[MemoryRecord]) -> None:
 
 
 # --- facts about other code ------------------------------------------------------------------
+
+
+def fact_record(text: str, path: str, scope: MemoryScope, stamp: str = T0) -> MemoryRecord:
+    """A durable ``project_fact`` of ``text`` citing the file ``path``, in ``scope``."""
+    digest = content_hash(scope.as_dict(), "project_fact", text)
+    return MemoryRecord(
+        id=memory_id_for_hash(digest),
+        scope=scope,
+        kind="project_fact",
+        text=text,
+        tags=(),
+        confidence=0.8,
+        stability="durable",
+        source=MemorySource(type="file", file_path=path),
+        created_at=stamp,
+        updated_at=stamp,
+        content_hash=digest,
+    )
 
 
 def code_facts(n: int) -> list[tuple[str, str]]:

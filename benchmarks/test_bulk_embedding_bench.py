@@ -23,12 +23,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import code_facts
+from conftest import code_facts, fact_record
 
 import swarmmem
 from swarmmem.adapters.models import onnx_embedder as oe
-from swarmmem.core.model.ids import content_hash, memory_id_for_hash, normalize_text
-from swarmmem.core.model.records import MemoryRecord, MemorySource
+from swarmmem.core.model.ids import normalize_text
 
 STAMP = "2026-01-01T00:00:00.000Z"
 ROUNDS = 3
@@ -91,24 +90,7 @@ def test_rebuild_embeddings(benchmark: Any, tmp_path: Path) -> None:
     texts = _texts(_count(benchmark))
     with swarmmem.open(tmp_path, config=config) as mem:
         scope = mem.runtime.repository_scope
-        records = []
-        for text in texts:
-            digest = content_hash(scope.as_dict(), "project_fact", text)
-            records.append(
-                MemoryRecord(
-                    id=memory_id_for_hash(digest),
-                    scope=scope,
-                    kind="project_fact",
-                    text=text,
-                    tags=(),
-                    confidence=0.8,
-                    stability="durable",
-                    source=MemorySource(type="file", file_path="README.md"),
-                    created_at=STAMP,
-                    updated_at=STAMP,
-                    content_hash=digest,
-                )
-            )
+        records = [fact_record(text, "README.md", scope, STAMP) for text in texts]
         mem.runtime.store.upsert_many(records)  # stored without vectors
         result = benchmark.pedantic(
             mem.rebuild_embedding_index, rounds=ROUNDS, iterations=1, warmup_rounds=1

@@ -26,12 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import code_facts
+from conftest import code_facts, fact_record
 
 from swarmmem.adapters.storage.sqlite import SqliteStore
 from swarmmem.adapters.storage.sqlite_support import sqlite_module
-from swarmmem.core.model.ids import content_hash, memory_id_for_hash
-from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource, RecallRequest
+from swarmmem.core.model.records import MemoryRecord, MemoryScope, RecallRequest
 from swarmmem.core.recall.bm25 import STOP_WORDS, stemmed_query
 from swarmmem.core.recall.pipeline import run_recall
 
@@ -78,25 +77,7 @@ def selective_queries(size: int, count: int = QUERIES) -> list[str]:
 
 
 def _records(n: int) -> list[MemoryRecord]:
-    out = []
-    for text, path in _texts(n):
-        digest = content_hash(SCOPE.as_dict(), "project_fact", text)
-        out.append(
-            MemoryRecord(
-                id=memory_id_for_hash(digest),
-                scope=SCOPE,
-                kind="project_fact",
-                text=text,
-                tags=(),
-                confidence=0.8,
-                stability="durable",
-                source=MemorySource(type="file", file_path=path),
-                created_at=STAMP,
-                updated_at=STAMP,
-                content_hash=digest,
-            )
-        )
-    return out
+    return [fact_record(text, path, SCOPE, STAMP) for text, path in _texts(n)]
 
 
 @pytest.fixture(scope="module", params=SIZES, ids=lambda n: f"{n}")

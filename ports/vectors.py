@@ -6,21 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
-    FloatArray = npt.NDArray[np.float32]
-
-
-def __getattr__(name: str) -> Any:
-    """``FloatArray`` built on first use: importing this port does not import numpy (the
-    lexical path never needs it)."""
-    if name == "FloatArray":
-        import numpy as np
-        import numpy.typing as npt
-
-        return npt.NDArray[np.float32]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from swarmmem.ports.embedder import FloatArray
 
 
 @runtime_checkable
