@@ -198,7 +198,6 @@ MIGRATIONS = migration_steps(
         18: tuple(s.format(if_not_exists="") for s in TEXT_TERMS),
     }
 )
-LATEST_VERSION = MIGRATIONS[-1].version
 
 _UPSERT_SQL = (
     f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS}) VALUES ({', '.join('?' * ITEM_WRITE_COUNT)}) "

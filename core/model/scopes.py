@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import Literal
 
 import attrs
 
@@ -29,7 +30,7 @@ class MemoryContext:
         return self.run_id or self.session_id
 
 
-IDENTITY_KINDS = ("projectId", "remote", "folder")
+IdentityKind = Literal["projectId", "remote", "folder"]
 """What a repository identity comes from (:func:`identity_kind`)."""
 
 
@@ -51,8 +52,8 @@ def repository_identity(project_id: str | None, remote_url: str | None, root: st
     return f"folder:{os.path.basename(root)}:{sha256_hex(root)[:12]}"
 
 
-def identity_kind(project_id: str | None, remote_url: str | None) -> str:
-    """Which of :data:`IDENTITY_KINDS` :func:`repository_identity` uses."""
+def identity_kind(project_id: str | None, remote_url: str | None) -> IdentityKind:
+    """What :func:`repository_identity` uses: ``memory.projectId``, the remote or the folder."""
     remote = remote_url and not remote_url.strip().lower().startswith(_IDENTITY_PREFIXES)
     return "projectId" if project_id else "remote" if remote else "folder"
 

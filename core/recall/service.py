@@ -27,7 +27,7 @@ from swarmmem.core.model.records import (
 from swarmmem.core.model.scopes import MemoryContext, authorize_scopes
 from swarmmem.core.model.text import check_text, check_texts
 from swarmmem.core.recall.hybrid import DenseParts
-from swarmmem.core.recall.pipeline import PROFILES, RecallConfig, RecallTrace, run_recall
+from swarmmem.core.recall.pipeline import PROFILES, RecallConfig, run_recall
 from swarmmem.core.recall.prompt import build_prompt_block
 from swarmmem.core.recall.scoring import LearningPolicy
 from swarmmem.ports.clock import Clock
@@ -188,7 +188,6 @@ class RecallService:
         self.defaults = defaults or RecallDefaults()
         self._resolve = resolve_profile
         self.evidence = evidence
-        self.last_trace: RecallTrace | None = None
         self._said_read_only = False
 
     def build_request(
@@ -266,7 +265,7 @@ class RecallService:
             config, parts = self._resolve(request.profile)
         else:
             config, parts = RecallConfig(policy=self.defaults.learning), None
-        result, self.last_trace = run_recall(
+        result, _trace = run_recall(
             self.store, request, now=to_iso(self.clock.now()), config=config, parts=parts
         )
         items: Sequence[RecallItem] = result.items

@@ -165,7 +165,6 @@ MIGRATIONS = migration_steps(
         18: tuple(s.format(if_not_exists="IF NOT EXISTS ") for s in TEXT_TERMS),
     }
 )
-LATEST_VERSION = MIGRATIONS[-1].version
 RECALL_INDEX_SQL = (
     "CREATE INDEX IF NOT EXISTS idx_memory_items_recall_order ON memory_items "
     "(scope_key, updated_at DESC, id) WHERE superseded_by IS NULL AND deleted = 0"
