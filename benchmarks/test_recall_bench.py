@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import make_corpus
+from conftest import bulk, make_corpus
 
 from swarmmem.adapters.storage.sqlite import SqliteStore
 from swarmmem.adapters.storage.sqlite_support import sqlite_module
@@ -64,9 +64,7 @@ def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     """A SQLite store holding ``n`` memories in one scope."""
     path: Path = tmp_path_factory.mktemp(f"recall{request.param}") / "memory.db"
     db = SqliteStore(path)
-    with db.transaction():
-        for record in _records(request.param):
-            db.upsert(record)
+    bulk(db, _records(request.param))
     yield db
     db.close()
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import code_facts, fact_record
+from conftest import bulk, code_facts, fact_record
 
 from swarmmem.adapters.storage.sqlite import SqliteStore
 from swarmmem.adapters.storage.sqlite_support import sqlite_module
@@ -84,9 +84,7 @@ def _records(n: int) -> list[MemoryRecord]:
 def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
     path: Path = tmp_path_factory.mktemp(f"selective{request.param}") / "memory.db"
     db = SqliteStore(path)
-    with db.transaction():
-        for record in _records(request.param):
-            db.upsert(record)
+    bulk(db, _records(request.param))
     yield db
     db.close()
 

@@ -87,13 +87,14 @@ def text_terms(text: Any) -> str:
     return " ".join(sorted(set(stemmed_tokens(text)))) if isinstance(text, str) else ""
 
 
-def text_terms_of(record_json: str) -> str | None:
-    """:func:`text_terms` of a stored ``record_json`` (``None`` when it does not parse)."""
+def text_terms_of(record_json: str) -> str:
+    """:func:`text_terms` of a stored ``record_json`` (none when it does not parse: a damaged
+    row is not looked at again on every open)."""
     try:
         data = json.loads(record_json)
     except ValueError:
-        return None
-    return text_terms(data.get("text")) if isinstance(data, dict) else None
+        return ""
+    return text_terms(data.get("text")) if isinstance(data, dict) else ""
 
 
 def report_values(record_json: str) -> tuple[float, float] | None:

@@ -660,6 +660,19 @@ class TestCompatibility:
             terms = store._conn.execute("SELECT text_terms FROM memory_items").fetchone()[0]
         assert terms == "earlier leav term the unset writer"
 
+    def test_a_damaged_row_is_not_reread_on_every_open(self, db: Path) -> None:
+        """A row whose JSON does not parse gets empty text terms once, so later opens find
+        nothing to fill (no write transaction on open)."""
+        SqliteStore(db).close()
+        with raw(db) as conn:
+            conn.execute(
+                "INSERT INTO memory_items (id, scope_key, kind, updated_at, record_json) "
+                "VALUES ('mem_00000000000000aa', 'k', 'project_fact', 'x', '{not json')"
+            )
+        SqliteStore(db).close()
+        with raw(db) as conn:
+            assert conn.execute("SELECT text_terms FROM memory_items").fetchall() == [("",)]
+
     def test_rows_stay_readable_by_a_plain_reader(self, store: SqliteStore, db: Path) -> None:
         """record_json and proposal_json parse strictly with the reference shape."""
         record = make_memory(valid_from=T0)
