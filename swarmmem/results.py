@@ -2,7 +2,7 @@
 
 A recall bundle, a proposal, and the payloads of a disabled memory and of an error are defined
 once here, so the two surfaces cannot drift apart. Neither surface is imported: the CLI's
-renderers (:mod:`swarmmem.cli.render`) and the MCP server (:mod:`swarmmem.mcp_server`) build
+renderers (:mod:`swarmmem.cli.render`) and the MCP server (:mod:`swarmmem.mcp`) build
 on these.
 """
 

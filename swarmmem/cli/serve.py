@@ -20,7 +20,7 @@ def mcp(state: State, transport: str) -> None:
     Scopes come from --root and the context options; the session is --session or a fresh
     UUID for this server process.
     """
-    from swarmmem.mcp_server import serve
+    from swarmmem.mcp import serve
 
     serve(state.root, state.config, state.context)
 

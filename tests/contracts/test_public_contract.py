@@ -204,7 +204,8 @@ def test_python_return_shapes(tmp_path: Path) -> None:
 
 
 def test_mcp_tools() -> None:
-    from swarmmem import mcp_curator, mcp_server
+    from swarmmem import mcp as mcp_server
+    from swarmmem.mcp import curator as mcp_curator
 
     names = (*mcp_server.TOOL_NAMES, *mcp_curator.CURATOR_TOOLS)
     tools = {

@@ -25,7 +25,7 @@ from swarmmem.core.model.errors import (
     NotFoundError,
     StorageError,
 )
-from swarmmem.mcp_server import MemoryTools
+from swarmmem.mcp import MemoryTools
 
 ENABLED = {"enabled": True}
 LONE = "bad \ud800 text"

@@ -17,7 +17,7 @@ from mcp.client.stdio import stdio_client
 
 import swarmmem
 from swarmmem.grants import effective_role, granted, grants_path, set_grant
-from swarmmem.mcp_curator import CURATE, PENDING
+from swarmmem.mcp import CURATE, PENDING
 
 BASE_TOOLS = {"swarm_memory_recall", "swarm_memory_propose", "swarm_memory_outcome"}
 

@@ -25,7 +25,7 @@ from mcp.shared.exceptions import MCPError
 
 import swarmmem
 from swarmmem.core.model.errors import MemoryValidationError, NotFoundError
-from swarmmem.mcp_server import (
+from swarmmem.mcp import (
     ALIASES,
     ANNOTATIONS,
     OUTCOME,

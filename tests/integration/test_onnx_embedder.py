@@ -422,7 +422,7 @@ def test_the_mcp_server_starts_loading_the_model_when_it_starts(
     if DENSE_REASON is not None:
         pytest.skip(f"dense extra not usable: {DENSE_REASON}")
     import swarmmem
-    from swarmmem.mcp_server import MemoryTools
+    from swarmmem.mcp import MemoryTools
 
     monkeypatch.setattr(oe, "_SHARED_RUNTIMES", {})
     config = {"enabled": True, "embeddings": {"enabled": True}}

@@ -1,4 +1,4 @@
-"""The MCP stdin guard's measures (swarmmem.mcp_stdio): nesting depth without recursion and
+"""The MCP stdin guard's measures (swarmmem.mcp.stdio): nesting depth without recursion and
 the id at a request's top level, on hostile lines."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from swarmmem.mcp_stdio import MAX_REQUEST_DEPTH, too_deep, top_level_id
+from swarmmem.mcp.stdio import MAX_REQUEST_DEPTH, too_deep, top_level_id
 
 
 def test_depth_counts_brackets_outside_strings_only() -> None:

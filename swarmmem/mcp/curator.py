@@ -3,7 +3,7 @@
 They are listed only by a server whose ``--role curator`` the person granted outside the
 repository (:mod:`swarmmem.grants`); a curator agent then reviews the pending proposals and
 decides on each through the same audited decision path as ``swarmmem curate``. The MCP server
-(:mod:`swarmmem.mcp_server`) registers the schemas and handlers defined here.
+(:mod:`swarmmem.mcp.server`) registers the schemas and handlers defined here.
 """
 
 from __future__ import annotations
