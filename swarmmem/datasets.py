@@ -28,6 +28,12 @@ Documents with the same text are stored once; judgements of a dropped duplicate 
 document that was kept. Every query's metrics and latency are kept (``per_query``, with the
 pipeline's degradation reason when a profile degraded, e.g. a reranker skipped by the latency
 budget); the table gives means, the median (p50) latency and how many queries degraded.
+
+:func:`run_dataset` is what ``swarmmem dataset`` runs. Its steps are public so that a
+measurement can add its own per query: :func:`read_dataset` reads the files,
+:func:`open_run` loads the corpus into a temporary store and yields a :class:`DatasetRun`
+whose :meth:`~DatasetRun.score_floors` and :meth:`~DatasetRun.score_profiles` score a query
+and whose :meth:`~DatasetRun.report` makes the report.
 """
 
 from __future__ import annotations
@@ -38,15 +44,37 @@ import json
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from swarmmem.bootstrap import Runtime, sqlite_connect
 from swarmmem.core.model.errors import EvaluationError
+from swarmmem.core.model.ids import content_hash, memory_id_for_hash, normalize_text, to_iso
+from swarmmem.core.model.records import (
+    MEMORY_KINDS,
+    MemoryRecord,
+    MemoryScope,
+    MemorySource,
+    RecallRequest,
+)
 from swarmmem.core.recall.bm25 import STOP_WORDS, stemmed_query
-from swarmmem.core.recall.pipeline import DENSE_PROFILES, PROFILES
+from swarmmem.core.recall.embeddings import embed_records
+from swarmmem.core.recall.fts import build_fts_query
+from swarmmem.core.recall.hybrid import (
+    GATE_DEPTH,
+    CosineProfile,
+    DenseParts,
+    query_vector,
+    stands_out,
+)
+from swarmmem.core.recall.lexical import RecallResult
+from swarmmem.core.recall.pipeline import DENSE_PROFILES, PROFILES, RecallTrace, run_recall
+from swarmmem.evaluation import project_runtime
+from swarmmem.ports.clock import SystemClock
 from swarmmem.registry import create
 
 FLOORS = ("fts5-bm25", "bm25-porter", "dense-only", "dense-floor")
@@ -57,6 +85,10 @@ _PORTER_TABLE_SQL = (
     "CREATE VIRTUAL TABLE temp.dataset_porter_fts USING fts5("
     "id UNINDEXED, text, tokenize = 'porter unicode61')"
 )
+#: the one repository scope every document of a collection is stored in
+SCOPE = MemoryScope(type="repository", repo_id="dataset")
+#: a document's text is cut to this many characters
+MAX_TEXT = 2000
 
 
 def porter_query(text: str) -> str | None:
@@ -66,48 +98,7 @@ def porter_query(text: str) -> str | None:
     return stemmed_query(text, None, "manual")
 
 
-CHANNEL_DEPTH = 200
-
-
-def _channels(store: Any, parts: Any, text: str, scope: Any, now: str) -> dict[str, Any]:
-    """One query's lexical scores, the stemmed channel's raw evidence and the cosines (keyed
-    by memory id, except ``query_terms``; see ``run_dataset``)."""
-    from swarmmem.core.model.records import RecallRequest
-    from swarmmem.core.recall.bm25 import held_terms
-    from swarmmem.core.recall.hybrid import query_vector
-    from swarmmem.core.recall.lexical import lexical_recall, preselect_limit
-
-    request = RecallRequest(query=text, scopes=(scope,), max_items=10, min_score=0.0)
-    lexical = lexical_recall(store, request, now=now)
-    vector, _ = query_vector(parts, text)
-    every = parts.index.search(vector, len(parts.index.ids()))
-    match = stemmed_query(text, None, "manual")
-    found = store.select_candidates(
-        scope_keys=[scope.key],
-        kinds=None,
-        fts_query=match,
-        preselect_limit=preselect_limit(request),
-        scope_when_unmatched=False,
-        now=now,
-        include_expired=False,
-        candidate_cap=1000,
-        cap_before_preselect=False,
-        stemmed=True,
-    )
-    terms, held = held_terms(found.records, match)
-    return {
-        "query_terms": sorted(terms),
-        "lexical": {
-            it.record.id: lexical.text_relevance[it.record.id]
-            for it in lexical.items
-            if not it.explored
-        },
-        "bm25": dict(found.fts_scores or {}),
-        "terms": {key: sorted(have) for key, have in held.items()},
-        "length": {r.id: len(r.text) for r in found.records},
-        "dense": dict(every[:CHANNEL_DEPTH]),
-        "all_dense": dict(every),
-    }
+# ------------------------------------------------------------------------------ the files
 
 
 def _read_jsonl(path: Path, what: str) -> list[dict[str, Any]]:
@@ -175,137 +166,327 @@ def metrics_for(ranked: Sequence[str], relevant: dict[str, float], k: int) -> di
     return {"recall@k": recall, "ndcg@10": ndcg, "mrr": mrr}
 
 
-def run_dataset(
-    corpus_path: Path,
-    queries_path: Path,
-    qrels_path: Path,
-    *,
-    profiles: Sequence[str] = ("lexical",),
-    k: int = 10,
-    embedder: Any = None,
-    reranker: Any = None,
-    limit_queries: int | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    channels: list[dict[str, Any]] | None = None,
-    foreign_queries: Sequence[str] = (),
-    retrieval: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Score the floors and every profile on the collection; return a report dict.
+def check_options(profiles: Sequence[str], k: int) -> None:
+    """Refuse unknown profiles and a cut-off outside 1..100, before any file is read.
 
-    ``profiles`` (the report's ``profiles`` table) lists the floors first: ``fts5-bm25`` and
-    ``bm25-porter`` always, ``dense-only`` when a dense profile is asked for and the dense
-    parts are available (otherwise ``dense_unavailable`` says why).
-
-    ``channels``, when given with a dense profile, receives one entry per query with what
-    the fusion stage sees (for fitting it offline, see benchmarks/quality/calibrate.py):
-    ``relevant``, ``lexical`` (every lexical candidate's text relevance), its raw evidence
-    (``bm25``: each stemmed candidate's ``-bm25()``; ``terms``: the stemmed query terms its
-    text holds; ``query_terms``: the query's stemmed terms), ``dense`` (the cosines of the
-    best :data:`CHANNEL_DEPTH` documents and of every relevant one) and ``written`` (their
-    ``updatedAt`` in epoch ms), keyed by corpus id. ``foreign_queries``
-    (texts from another data set, so relevant to nothing here) add entries
-    ``{"foreign": True, "lexical": n, "best_cosine": c, ...}``: how many lexical candidates
-    such a query gets and its best cosine (the no-filler check), with its stemmed channel's
-    evidence (``query_terms``, ``terms``, ``bm25``) and its 50 best cosines (``cosines``).
-
-    ``retrieval`` overrides ``retrieval`` configuration keys (e.g. ``{"fusion":
-    "calibrated"}``) for this run.
-
-    ``foreign_queries`` also give the report a ``foreign`` table: per profile (and for the
-    ``bm25-porter`` and ``dense-floor`` rows) how many foreign queries were asked
-    (``queries``), how many got any item (``answered``) and the items returned in all
-    (``items``), at ``k`` items at most; the profiles run with the library's default
-    ``minScore``, as a user's recall would.
+    Raises:
+        EvaluationError: naming the bad profiles or the cut-off.
     """
-    from swarmmem.bootstrap import sqlite_connect
-    from swarmmem.core.model.ids import (
-        content_hash,
-        iso_to_ms,
-        memory_id_for_hash,
-        normalize_text,
-        to_iso,
-    )
-    from swarmmem.core.model.records import (
-        MEMORY_KINDS,
-        MemoryRecord,
-        MemoryScope,
-        MemorySource,
-        RecallRequest,
-    )
-    from swarmmem.core.recall.embeddings import embed_records
-    from swarmmem.core.recall.fts import build_fts_query
-    from swarmmem.core.recall.hybrid import GATE_DEPTH, CosineProfile, query_vector, stands_out
-    from swarmmem.core.recall.pipeline import run_recall
-    from swarmmem.evaluation import project_runtime
-    from swarmmem.ports.clock import SystemClock
-
     bad = [p for p in profiles if p not in PROFILES]
     if bad:
         raise EvaluationError(f"unknown profile(s) {bad}; choose from {', '.join(PROFILES)}")
     if not 1 <= k <= 100:
         raise EvaluationError(f"k must be in 1..100; got {k}")
+
+
+# ------------------------------------------------------------------------ the collection
+
+
+@attrs.frozen(kw_only=True)
+class Dataset:
+    """A collection read from its files: the corpus as memories of :data:`SCOPE` and the
+    queries that have judgements."""
+
+    records: tuple[MemoryRecord, ...]
+    doc_of: Mapping[str, str]
+    """memory id -> corpus id of the document kept for its text"""
+    kept_as: Mapping[str, str]
+    """corpus id of a dropped duplicate -> corpus id of the document kept for its text"""
+    queries: tuple[Mapping[str, Any], ...]
+    qrels: Mapping[str, Mapping[str, float]]
+    now: str
+    """the time the collection is recalled at (the last document was written then)"""
+
+    def relevant(self, qid: str) -> dict[str, float]:
+        """The judgements of query ``qid``, a dropped duplicate's counted for the document
+        kept (the highest relevance wins)."""
+        out: dict[str, float] = {}
+        for doc, rel in self.qrels[qid].items():
+            doc = self.kept_as.get(doc, doc)
+            out[doc] = max(rel, out.get(doc, rel))
+        return out
+
+
+def read_dataset(
+    corpus_path: Path, queries_path: Path, qrels_path: Path, *, limit_queries: int | None = None
+) -> Dataset:
+    """Read the three files; keep the queries that have judgements (the first
+    ``limit_queries`` of them).
+
+    Raises:
+        EvaluationError: a file cannot be read or parsed, no query has judgements, or a
+            corpus row names an unknown kind.
+    """
     corpus = _read_jsonl(corpus_path, "corpus")
     queries = _read_jsonl(queries_path, "queries")
     qrels = load_qrels(qrels_path)
     queries = [q for q in queries if str(q["id"]) in qrels][: limit_queries or None]
     if not queries:
         raise EvaluationError("no query has relevance judgements in the qrels file")
-    scope = MemoryScope(type="repository", repo_id="dataset")
-    clock_now = SystemClock().now()
-    stamp = to_iso(clock_now)
-    doc_of: dict[str, str] = {}  # memory id -> corpus id of the document kept
-    kept_as: dict[str, str] = {}  # corpus id -> corpus id of the document stored for its text
+    now = SystemClock().now()
+    records, doc_of, kept_as = _memories(corpus, now)
+    return Dataset(
+        records=tuple(records),
+        doc_of=doc_of,
+        kept_as=kept_as,
+        queries=tuple(queries),
+        qrels=qrels,
+        now=to_iso(now),
+    )
+
+
+def _memories(
+    rows: Sequence[Mapping[str, Any]], now: dt.datetime
+) -> tuple[list[MemoryRecord], dict[str, str], dict[str, str]]:
+    """The corpus rows as memories, written in file order one millisecond apart (the last
+    row at ``now``); a text seen before refreshes the stored memory instead of adding one.
+    Returns the memories, the corpus id of each and the corpus id kept for each duplicate."""
+    doc_of: dict[str, str] = {}
+    kept_as: dict[str, str] = {}
     records: list[MemoryRecord] = []
     index_of: dict[str, int] = {}
-    for position, row in enumerate(corpus):
-        # the corpus is written in file order, one millisecond apart (the last row at "now")
-        written = to_iso(clock_now - dt.timedelta(milliseconds=len(corpus) - 1 - position))
-        text = normalize_text(" ".join(str(x) for x in (row.get("title") or "", row["text"]) if x))[
-            :2000
-        ]
-        if not text:
+    for position, row in enumerate(rows):
+        written = to_iso(now - dt.timedelta(milliseconds=len(rows) - 1 - position))
+        record = _record_of(row, written)
+        if record is None:
             continue
-        kind = str(row.get("kind") or "project_fact")
-        if kind not in MEMORY_KINDS:
-            raise EvaluationError(f"corpus row {row['id']!r}: unknown kind {kind!r}")
-        metadata: dict[str, Any] = {}
-        if row.get("files"):
-            metadata["files"] = [str(f) for f in row["files"]]
-        if row.get("symbol"):
-            metadata["symbol"] = str(row["symbol"])
-        digest = content_hash(scope.as_dict(), kind, text)
-        mid = memory_id_for_hash(digest)
-        if mid in doc_of:  # the same text again: the stored memory is refreshed
-            kept_as[str(row["id"])] = doc_of[mid]
-            i = index_of[mid]
+        if record.id in doc_of:  # the same text again: the stored memory is refreshed
+            kept_as[str(row["id"])] = doc_of[record.id]
+            i = index_of[record.id]
             records[i] = attrs.evolve(records[i], updated_at=written)
             continue
-        doc_of[mid] = str(row["id"])
-        index_of[mid] = len(records)
-        records.append(
-            MemoryRecord(
-                id=mid,
-                scope=scope,
-                kind=kind,
-                text=text,
-                tags=(),
-                metadata=metadata,
-                confidence=0.8,
-                stability="durable",
-                source=MemorySource(type="manual", ref=str(row["id"])[:200]),
-                created_at=written,
-                updated_at=written,
-                content_hash=digest,
-            )
+        doc_of[record.id] = str(row["id"])
+        index_of[record.id] = len(records)
+        records.append(record)
+    return records, doc_of, kept_as
+
+
+def _record_of(row: Mapping[str, Any], written: str) -> MemoryRecord | None:
+    """One corpus row as a memory (title and text joined, normalised, cut to
+    :data:`MAX_TEXT`); ``None`` when no text is left.
+
+    Raises:
+        EvaluationError: the row names an unknown kind.
+    """
+    joined = " ".join(str(x) for x in (row.get("title") or "", row["text"]) if x)
+    text = normalize_text(joined)[:MAX_TEXT]
+    if not text:
+        return None
+    kind = str(row.get("kind") or "project_fact")
+    if kind not in MEMORY_KINDS:
+        raise EvaluationError(f"corpus row {row['id']!r}: unknown kind {kind!r}")
+    metadata: dict[str, Any] = {}
+    if row.get("files"):
+        metadata["files"] = [str(f) for f in row["files"]]
+    if row.get("symbol"):
+        metadata["symbol"] = str(row["symbol"])
+    digest = content_hash(SCOPE.as_dict(), kind, text)
+    return MemoryRecord(
+        id=memory_id_for_hash(digest),
+        scope=SCOPE,
+        kind=kind,
+        text=text,
+        tags=(),
+        metadata=metadata,
+        confidence=0.8,
+        stability="durable",
+        source=MemorySource(type="manual", ref=str(row["id"])[:200]),
+        created_at=written,
+        updated_at=written,
+        content_hash=digest,
+    )
+
+
+# --------------------------------------------------------------------------------- the run
+
+
+class DatasetRun:
+    """A collection loaded in a temporary store (see :func:`open_run`): the floors and the
+    profiles rank its queries, each ranking's metrics and latency kept per row
+    (:attr:`per_query`)."""
+
+    def __init__(
+        self,
+        dataset: Dataset,
+        runtime: Runtime,
+        connection: Any,
+        dense_parts: DenseParts | None,
+        *,
+        profiles: Sequence[str],
+        k: int,
+    ) -> None:
+        self.dataset = dataset
+        self.runtime = runtime
+        self.store = runtime.store
+        self.dense_parts = dense_parts
+        self.profiles = tuple(profiles)
+        self.k = k
+        self._connection = connection
+        retrieval = runtime.config["retrieval"]
+        self._dense_floor: float | None = retrieval["denseFloor"]
+        self._dense_gate: float | None = retrieval["denseGate"]
+        self._fusion: str = retrieval["fusion"]
+        self._evidence_threshold: float = retrieval["denseEvidence"]
+        dense = any(p in DENSE_PROFILES for p in profiles)
+        self.dense_unavailable: str | None = None
+        if dense_parts is None and dense:
+            self.dense_unavailable = runtime.dense_unavailable_reason or "dense parts unavailable"
+        rows = ["fts5-bm25", "bm25-porter"]
+        if dense_parts is not None:
+            rows.append("dense-only")
+            if self._dense_floor is not None or self._fusion == "calibrated":
+                rows.append("dense-floor")
+        #: per row (floor or profile), one entry per scored query
+        self.per_query: dict[str, list[dict[str, Any]]] = {name: [] for name in [*rows, *profiles]}
+
+    @property
+    def has_dense_floor(self) -> bool:
+        """Whether the ``dense-floor`` row runs (dense parts, and a relevance floor or the
+        calibrated fusion)."""
+        return "dense-floor" in self.per_query
+
+    # -- rankings, as corpus ids
+
+    def _bare(self, table: str, match: str | None) -> list[str]:
+        """The best ``k`` of a bare FTS5 BM25 query on ``table``."""
+        if not match:
+            return []
+        rows = self._connection.execute(
+            f"SELECT id FROM {table} WHERE {table} MATCH ? ORDER BY bm25({table}) LIMIT ?",
+            (match, self.k),
+        ).fetchall()
+        return [self.dataset.doc_of[r[0]] for r in rows]
+
+    def fts5_ranking(self, text: str) -> list[str]:
+        """The ``fts5-bm25`` floor: the library's own FTS5 query on the store's index."""
+        return self._bare("memory_items_fts", build_fts_query(text, None, "manual"))
+
+    def porter_ranking(self, text: str) -> list[str]:
+        """The ``bm25-porter`` floor: :func:`porter_query` on the porter-stemmed table."""
+        return self._bare("dataset_porter_fts", porter_query(text))
+
+    def dense_hits(self, text: str) -> list[tuple[str, float]]:
+        """The nearest memories by cosine, enough for ``dense-only`` (``k``) and the dense
+        gate (needs dense parts)."""
+        assert self.dense_parts is not None
+        vector, _ = query_vector(self.dense_parts, text)
+        return self.dense_parts.index.search(vector, max(self.k, GATE_DEPTH))
+
+    def passing(self, hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
+        """The hits under the hybrid profiles' no-filler rule: with the calibrated fusion,
+        those whose evidence as dense-only candidates reaches ``retrieval.denseEvidence``;
+        else none when the nearest does not stand out (the dense gate), and those reaching
+        the floor."""
+        cosines = [c for _, c in hits]
+        if self._fusion == "calibrated":
+            profile = CosineProfile.of(cosines)
+            if profile is None:
+                return []
+            lowest = profile.evidence_floor(self._evidence_threshold, cosines)
+            if self._dense_floor is not None:
+                lowest = max(lowest, self._dense_floor)
+            return [h for h in hits if h[1] >= lowest]
+        if self._dense_gate is not None and not stands_out(cosines, self._dense_gate):
+            return []
+        assert self._dense_floor is not None
+        return [h for h in hits if h[1] >= self._dense_floor]
+
+    def recall(self, profile: str, request: RecallRequest) -> tuple[RecallResult, RecallTrace]:
+        """``request`` through the recall pipeline under ``profile``."""
+        config, parts = self.runtime.resolve_profile(profile)
+        return run_recall(self.store, request, now=self.dataset.now, config=config, parts=parts)
+
+    # -- scoring
+
+    def _note(
+        self,
+        name: str,
+        qid: str,
+        ranked: list[str],
+        relevant: dict[str, float],
+        started: float,
+        note: str | None = None,
+    ) -> None:
+        """Keep one ranking's metrics and its latency since ``started``."""
+        elapsed = time.perf_counter() - started
+        row = {"query": qid, **metrics_for(ranked, relevant, self.k)}
+        row["latency_ms"] = elapsed * 1000.0
+        if note is not None:
+            row["degraded"] = note
+        self.per_query[name].append(row)
+
+    def score_floors(self, query: Mapping[str, Any], relevant: dict[str, float]) -> None:
+        """Rank ``query`` with every floor (``dense-floor`` timed with the ``dense-only``
+        search it filters)."""
+        qid, text = str(query["id"]), query["text"]
+        started = time.perf_counter()
+        self._note("fts5-bm25", qid, self.fts5_ranking(text), relevant, started)
+        started = time.perf_counter()
+        self._note("bm25-porter", qid, self.porter_ranking(text), relevant, started)
+        if self.dense_parts is None:
+            return
+        started = time.perf_counter()
+        hits = self.dense_hits(text)
+        doc_of = self.dataset.doc_of
+        self._note("dense-only", qid, [doc_of[h[0]] for h in hits[: self.k]], relevant, started)
+        if self.has_dense_floor:
+            kept = [doc_of[h[0]] for h in self.passing(hits)[: self.k]]
+            self._note("dense-floor", qid, kept, relevant, started)
+
+    def score_profiles(self, query: Mapping[str, Any], relevant: dict[str, float]) -> None:
+        """Rank ``query`` with every profile (``k`` items, no relevance threshold)."""
+        qid = str(query["id"])
+        request = RecallRequest(
+            query=query["text"], scopes=(SCOPE,), max_items=self.k, min_score=0.0
         )
-    written_ms = {doc_of[r.id]: iso_to_ms(r.updated_at) or 0.0 for r in records}
+        for profile in self.profiles:
+            started = time.perf_counter()
+            result, trace = self.recall(profile, request)
+            ranked = [self.dataset.doc_of[it.record.id] for it in result.items]
+            self._note(profile, qid, ranked, relevant, started, trace.degradation_reason)
+
+    def report(self) -> dict[str, Any]:
+        """The report: per row the mean metrics, the mean and median latency and how many
+        queries degraded (``profiles``, floors first), and every query's entry
+        (``per_query``)."""
+        report: dict[str, Any] = {
+            "k": self.k,
+            "documents": len(self.dataset.records),
+            "queries": len(self.dataset.queries),
+            "profiles": {name: _summary(rows) for name, rows in self.per_query.items()},
+            "per_query": self.per_query,
+        }
+        if self.dense_unavailable is not None:
+            report["dense_unavailable"] = self.dense_unavailable
+        return report
+
+
+def _summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One row of the report's table: means over the queries, median latency, degradations."""
+    return {
+        metric: sum(r[metric] for r in rows) / len(rows)
+        for metric in ("recall@k", "ndcg@10", "mrr")
+    } | {
+        "mean_latency_ms": sum(r["latency_ms"] for r in rows) / len(rows),
+        "p50_latency_ms": statistics.median(r["latency_ms"] for r in rows),
+        "degraded": sum(1 for r in rows if "degraded" in r),
+    }
+
+
+@contextmanager
+def open_run(
+    dataset: Dataset,
+    *,
+    profiles: Sequence[str],
+    k: int,
+    embedder: Any = None,
+    retrieval: Mapping[str, Any] | None = None,
+) -> Iterator[DatasetRun]:
+    """Load ``dataset`` into a temporary SQLite project configured like a user's (the
+    ``retrieval`` keys override it), embed it when a dense profile is asked for (``embedder``,
+    else the default ONNX one), and add the porter-stemmed table of the ``bm25-porter``
+    floor; everything is removed afterwards."""
     dense = any(p in DENSE_PROFILES for p in profiles)
-    names = ["fts5-bm25", "bm25-porter", *(["dense-only", "dense-floor"] if dense else [])]
-    names += profiles
-    per_query: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
-    dense_unavailable: str | None = None
-    #: per row, over the foreign queries: how many, how many got any item, items in all
-    foreign: dict[str, dict[str, int]] = {}
     # the dataset ranks whole collections: no last-slot rescue, no query cache
     config = {
         "retrieval": {"denseRescue": None, **(retrieval or {})},
@@ -317,179 +498,74 @@ def run_dataset(
             "sqlite",
             config=config,
             embedder=(embedder or create("embedder", "onnx")) if dense else None,
-            reranker=reranker if dense else None,
         )
         try:
-            store = runtime.store
-            with store.transaction():
-                for record in records:
-                    store.upsert(record)
-            dense_parts = runtime.dense_parts(rerank=False) if dense else None
-            dense_floor = runtime.config["retrieval"]["denseFloor"]
-            dense_gate = runtime.config["retrieval"]["denseGate"]
-            fusion = runtime.config["retrieval"]["fusion"]
-            evidence_threshold = runtime.config["retrieval"]["denseEvidence"]
-            if dense_floor is None and fusion != "calibrated":
-                per_query.pop("dense-floor", None)
-            if dense_parts is not None:
-                embed_records(dense_parts, records)
-            elif dense:
-                dense_unavailable = runtime.dense_unavailable_reason or "dense parts unavailable"
-                for name in ("dense-only", "dense-floor"):
-                    per_query.pop(name, None)
-            conn = sqlite_connect(runtime.sqlite_path)
+            parts = _fill_store(runtime, dataset.records, dense=dense)
+            connection = _porter_table(runtime, dataset.records)
             try:
-                conn.execute(_PORTER_TABLE_SQL)
-                conn.executemany(
-                    "INSERT INTO temp.dataset_porter_fts (id, text) VALUES (?, ?)",
-                    [(r.id, r.text) for r in records],
-                )
-
-                def note_result(
-                    name: str, qid: str, ranked: list[str], started: float, note: str | None = None
-                ) -> None:
-                    elapsed = time.perf_counter() - started
-                    row = {"query": qid, **metrics_for(ranked, relevant, k)}
-                    row["latency_ms"] = elapsed * 1000.0
-                    if note is not None:
-                        row["degraded"] = note
-                    per_query[name].append(row)
-
-                def nearest(vector: Any) -> list[tuple[str, float]]:
-                    """Enough nearest hits for ``dense-only`` (``k``) and the dense gate."""
-                    assert dense_parts is not None
-                    return dense_parts.index.search(vector, max(k, GATE_DEPTH))
-
-                def passing(hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
-                    """The hits under the hybrid profiles' no-filler rule: with the
-                    calibrated fusion, those whose evidence as dense-only candidates reaches
-                    ``retrieval.denseEvidence``; else none when the nearest does not stand
-                    out (the dense gate), and those reaching the floor."""
-                    if fusion == "calibrated":
-                        profile = CosineProfile.of([c for _, c in hits])
-                        if profile is None:
-                            return []
-                        lowest = profile.evidence_floor(evidence_threshold, [c for _, c in hits])
-                        if dense_floor is not None:
-                            lowest = max(lowest, dense_floor)
-                        return [h for h in hits if h[1] >= lowest]
-                    if dense_gate is not None and not stands_out([c for _, c in hits], dense_gate):
-                        return []
-                    return [h for h in hits if h[1] >= dense_floor]
-
-                def bare(table: str, match: str | None) -> list[str]:
-                    if not match:
-                        return []
-                    rows = conn.execute(
-                        f"SELECT id FROM {table} WHERE {table} MATCH ? "
-                        f"ORDER BY bm25({table}) LIMIT ?",
-                        (match, k),
-                    ).fetchall()
-                    return [doc_of[r[0]] for r in rows]
-
-                for n, query in enumerate(queries, 1):
-                    qid = str(query["id"])
-                    relevant: dict[str, float] = {}
-                    for doc, rel in qrels[qid].items():
-                        doc = kept_as.get(doc, doc)
-                        relevant[doc] = max(rel, relevant.get(doc, rel))
-                    started = time.perf_counter()
-                    fts = build_fts_query(query["text"], None, "manual")
-                    note_result("fts5-bm25", qid, bare("memory_items_fts", fts), started)
-                    started = time.perf_counter()
-                    ranked = bare("dataset_porter_fts", porter_query(query["text"]))
-                    note_result("bm25-porter", qid, ranked, started)
-                    if dense_parts is not None:
-                        started = time.perf_counter()
-                        vector, _ = query_vector(dense_parts, query["text"])
-                        hits = nearest(vector)
-                        note_result("dense-only", qid, [doc_of[h[0]] for h in hits[:k]], started)
-                        if "dense-floor" in per_query:
-                            kept = [doc_of[h[0]] for h in passing(hits)[:k]]
-                            note_result("dense-floor", qid, kept, started)
-                        if channels is not None:
-                            found = _channels(store, dense_parts, query["text"], scope, stamp)
-                            terms = found.pop("query_terms")
-                            docs: dict[str, Any] = {
-                                n: {doc_of[i]: v for i, v in c.items()} for n, c in found.items()
-                            }
-                            every = docs.pop("all_dense")
-                            docs["dense"] |= {doc: every.get(doc, -1.0) for doc in relevant}
-                            docs["query_terms"] = terms
-                            docs["written"] = {
-                                doc: written_ms[doc] for doc in {*docs["lexical"], *docs["dense"]}
-                            }
-                            channels.append({"query": qid, "relevant": relevant, **docs})
-                    request = RecallRequest(
-                        query=query["text"], scopes=(scope,), max_items=k, min_score=0.0
-                    )
-                    for profile in profiles:
-                        started = time.perf_counter()
-                        recall_config, parts = runtime.resolve_profile(profile)
-                        res, trace = run_recall(
-                            store, request, now=stamp, config=recall_config, parts=parts
-                        )
-                        ranked = [doc_of[it.record.id] for it in res.items]
-                        note_result(profile, qid, ranked, started, trace.degradation_reason)
-                    if progress is not None:
-                        progress(n, len(queries))
-                for text in foreign_queries:
-                    returned = {"bm25-porter": len(bare("dataset_porter_fts", porter_query(text)))}
-                    if dense_parts is not None and "dense-floor" in per_query:
-                        vector, _ = query_vector(dense_parts, text)
-                        returned["dense-floor"] = min(k, len(passing(nearest(vector))))
-                    request = RecallRequest(query=text, scopes=(scope,), max_items=k)
-                    for profile in profiles:  # the default minScore: what a user would get
-                        recall_config, parts = runtime.resolve_profile(profile)
-                        res, _ = run_recall(
-                            store, request, now=stamp, config=recall_config, parts=parts
-                        )
-                        returned[profile] = len(res.items)
-                    for name, count in returned.items():
-                        tally = foreign.setdefault(name, {"queries": 0, "answered": 0, "items": 0})
-                        tally["queries"] += 1
-                        tally["answered"] += count > 0
-                        tally["items"] += count
-                    if channels is not None and dense_parts is not None:
-                        found = _channels(store, dense_parts, text, scope, stamp)
-                        best = max(found["dense"].values(), default=-1.0)
-                        channels.append(
-                            {
-                                "foreign": True,
-                                "lexical": len(found["lexical"]),
-                                "lexical_scores": found["lexical"],
-                                "best_cosine": best,
-                                "query_terms": found["query_terms"],
-                                "terms": found["terms"],
-                                "bm25": found["bm25"],
-                                "cosines": sorted(found["dense"].values(), reverse=True)[:50],
-                            }
-                        )
+                yield DatasetRun(dataset, runtime, connection, parts, profiles=profiles, k=k)
             finally:
-                conn.close()
+                connection.close()
         finally:
             runtime.close()
-    table = {
-        name: {
-            metric: sum(r[metric] for r in rows) / len(rows)
-            for metric in ("recall@k", "ndcg@10", "mrr")
-        }
-        | {
-            "mean_latency_ms": sum(r["latency_ms"] for r in rows) / len(rows),
-            "p50_latency_ms": statistics.median(r["latency_ms"] for r in rows),
-            "degraded": sum(1 for r in rows if "degraded" in r),
-        }
-        for name, rows in per_query.items()
-    }
-    report: dict[str, Any] = {
-        "k": k,
-        "documents": len(records),
-        "queries": len(queries),
-        "profiles": table,
-        "per_query": per_query,
-    }
-    if foreign_queries:
-        report["foreign"] = foreign
-    if dense_unavailable is not None:
-        report["dense_unavailable"] = dense_unavailable
-    return report
+
+
+def _fill_store(
+    runtime: Runtime, records: Sequence[MemoryRecord], *, dense: bool
+) -> DenseParts | None:
+    """Store the memories; with ``dense``, embed them and return the dense parts (``None``
+    when they are unavailable)."""
+    store = runtime.store
+    with store.transaction():
+        for record in records:
+            store.upsert(record)
+    parts = runtime.dense_parts(rerank=False) if dense else None
+    if parts is not None:
+        embed_records(parts, records)
+    return parts
+
+
+def _porter_table(runtime: Runtime, records: Sequence[MemoryRecord]) -> Any:
+    """A connection to the store's file holding the memories in a temporary FTS5 table
+    tokenized with ``porter unicode61``."""
+    connection = sqlite_connect(runtime.sqlite_path)
+    try:
+        connection.execute(_PORTER_TABLE_SQL)
+        connection.executemany(
+            "INSERT INTO temp.dataset_porter_fts (id, text) VALUES (?, ?)",
+            [(r.id, r.text) for r in records],
+        )
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
+def run_dataset(
+    corpus_path: Path,
+    queries_path: Path,
+    qrels_path: Path,
+    *,
+    profiles: Sequence[str] = ("lexical",),
+    k: int = 10,
+    embedder: Any = None,
+    limit_queries: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Score the floors and every profile on the collection; return a report dict.
+
+    ``profiles`` (the report's ``profiles`` table) lists the floors first: ``fts5-bm25`` and
+    ``bm25-porter`` always, ``dense-only`` when a dense profile is asked for and the dense
+    parts are available (otherwise ``dense_unavailable`` says why), ``dense-floor`` with it
+    when a relevance floor is set (or the fusion is calibrated).
+    """
+    check_options(profiles, k)
+    dataset = read_dataset(corpus_path, queries_path, qrels_path, limit_queries=limit_queries)
+    with open_run(dataset, profiles=profiles, k=k, embedder=embedder) as run:
+        for n, query in enumerate(dataset.queries, 1):
+            relevant = dataset.relevant(str(query["id"]))
+            run.score_floors(query, relevant)
+            run.score_profiles(query, relevant)
+            if progress is not None:
+                progress(n, len(dataset.queries))
+    return run.report()

@@ -5,7 +5,7 @@ Opt-in, like ``run.py`` (same cache, same sets, needs the ``quality`` and ``dens
     python -m benchmarks.quality.calibrate [--collections 'memagentbench-fc/*_32k'] \\
         [--channels PATH] [--reuse]
 
-1. Every selected collection is scored once by :func:`swarmmem.datasets.run_dataset` with
+1. Every selected collection is scored once by :func:`benchmarks.quality.scoring.run_dataset` with
    ``channels``: per query, every lexical candidate's text relevance and the cosines (the best 200
    documents and every relevant one), plus 30 *foreign* queries (taken from the other sets,
    so relevant to nothing) per collection. ``--reuse`` reads that file instead.
@@ -49,7 +49,9 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.quality import convert, fetch
+from benchmarks.quality.conversions import write_collection
 from benchmarks.quality.run import _selected
+from benchmarks.quality.scoring import CHANNEL_DEPTH, run_dataset
 from swarmmem._speedups.lexical import WEIGHTS as FACTOR_WEIGHTS
 from swarmmem.config import SCHEMA
 from swarmmem.core.recall.hybrid import GATE_DEPTH, score_fusion, stands_out
@@ -62,8 +64,7 @@ from swarmmem.core.recall.lexical import (
     weighted_coverage,
 )
 from swarmmem.core.recall.scoring import RECENCY_WEIGHT
-from swarmmem.datasets import CHANNEL_DEPTH, metrics_for, run_dataset
-from swarmmem.quality import write_collection
+from swarmmem.datasets import metrics_for
 
 FOLDS = 5
 MAX_FALSE_DROP = 0.05

@@ -11,8 +11,8 @@ their kind, evidence files and symbol; 50 questions with one gold memory each an
 questions) in ``--data`` (default ``../shared/data/code-memory`` beside the repository, or
 ``SWARMMEM_CODE_MEMORY_DATA``). They are development data: never copied into the repository.
 
-Each set is scored twice, by :func:`swarmmem.datasets.run_dataset` (the library's own recall
-pipeline, the floors in the same run):
+Each set is scored twice, by :func:`benchmarks.quality.scoring.run_dataset` (the library's own
+recall pipeline, the floors in the same run):
 
 * ``alone``: the store holds the set's 50 memories;
 * ``among``: the store also holds the other sets' memories and ``--distractors`` facts about
@@ -52,7 +52,7 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
 
 from benchmarks.quality import fetch
 from benchmarks.quality.run import add_retrieval_options, retrieval_overrides
-from swarmmem.datasets import run_dataset
+from benchmarks.quality.scoring import run_dataset
 
 SETS = ("rich", "attrs", "jsonschema")
 ROWS = ("bm25-porter", "dense-only", "dense-floor", "lexical", "hybrid", "hybrid+rerank")

@@ -1,7 +1,8 @@
 """Read each fetched set's files and turn them into ``swarmmem dataset`` collections.
 
-The conversions and label rules themselves are pure functions in :mod:`swarmmem.quality`
-(unit-tested there); this module only reads the files :mod:`fetch` extracted:
+The conversions and label rules themselves are pure functions in :mod:`.conversions`
+(unit-tested in ``tests/unit/test_quality_runner.py``); this module only reads the files
+:mod:`fetch` extracted:
 
 * ``memagentbench-fc``: the parquet file's 8 rows (contexts); a row whose ``source`` contains
   ``_mh_`` is multi-hop;
@@ -15,14 +16,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from swarmmem.quality import (
+from . import fetch
+from .conversions import (
     Collection,
     convert_fact_consolidation,
     convert_longmemeval,
     convert_memoryeval,
 )
-
-from . import fetch
 
 SETS = tuple(fetch.PINS)
 

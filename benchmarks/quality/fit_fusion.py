@@ -6,7 +6,7 @@ the fitted coefficients are constants of :mod:`swarmmem.core.recall.hybrid`)::
 
     python -m benchmarks.quality.fit_fusion [--public PATH] [--code PATH] [--record]
 
-Input: the channels ``swarmmem.datasets.run_dataset`` records per query (every lexical
+Input: the channels ``benchmarks.quality.scoring.run_dataset`` records per query (every lexical
 candidate's text relevance, the best 200 cosines and every relevant one's):
 
 * the public sets' file written by ``python -m benchmarks.quality.calibrate``
@@ -62,7 +62,7 @@ THRESHOLDS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5)
 
 def record_code_channels(path: Path) -> None:
     """Run every code-memory set alone and among the distractors, keeping the channels."""
-    from swarmmem.datasets import run_dataset
+    from benchmarks.quality.scoring import run_dataset
     from swarmmem.registry import create
 
     folder = code_memory.data_dir()

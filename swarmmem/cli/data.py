@@ -169,14 +169,31 @@ def evaluate(
 
 
 @main.command("dataset")
-@click.option("--corpus", required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("--queries", required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("--qrels", required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--corpus",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help='JSONL, one {"id", "text"} per line ("title", "kind", "files", "symbol" optional).',
+)
+@click.option(
+    "--queries",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help='JSONL, one {"id", "text"} per line.',
+)
+@click.option(
+    "--qrels",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="TSV: query-id, corpus-id, relevance (a header line is skipped).",
+)
 @profiles_option(PROFILES, default="lexical", show_default=True)
 @click.option(
     "-k", "k", default=10, show_default=True, type=int, help="Cut-off for Recall@k and MRR."
 )
-@click.option("--limit-queries", type=int, default=None)
+@click.option(
+    "--limit-queries", type=int, default=None, help="Score only the first N judged queries."
+)
 @command
 def dataset(
     state: State,
@@ -187,7 +204,12 @@ def dataset(
     k: int,
     limit_queries: int | None,
 ) -> None:
-    """Retrieval quality (Recall@k, nDCG@10, MRR) of each profile on a collection."""
+    """Retrieval quality (Recall@k, nDCG@10, MRR) of each profile on a collection.
+
+    The corpus is loaded into a temporary store (nothing is kept or downloaded) and every
+    query with judgements is asked of each profile, next to floors ranked on the same
+    documents: bare FTS5 BM25, porter-stemmed BM25 and, with a dense profile, the cosine
+    nearest neighbours. Needs the eval extra (scikit-learn)."""
     with progress_bar("queries", state) as progress:
         report = datasets.run_dataset(
             Path(corpus),

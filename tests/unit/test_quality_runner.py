@@ -10,9 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from swarmmem.adapters.models.hashing_embedder import HashingEmbedder
-from swarmmem.datasets import PORTER_STOP_WORDS, load_qrels, porter_query, run_dataset
-from swarmmem.quality import (
+from benchmarks.quality import scoring
+from benchmarks.quality.conversions import (
     Collection,
     FactIndex,
     convert_fact_consolidation,
@@ -22,6 +21,8 @@ from swarmmem.quality import (
     parse_fact_list,
     write_collection,
 )
+from swarmmem.adapters.models.hashing_embedder import HashingEmbedder
+from swarmmem.datasets import PORTER_STOP_WORDS, load_qrels, porter_query, run_dataset
 
 pytest.importorskip("sklearn")
 
@@ -405,7 +406,7 @@ def test_calibration_replays_the_pipelines_text_relevance(tmp_path: Path) -> Non
     queries = {"q1": "staging database backup", "q2": "deploy notes", "q3": "alembic migrations"}
     qrels = {"q1": {"short": 1.0}, "q2": {"long": 1.0}, "q3": {"other": 1.0}}
     channels: list[dict] = []
-    run_dataset(
+    scoring.run_dataset(
         *_dataset(tmp_path, docs, queries, qrels),
         profiles=("hybrid",),
         embedder=HashingEmbedder(dimension=64),
@@ -445,19 +446,41 @@ def test_foreign_queries_are_counted_per_row(tmp_path: Path) -> None:
     docs = {"ci": "the ci pipeline runs ruff", "db": "database migrations are numbered"}
     paths = _dataset(tmp_path, docs, {"q": "ruff"}, {"q": {"ci": 1.0}})
     asked = ["quantum banana spaceship", "which ruff release do we pin"]
-    report = run_dataset(*paths, profiles=("lexical",), foreign_queries=asked)
+    report = scoring.run_dataset(*paths, profiles=("lexical",), foreign_queries=asked)
     expected = {"queries": 2, "answered": 1, "items": 1}
     assert report["foreign"] == {"bm25-porter": expected, "lexical": expected}
     assert "q" in {r["query"] for r in report["per_query"]["lexical"]}  # labelled ones as before
 
-    dense = run_dataset(
+    dense = scoring.run_dataset(
         *paths, profiles=("hybrid",), embedder=HashingEmbedder(dimension=64), foreign_queries=asked
     )
     assert set(dense["foreign"]) == {"bm25-porter", "dense-floor", "hybrid"}
     for tally in dense["foreign"].values():
         assert tally["queries"] == 2 and 0 <= tally["answered"] <= 2
         assert tally["items"] >= tally["answered"]
-    assert "foreign" not in run_dataset(*paths, profiles=("lexical",))
+    assert "foreign" not in scoring.run_dataset(*paths, profiles=("lexical",))
+
+
+def test_the_benchmark_runner_scores_as_the_library_does(tmp_path: Path) -> None:
+    """Without foreign queries, channels or overrides, the benchmarks' runner gives the
+    library's report (latencies aside): the same rows, documents, queries and metrics."""
+    docs = {"ci": "the ci pipeline runs ruff", "db": "database migrations are numbered"}
+    paths = _dataset(
+        tmp_path, docs, {"q": "ruff", "r": "migrations"}, {"q": {"ci": 1.0}, "r": {"db": 1.0}}
+    )
+    embedder = HashingEmbedder(dimension=64)
+
+    def metrics(report: dict) -> dict:
+        return {
+            name: [{m: row[m] for m in ("query", "recall@k", "ndcg@10", "mrr")} for row in rows]
+            for name, rows in report["per_query"].items()
+        }
+
+    ours = run_dataset(*paths, profiles=("lexical", "hybrid"), embedder=embedder)
+    theirs = scoring.run_dataset(*paths, profiles=("lexical", "hybrid"), embedder=embedder)
+    assert list(theirs) == list(ours)
+    assert metrics(theirs) == metrics(ours)
+    assert (theirs["documents"], theirs["queries"], theirs["k"]) == (2, 2, 10)
 
 
 def test_code_memory_distractors_are_reproducible_code_facts() -> None:
@@ -501,7 +524,7 @@ def test_code_memory_runner_scores_files_symbols_and_unrelated_questions(tmp_pat
         {"id": "q1", "query": "what should I know before editing spinner.py", "gold": "m1"},
         {"id": "q2", "query": "how are cells measured", "gold": "m2"},
     ]
-    report = run_dataset(
+    report = scoring.run_dataset(
         *write_set(tmp_path / "set", memories, queries),
         profiles=("lexical",),
         foreign_queries=["zzqx.py", "quantum banana spaceship"],

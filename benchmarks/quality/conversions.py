@@ -1,10 +1,10 @@
 """Public memory benchmarks as ``swarmmem dataset`` collections, with the retrieval labels
 each one lacks derived by a stated rule.
 
-Everything here is a pure conversion of already parsed rows (no download, no file read): the
-opt-in runner in ``benchmarks/quality/`` fetches the pinned packages, reads their files and
-hands the rows to these functions, then writes each :class:`Collection` with
-:func:`write_collection` and scores it with :func:`swarmmem.datasets.run_dataset`.
+Everything here is a pure conversion of already parsed rows (no download, no file read):
+:mod:`benchmarks.quality.convert` reads the files :mod:`benchmarks.quality.fetch` extracted
+from the pinned packages and hands the rows to these functions; :mod:`benchmarks.quality.run`
+writes each :class:`Collection` with :func:`write_collection` and scores it.
 
 One collection is one store:
 
@@ -402,70 +402,96 @@ def convert_memoryeval(name: str, scenario: Mapping[str, Any]) -> Collection:
     its session's messages (context). Queries with only ``expected_not_contains`` have no
     relevant memory and stay unlabelled.
     """
-    alive: dict[str, _Memory] = {}  # key (or generated key) -> memory
-    sessions: dict[str, str | None] = {}
-    seen: dict[str, _Memory] = {}
-    queries: list[dict[str, str]] = []
-    qrels: dict[str, dict[str, float]] = {}
-    unlabelled: dict[str, str] = {}
-    counter = 0
-
-    def store(key: str | None, text: str, fields: Mapping[str, str]) -> None:
-        nonlocal counter
-        doc = f"m{counter:03d}"
-        counter += 1
-        alive[key if key is not None else f"\0{doc}"] = _Memory(doc=doc, text=text, attrs=fields)
-
-    steps = [*(scenario.get("setup") or []), *(scenario.get("steps") or [])]
-    for step in steps:
+    replay = _Replay()
+    for step in [*(scenario.get("setup") or []), *(scenario.get("steps") or [])]:
         ((op, arg),) = step.items()
-        arg = arg or {}
-        if op == "write":
-            meta = arg.get("metadata") or {}
-            fields = {f: str(meta[f]) for f in _FILTER_FIELDS if meta.get(f) is not None}
-            fields["memory_type"] = str(arg.get("memory_type") or "semantic")
-            store(arg.get("key"), str(arg["content"]), fields)
-        elif op == "create_session":
-            sessions[str(arg["session_id"])] = arg.get("user_id")
-        elif op == "add_message":
-            sid = str(arg["session_id"])
-            fields = {"session_id": sid, "memory_type": "episodic"}
-            if sessions.get(sid):
-                fields["user_id"] = str(sessions[sid])
-            store(None, str(arg["content"]), fields)
-        elif op == "delete":
-            alive.pop(str(arg["key"]), None)
-        elif op == "consolidate":
-            parts = [alive.pop(str(k)) for k in arg.get("source_keys") or [] if str(k) in alive]
-            if parts:
-                store(None, "\n".join(p.text for p in parts), parts[0].attrs)
-        elif op in ("assert_search", "assert_context"):
-            qid = f"q{len(queries):02d}"
-            queries.append({"id": qid, "text": str(arg["query"])})
-            for memory in alive.values():
-                seen.setdefault(memory.doc, memory)
-            if op == "assert_context":
-                scope = {"session_id": str(arg.get("session_id") or "default")}
-            else:
-                scope = {k: str(v) for k, v in (arg.get("filters") or {}).items()}
-            expected = [e.casefold() for e in _as_list(arg.get("expected_contains"))]
-            relevant = {
-                m.doc: 1.0
-                for m in alive.values()
-                if all(m.attrs.get(k) == v for k, v in scope.items())
-                and any(e in m.text.casefold() for e in expected)
-            }
-            if relevant:
-                qrels[qid] = relevant
-            else:
-                unlabelled[qid] = (
-                    "no expected string (only expected_not_contains)"
-                    if not expected
-                    else "no stored memory contains an expected string"
-                )
+        replay.step(op, arg or {})
     corpus = tuple(
-        {"id": m.doc, "text": m.text} for m in sorted(seen.values(), key=lambda m: m.doc)
+        {"id": m.doc, "text": m.text} for m in sorted(replay.seen.values(), key=lambda m: m.doc)
     )
     return Collection(
-        name=name, corpus=corpus, queries=tuple(queries), qrels=qrels, unlabelled=unlabelled
+        name=name,
+        corpus=corpus,
+        queries=tuple(replay.queries),
+        qrels=replay.qrels,
+        unlabelled=replay.unlabelled,
     )
+
+
+class _Replay:
+    """A memoryeval scenario's memories as its steps leave them, and the queries asked of
+    them with their judgements (the rules are :func:`convert_memoryeval`'s)."""
+
+    def __init__(self) -> None:
+        self.alive: dict[str, _Memory] = {}  # key (or generated key) -> memory
+        self.sessions: dict[str, str | None] = {}
+        self.seen: dict[str, _Memory] = {}  # every memory alive at one query or more
+        self.queries: list[dict[str, str]] = []
+        self.qrels: dict[str, dict[str, float]] = {}
+        self.unlabelled: dict[str, str] = {}
+        self.stored = 0
+
+    def step(self, op: str, arg: Mapping[str, Any]) -> None:
+        """Apply one step; operations that neither write nor search (``assert_read``) are
+        skipped."""
+        if op == "write":
+            self._write(arg)
+        elif op == "create_session":
+            self.sessions[str(arg["session_id"])] = arg.get("user_id")
+        elif op == "add_message":
+            self._add_message(arg)
+        elif op == "delete":
+            self.alive.pop(str(arg["key"]), None)
+        elif op == "consolidate":
+            self._consolidate(arg)
+        elif op in ("assert_search", "assert_context"):
+            self._ask(op, arg)
+
+    def _store(self, key: str | None, text: str, fields: Mapping[str, str]) -> None:
+        doc = f"m{self.stored:03d}"
+        self.stored += 1
+        self.alive[key if key is not None else f"\0{doc}"] = _Memory(
+            doc=doc, text=text, attrs=fields
+        )
+
+    def _write(self, arg: Mapping[str, Any]) -> None:
+        meta = arg.get("metadata") or {}
+        fields = {f: str(meta[f]) for f in _FILTER_FIELDS if meta.get(f) is not None}
+        fields["memory_type"] = str(arg.get("memory_type") or "semantic")
+        self._store(arg.get("key"), str(arg["content"]), fields)
+
+    def _add_message(self, arg: Mapping[str, Any]) -> None:
+        sid = str(arg["session_id"])
+        fields = {"session_id": sid, "memory_type": "episodic"}
+        if self.sessions.get(sid):
+            fields["user_id"] = str(self.sessions[sid])
+        self._store(None, str(arg["content"]), fields)
+
+    def _consolidate(self, arg: Mapping[str, Any]) -> None:
+        keys = [str(k) for k in arg.get("source_keys") or []]
+        parts = [self.alive.pop(k) for k in keys if k in self.alive]
+        if parts:
+            self._store(None, "\n".join(p.text for p in parts), parts[0].attrs)
+
+    def _ask(self, op: str, arg: Mapping[str, Any]) -> None:
+        qid = f"q{len(self.queries):02d}"
+        self.queries.append({"id": qid, "text": str(arg["query"])})
+        for memory in self.alive.values():
+            self.seen.setdefault(memory.doc, memory)
+        if op == "assert_context":
+            scope = {"session_id": str(arg.get("session_id") or "default")}
+        else:
+            scope = {k: str(v) for k, v in (arg.get("filters") or {}).items()}
+        expected = [e.casefold() for e in _as_list(arg.get("expected_contains"))]
+        relevant = {
+            m.doc: 1.0
+            for m in self.alive.values()
+            if all(m.attrs.get(k) == v for k, v in scope.items())
+            and any(e in m.text.casefold() for e in expected)
+        }
+        if relevant:
+            self.qrels[qid] = relevant
+        elif expected:
+            self.unlabelled[qid] = "no stored memory contains an expected string"
+        else:
+            self.unlabelled[qid] = "no expected string (only expected_not_contains)"
