@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,12 +26,17 @@ from swarmmem.core.evaluation.metrics import (
     baseline_document,
     check_regression,
     evaluate_fixtures,
+    fixture_request,
     parse_fixture,
+    run_metrics,
+    summarize,
 )
-from swarmmem.core.model.errors import EvaluationError
+from swarmmem.core.model.errors import EvaluationError, SwarmMemoryError
 from swarmmem.core.model.ids import to_iso
 from swarmmem.core.model.records import RecallItem, RecallRequest
+from swarmmem.core.recall.embeddings import embed_records
 from swarmmem.core.recall.pipeline import DENSE_PROFILES, PROFILES, RecallConfig, run_recall
+from swarmmem.core.recall.service import assemble_bundle
 from swarmmem.ports.clock import Clock, SystemClock
 from swarmmem.ports.storage import StorageProvider
 from swarmmem.registry import create
@@ -252,6 +258,10 @@ def evaluate_profiles(
     )
 
 
+#: every profile run may rank this many candidates
+CANDIDATE_CAP = 20
+
+
 def run_profiles(
     fixtures: Sequence[Fixture],
     *,
@@ -264,29 +274,15 @@ def run_profiles(
     progress: Callable[[int, int], None] | None = None,
     fixture_directory: str = "",
 ) -> dict[str, Any]:
-    """Run parsed fixtures under every profile (the body of :func:`evaluate_profiles`)."""
-    import time
-
-    from swarmmem.core.evaluation.metrics import fixture_request, run_metrics, summarize
-    from swarmmem.core.model.errors import SwarmMemoryError
-    from swarmmem.core.recall.embeddings import embed_records
-    from swarmmem.core.recall.service import assemble_bundle
-
+    """Run parsed fixtures under every profile (the body of :func:`evaluate_profiles`): each
+    fixture in a fresh project per provider, every mode and profile recalled from it."""
     _check_profiles(profiles)
     clock = clock or SystemClock()
     now = to_iso(clock.now())
-    unavailable: str | None = None
-    if any(p in DENSE_PROFILES for p in profiles):
-        try:
-            embedder = embedder or _default_embedder()
-            if not embedder.available:
-                unavailable = "dense retrieval is unavailable"
-        except (SwarmMemoryError, ImportError):
-            unavailable = "dense retrieval is unavailable"
+    embedder, unavailable = _profile_embedder(profiles, embedder)
     dense = unavailable is None and any(p in DENSE_PROFILES for p in profiles)
     runs: list[dict[str, Any]] = []
     total = len(fixtures) * len(providers) * len(modes) * len(profiles)
-    cap = 20
     with tempfile.TemporaryDirectory(prefix="swarmmem-eval-") as tmp:
         for number, fixture in enumerate(fixtures):
             for provider in providers:
@@ -301,85 +297,152 @@ def run_profiles(
                     reranker=reranker if with_dense else None,
                 )
                 try:
-                    store = runtime.store
-                    with store.transaction():
-                        for record in fixture.records:
-                            store.upsert(record)
-                    if with_dense:
-                        parts = runtime.dense_parts(rerank=False)
-                        if parts is not None:
-                            embed_records(parts, fixture.records)
+                    _load_fixture(runtime, fixture, with_dense=with_dense)
                     for mode in modes:
                         for profile in profiles:
-                            request, k = fixture_request(fixture, mode, candidate_cap=cap)
-                            status, reason, trace = "complete", None, None
-                            started = time.perf_counter()
-                            items: list[RecallItem] = []
-                            if profile in DENSE_PROFILES and provider != "sqlite":
-                                status, reason = "skipped", "profile requires sqlite provider"
-                            else:
-                                config, parts = runtime.resolve_profile(
-                                    "lexical"
-                                    if unavailable and profile in DENSE_PROFILES
-                                    else profile
-                                )
-                                result, trace = run_recall(
-                                    store, request, now=now, config=config, parts=parts
-                                )
-                                bundle = assemble_bundle(
-                                    request,
-                                    result.items,
-                                    result.diagnostics,
-                                    generated_at=now,
-                                    redact=runtime.secrets.redact,
-                                )
-                                items = list(bundle.items)
-                                if unavailable and profile in DENSE_PROFILES:
-                                    status, reason, trace = "degraded", unavailable, None
-                                elif profile in DENSE_PROFILES:
-                                    status, reason = trace.status, trace.degradation_reason
-                                else:
-                                    trace = None
-                            latency = (time.perf_counter() - started) * 1000.0
-                            ids = [it.record.id for it in items]
-                            metrics = run_metrics(fixture, ids, k, mode, now)
-                            passed = metrics.pop("passed")
                             runs.append(
-                                {
-                                    "fixture": fixture.name,
-                                    "provider": provider,
-                                    "mode": mode,
-                                    "profile": profile,
-                                    "status": status,
-                                    "degradation_reason": reason,
-                                    "k": k,
-                                    "query": request.query,
-                                    "expected_labels": list(fixture.data["expectedLabels"]),
-                                    "retrieved_labels": [fixture.labels.get(i, i) for i in ids],
-                                    "retrieved_ids": ids,
-                                    "metrics": metrics,
-                                    "passed": passed,
-                                    "resource_cap": {
-                                        "candidate_count": cap,
-                                        "token_budget": request.token_budget,
-                                    },
-                                    "latency_ms": round(latency, 3),
-                                    "provenance": "lexical"
-                                    if profile not in DENSE_PROFILES or status != "complete"
-                                    else "sqlite-vec",
-                                    "resource_usage": {
-                                        "returned_count": len(ids),
-                                        "returned_token_estimate": sum(
-                                            _tokens(it.record.text) for it in items
-                                        ),
-                                        **_trace_usage(trace),
-                                    },
-                                }
+                                _profile_run(
+                                    runtime,
+                                    fixture,
+                                    provider=provider,
+                                    mode=mode,
+                                    profile=profile,
+                                    now=now,
+                                    unavailable=unavailable,
+                                )
                             )
                             if progress is not None:
                                 progress(len(runs), total)
                 finally:
                     runtime.close()
+    version = None if unavailable or embedder is None else embedder.model_version
+    return _profiles_report(
+        runs,
+        fixtures,
+        profiles=profiles,
+        providers=providers,
+        modes=modes,
+        now=now,
+        fixture_directory=fixture_directory,
+        embedding_model_version=version,
+    )
+
+
+def _profile_embedder(profiles: Sequence[str], embedder: Any) -> tuple[Any, str | None]:
+    """The embedder of the dense profiles (the default one when none is given) and, when it
+    cannot load or is unavailable, why the dense profiles degrade; nothing is loaded without
+    a dense profile."""
+    if not any(p in DENSE_PROFILES for p in profiles):
+        return embedder, None
+    try:
+        embedder = embedder or _default_embedder()
+        if embedder.available:
+            return embedder, None
+    except (SwarmMemoryError, ImportError):
+        pass
+    return embedder, "dense retrieval is unavailable"
+
+
+def _load_fixture(runtime: Runtime, fixture: Fixture, *, with_dense: bool) -> None:
+    """Store the fixture's memories and, ``with_dense``, embed them (when the dense parts
+    load)."""
+    store = runtime.store
+    with store.transaction():
+        for record in fixture.records:
+            store.upsert(record)
+    if with_dense:
+        parts = runtime.dense_parts(rerank=False)
+        if parts is not None:
+            embed_records(parts, fixture.records)
+
+
+def _profile_items(
+    runtime: Runtime,
+    request: RecallRequest,
+    profile: str,
+    *,
+    provider: str,
+    now: str,
+    unavailable: str | None,
+) -> tuple[list[RecallItem], str, str | None, Any]:
+    """What ``profile`` returns for ``request`` (the items that fit the token budget, as a
+    recall bundle keeps them), with the run's status, degradation reason and hybrid trace.
+
+    A dense profile is skipped on a provider other than SQLite, and runs as the lexical one
+    (``degraded``) when dense retrieval is ``unavailable``."""
+    if profile in DENSE_PROFILES and provider != "sqlite":
+        return [], "skipped", "profile requires sqlite provider", None
+    degraded = bool(unavailable) and profile in DENSE_PROFILES
+    config, parts = runtime.resolve_profile("lexical" if degraded else profile)
+    result, trace = run_recall(runtime.store, request, now=now, config=config, parts=parts)
+    bundle = assemble_bundle(
+        request,
+        result.items,
+        result.diagnostics,
+        generated_at=now,
+        redact=runtime.secrets.redact,
+    )
+    items = list(bundle.items)
+    if degraded:
+        return items, "degraded", unavailable, None
+    if profile in DENSE_PROFILES:
+        return items, trace.status, trace.degradation_reason, trace
+    return items, "complete", None, None
+
+
+def _profile_run(
+    runtime: Runtime,
+    fixture: Fixture,
+    *,
+    provider: str,
+    mode: str,
+    profile: str,
+    now: str,
+    unavailable: str | None,
+) -> dict[str, Any]:
+    """One fixture's run under one provider, mode and profile: what was retrieved, its
+    metrics, latency and resource use."""
+    request, k = fixture_request(fixture, mode, candidate_cap=CANDIDATE_CAP)
+    started = time.perf_counter()
+    items, status, reason, trace = _profile_items(
+        runtime, request, profile, provider=provider, now=now, unavailable=unavailable
+    )
+    latency = (time.perf_counter() - started) * 1000.0
+    ids = [it.record.id for it in items]
+    metrics = run_metrics(fixture, ids, k, mode, now)
+    passed = metrics.pop("passed")
+    return {
+        "fixture": fixture.name,
+        "provider": provider,
+        "mode": mode,
+        "profile": profile,
+        "status": status,
+        "degradation_reason": reason,
+        "k": k,
+        "query": request.query,
+        "expected_labels": list(fixture.data["expectedLabels"]),
+        "retrieved_labels": [fixture.labels.get(i, i) for i in ids],
+        "retrieved_ids": ids,
+        "metrics": metrics,
+        "passed": passed,
+        "resource_cap": {
+            "candidate_count": CANDIDATE_CAP,
+            "token_budget": request.token_budget,
+        },
+        "latency_ms": round(latency, 3),
+        "provenance": "lexical"
+        if profile not in DENSE_PROFILES or status != "complete"
+        else "sqlite-vec",
+        "resource_usage": {
+            "returned_count": len(ids),
+            "returned_token_estimate": sum(_tokens(it.record.text) for it in items),
+            **_trace_usage(trace),
+        },
+    }
+
+
+def _comparisons(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each non-lexical run against the lexical run of the same fixture, provider and mode."""
     lexical = {
         (r["fixture"], r["provider"], r["mode"]): r for r in runs if r["profile"] == "lexical"
     }
@@ -403,6 +466,22 @@ def run_profiles(
                 "cost_comparison": "unavailable",
             }
         )
+    return comparisons
+
+
+def _profiles_report(
+    runs: list[dict[str, Any]],
+    fixtures: Sequence[Fixture],
+    *,
+    profiles: Sequence[str],
+    providers: Sequence[str],
+    modes: Sequence[str],
+    now: str,
+    fixture_directory: str,
+    embedding_model_version: str | None,
+) -> dict[str, Any]:
+    """The profile report (schema 2): the runs, a summary per profile (skipped runs left
+    out) and the comparisons with the lexical runs."""
     by_profile = {
         p: summarize(
             [r for r in runs if r["profile"] == p and r["status"] != "skipped"], len(fixtures)
@@ -419,10 +498,8 @@ def run_profiles(
         "summary": by_profile.get("lexical") or next(iter(by_profile.values())),
         "profile_summaries": by_profile,
         "runs": runs,
-        "comparisons": comparisons,
-        "embedding_model_version": None
-        if unavailable or embedder is None
-        else embedder.model_version,
+        "comparisons": _comparisons(runs),
+        "embedding_model_version": embedding_model_version,
     }
 
 
@@ -537,8 +614,6 @@ def read_heldout_corpus(manifest_path: Path) -> tuple[Any, dict[str, str]]:
 
 def _shared_embedder(profiles: Sequence[str], embedder: Any) -> Any:
     """Load the default embedder once for several runs (``None`` when it cannot load)."""
-    from swarmmem.core.model.errors import SwarmMemoryError
-
     if embedder is not None or not any(p in DENSE_PROFILES for p in profiles):
         return embedder
     try:
