@@ -9,10 +9,13 @@ store without full-text search, newest first up to :data:`CANDIDATE_CAP`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
+
+import attrs
 
 from swarmmem._speedups import jaccard
-from swarmmem.core.model.records import MemoryRecord
+from swarmmem.core.model.records import MemoryProposal, MemoryRecord
 from swarmmem.core.recall.bm25 import stemmed_query
 from swarmmem.core.recall.lexical import recallable
 from swarmmem.ports.storage import StorageProvider
@@ -20,8 +23,12 @@ from swarmmem.ports.storage import StorageProvider
 SIMILAR_THRESHOLD = 0.5
 """Token overlap (Jaccard) at which an active memory counts as similar."""
 MAX_SIMILAR = 5
+SIMILAR_COSINE = 0.85
+"""Embedding cosine at which an active memory counts as similar (with embeddings on)."""
 PRESELECT = 50
 CANDIDATE_CAP = 2000
+
+log = logging.getLogger("swarmmem")
 
 
 def text_matches(
@@ -69,3 +76,74 @@ def similar_memories(
     pairs = [p for p in pairs if p[1] >= SIMILAR_THRESHOLD]
     pairs.sort(key=lambda p: (-p[1], p[0]))
     return pairs[:MAX_SIMILAR]
+
+
+def with_meaning(
+    store: StorageProvider,
+    similar: list[tuple[str, float]],
+    record: MemoryRecord,
+    keys: Sequence[str],
+    similar_by_meaning: Callable[[str], list[tuple[str, float]]],
+) -> list[tuple[str, float]]:
+    """``similar`` joined with the active memories of ``keys`` whose embedding is close
+    to ``record``'s (cosine at least :data:`SIMILAR_COSINE`), each with its best score."""
+    try:
+        close = [(i, c) for i, c in similar_by_meaning(record.text) if c >= SIMILAR_COSINE]
+    except Exception:  # a failing embedder never stops a proposal
+        log.warning("similar memories by meaning are unavailable", exc_info=True)
+        return similar
+    found = store.get_many([i for i, _ in close])
+    best = dict(similar)
+    for memory_id, cosine in close:
+        hit = found.get(memory_id)
+        if hit is not None and hit.active and hit.scope.key in keys and hit.id != record.id:
+            best[memory_id] = max(best.get(memory_id, 0.0), round(float(cosine), 4))
+    return sorted(best.items(), key=lambda p: (-p[1], p[0]))[:MAX_SIMILAR]
+
+
+def with_duplicates(
+    store: StorageProvider,
+    proposal: MemoryProposal,
+    record: MemoryRecord,
+    created_at: str,
+    keys: Sequence[str],
+    similar_by_meaning: Callable[[str], list[tuple[str, float]]] | None,
+) -> MemoryProposal:
+    """``proposal`` with the active memories of ``keys`` it resembles (``metadata.similar``);
+    closed at once, naming the original, when an active memory already holds exactly its
+    record (same scope, kind and text) or a pending proposal proposes it with the same
+    evidence."""
+    similar = similar_memories(store, record, scope_keys=keys, now=created_at)
+    if similar_by_meaning is not None:
+        similar = with_meaning(store, similar, record, keys, similar_by_meaning)
+    metadata = dict(proposal.metadata)
+    if similar:
+        metadata["similar"] = [{"memoryId": i, "score": score} for i, score in similar]
+    existing = store.get(record.id)
+    duplicate: str | None = None
+    if existing is not None and existing.active and existing.scope.key in keys:
+        duplicate = existing.id
+        metadata["similar"] = [{"memoryId": existing.id, "score": 1.0}, *similar]
+    elif proposal.operation == "add":
+        duplicate = next(
+            (
+                p.id
+                for p in store.list_proposals("pending")
+                if p.proposed_record is not None
+                and p.proposed_record.id == record.id
+                and p.evidence_refs == proposal.evidence_refs
+            ),
+            None,
+        )
+    proposal = attrs.evolve(proposal, metadata=metadata)
+    if duplicate is None or proposal.operation != "add":
+        return proposal
+    metadata["duplicateOf"] = duplicate
+    return attrs.evolve(
+        proposal,
+        metadata=metadata,
+        status="rejected",
+        reviewer="auto_policy",
+        reviewed_at=created_at,
+        rejection_reason=f"duplicate: {duplicate} already holds this memory",
+    )
