@@ -13,7 +13,7 @@ import datetime as dt
 import itertools
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from json.encoder import encode_basestring
-from typing import Any, overload
+from typing import Any, NamedTuple, overload
 
 import attrs
 
@@ -189,26 +189,27 @@ class _Completer:
         objects, metadata without the outcome keys."""
         if type(raw) is not dict or not raw.keys() <= _DIRECT_KEYS:
             return None
+        scope_row = self._direct_scope(raw["scope"]) if "scope" in raw else self._repo_direct
+        if scope_row is None:
+            return None
+        if self.allowed_keys is not None and scope_row[1] not in self.allowed_keys:
+            return None
+        kind: Any = raw.get("kind")
+        text: Any = raw.get("text")
+        if not _plain_text(kind, text):
+            return None
+        values = self._direct_values(raw, kind, text, scope_row[1])
+        if values is None or not self._direct_rules(values, kind, scope_row[0].type):
+            return None
+        return self._direct_row(raw, values, kind, text, scope_row)
+
+    def _direct_values(
+        self, raw: dict[str, Any], kind: str, text: str, scope_key: str
+    ) -> _DirectValues | None:
+        """The row's values with the defaults :meth:`finish` would fill, when each is valid
+        (its id and content hash the derived ones, its times ISO timestamps, its confidence,
+        stability, tags, expiry, metadata and source plain and in range)."""
         get = raw.get
-        if "scope" in raw:
-            found = self._direct_scope(raw["scope"])
-            if found is None:
-                return None
-            scope, scope_key, scope_json, scope_text = found
-        else:
-            scope, scope_key, scope_json, scope_text = self._repo_direct
-        if self.allowed_keys is not None and scope_key not in self.allowed_keys:
-            return None
-        kind, text = get("kind"), get("text")
-        if (
-            type(kind) is not str
-            or kind not in _KINDS
-            or type(text) is not str
-            or not 1 <= len(text) <= MAX_MEMORY_TEXT_LENGTH
-            or holds_sentinel(text)
-            or "\x00" in text
-        ):
-            return None
         digest = content_hash_for_key(scope_key, kind, text)
         memory_id = memory_id_for_hash(digest)
         given_id = get("id", memory_id)
@@ -245,15 +246,47 @@ class _Completer:
         for tag in tags:
             if type(tag) is not str or not 1 <= len(tag) <= MAX_TAG_LENGTH:
                 return None
-        source_json, source_text, evidence = found_source
-        rules = (kind, stability, scope.type, evidence)
-        if kind == "scratch" or rules not in self._valid_rules:
-            try:
-                check_kind_rules(*rules, created, expires)
-            except MemoryValidationError:
-                return None
-            if kind != "scratch":  # (the other rules do not depend on the row's times)
-                self._valid_rules.add(rules)
+        return _DirectValues(
+            memory_id,
+            digest,
+            created,
+            updated,
+            confidence,
+            stability,
+            tags,
+            expires,
+            metadata,
+            *found_source,
+        )
+
+    def _direct_rules(self, values: _DirectValues, kind: str, scope_type: str) -> bool:
+        """The row keeps the kind rules (its stability, scope and evidence; a scratch row's
+        expiry); a kind other than scratch is checked once per combination."""
+        rules = (kind, values.stability, scope_type, values.evidence)
+        if kind != "scratch" and rules in self._valid_rules:
+            return True
+        try:
+            check_kind_rules(*rules, values.created, values.expires)
+        except MemoryValidationError:
+            return False
+        if kind != "scratch":  # (the other rules do not depend on the row's times)
+            self._valid_rules.add(rules)
+        return True
+
+    def _direct_row(
+        self,
+        raw: dict[str, Any],
+        values: _DirectValues,
+        kind: str,
+        text: str,
+        scope_row: tuple[MemoryScope, str, dict[str, str], str],
+    ) -> StoredRow | None:
+        """The stored row of valid ``values``: its data and the JSON text of that data,
+        written piece by piece; ``None`` when its metadata or an optional key is not plain."""
+        memory_id, digest, confidence = values.memory_id, values.digest, values.confidence
+        created, updated, stability = values.created, values.updated, values.stability
+        tags = values.tags
+        _, scope_key, scope_json, scope_text = scope_row
         tag_list = tags if type(tags) is list else list(tags)  # (read, never changed)
         data: dict[str, Any] = {
             "id": memory_id,
@@ -263,7 +296,7 @@ class _Completer:
             "tags": tag_list,
             "confidence": confidence,
             "stability": stability,
-            "source": source_json,
+            "source": values.source_json,
             "createdAt": created,
             "updatedAt": updated,
         }
@@ -273,15 +306,16 @@ class _Completer:
         head = (
             f'{{"id":"{memory_id}","scope":{scope_text},"kind":"{kind}","text":{_string(text)},'
             f'"tags":[{",".join(map(_string, tag_list))}],"confidence":{_number(confidence)},'
-            f'"stability":"{stability}","source":{source_text},"createdAt":{_string(created)},'
-            f'"updatedAt":{_string(updated)}'
+            f'"stability":"{stability}","source":{values.source_text},'
+            f'"createdAt":{_string(created)},"updatedAt":{_string(updated)}'
         )
+        metadata = values.metadata
         stored_metadata = {} if metadata is None else dict(metadata)
         metadata_text = _metadata_text(stored_metadata)
         if metadata_text is None:
             return None
         optional = raw.keys() - _BASE_KEYS
-        if not optional and expires is None:  # (most rows)
+        if not optional and values.expires is None:  # (most rows)
             data["contentHash"] = digest
             data["metadata"] = stored_metadata
             text_json = f'{head},"contentHash":"{digest}","metadata":{metadata_text}}}'
@@ -296,26 +330,12 @@ class _Completer:
             )
         if not self._direct_optional(raw, optional):
             return None
-        pieces = [head]
-        for key in _MIDDLE_KEYS:
-            value = expires if key == "expiresAt" else get(key)
-            if value is not None:
-                data[key] = value
-                pieces.append(f',"{key}":{dumps(value)}')
-        data["contentHash"] = digest
-        data["metadata"] = stored_metadata
-        pieces.append(f',"contentHash":"{digest}","metadata":{metadata_text}')
-        for key in _TAIL_KEYS:
-            value = get(key)
-            if value is not None:
-                data[key] = value
-                pieces.append(f',"{key}":{dumps(value)}')
-        pieces.append("}")
+        tail = _optional_tail(raw, data, values, stored_metadata, metadata_text)
         provenance = (
-            get("sourceTaskId") or None,
-            get("embeddingModelVersion") or None,
-            get("validFrom"),
-            get("supersedesReason"),
+            raw.get("sourceTaskId") or None,
+            raw.get("embeddingModelVersion") or None,
+            raw.get("validFrom"),
+            raw.get("supersedesReason"),
         )
         return StoredRow(
             memory_id,
@@ -324,7 +344,7 @@ class _Completer:
             provenance,
             make_record=self._finish,
             made_from=raw,
-            text="".join(pieces),
+            text=head + tail,
         )
 
     def _direct_optional(self, raw: dict[str, Any], optional: set[str]) -> bool:
@@ -527,6 +547,65 @@ _string = encode_basestring
 def _number(value: float) -> str:
     """A finite ``int`` or ``float`` as ``dumps`` writes it."""
     return float.__repr__(value) if type(value) is float else int.__repr__(value)
+
+
+class _DirectValues(NamedTuple):
+    """The values of a direct row, defaults filled, and its source (as stored, as JSON text,
+    and whether it is evidence)."""
+
+    memory_id: str
+    digest: str
+    created: str
+    updated: str
+    confidence: float
+    stability: str
+    tags: Sequence[str]
+    expires: str | None
+    metadata: Mapping[str, Any] | None
+    source_json: dict[str, Any]
+    source_text: str
+    evidence: bool
+
+
+def _plain_text(kind: Any, text: Any) -> bool:
+    """A known kind and a text of a valid length that holds no NUL and forges no recall
+    block."""
+    return (
+        type(kind) is str
+        and kind in _KINDS
+        and type(text) is str
+        and 1 <= len(text) <= MAX_MEMORY_TEXT_LENGTH
+        and not holds_sentinel(text)
+        and "\x00" not in text
+    )
+
+
+def _optional_tail(
+    raw: Mapping[str, Any],
+    data: dict[str, Any],
+    values: _DirectValues,
+    stored_metadata: dict[str, Any],
+    metadata_text: str,
+) -> str:
+    """The JSON text after the head of a direct row with optional keys, those keys added to
+    ``data`` in the stored order (the middle ones, the content hash and metadata, the tail
+    ones)."""
+    pieces = []
+    for key in _MIDDLE_KEYS:
+        value = values.expires if key == "expiresAt" else raw.get(key)
+        if value is not None:
+            data[key] = value
+            pieces.append(f',"{key}":{dumps(value)}')
+    data["contentHash"] = values.digest
+    data["metadata"] = stored_metadata
+    pieces.append(f',"contentHash":"{values.digest}","metadata":{metadata_text}')
+    for key in _TAIL_KEYS:
+        value = raw.get(key)
+        if value is not None:
+            data[key] = value
+            pieces.append(f',"{key}":{dumps(value)}')
+    pieces.append("}")
+    return "".join(pieces)
 
 
 def _metadata_text(metadata: dict[str, Any]) -> str | None:
