@@ -11,6 +11,9 @@ and a byte comparison confirms a match, so results are exact. The only non-ASCII
 that lower-case into token characters are the KELVIN SIGN (``k``) and ``İ`` (``i`` followed by
 a combining dot, which separates).
 
+Each row is a ``LexicalRow`` (the twin's named tuple) filled in place: one allocation per row,
+as a plain tuple would take.
+
 ``-ffp-contract=off`` keeps the compiler from fusing the weighted sum into multiply-adds, so
 ``base`` rounds exactly as the twin's left-to-right Python sum does.
 """
@@ -28,6 +31,29 @@ from cpython.unicode cimport (
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp
+
+from swarmmem._speedups._lexical_py import LexicalRow
+
+cdef extern from *:
+    """
+    /* A row of `n` floats as an instance of the tuple subclass `type`, allocated once. */
+    static PyObject* swarmmem_lexical_row(PyObject* type, const double* values, Py_ssize_t n) {
+        PyTypeObject* tp = (PyTypeObject*)type;
+        PyObject* row = tp->tp_alloc(tp, n);
+        if (row == NULL) return NULL;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject* value = PyFloat_FromDouble(values[i]);
+            if (value == NULL) { Py_DECREF(row); return NULL; }
+            PyTuple_SET_ITEM(row, i, value);
+        }
+        return row;
+    }
+    """
+    object _new_row "swarmmem_lexical_row" (type row_type, const double* values, Py_ssize_t n)
+
+cdef type _ROW = LexicalRow
+if not issubclass(_ROW, tuple) or len(_ROW._fields) != 7:
+    raise ImportError("_lexical_c: LexicalRow must be a tuple of seven fields")
 
 cdef object _TOKEN = re.compile(r"[a-z0-9_-]+")
 WEIGHTS = (0.38, 0.16, 0.12, 0.08, 0.08, 0.12, 0.06, 0.05, 0.08)
@@ -265,7 +291,8 @@ cdef int _scan(object field, _Vocab v, _Scan* sc) except -1:
 def score_lexical(str query, task, bint task_as_query, list texts, list tags, list files,
                   list symbols, list kinds, list refs, scope_boost, kind_boost, role_boost,
                   confidence):
-    """Per candidate: ``(text, tag, file, symbol, kind_query, task_term, base)``."""
+    """Per candidate, a ``LexicalRow``: ``(text, tag, file, symbol, kind_query, task_term,
+    base)``."""
     cdef Py_ssize_t n = len(texts), i, f
     if not (len(tags) == len(files) == len(symbols) == len(kinds) == len(refs) == n
             and len(scope_boost) == len(kind_boost) == len(role_boost) == len(confidence) == n):
@@ -276,8 +303,7 @@ def score_lexical(str query, task, bint task_as_query, list texts, list tags, li
     )
     cdef _Vocab vocab = _Vocab(q_tokens, task_tokens if task_tokens is not None else frozenset())
     cdef double nq = len(q_tokens), nt = len(task_tokens) if task_tokens is not None else 0
-    cdef double sig[5]
-    cdef double task_term, base
+    cdef double sig[7]  # the row: five field overlaps, the task term, the base score
     cdef list columns = [texts, tags, files, symbols, kinds]
     cdef list out = []
     cdef _Scan sc
@@ -301,11 +327,11 @@ def score_lexical(str query, task, bint task_as_query, list texts, list tags, li
             if nt:
                 sc.count_q = False
                 _scan(refs[i], vocab, &sc)
-            task_term = sc.hit_t / nt if sc.hit_t else 0.0
-            base = (w0 * sig[0] + w1 * sig[1] + w2 * sig[2] + w3 * sig[3] + w4 * task_term
-                    + w5 * <double>scope_boost[i] + w6 * <double>kind_boost[i]
-                    + w7 * <double>role_boost[i] + w8 * <double>confidence[i])
-            out.append((sig[0], sig[1], sig[2], sig[3], sig[4], task_term, base))
+            sig[5] = sc.hit_t / nt if sc.hit_t else 0.0
+            sig[6] = (w0 * sig[0] + w1 * sig[1] + w2 * sig[2] + w3 * sig[3] + w4 * sig[5]
+                      + w5 * <double>scope_boost[i] + w6 * <double>kind_boost[i]
+                      + w7 * <double>role_boost[i] + w8 * <double>confidence[i])
+            out.append(_new_row(_ROW, sig, 7))
     finally:
         free(sc.buf)
     return out

@@ -14,11 +14,28 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 _TOKEN = re.compile(r"[a-z0-9_-]+")
 
 # (text, tag, file, symbol, task-term, scope, kind, role, confidence)
 WEIGHTS: tuple[float, ...] = (0.38, 0.16, 0.12, 0.08, 0.08, 0.12, 0.06, 0.05, 0.08)
+
+
+class LexicalRow(NamedTuple):
+    """One candidate's row: the six query-normalised overlaps and the weighted base score."""
+
+    text: float
+    tag: float
+    file: float
+    symbol: float
+    kind_query: float
+    task_term: float
+    base: float
+
+
+#: builds a row from a plain tuple without a Python-level call (the kernel's hot loop)
+_new_row = tuple.__new__
 
 
 def tokenize(text: str) -> frozenset[str]:
@@ -46,8 +63,9 @@ def score_lexical(
     kind_boost: Sequence[float],
     role_boost: Sequence[float],
     confidence: Sequence[float],
-) -> list[tuple[float, float, float, float, float, float, float]]:
-    """Per candidate: ``(text, tag, file, symbol, kind_query, task_term, base)``.
+) -> list[LexicalRow]:
+    """Per candidate, a :class:`LexicalRow`: ``(text, tag, file, symbol, kind_query,
+    task_term, base)``.
 
     Args:
         query: the recall query.
@@ -64,7 +82,7 @@ def score_lexical(
     task_tokens = tokenize(task) if task is not None else None
     q = task_tokens if (task_as_query and task_tokens is not None) else tokenize(query)
     w = WEIGHTS
-    out: list[tuple[float, float, float, float, float, float, float]] = []
+    out: list[LexicalRow] = []
     for i in range(n):
         t_set = tokenize(texts[i])
         g_set = tokenize(tags[i])
@@ -92,5 +110,5 @@ def score_lexical(
             + w[7] * role_boost[i]
             + w[8] * confidence[i]
         )
-        out.append((text, tag, file, symbol, kind_q, task_term, base))
+        out.append(_new_row(LexicalRow, (text, tag, file, symbol, kind_q, task_term, base)))
     return out

@@ -15,6 +15,7 @@ from typing import NamedTuple
 import attrs
 
 from swarmmem._speedups import lexical
+from swarmmem._speedups.lexical import LexicalRow
 from swarmmem.core.model.formatting import to_fixed
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import (
@@ -118,8 +119,11 @@ def derived(record: MemoryRecord) -> Derived:
 
 @attrs.define
 class _Scored:
+    """A scored candidate: its kernel row (with the named-reference rule applied), base score,
+    score with the Q-value boost, and the text relevance and BM25 position when known."""
+
     record: MemoryRecord
-    signals: tuple[float, ...]
+    row: LexicalRow
     base: float
     score: float
     relevance: float | None = None
@@ -160,16 +164,22 @@ class Ranking:
 
 
 def _reason(
-    record: MemoryRecord, sig: Sequence[float], role: bool, q: float, relevance: float | None
+    record: MemoryRecord, row: LexicalRow, role: bool, q: float, relevance: float | None
 ) -> str:
-    names = ("text_overlap", "tag_overlap", "file_overlap", "symbol_overlap")
-    parts = [f"{name}={to_fixed(v, 2)}" for name, v in zip(names, sig[:4], strict=True) if v > 0]
+    """The item's reason: its non-zero signals, role, scope, confidence and Q-value."""
+    overlaps = (
+        ("text_overlap", row.text),
+        ("tag_overlap", row.tag),
+        ("file_overlap", row.file),
+        ("symbol_overlap", row.symbol),
+    )
+    parts = [f"{name}={to_fixed(v, 2)}" for name, v in overlaps if v > 0]
     if relevance is not None:
         parts.insert(0, f"relevance={to_fixed(relevance, 2)}")
-    if sig[5] > 0:
-        parts.append(f"task_terms={to_fixed(sig[5], 2)}")
-    if sig[4] > 0:
-        parts.append(f"kind_query={to_fixed(sig[4], 2)}")
+    if row.task_term > 0:
+        parts.append(f"task_terms={to_fixed(row.task_term, 2)}")
+    if row.kind_query > 0:
+        parts.append(f"kind_query={to_fixed(row.kind_query, 2)}")
     if role:
         parts.append("role_profile")
     parts.append(f"scope={record.scope.type}")
@@ -233,11 +243,36 @@ def rank_records(
             when omitted.
     """
     policy = policy or LearningPolicy()
-    scope_keys = {scope.key for scope in request.scopes}
     kinds = set(request.kinds) if request.kinds else None
     role_kinds = set(profile_for(request.agent_role).kinds) if request.agent_role else None
-    diag = {
-        "candidateCount": len(records),
+    diag = _new_diagnostics(len(records))
+    eligible, suppressed = _prefilter(request, records, now_ms, policy, kinds, diag)
+    scorer = _BatchScorer(
+        request, eligible, policy, kinds, role_kinds, text_relevance, lexical_relevance
+    )
+    min_score = _min_score(request, apply_min_score)
+
+    scored_all = scorer.score(eligible)
+    diag["scoredCount"] = len(scored_all)
+    wants_signal = request.require_query_signal if require_signal is None else require_signal
+    if scorer.injection and wants_signal is not False:
+        signalled = [s for s in scored_all if s.relevance or _has_query_signal(s.row)]
+        diag["noSignalCount"] = len(scored_all) - len(signalled)
+        scored_all = signalled
+    kept = [s for s in scored_all if s.base >= min_score]
+    diag["belowThresholdCount"] = len(scored_all) - len(kept)
+    kept.sort(key=lambda s: (-s.score, s.record.id))
+
+    explored = _explore(suppressed, scorer, policy, rng, min_score)
+    diag["exploredCount"] = int(explored is not None)
+    diag["returnedCount"] = len(kept) + (explored is not None)
+    return Ranking(kept, explored, diag, request, kinds, role_kinds)
+
+
+def _new_diagnostics(candidates: int) -> dict[str, int]:
+    """The counts a ranking reports, all zero but the number of candidates."""
+    return {
+        "candidateCount": candidates,
         "preScoredFilteredCount": 0,
         "scoredCount": 0,
         "returnedCount": 0,
@@ -246,16 +281,29 @@ def rank_records(
         "suppressedLowQCount": 0,
         "exploredCount": 0,
     }
+
+
+def _prefilter(
+    request: RecallRequest,
+    records: Sequence[MemoryRecord],
+    now_ms: float,
+    policy: LearningPolicy,
+    kinds: set[str] | None,
+    diag: dict[str, int],
+) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
+    """The candidates worth scoring and the low-Q ones held back for exploration; expired,
+    superseded, deleted, out-of-scope and wrong-kind records are dropped (and counted)."""
+    scope_keys = {scope.key for scope in request.scopes}
+    check_expiry = not request.include_expired
+    check_q = not request.include_low_q
+    threshold = policy.suppression_threshold
     eligible: list[MemoryRecord] = []
     suppressed: list[MemoryRecord] = []
     for record in records:
         fields = derived(record)  # computed once per record object
+        expires_ms = fields.expires_ms
         if (
-            (
-                not request.include_expired
-                and fields.expires_ms is not None
-                and fields.expires_ms <= now_ms
-            )
+            (check_expiry and expires_ms is not None and expires_ms <= now_ms)
             or record.superseded_by
             or record.deleted
             or fields.scope_key not in scope_keys
@@ -263,33 +311,92 @@ def rank_records(
         ):
             diag["preScoredFilteredCount"] += 1
             continue
-        if not request.include_low_q and fields.q < policy.suppression_threshold:
+        if check_q and fields.q < threshold:
             diag["suppressedLowQCount"] += 1
             suppressed.append(record)
             continue
         eligible.append(record)
+    return eligible, suppressed
 
-    injection = request.mode == "injection"
-    wants_signal = request.require_query_signal if require_signal is None else require_signal
-    min_score = request.min_score if request.min_score is not None else 0.0
+
+def _min_score(request: RecallRequest, apply_min_score: bool) -> float:
+    """The base score a candidate must reach: the request's ``min_score`` (0 when unset), or
+    none at all for related-item expansion."""
     if not apply_min_score:
-        min_score = float("-inf")
+        return float("-inf")
+    return request.min_score if request.min_score is not None else 0.0
 
-    w_text = lexical.WEIGHTS[0]
-    recency = {}
-    if text_relevance is not None:
-        recency = _recency([derived(r) for r in eligible], eligible)
-    lexical_part = text_relevance if lexical_relevance is None else lexical_relevance
 
-    q_weight = policy.q_boost_weight
-    named = _NamedReferences(request.query) if text_relevance is not None else None
+def _has_query_signal(row: LexicalRow) -> bool:
+    """True when the query matched one of the candidate's fields (the task term aside)."""
+    return max(row.text, row.tag, row.file, row.symbol, row.kind_query) > 0
 
-    def run(batch: Sequence[MemoryRecord]) -> list[_Scored]:
+
+def _explore(
+    suppressed: Sequence[MemoryRecord],
+    scorer: _BatchScorer,
+    policy: LearningPolicy,
+    rng: Callable[[], float] | None,
+    min_score: float,
+) -> _Scored | None:
+    """With probability ``exploration_rate``, the best suppressed low-Q candidate that reaches
+    ``min_score`` (by base score, then id), so a memory that lost its standing can earn it
+    back."""
+    if not suppressed or not policy.exploration_rate > 0:
+        return None
+    draw = (rng or random.random)()
+    if not draw < policy.exploration_rate:
+        return None
+    candidates = [s for s in scorer.score(suppressed) if s.base >= min_score]
+    if not candidates:
+        return None
+    return min(candidates, key=lambda s: (-s.base, s.record.id))
+
+
+class _BatchScorer:
+    """Scores a batch of candidates with the lexical kernel: the row's base score plus the
+    Q-value boost, and on the reference path (a ``text_relevance`` given) the relevance in
+    the text factor's place, the recency feature and the named-reference rule."""
+
+    def __init__(
+        self,
+        request: RecallRequest,
+        eligible: Sequence[MemoryRecord],
+        policy: LearningPolicy,
+        kinds: set[str] | None,
+        role_kinds: set[str] | None,
+        text_relevance: Mapping[str, float] | None,
+        lexical_relevance: Mapping[str, float] | None,
+    ) -> None:
+        self.request = request
+        self.kinds = kinds
+        self.role_kinds = role_kinds
+        self.q_weight = policy.q_boost_weight
+        self.injection = request.mode == "injection"
+        self.text_relevance = text_relevance
+        #: the lexical share of the relevance (the recency feature scales with it)
+        self.lexical_part = text_relevance if lexical_relevance is None else lexical_relevance
+        self.recency: dict[str, float] = {}
+        self.named: _NamedReferences | None = None
+        if text_relevance is not None:
+            self.recency = _recency([derived(r) for r in eligible], eligible)
+            self.named = _NamedReferences(request.query)
+
+    def score(self, batch: Sequence[MemoryRecord]) -> list[_Scored]:
+        """The scored candidates of ``batch``, in its order."""
         fields = [derived(r) for r in batch]
-        rows = lexical.score_lexical(
+        rows = self._rows(batch, fields)
+        if self.text_relevance is None:
+            return self._plain(batch, fields, rows)
+        return self._with_relevance(batch, fields, rows, self.text_relevance)
+
+    def _rows(self, batch: Sequence[MemoryRecord], fields: Sequence[Derived]) -> list[LexicalRow]:
+        """The kernel's rows for ``batch`` (one column per factor)."""
+        request, kinds, role_kinds = self.request, self.kinds, self.role_kinds
+        return lexical.score_lexical(
             request.query,
             request.task,
-            injection and request.task is not None,
+            self.injection and request.task is not None,
             [r.text for r in batch],
             [f.tags for f in fields],
             [f.files for f in fields],
@@ -301,45 +408,47 @@ def rank_records(
             [(1.0 if role_kinds is not None and r.kind in role_kinds else 0.0) for r in batch],
             [float(r.confidence) for r in batch],
         )
-        if text_relevance is None:
-            return [
-                _Scored(r, row[:6], row[6], row[6] + (f.q - 0.5) * q_weight)
-                for r, f, row in zip(batch, fields, rows, strict=True)
-            ]
-        out = []
-        same = lexical_part is text_relevance
+
+    def _plain(
+        self, batch: Sequence[MemoryRecord], fields: Sequence[Derived], rows: Sequence[LexicalRow]
+    ) -> list[_Scored]:
+        """Rows scored as the kernel weighed them, plus the Q-value boost."""
+        q_weight = self.q_weight
+        out: list[_Scored] = []
+        append = out.append
+        for r, f, row in zip(batch, fields, rows, strict=True):
+            base = row.base
+            append(_Scored(r, row, base, base + (f.q - 0.5) * q_weight))
+        return out
+
+    def _with_relevance(
+        self,
+        batch: Sequence[MemoryRecord],
+        fields: Sequence[Derived],
+        rows: Sequence[LexicalRow],
+        text_relevance: Mapping[str, float],
+    ) -> list[_Scored]:
+        """Rows scored with the text relevance in the text factor's place, the recency
+        feature and the named-reference rule, plus the Q-value boost."""
+        lexical_part = self.lexical_part
         assert lexical_part is not None
+        named = self.named
         assert named is not None
+        same = lexical_part is text_relevance
+        recency = self.recency
+        q_weight = self.q_weight
+        w_text = lexical.WEIGHTS[0]
+        out: list[_Scored] = []
+        append = out.append
         for r, f, row in zip(batch, fields, rows, strict=True):
             key = r.id
             relevance = text_relevance.get(key, 0.0)
             lexical_share = relevance if same else lexical_part.get(key, 0.0)
             fresh = RECENCY_WEIGHT * recency.get(key, 0.0) * lexical_share
             signals, extra = named.signals(row, f, r)
-            base = row[6] + (w_text * (relevance - row[0]) + fresh + extra)
-            out.append(_Scored(r, signals, base, base + (f.q - 0.5) * q_weight, relevance))
+            base = row.base + (w_text * (relevance - row.text) + fresh + extra)
+            append(_Scored(r, signals, base, base + (f.q - 0.5) * q_weight, relevance))
         return out
-
-    scored_all = run(eligible)
-    diag["scoredCount"] = len(scored_all)
-    if injection and wants_signal is not False:
-        signalled = [s for s in scored_all if s.relevance or max(s.signals[:5]) > 0]
-        diag["noSignalCount"] = len(scored_all) - len(signalled)
-        scored_all = signalled
-    kept = [s for s in scored_all if s.base >= min_score]
-    diag["belowThresholdCount"] = len(scored_all) - len(kept)
-
-    kept.sort(key=lambda s: (-s.score, s.record.id))
-    explored: _Scored | None = None
-    if suppressed and policy.exploration_rate > 0:
-        draw = (rng or random.random)()
-        if draw < policy.exploration_rate:
-            candidates = [s for s in run(suppressed) if s.base >= min_score]
-            if candidates:
-                explored = min(candidates, key=lambda s: (-s.base, s.record.id))
-                diag["exploredCount"] = 1
-    diag["returnedCount"] = len(kept) + (explored is not None)
-    return Ranking(kept, explored, diag, request, kinds, role_kinds)
 
 
 class _NamedReferences:
@@ -356,11 +465,13 @@ class _NamedReferences:
         self.extensions = frozenset(t for t in tokens if t in references.SOURCE_EXTENSIONS)
 
     def signals(
-        self, row: Sequence[float], fields: Derived, record: MemoryRecord
-    ) -> tuple[tuple[float, ...], float]:
-        """The row's signals with the named-reference rule, and the change of the base score
-        (the record's cited files and symbols are read only when the query names some)."""
-        file, symbol = row[2], row[3]
+        self, row: LexicalRow, fields: Derived, record: MemoryRecord
+    ) -> tuple[LexicalRow, float]:
+        """The row with the named-reference rule applied to its signals (its base score
+        unchanged), and the change of the base score (the record's cited files and symbols
+        are read only when the query names some)."""
+        file = row_file = row.file
+        symbol = row_symbol = row.symbol
         if self.extensions and file > 0:  # an extension alone says nothing
             shared = self.extensions & lexical.tokenize(fields.files)
             file = max(0.0, file - len(shared) / self.query_size)
@@ -369,12 +480,12 @@ class _NamedReferences:
             file, named = 1.0, True
         if self.symbols and references.names_symbol(self.symbols, references.cited_symbols(record)):
             symbol = 1.0
-        if file == row[2] and symbol == row[3] and not named:
-            return tuple(row[:6]), 0.0
+        if file == row_file and symbol == row_symbol and not named:
+            return row, 0.0
         w = lexical.WEIGHTS
-        extra = w[2] * (file - row[2]) + w[3] * (symbol - row[3])
+        extra = w[2] * (file - row_file) + w[3] * (symbol - row_symbol)
         extra += NAMED_REFERENCE_WEIGHT if named else 0.0
-        return (row[0], row[1], file, symbol, row[4], row[5]), extra
+        return row._replace(file=file, symbol=symbol), extra
 
 
 def _recency(fields: Sequence[Derived], records: Sequence[MemoryRecord]) -> dict[str, float]:
@@ -399,10 +510,11 @@ def _to_item(
     kinds: set[str] | None,
     role_kinds: set[str] | None,
 ) -> RecallItem:
+    """The recall item of a kept or explored candidate."""
     record = scored.record
-    sig = scored.signals
+    row = scored.row
     role = role_kinds is not None and record.kind in role_kinds
-    reason = _reason(record, sig, role, q_value_of(record.metadata), scored.relevance)
+    reason = _reason(record, row, role, q_value_of(record.metadata), scored.relevance)
     if scored.fts_rank is not None:
         reason = f"{reason}, fts_rank={scored.fts_rank}"
     return RecallItem(
@@ -411,10 +523,10 @@ def _to_item(
         base_score=scored.base,
         reason=reason,
         signals=RecallSignals(
-            text_overlap=sig[0],
-            tag_overlap=sig[1],
-            file_overlap=sig[2],
-            symbol_overlap=sig[3],
+            text_overlap=row.text,
+            tag_overlap=row.tag,
+            file_overlap=row.file,
+            symbol_overlap=row.symbol,
             kind_match=kinds is not None and record.kind in kinds,
             scope_match=True,
         ),

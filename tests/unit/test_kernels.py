@@ -287,6 +287,13 @@ class TestScoreLexical:
         row = _score_one(kernels, "convention", kinds="repo convention")
         assert row == (0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0)
 
+    def test_rows_name_their_fields(self, kernels):
+        """Each row is the twin's LexicalRow: its signals and base score read by name."""
+        row = _score_one(kernels, "pytest tests", **CANDIDATE)
+        assert type(row) is kernels.lexical.LexicalRow
+        assert row._fields == ("text", "tag", "file", "symbol", "kind_query", "task_term", "base")
+        assert (row.text, row.tag, row.base) == (row[0], row[1], row[6])
+
     def test_refs_count_only_for_the_task_term(self, kernels):
         """The source ref feeds the task term but none of the query signals."""
         row = _score_one(kernels, "docs", task="docs", refs="docs/run.md")
