@@ -15,7 +15,7 @@ curator's reason (the store's audited ``delete``), in the same transaction.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -271,102 +271,174 @@ def apply_decision(
             applied_at=now,
             rewritten=decision.rewritten,
         )
-        if decision.action == "add":
-            assert decision.memory is not None
-            memory = funnel(attrs.evolve(decision.memory, updated_at=now))
-            validate_promotable(memory)
-            store.upsert(memory)
-            change = attrs.evolve(base, memory_id=memory.id)
-        elif decision.action == "update":
-            assert decision.patch is not None
-            target = _active_target(store, decision.target_memory_id)
-            updated = funnel(apply_patch(target, decision.patch, now=now))
-            if decision.rewritten:
-                validate_promotable(updated)  # a rephrased memory must be durable memory
-            store.upsert(updated)
-            if updated.id != target.id:
-                metadata = {
-                    **target.metadata,
-                    "deleted": True,
-                    "deleteReason": decision.reason,
-                    "updateReplacementId": updated.id,
-                    "validTo": now,
-                }
-                store.upsert(attrs.evolve(target, metadata=metadata, updated_at=now))
-            change = attrs.evolve(base, memory_id=updated.id, target_memory_id=target.id)
-        elif decision.action == "supersede":
-            assert decision.replacement is not None
-            old = _active_target(store, decision.old_memory_id)
-            replacement = decision.replacement
-            if replacement.id == old.id:
-                raise MemoryValidationError(
-                    "a supersede replacement must differ from the old memory"
-                )
-            supersedes = tuple(dict.fromkeys([*(replacement.supersedes or ()), old.id]))
-            replacement = funnel(
-                attrs.evolve(
-                    replacement,
-                    updated_at=now,
-                    supersedes=supersedes,
-                    supersedes_reason=decision.reason,
-                )
-            )
-            validate_promotable(replacement)
-            store.upsert(replacement)
-            store.upsert(
-                attrs.evolve(
-                    old,
-                    superseded_by=replacement.id,
-                    supersedes_reason=decision.reason,
-                    metadata={
-                        **old.metadata,
-                        "supersedeReason": decision.reason,
-                        "validTo": now,  # the fact held until its replacement
-                    },
-                    updated_at=now,
-                )
-            )
-            change = attrs.evolve(
-                base,
-                memory_id=replacement.id,
-                old_memory_id=old.id,
-                replacement_memory_id=replacement.id,
-            )
-        elif decision.action == "merge":
-            canonical = validate_merge_participants(
-                store, decision.related_memory_ids or (), now=now
-            )
-            change = attrs.evolve(base, related_memory_ids=canonical)
-        elif decision.action == "delete":
-            doomed = store.get(decision.target_memory_id or "")
-            if doomed is None:
-                raise NotFoundError("target memory was not found")
-            if doomed.deleted:
-                raise ConflictError("target memory is deleted")
-            store.delete(doomed.id, reason=decision.reason or "curator delete", now=now)
-            change = attrs.evolve(base, target_memory_id=doomed.id)
-        else:  # reject / noop
-            change = base
-        rejected = decision.action == "reject"
-        reviewed = attrs.evolve(
-            proposal,
-            status="rejected" if rejected else "applied",
-            reviewer=decision.reviewer,
-            reviewed_at=now,
-            rejection_reason=decision.reason if rejected else proposal.rejection_reason,
-            metadata={**proposal.metadata, "curatorDecision": _decision_summary(change)},
-        )
-        store.update_proposal(reviewed)
-        store.append_event(
-            "curator_decision",
-            proposal.id,
-            reason=decision.reason,
-            event={
-                "action": change.action,
-                "proposalId": change.proposal_id,
-                **{k: v for k, v in _decision_summary(change).items() if k != "action"},
-                "proposalOperation": proposal.operation,
-                **({"decidedBy": decision.reviewer} if decision.reviewer == "auto_policy" else {}),
-            },
-        )
+        step = _ACTIONS.get(decision.action)
+        change = base if step is None else step(store, decision, base, now, funnel)
+        _close_proposal(store, proposal, decision, change, now)
     return change
+
+
+#: validates a record about to be written (the write rules and the secret policy)
+_Funnel = Callable[[MemoryRecord], MemoryRecord]
+
+
+def _apply_add(
+    store: StorageProvider,
+    decision: CuratorDecision,
+    base: AppliedChange,
+    now: str,
+    funnel: _Funnel,
+) -> AppliedChange:
+    """Write the proposed memory (it must be promotable to durable memory)."""
+    assert decision.memory is not None
+    memory = funnel(attrs.evolve(decision.memory, updated_at=now))
+    validate_promotable(memory)
+    store.upsert(memory)
+    return attrs.evolve(base, memory_id=memory.id)
+
+
+def _apply_update(
+    store: StorageProvider,
+    decision: CuratorDecision,
+    base: AppliedChange,
+    now: str,
+    funnel: _Funnel,
+) -> AppliedChange:
+    """Patch the active target; a patch that changes its identity (scope, kind or text)
+    writes a new memory and tombstones the target, naming its replacement."""
+    assert decision.patch is not None
+    target = _active_target(store, decision.target_memory_id)
+    updated = funnel(apply_patch(target, decision.patch, now=now))
+    if decision.rewritten:
+        validate_promotable(updated)  # a rephrased memory must be durable memory
+    store.upsert(updated)
+    if updated.id != target.id:
+        metadata = {
+            **target.metadata,
+            "deleted": True,
+            "deleteReason": decision.reason,
+            "updateReplacementId": updated.id,
+            "validTo": now,
+        }
+        store.upsert(attrs.evolve(target, metadata=metadata, updated_at=now))
+    return attrs.evolve(base, memory_id=updated.id, target_memory_id=target.id)
+
+
+def _apply_supersede(
+    store: StorageProvider,
+    decision: CuratorDecision,
+    base: AppliedChange,
+    now: str,
+    funnel: _Funnel,
+) -> AppliedChange:
+    """Write the replacement (naming the memories it supersedes) and mark the active old
+    memory superseded by it, valid until now."""
+    assert decision.replacement is not None
+    old = _active_target(store, decision.old_memory_id)
+    replacement = decision.replacement
+    if replacement.id == old.id:
+        raise MemoryValidationError("a supersede replacement must differ from the old memory")
+    supersedes = tuple(dict.fromkeys([*(replacement.supersedes or ()), old.id]))
+    replacement = funnel(
+        attrs.evolve(
+            replacement,
+            updated_at=now,
+            supersedes=supersedes,
+            supersedes_reason=decision.reason,
+        )
+    )
+    validate_promotable(replacement)
+    store.upsert(replacement)
+    store.upsert(
+        attrs.evolve(
+            old,
+            superseded_by=replacement.id,
+            supersedes_reason=decision.reason,
+            metadata={
+                **old.metadata,
+                "supersedeReason": decision.reason,
+                "validTo": now,  # the fact held until its replacement
+            },
+            updated_at=now,
+        )
+    )
+    return attrs.evolve(
+        base,
+        memory_id=replacement.id,
+        old_memory_id=old.id,
+        replacement_memory_id=replacement.id,
+    )
+
+
+def _apply_merge(
+    store: StorageProvider,
+    decision: CuratorDecision,
+    base: AppliedChange,
+    now: str,
+    funnel: _Funnel,
+) -> AppliedChange:
+    """Link the related memories (validated as merge participants)."""
+    canonical = validate_merge_participants(store, decision.related_memory_ids or (), now=now)
+    return attrs.evolve(base, related_memory_ids=canonical)
+
+
+def _apply_delete(
+    store: StorageProvider,
+    decision: CuratorDecision,
+    base: AppliedChange,
+    now: str,
+    funnel: _Funnel,
+) -> AppliedChange:
+    """Tombstone the target (it must exist and not be deleted already)."""
+    doomed = store.get(decision.target_memory_id or "")
+    if doomed is None:
+        raise NotFoundError("target memory was not found")
+    if doomed.deleted:
+        raise ConflictError("target memory is deleted")
+    store.delete(doomed.id, reason=decision.reason or "curator delete", now=now)
+    return attrs.evolve(base, target_memory_id=doomed.id)
+
+
+#: the step of each action that writes memory (``reject`` and ``noop`` write none)
+_ACTIONS: dict[
+    str,
+    Callable[[StorageProvider, CuratorDecision, AppliedChange, str, _Funnel], AppliedChange],
+] = {
+    "add": _apply_add,
+    "update": _apply_update,
+    "supersede": _apply_supersede,
+    "merge": _apply_merge,
+    "delete": _apply_delete,
+}
+
+
+def _close_proposal(
+    store: StorageProvider,
+    proposal: MemoryProposal,
+    decision: CuratorDecision,
+    change: AppliedChange,
+    now: str,
+) -> None:
+    """Mark the proposal applied (or rejected), with the decision's summary, and append the
+    ``curator_decision`` audit event."""
+    rejected = decision.action == "reject"
+    reviewed = attrs.evolve(
+        proposal,
+        status="rejected" if rejected else "applied",
+        reviewer=decision.reviewer,
+        reviewed_at=now,
+        rejection_reason=decision.reason if rejected else proposal.rejection_reason,
+        metadata={**proposal.metadata, "curatorDecision": _decision_summary(change)},
+    )
+    store.update_proposal(reviewed)
+    store.append_event(
+        "curator_decision",
+        proposal.id,
+        reason=decision.reason,
+        event={
+            "action": change.action,
+            "proposalId": change.proposal_id,
+            **{k: v for k, v in _decision_summary(change).items() if k != "action"},
+            "proposalOperation": proposal.operation,
+            **({"decidedBy": decision.reviewer} if decision.reviewer == "auto_policy" else {}),
+        },
+    )
