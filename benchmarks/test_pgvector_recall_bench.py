@@ -63,18 +63,18 @@ import numpy as np
 import pytest
 from pg_support import require_vector, schema_for
 
-from swarmmem.config import SCHEMA
+from swarmmem.core.config import PostgresConfig
 
 SIZES = [int(s) for s in os.environ.get("SWARMMEM_PGVEC_SIZES", "2000").split(",") if s]
 DIM = 384
 K = 10
 N_QUERIES = 200
 EF_VALUES = [10, 20, 40, 64, 100, 200, 400, 1000]
-DEFAULT_EF = int(SCHEMA["postgres.hnswEfSearch"][0])
+DEFAULT_EF = PostgresConfig().hnsw_ef_search
 
 
 KINDS = os.environ.get("SWARMMEM_PGVEC_KINDS", "clustered,diffuse,uniform").split(",")
-DEFAULT_BUILD = (int(SCHEMA["postgres.hnswM"][0]), int(SCHEMA["postgres.hnswEfConstruction"][0]))
+DEFAULT_BUILD = (PostgresConfig().hnsw_m, PostgresConfig().hnsw_ef_construction)
 BUILDS = [
     (int(m), int(efc))
     for m, efc in (

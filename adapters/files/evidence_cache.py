@@ -163,7 +163,7 @@ class EvidenceCache:
         if not self.retention.fits(len(line) + 1):
             raise MemoryValidationError(
                 f"evidence document of {len(line) + 1} bytes exceeds "
-                f"evidence.cache_max_bytes={self.retention.max_bytes}"
+                f"evidence.cacheMaxBytes={self.retention.max_bytes}"
             )
         with self._locked():
             self._sync()

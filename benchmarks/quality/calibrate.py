@@ -53,7 +53,7 @@ from benchmarks.quality.conversions import write_collection
 from benchmarks.quality.run import _selected
 from benchmarks.quality.scoring import CHANNEL_DEPTH, run_dataset
 from swarmmem._speedups.lexical import WEIGHTS as FACTOR_WEIGHTS
-from swarmmem.config import SCHEMA
+from swarmmem.core.config import RetrievalConfig
 from swarmmem.core.recall.hybrid import GATE_DEPTH, score_fusion, stands_out
 from swarmmem.core.recall.lexical import (
     BM25_HALF_SHARE_AT,
@@ -236,8 +236,8 @@ def fit_text_factor(
     """Print the 5-fold cross-validation of some of :func:`text_relevance`'s parameters
     (each point of ``grid`` names them; ``fixed`` gives the others; see the module text)
     and the same entries at every grid point; return the point fitted on every fold."""
-    lexical_weight = SCHEMA["retrieval.weights.lexical"][0]
-    w = lexical_weight / (lexical_weight + SCHEMA["retrieval.weights.dense"][0])
+    shipped = RetrievalConfig()
+    w = shipped.weight_lexical / (shipped.weight_lexical + shipped.weight_dense)
     scores: list[list[tuple[str, int, float]]] = []
     for point in grid:
         rows = []

@@ -33,6 +33,7 @@ from typing import Any
 import attrs
 
 from swarmmem._speedups import jaccard
+from swarmmem.core.config import LearningSettings as LearningSettings  # the settings node
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.events import RecallUsage, RewardEvent
 from swarmmem.core.model.ids import iso_to_ms, parse_iso, to_iso
@@ -89,67 +90,6 @@ def propagated_signal(reward: float, factor: float) -> float:
 def reward_key(swarm_id: str, task_or_phase: str, round_number: int) -> str:
     """The idempotency key of one verdict: ``swarmId:taskOrPhase:round``."""
     return f"{swarm_id}:{task_or_phase}:{round_number}"
-
-
-def _setting(default: float, key: str | None = None) -> Any:
-    """A settings field with its default and, when it has one, its ``memory.learning`` key
-    (dotted for a nested one)."""
-    return attrs.field(default=default, metadata={"config_key": key})
-
-
-def _lookup(section: Mapping[str, Any], dotted: str | None) -> Any:
-    """The value at ``dotted`` in ``section``, or ``_MISSING``."""
-    node: Any = section
-    for part in (dotted or "").split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return _MISSING
-        node = node[part]
-    return node
-
-
-_MISSING = object()
-
-
-@attrs.frozen(kw_only=True)
-class LearningSettings:
-    """The ``memory.learning`` values the learning loop and the reports use."""
-
-    learning_rate: float = _setting(0.1, "learningRate")
-    propagation_factor: float = _setting(0.3, "propagationFactor")
-    suppression_threshold: float = _setting(0.15, "suppressionThreshold")
-    promotion_threshold: float = _setting(0.85, "promotionThreshold")
-    promotion_min_recalls: int = _setting(5)
-    token_overlap_threshold: float = _setting(0.4, "propagationTokenOverlapThreshold")
-    embedding_cosine_threshold: float = _setting(0.7, "propagationEmbeddingCosineThreshold")
-    fanout: int = _setting(20, "propagationFanout")
-    lookback_days: float = _setting(30.0, "propagationLookbackDays")
-    outcomes_teach: bool = _setting(True, "outcomesTeach")
-    useful_reward: float = _setting(OUTCOME_REWARDS["useful"], "outcomeRewards.useful")
-    dead_end_reward: float = _setting(OUTCOME_REWARDS["dead_end"], "outcomeRewards.dead_end")
-    corrected_reward: float = _setting(OUTCOME_REWARDS["corrected"], "outcomeRewards.corrected")
-
-    @classmethod
-    def from_config(cls, learning: Mapping[str, Any]) -> LearningSettings:
-        """Settings from a resolved ``memory.learning`` section (missing keys: defaults).
-
-        Each value is converted to the type of the field's default (``int``, ``float`` or
-        ``bool``).
-        """
-        values = {}
-        for field in attrs.fields(cls):
-            value = _lookup(learning, field.metadata["config_key"])
-            if value is not _MISSING:
-                values[field.name] = type(field.default)(value)
-        return cls(**values)
-
-    def outcome_reward(self, outcome: str) -> float:
-        """The reward of an outcome (``useful``, ``dead_end`` or ``corrected``)."""
-        rewards = {
-            "useful": self.useful_reward,
-            "dead_end": self.dead_end_reward,
-            "corrected": self.corrected_reward,
-        }
-        return rewards[outcome]
 
 
 class SessionRegistry:

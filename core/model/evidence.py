@@ -93,8 +93,8 @@ def _positive_or_none(setting: str) -> Any:
 class EvidenceRetention:
     """How much an evidence store keeps: unbounded (append-only) unless a bound is set.
 
-    ``max_bytes`` bounds the stored size (``evidence.cache_max_bytes``), ``max_records`` the
-    number of entries (``evidence.cache_max_records``); each is a positive integer or ``None``.
+    ``max_bytes`` bounds the stored size (``evidence.cacheMaxBytes``), ``max_records`` the
+    number of entries (``evidence.cacheMaxRecords``); each is a positive integer or ``None``.
     When a bound is exceeded the oldest entries go first; every entry counts, a damaged one
     included.
 
@@ -104,10 +104,10 @@ class EvidenceRetention:
     """
 
     max_bytes: int | None = attrs.field(
-        default=None, validator=_positive_or_none("evidence.cache_max_bytes")
+        default=None, validator=_positive_or_none("evidence.cacheMaxBytes")
     )
     max_records: int | None = attrs.field(
-        default=None, validator=_positive_or_none("evidence.cache_max_records")
+        default=None, validator=_positive_or_none("evidence.cacheMaxRecords")
     )
 
     def fits(self, entry_bytes: int) -> bool:

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import attrs
 
 from swarmmem._speedups.fusion import rrf_fuse
+from swarmmem.core.config import InjectionSettings, RetrievalConfig
 from swarmmem.core.model.errors import EmbeddingVersionMismatchError
 from swarmmem.core.model.ids import iso_to_ms, normalize_text
 from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest
@@ -64,31 +65,61 @@ if TYPE_CHECKING:
 RERANK_TOP_N = 20
 
 
+_RETRIEVAL = RetrievalConfig()
+_INJECTION = InjectionSettings()
+
+
 @attrs.frozen(kw_only=True)
 class HybridSettings:
-    """``memory.retrieval`` values used by the pipeline."""
+    """``memory.retrieval`` (and the dense keys of ``memory.recall.injection``) as the pipeline
+    uses them; every default is the configuration tree's."""
 
-    rrf_k: float = 60.0
-    weight_lexical: float = 0.5
-    weight_dense: float = 0.4
-    weight_metadata: float = 0.1
-    fusion: str = "score"
-    dense_floor: float | None = None
-    dense_gate: float | None = None
-    dense_evidence: float = 0.1
+    rrf_k: float = _RETRIEVAL.rrf_k
+    weight_lexical: float = _RETRIEVAL.weight_lexical
+    weight_dense: float = _RETRIEVAL.weight_dense
+    weight_metadata: float = _RETRIEVAL.weight_metadata
+    fusion: str = _RETRIEVAL.fusion
+    dense_floor: float | None = _RETRIEVAL.dense_floor
+    dense_gate: float | None = _RETRIEVAL.dense_gate
+    dense_evidence: float = _RETRIEVAL.dense_evidence
     #: the ``score`` fusion's lexical weight for a query whose best lexical relevance stays
     #: under ``weak_lexical_below`` (``None``: one weight for every query)
-    weak_lexical_below: float | None = 0.5
-    weak_lexical_weight: float = 0.2
+    weak_lexical_below: float | None = _RETRIEVAL.weak_lexical_below
+    weak_lexical_weight: float = _RETRIEVAL.weak_lexical_weight
     #: injection mode: the nearest dense hit without lexical support is injected when its
     #: cosine reaches this floor and it stands out from the next hits by ``injection_dense_gate``
     #: (:func:`stands_out`); ``None``: injection takes no dense-only hit
-    injection_dense_floor: float | None = 0.4
-    injection_dense_gate: float = 0.2
-    dense_rescue: float | None = None
-    rerank: bool = False
-    rerank_weight: float = 0.5
-    latency_budget_ms: float = 250.0
+    injection_dense_floor: float | None = _INJECTION.dense_floor
+    injection_dense_gate: float = _INJECTION.dense_gate
+    dense_rescue: float | None = _RETRIEVAL.dense_rescue
+    rerank: bool = _RETRIEVAL.rerank.enabled
+    rerank_weight: float = _RETRIEVAL.rerank.weight
+    latency_budget_ms: float = _RETRIEVAL.latency_budget_ms
+
+    @classmethod
+    def from_config(
+        cls, retrieval: RetrievalConfig, injection: InjectionSettings, *, rerank: bool
+    ) -> HybridSettings:
+        """The settings of the ``retrieval`` and ``recall.injection`` nodes; ``rerank``: the
+        profile reranks (``hybrid+rerank``, or ``retrieval.rerank.enabled``)."""
+        return cls(
+            rrf_k=retrieval.rrf_k,
+            weight_lexical=retrieval.weight_lexical,
+            weight_dense=retrieval.weight_dense,
+            weight_metadata=retrieval.weight_metadata,
+            fusion=retrieval.fusion,
+            dense_floor=retrieval.dense_floor,
+            dense_gate=retrieval.dense_gate,
+            dense_evidence=retrieval.dense_evidence,
+            weak_lexical_below=retrieval.weak_lexical_below,
+            weak_lexical_weight=retrieval.weak_lexical_weight,
+            injection_dense_floor=injection.dense_floor,
+            injection_dense_gate=injection.dense_gate,
+            dense_rescue=retrieval.dense_rescue,
+            rerank=rerank,
+            rerank_weight=retrieval.rerank.weight,
+            latency_budget_ms=retrieval.latency_budget_ms,
+        )
 
 
 @attrs.frozen(kw_only=True)

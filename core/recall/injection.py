@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from swarmmem.core.config import InjectionSettings as InjectionSettings  # the settings node
 from swarmmem.core.model.ids import estimate_tokens
 from swarmmem.core.model.records import RecallBundle
 from swarmmem.core.model.roles import canonical_role, profile_for
@@ -25,17 +26,6 @@ TOUCHED_FILE_RE = re.compile(
 MAX_COMPACT = 2000
 #: The header that marks a reflection block already in the conversation.
 REFLECTION_MARKER = "[SWARM MEMORY REFLECTION"
-
-
-@attrs.frozen(kw_only=True)
-class InjectionSettings:
-    """``memory.recall.injection``."""
-
-    enabled: bool = True
-    min_score: float = 0.25
-    require_query_signal: bool = True
-    max_items: int = 6
-    token_budget: int = 1000
 
 
 @attrs.frozen(kw_only=True)

@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from swarmmem.core.config import RecallSettings
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.events import RecallUsage
 from swarmmem.core.model.ids import bundle_id, normalize_text, to_iso
@@ -60,19 +61,37 @@ class EvidencePolicy:
         return kept + missing
 
 
+_RECALL = RecallSettings()
+
+
 @attrs.frozen(kw_only=True)
 class RecallDefaults:
-    """``memory.recall`` values a request falls back to (see the README configuration table)."""
+    """``memory.recall`` values a request falls back to (defaults: the configuration tree's)."""
 
-    max_items: int = 8
-    token_budget: int = 1200
-    min_score: float = 0.05
+    max_items: int = _RECALL.default_max_items
+    token_budget: int = _RECALL.default_token_budget
+    min_score: float = _RECALL.min_score
     learning: LearningPolicy = attrs.field(factory=LearningPolicy)
     #: ``memory.recall.injection``: what a ``mode="injection"`` request falls back to
-    injection_max_items: int = 6
-    injection_token_budget: int = 1000
-    injection_min_score: float = 0.25
-    injection_requires_signal: bool = True
+    injection_max_items: int = _RECALL.injection.max_items
+    injection_token_budget: int = _RECALL.injection.token_budget
+    injection_min_score: float = _RECALL.injection.min_score
+    injection_requires_signal: bool = _RECALL.injection.require_query_signal
+
+    @classmethod
+    def from_config(cls, recall: RecallSettings, learning: LearningPolicy) -> RecallDefaults:
+        """The defaults of the ``recall`` node, ranking with ``learning``."""
+        injection = recall.injection
+        return cls(
+            max_items=recall.default_max_items,
+            token_budget=recall.default_token_budget,
+            min_score=recall.min_score,
+            learning=learning,
+            injection_max_items=injection.max_items,
+            injection_token_budget=injection.token_budget,
+            injection_min_score=injection.min_score,
+            injection_requires_signal=injection.require_query_signal,
+        )
 
 
 def clamp_int(value: int, lo: int, hi: int, name: str) -> int:

@@ -3,7 +3,7 @@
 ``add`` stores a document (a file, or ``-`` for standard input; secrets redacted first) and
 prints its ``evidence-cache:evd_...`` ref, which proposals may cite in ``--evidence``; a cited
 ref the cache does not hold is refused. ``show`` prints one document, ``list`` all of them.
-Retention follows ``evidence.cache_max_bytes`` and ``evidence.cache_max_records``.
+Retention follows ``evidence.cacheMaxBytes`` and ``evidence.cacheMaxRecords``.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from swarmmem.bootstrap import postgres_rls as row_level_security
 from swarmmem.cli import render
 from swarmmem.cli.app import State, command, emit, main, progress_bar
 from swarmmem.core.model.errors import ConfigError
@@ -97,5 +98,5 @@ def postgres_rls(state: State, role: str, dsn: str | None, apply: bool, workspac
     """Row-level security for a shared PostgreSQL schema: ROLE sees only this repository's
     scopes. Prints the policies and grants; --apply runs them as the tables' owner."""
     with state.open() as mem:
-        result = mem.runtime.postgres_rls(role, dsn=dsn, apply=apply, workspace=workspace)
+        result = row_level_security(mem.runtime, role, dsn=dsn, apply=apply, workspace=workspace)
     emit(state, {"success": True, **result}, render.rls_text)

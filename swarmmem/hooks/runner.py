@@ -168,7 +168,7 @@ def prompt_submit(
     skipped: dict[str, Any] = {"type": "prompt_injection_skipped", "queryTerms": terms}
     if hosts.trivial_prompt(hook.prompt):
         return None, {**skipped, "reason": "trivial_prompt"}
-    settings = rt.injection_settings()
+    settings = rt.settings.recall.injection
     if not settings.enabled:
         return None, {**skipped, "reason": "disabled"}
     plan = build_plan(

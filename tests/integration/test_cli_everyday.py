@@ -253,7 +253,7 @@ def test_a_proposal_citing_an_unknown_evidence_ref_is_refused(project: Path) -> 
 
 
 def test_the_library_evidence_cache_follows_the_retention_keys(tmp_path: Path) -> None:
-    config = {"enabled": True, "evidence": {"cache_max_records": 2}}
+    config = {"enabled": True, "evidence": {"cacheMaxRecords": 2}}
     with swarmmem.open(tmp_path, config=config) as mem:
         refs = [mem.evidence.add(f"document number {n}", f"doc-{n}") for n in range(3)]
         assert [d.ref for d in mem.evidence] == refs[1:]

@@ -15,7 +15,8 @@ from pg_support import require_vector, schema_for
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from swarmmem.config import SCHEMA, validate
+from swarmmem.config import validate
+from swarmmem.core.config import PostgresConfig
 from swarmmem.core.model.errors import ConfigError
 from swarmmem.ports.storage import ListFilter
 
@@ -81,7 +82,7 @@ def test_ef_construction_must_be_at_least_twice_m() -> None:
         validate({"postgres": {"hnswM": 64, "hnswEfConstruction": 120}})
     merged = validate({"postgres": {"hnswM": 40, "hnswEfConstruction": 80}})
     assert (merged["postgres"]["hnswM"], merged["postgres"]["hnswEfConstruction"]) == (40, 80)
-    default_m, default_efc = SCHEMA["postgres.hnswM"][0], SCHEMA["postgres.hnswEfConstruction"][0]
+    default_m, default_efc = PostgresConfig().hnsw_m, PostgresConfig().hnsw_ef_construction
     assert default_efc >= 2 * default_m
 
 

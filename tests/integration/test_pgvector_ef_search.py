@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from pg_support import require_vector, schema_for
 
-from swarmmem.config import SCHEMA
+from swarmmem.core.config import PostgresConfig
 from swarmmem.core.model.errors import ConfigError
 
 DIM = 384
@@ -34,7 +34,7 @@ def test_the_configured_value_reaches_the_index(tmp_path: Path) -> None:
     import swarmmem
 
     dsn = require_vector()
-    assert SCHEMA["postgres.hnswEfSearch"][0] == 200
+    assert PostgresConfig().hnsw_ef_search == 200
     config = {
         "enabled": True,
         "provider": "postgres",

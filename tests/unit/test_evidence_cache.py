@@ -171,7 +171,7 @@ def test_document_larger_than_max_bytes_is_refused(tmp_path: Path) -> None:
     cache = make_cache(tmp_path, max_bytes=300)
     cache.add("small", "s")
     before = cache.path.read_bytes()
-    with pytest.raises(MemoryValidationError, match=r"exceeds evidence\.cache_max_bytes=300"):
+    with pytest.raises(MemoryValidationError, match=r"exceeds evidence\.cacheMaxBytes=300"):
         cache.add("y" * 400, "s")
     assert cache.path.read_bytes() == before
 
@@ -179,9 +179,9 @@ def test_document_larger_than_max_bytes_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize("bad", [0, -1, 1.5, "10", True])
 def test_bounds_must_be_positive_integers(tmp_path: Path, bad: object) -> None:
     """Bad bounds raise a ConfigError naming the setting and value."""
-    with pytest.raises(ConfigError, match=r"evidence\.cache_max_bytes"):
+    with pytest.raises(ConfigError, match=r"evidence\.cacheMaxBytes"):
         EvidenceCache(tmp_path / "d.jsonl", max_bytes=bad)  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match=r"evidence\.cache_max_records"):
+    with pytest.raises(ConfigError, match=r"evidence\.cacheMaxRecords"):
         EvidenceCache(tmp_path / "d.jsonl", max_records=bad)  # type: ignore[arg-type]
 
 

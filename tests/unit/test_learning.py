@@ -157,10 +157,9 @@ def test_cosine_handles_zero_and_mismatched_vectors() -> None:
 
 def test_settings_read_the_learning_config_section() -> None:
     """Every ``memory.learning`` key maps onto the settings."""
-    section = config_mod.validate(
+    settings = config_mod.parse(
         {"learning": {"learningRate": 0.2, "propagationFanout": 3, "propagationLookbackDays": 7}}
-    )["learning"]
-    settings = LearningSettings.from_config(section)
+    ).learning
     assert settings.learning_rate == 0.2
     assert settings.fanout == 3
     assert settings.lookback_days == 7.0
@@ -652,7 +651,7 @@ def test_outcome_rewards_are_the_design_documents_verdict_rewards() -> None:
         "dead_end": -1.0,
         "corrected": 0.0,
     }
-    assert LearningSettings.from_config(config_mod.defaults()["learning"]) == settings
+    assert config_mod.parse({}).learning == settings
 
 
 @pytest.mark.parametrize(
@@ -686,10 +685,9 @@ def test_successive_outcomes_compound_and_the_rate_is_configurable(
 def test_configured_rewards_replace_the_defaults(store: InMemoryStore, clock: FixedClock) -> None:
     """``learning.outcomeRewards.*`` set the rewards: useful 0.5 leaves a neutral memory at 0.5,
     corrected -1 takes it to 0.35."""
-    section = config_mod.validate(
+    settings = config_mod.parse(
         {"learning": {"outcomeRewards": {"useful": 0.5, "corrected": -1}}}
-    )["learning"]
-    settings = LearningSettings.from_config(section)
+    ).learning
     assert (settings.useful_reward, settings.dead_end_reward, settings.corrected_reward) == (
         0.5,
         -1.0,
@@ -817,9 +815,7 @@ def test_question_outcomes_teach_nothing(tmp_path: Path) -> None:
 
 def test_outcomes_teach_nothing_when_disabled(store: InMemoryStore, clock: FixedClock) -> None:
     """``learning.outcomesTeach: false``: the outcome is recorded, Q stays 0.5."""
-    settings = LearningSettings.from_config(
-        config_mod.validate({"learning": {"outcomesTeach": False}})["learning"]
-    )
+    settings = config_mod.parse({"learning": {"outcomesTeach": False}}).learning
     assert settings.outcomes_teach is False
     (fact,) = put(store, make_memory(TESTS_FACT))
     teaching(store, clock, settings).record_outcome(memory_id=fact.id, outcome="dead_end")
@@ -936,6 +932,7 @@ def test_outcome_rewards_survive_a_reopen(kind: str, tmp_path: Path, clock: Fixe
     [
         ({"outcomesTeach": "yes"}, "memory.learning.outcomesTeach"),
         ({"outcomeRewards": {"useful": 1.5}}, "memory.learning.outcomeRewards.useful"),
+        ({"outcomeRewards": {"deadEnd": -2}}, "memory.learning.outcomeRewards.deadEnd"),
         ({"outcomeRewards": {"dead_end": -2}}, "memory.learning.outcomeRewards.dead_end"),
         ({"outcomeRewards": {"corrected": "low"}}, "memory.learning.outcomeRewards.corrected"),
         ({"outcomeRewards": {"useful": float("nan")}}, "memory.learning.outcomeRewards.useful"),

@@ -366,9 +366,9 @@ def test_dense_floor_row_drops_cosines_under_the_relevance_floor(tmp_path: Path)
     """``dense-floor`` is the dense-only ranking without the cosines under
     ``retrieval.denseFloor``: a relevant document the floor drops is found by ``dense-only``
     (which returns the top k whatever the question) and not by ``dense-floor``."""
-    from swarmmem.config import SCHEMA
+    from swarmmem.core.config import RetrievalConfig
 
-    floor = SCHEMA["retrieval.denseFloor"][0]
+    floor = RetrievalConfig().dense_floor
     embedder = HashingEmbedder(dimension=256)
     docs = {
         "mig": "database migrations are numbered",
