@@ -276,17 +276,7 @@ def apply_verdict(
     Raises:
         MemoryValidationError: an unknown verdict, empty key parts or a bad timestamp.
     """
-    label = verdict.strip().upper() if isinstance(verdict, str) else ""
-    if label not in REWARDS:
-        raise MemoryValidationError(
-            f"verdict must be one of {', '.join(VERDICTS)}; got {verdict!r}"
-        )
-    swarm = _check_text("swarm_id", swarm_id)
-    task = _check_text("task_or_phase", task_or_phase)
-    if isinstance(round_number, bool) or not isinstance(round_number, int) or round_number < 0:
-        raise MemoryValidationError(f"round must be a non-negative integer; got {round_number!r}")
-    if parse_iso(now) is None:
-        raise MemoryValidationError(f"now must be an ISO timestamp; got {now!r}")
+    label, swarm, task = _check_verdict_args(verdict, swarm_id, task_or_phase, round_number, now)
     policy = policy or LearningSettings()
     reward = REWARDS[label]
     key = reward_key(swarm, task, round_number)
@@ -303,59 +293,100 @@ def apply_verdict(
         return attrs.evolve(base, status=STATUS_ALREADY_APPLIED)
 
     bundles = latest_bundles(store.list_recall_usage(), targets, unit_id)
-    first_bundle: dict[str, RecallUsage] = {}
-    for bundle in bundles:
-        for mid in bundle.memory_ids:
-            first_bundle.setdefault(mid, bundle)
-    records: list[MemoryRecord] = []
-    for mid in sorted(first_bundle):
-        record = store.get(mid)
-        if record is not None and record.active:
-            records.append(record)
+    first_bundle = _first_bundles(bundles)
+    records = _active_records(store, sorted(first_bundle))
     if not records:
         return base
 
     context: dict[str, Any] = dict(synthesis or {})
     context.update({"rewardKey": key, "swarmId": swarm, "taskOrPhase": task, "round": round_number})
-    updates: list[RewardUpdate] = []
+    run = _RewardRun(
+        verdict=label, reward=reward, now=now, run_id=run_id, unit_id=unit_id, context=context
+    )
     with store.transaction():
-        for record in records:
-            bundle = first_bundle[record.id]
-            update = write_q(
-                store,
-                record,
-                verdict=label,
-                signal=reward,
-                eta=policy.learning_rate,
-                now=now,
-                run_id=run_id if run_id is not None else bundle.run_id or None,
-                unit_id=unit_id if unit_id is not None else bundle.unit_id or None,
-                synthesis={
-                    **context,
-                    "sessionId": bundle.session_id,
-                    "bundleId": bundle.bundle_id,
-                },
-            )
-            updates.append(update)
-        updates.extend(
-            _propagate(
-                store,
-                records,
-                verdict=label,
-                reward=reward,
-                now=now,
-                policy=policy,
-                embed=embed,
-                run_id=run_id,
-                unit_id=unit_id,
-                context=context,
-            )
-        )
+        updates = [
+            _reward_recalled(store, record, first_bundle[record.id], run, policy.learning_rate)
+            for record in records
+        ]
+        updates.extend(_propagate(store, records, run, policy=policy, embed=embed))
     return attrs.evolve(
         base,
         status=STATUS_APPLIED,
         bundle_ids=tuple(b.bundle_id for b in bundles),
         updates=tuple(updates),
+    )
+
+
+def _check_verdict_args(
+    verdict: str, swarm_id: str, task_or_phase: str, round_number: int, now: str
+) -> tuple[str, str, str]:
+    """The verdict's label and the checked swarm and task of its reward key, or
+    MemoryValidationError (an unknown verdict, empty key parts, a bad round or timestamp)."""
+    label = verdict.strip().upper() if isinstance(verdict, str) else ""
+    if label not in REWARDS:
+        raise MemoryValidationError(
+            f"verdict must be one of {', '.join(VERDICTS)}; got {verdict!r}"
+        )
+    swarm = _check_text("swarm_id", swarm_id)
+    task = _check_text("task_or_phase", task_or_phase)
+    if isinstance(round_number, bool) or not isinstance(round_number, int) or round_number < 0:
+        raise MemoryValidationError(f"round must be a non-negative integer; got {round_number!r}")
+    if parse_iso(now) is None:
+        raise MemoryValidationError(f"now must be an ISO timestamp; got {now!r}")
+    return label, swarm, task
+
+
+def _first_bundles(bundles: Iterable[RecallUsage]) -> dict[str, RecallUsage]:
+    """Per recalled memory id, the first of ``bundles`` that recalled it."""
+    first: dict[str, RecallUsage] = {}
+    for bundle in bundles:
+        for mid in bundle.memory_ids:
+            first.setdefault(mid, bundle)
+    return first
+
+
+def _active_records(store: StorageProvider, memory_ids: Iterable[str]) -> list[MemoryRecord]:
+    """The active memories of ``memory_ids``, in their order (a missing one is skipped)."""
+    records: list[MemoryRecord] = []
+    for mid in memory_ids:
+        record = store.get(mid)
+        if record is not None and record.active:
+            records.append(record)
+    return records
+
+
+@attrs.frozen(kw_only=True)
+class _RewardRun:
+    """What every reward of one verdict shares: its label and reward, the time, the run and
+    unit it is recorded on (the bundle's when ``None``) and the synthesis context."""
+
+    verdict: str
+    reward: float
+    now: str
+    run_id: str | None
+    unit_id: str | None
+    context: Mapping[str, Any]
+
+
+def _reward_recalled(
+    store: StorageProvider,
+    record: MemoryRecord,
+    bundle: RecallUsage,
+    run: _RewardRun,
+    eta: float,
+) -> RewardUpdate:
+    """Write the verdict's reward to a memory the bundle recalled (its run and unit default
+    to the bundle's; the reward event names the session and bundle)."""
+    return write_q(
+        store,
+        record,
+        verdict=run.verdict,
+        signal=run.reward,
+        eta=eta,
+        now=run.now,
+        run_id=run.run_id if run.run_id is not None else bundle.run_id or None,
+        unit_id=run.unit_id if run.unit_id is not None else bundle.unit_id or None,
+        synthesis={**run.context, "sessionId": bundle.session_id, "bundleId": bundle.bundle_id},
     )
 
 
@@ -472,33 +503,54 @@ class _Vectors:
 def _propagate(
     store: StorageProvider,
     sources: Sequence[MemoryRecord],
+    run: _RewardRun,
     *,
-    verdict: str,
-    reward: float,
-    now: str,
     policy: LearningSettings,
     embed: EmbedFn | None,
-    run_id: str | None,
-    unit_id: str | None,
-    context: Mapping[str, Any],
 ) -> list[RewardUpdate]:
+    """Spread a share of the verdict's reward (``propagation_factor``) to the memories like
+    ``sources`` recalled within the lookback: each source's ``fanout`` most similar ones of
+    its scope, each memory rewarded once (for its first source)."""
     factor, fanout = policy.propagation_factor, policy.fanout
     if not math.isfinite(factor) or factor <= 0 or fanout <= 0:
         return []
-    recent = recent_recall_times(store, now=now, lookback_days=policy.lookback_days)
+    recent = recent_recall_times(store, now=run.now, lookback_days=policy.lookback_days)
     if not recent:
         return []
+    scheduled = _propagation_targets(store, sources, recent, run.now, policy, _Vectors(embed))
+    signal = propagated_signal(run.reward, factor)
+    label = run.verdict + PROPAGATED_SUFFIX
+    return [
+        write_q(
+            store,
+            cand,
+            verdict=label,
+            signal=signal,
+            eta=policy.learning_rate,
+            now=run.now,
+            run_id=run.run_id,
+            unit_id=run.unit_id,
+            synthesis={**run.context, "sourceMemoryId": source_id, "similarity": sim},
+            source_id=source_id,
+            similarity=sim,
+        )
+        for cand, source_id, sim in scheduled.values()
+    ]
+
+
+def _propagation_targets(
+    store: StorageProvider,
+    sources: Sequence[MemoryRecord],
+    recent: Collection[str],
+    now: str,
+    policy: LearningSettings,
+    vectors: _Vectors,
+) -> dict[str, tuple[MemoryRecord, str, float]]:
+    """Per memory to reward: the memory, its first source (by id) and their similarity;
+    candidates are the other recently recalled memories of each source's scope."""
     direct = {r.id for r in sources}
     by_scope: dict[str, list[MemoryRecord]] = {}
-    vectors = _Vectors(embed)
     token_keys: dict[str, array[int]] = {}  # text -> its Jaccard token keys, made once
-
-    def keys_of(text: str) -> array[int]:
-        found = token_keys.get(text)
-        if found is None:
-            found = token_keys[text] = jaccard.token_keys(text)
-        return found
-
     scheduled: dict[str, tuple[MemoryRecord, str, float]] = {}
     for source in sorted(sources, key=lambda r: r.id):
         scope_key = source.scope.key
@@ -507,51 +559,54 @@ def _propagate(
         pool = [c for c in by_scope[scope_key] if c.id not in direct and c.id in recent]
         if not pool:
             continue
-        similarity: dict[str, float] = {}
-        same_kind = [c for c in pool if c.kind == source.kind]
-        if same_kind:
-            overlaps = jaccard.jaccard_keys(
-                keys_of(source.text), [keys_of(c.text) for c in same_kind]
-            )
-            for cand, overlap in zip(same_kind, overlaps, strict=True):
-                if overlap >= policy.token_overlap_threshold:
-                    similarity[cand.id] = overlap
-        if vectors.active:
-            vectors.ensure([source, *pool])
-            src_vec = vectors.get(source.id)
-            for cand in pool:
-                cand_vec = vectors.get(cand.id)
-                if src_vec is None or cand_vec is None:
-                    break
-                sim = cosine(src_vec, cand_vec)
-                if sim >= policy.embedding_cosine_threshold:
-                    similarity[cand.id] = max(sim, similarity.get(cand.id, -math.inf))
+        similarity = _similarities(source, pool, policy, token_keys, vectors)
         ranked = sorted(
             (c for c in pool if c.id in similarity), key=lambda c: (-similarity[c.id], c.id)
         )
-        for cand in ranked[: int(fanout)]:
+        for cand in ranked[: int(policy.fanout)]:
             if cand.id not in scheduled:
                 scheduled[cand.id] = (cand, source.id, similarity[cand.id])
-    signal = propagated_signal(reward, factor)
-    label = verdict + PROPAGATED_SUFFIX
-    updates: list[RewardUpdate] = []
-    for cand, source_id, sim in scheduled.values():
-        updates.append(
-            write_q(
-                store,
-                cand,
-                verdict=label,
-                signal=signal,
-                eta=policy.learning_rate,
-                now=now,
-                run_id=run_id,
-                unit_id=unit_id,
-                synthesis={**context, "sourceMemoryId": source_id, "similarity": sim},
-                source_id=source_id,
-                similarity=sim,
-            )
+    return scheduled
+
+
+def _similarities(
+    source: MemoryRecord,
+    pool: Sequence[MemoryRecord],
+    policy: LearningSettings,
+    token_keys: dict[str, array[int]],
+    vectors: _Vectors,
+) -> dict[str, float]:
+    """Per candidate of ``pool`` like ``source``: its token overlap (a candidate of the same
+    kind, at least ``token_overlap_threshold``) or, when higher, its embedding cosine (any
+    kind, at least ``embedding_cosine_threshold``; with embeddings)."""
+    similarity: dict[str, float] = {}
+    same_kind = [c for c in pool if c.kind == source.kind]
+    if same_kind:
+        overlaps = jaccard.jaccard_keys(
+            _keys_of(token_keys, source.text), [_keys_of(token_keys, c.text) for c in same_kind]
         )
-    return updates
+        for cand, overlap in zip(same_kind, overlaps, strict=True):
+            if overlap >= policy.token_overlap_threshold:
+                similarity[cand.id] = overlap
+    if vectors.active:
+        vectors.ensure([source, *pool])
+        src_vec = vectors.get(source.id)
+        for cand in pool:
+            cand_vec = vectors.get(cand.id)
+            if src_vec is None or cand_vec is None:
+                break
+            sim = cosine(src_vec, cand_vec)
+            if sim >= policy.embedding_cosine_threshold:
+                similarity[cand.id] = max(sim, similarity.get(cand.id, -math.inf))
+    return similarity
+
+
+def _keys_of(token_keys: dict[str, array[int]], text: str) -> array[int]:
+    """The Jaccard token keys of ``text``, made once per text."""
+    found = token_keys.get(text)
+    if found is None:
+        found = token_keys[text] = jaccard.token_keys(text)
+    return found
 
 
 def reward_source(event: RewardEvent) -> str:
