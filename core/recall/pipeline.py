@@ -25,6 +25,7 @@ from swarmmem.core.model.records import NO_SIGNALS, MemoryRecord, RecallItem, Re
 from swarmmem.core.recall.hybrid import (
     RERANK_TOP_N,
     CosineProfile,
+    DenseHits,
     DenseParts,
     HybridSettings,
     calibrated_fusion,
@@ -102,7 +103,6 @@ def run_recall(
     """
     config = config or RecallConfig()
     started = timer()
-    policy = config.policy
     settings = config.hybrid
     # items are built only for what is returned, unless a dense stage reads every lexical
     # item (rank fusion, the dense rescue); score fusion re-ranks the kept records
@@ -111,15 +111,71 @@ def run_recall(
         store,
         request,
         now=now,
-        policy=policy,
+        policy=config.policy,
         rng=rng,
         reference=config.profile == "reference",
         keep=None if every_item else request.max_items,
     )
+    finish = _Finisher(store, request, lexical, now, config.policy)
+    if not config.dense:
+        return finish.lexical_only(None)
+    if parts is None:
+        return finish.lexical_only("dense retrieval is unavailable")
+    try:
+        hits, embeds = _dense_hits(store, parts, request, settings, now)
+    except Exception:  # any dense failure degrades to the exact lexical result
+        return finish.lexical_only("dense retrieval failed")
+    regular = [it for it in lexical.items if not it.explored]
+    explored = [it for it in lexical.items if it.explored]
+    items = _fused(lexical, regular, hits, request, settings, now, config.policy)
+    items, used_reranker, rerank_count, reason = _rerank(
+        items, request, parts, settings, elapsed_ms=(timer() - started) * 1000.0
+    )
+    if settings.dense_rescue is not None and request.mode != "injection":
+        signalled = {it.record.id for it in regular if _has_signal(it)}
+        items = rescue(items, hits.candidates, signalled, request.max_items, settings.dense_rescue)
+    trace = RecallTrace(
+        status="degraded" if reason else "complete",
+        degradation_reason=reason,
+        used_embedding=True,
+        used_reranker=used_reranker,
+        lexical_candidate_count=len(lexical.records),
+        dense_candidate_count=len(hits.candidates),
+        rerank_candidate_count=rerank_count,
+        query_embedding_invocation_count=embeds,
+    )
+    return finish(items + explored, trace)
 
-    def finish(items: list[RecallItem], trace: RecallTrace) -> tuple[RecallResult, RecallTrace]:
+
+class _Finisher:
+    """The last step of every recall: the returned items cut to ``max_items`` and expanded
+    with related memories, and the lexical stage's diagnostics updated for them."""
+
+    def __init__(
+        self,
+        store: StorageProvider,
+        request: RecallRequest,
+        lexical: RecallResult,
+        now: str,
+        policy: LearningPolicy,
+    ) -> None:
+        self.store = store
+        self.request = request
+        self.lexical = lexical
+        self.now = now
+        self.policy = policy
+
+    def __call__(
+        self, items: list[RecallItem], trace: RecallTrace
+    ) -> tuple[RecallResult, RecallTrace]:
+        """The result of ``items`` (best first) with ``trace``."""
+        request, lexical = self.request, self.lexical
         items = expand_related(
-            store, slice_items(items, request.max_items), request, now=now, policy=policy
+            self.store,
+            slice_items(items, request.max_items),
+            request,
+            now=self.now,
+            policy=self.policy,
         )
         diagnostics: dict[str, Any] = dict(lexical.diagnostics)
         diagnostics["returnedCount"] = len(items)
@@ -131,76 +187,71 @@ def run_recall(
         )
         return result, trace
 
-    def lexical_only(reason: str | None) -> tuple[RecallResult, RecallTrace]:
+    def lexical_only(self, reason: str | None) -> tuple[RecallResult, RecallTrace]:
+        """The lexical result alone, degraded for ``reason`` when one is given."""
         trace = RecallTrace(
             status="degraded" if reason else "complete",
             degradation_reason=reason,
-            lexical_candidate_count=lexical.kept_count,
+            lexical_candidate_count=self.lexical.kept_count,
         )
-        return finish(list(lexical.items), trace)
+        return self(list(self.lexical.items), trace)
 
-    if not config.dense:
-        return lexical_only(None)
-    if parts is None:
-        return lexical_only("dense retrieval is unavailable")
-    regular = [it for it in lexical.items if not it.explored]
-    explored = [it for it in lexical.items if it.explored]
-    try:
-        # injection embeds the task (the person's words), not the plan's labelled lines, as
-        # its lexical side reads the task's terms
-        embedded = request.task if request.mode == "injection" and request.task else request.query
-        vector, embeds = query_vector(parts, embedded)
-        k = request.candidate_cap if request.candidate_cap else preselect_limit(request)
-        # below the relevance floor a hit is no candidate
-        calibrated = settings.fusion == "calibrated"
-        dense, cosines, profile = dense_candidates(
-            store,
-            parts,
-            request,
-            vector,
-            now=now,
-            k=k,
-            floor=settings.dense_floor,
-            gate=None if calibrated else settings.dense_gate,
-            evidence_threshold=settings.dense_evidence if calibrated else None,
-        )
-    except Exception:  # any dense failure degrades to the exact lexical result
-        return lexical_only("dense retrieval failed")
 
-    if settings.fusion in ("score", "calibrated"):
-        # what rerank and the dense rescue read of the fused ranking (the rest is never shown)
-        shown = request.max_items + (RERANK_TOP_N if settings.rerank else 0)
-        items = _scored_fusion(
-            lexical.records,
-            dense,
-            cosines,
-            profile,
-            lexical.text_relevance,
-            request,
-            settings,
-            now,
-            policy,
-            limit=None if settings.dense_rescue is not None else shown,
-        )
-    else:
-        items = _fused_items(regular, dense, request, settings)
-    items, used_reranker, rerank_count, reason = _rerank(
-        items, request, parts, settings, elapsed_ms=(timer() - started) * 1000.0
+def _dense_hits(
+    store: StorageProvider,
+    parts: DenseParts,
+    request: RecallRequest,
+    settings: HybridSettings,
+    now: str,
+) -> tuple[DenseHits, int]:
+    """The dense kNN hits of the request's embedded text (at or above the relevance floor)
+    and how many embeds that took; injection embeds the task (the person's words), not the
+    plan's labelled lines, as its lexical side reads the task's terms."""
+    embedded = request.task if request.mode == "injection" and request.task else request.query
+    vector, embeds = query_vector(parts, embedded)
+    k = request.candidate_cap if request.candidate_cap else preselect_limit(request)
+    calibrated = settings.fusion == "calibrated"
+    hits = dense_candidates(
+        store,
+        parts,
+        request,
+        vector,
+        now=now,
+        k=k,
+        floor=settings.dense_floor,
+        gate=None if calibrated else settings.dense_gate,
+        evidence_threshold=settings.dense_evidence if calibrated else None,
     )
-    if settings.dense_rescue is not None and request.mode != "injection":
-        signalled = {it.record.id for it in regular if _has_signal(it)}
-        items = rescue(items, dense, signalled, request.max_items, settings.dense_rescue)
-    trace = RecallTrace(
-        status="degraded" if reason else "complete",
-        degradation_reason=reason,
-        used_embedding=True,
-        used_reranker=used_reranker,
-        lexical_candidate_count=len(lexical.records),
-        dense_candidate_count=len(dense),
-        rerank_candidate_count=rerank_count,
-        query_embedding_invocation_count=embeds,
+    return hits, embeds
+
+
+def _fused(
+    lexical: RecallResult,
+    regular: list[RecallItem],
+    hits: DenseHits,
+    request: RecallRequest,
+    settings: HybridSettings,
+    now: str,
+    policy: LearningPolicy,
+) -> list[RecallItem]:
+    """The lexical and dense rankings fused: by score (``score``, ``calibrated``: the kept
+    records re-scored with the dense evidence) or by rank (the regular lexical items)."""
+    if settings.fusion not in ("score", "calibrated"):
+        return _fused_items(regular, hits.candidates, request, settings)
+    # what rerank and the dense rescue read of the fused ranking (the rest is never shown)
+    shown = request.max_items + (RERANK_TOP_N if settings.rerank else 0)
+    return _scored_fusion(
+        lexical.records,
+        hits.candidates,
+        hits.cosines,
+        hits.profile,
+        lexical.text_relevance,
+        request,
+        settings,
+        now,
+        policy,
+        limit=None if settings.dense_rescue is not None else shown,
     )
-    return finish(items + explored, trace)
 
 
 def _has_signal(item: RecallItem) -> bool:
