@@ -21,8 +21,10 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from swarmmem.core.model.ids import estimate_tokens, iso_to_ms
-from swarmmem.core.model.records import Anchor, MemoryRecord
+from swarmmem.core.model.records import Anchor, MemoryRecord, OutcomeEntry
 from swarmmem.ports.detectors import SecretDetector
 from swarmmem.ports.storage import ListFilter, StorageProvider
 
@@ -158,72 +160,139 @@ def build_digest(
     for record in records:
         if not record.outcomes:
             continue
-        event_ids = record.metadata.get("outcomeEventIds")
-        ids = list(event_ids) if isinstance(event_ids, list) else []
-        seen: set[str] = set()
-        outcomes = []
-        for index, outcome in enumerate(record.outcomes):
-            fallback = f"{record.id}:{index}:{outcome.at}:{outcome.outcome}"
-            oid = ids[index] if index < len(ids) and isinstance(ids[index], str) else fallback
-            if oid not in seen:
-                seen.add(oid)
-                outcomes.append((oid, outcome))
+        outcomes = _unique_outcomes(record, record.outcomes)
         anchors: list[Anchor | None] = list(record.anchors) if record.anchors else [None]
         live_anchors = [a for a in anchors if a is None or live.alive(a.file)]
         if not live_anchors:
             dead_ids.add(record.id)
             continue
-        first = live_anchors[0]
-        first_group = live.group(first.file if first else None)
-        for _oid, outcome in outcomes:
-            if outcome.outcome == "corrected" and outcome.correction:
-                entry: dict[str, Any] = {
-                    "memoryId": record.id,
-                    "correction": clip(redact(outcome.correction)),
-                    "at": outcome.at,
-                    "anchor": _anchor_json(first),
-                }
-                if first_group is not None:
-                    entry["group"] = first_group
-                corrections.append(entry)
-        score = 0.0
-        positive: set[str] = set()
-        negative = 0
-        latest: tuple[str, str, str] | None = None
-        for oid, outcome in outcomes:
-            weight = decay_weight(outcome.at, now_ms, float(half_life_days))
-            if outcome.outcome == "useful":
-                score += weight
-                positive.add(oid)
-            else:
-                score -= weight
-                negative += 1
-            if latest is None or (outcome.at, oid) > latest[:2]:
-                latest = (outcome.at, oid, outcome.outcome)
+        corrections.extend(_corrections(record, outcomes, live_anchors[0], live, redact))
+        tally = _tally(outcomes, now_ms, float(half_life_days))
+        category = tally.category()
         text = clip(redact(record.text))
         for anchor in live_anchors:
-            group = live.group(anchor.file if anchor else None)
-            item: dict[str, Any] = {
+            lists[category].append(_digest_item(record, anchor, live, tally, text))
+    return _assemble(lists, corrections, dead_ids, len(records), now)
+
+
+def _unique_outcomes(
+    record: MemoryRecord, entries: Sequence[OutcomeEntry]
+) -> list[tuple[str, OutcomeEntry]]:
+    """The record's outcomes with their event ids (``metadata.outcomeEventIds``, else an id
+    made of the record, position, time and outcome), each event once."""
+    event_ids = record.metadata.get("outcomeEventIds")
+    ids = list(event_ids) if isinstance(event_ids, list) else []
+    seen: set[str] = set()
+    outcomes = []
+    for index, outcome in enumerate(entries):
+        fallback = f"{record.id}:{index}:{outcome.at}:{outcome.outcome}"
+        oid = ids[index] if index < len(ids) and isinstance(ids[index], str) else fallback
+        if oid not in seen:
+            seen.add(oid)
+            outcomes.append((oid, outcome))
+    return outcomes
+
+
+def _corrections(
+    record: MemoryRecord,
+    outcomes: Sequence[tuple[str, OutcomeEntry]],
+    first: Anchor | None,
+    live: _Liveness,
+    redact: Callable[[str], str],
+) -> list[dict[str, Any]]:
+    """The record's corrections (redacted and clipped), under its first live anchor."""
+    first_group = live.group(first.file if first else None)
+    found = []
+    for _oid, outcome in outcomes:
+        if outcome.outcome == "corrected" and outcome.correction:
+            entry: dict[str, Any] = {
                 "memoryId": record.id,
-                "kind": record.kind,
-                "anchor": _anchor_json(anchor),
-                "score": _round6(score),
-                "positiveOutcomes": len(positive),
-                "negativeOutcomes": negative,
-                "latestAt": latest[0] if latest else None,
-                "resolution": latest[2] if latest else None,
-                "text": text,
+                "correction": clip(redact(outcome.correction)),
+                "at": outcome.at,
+                "anchor": _anchor_json(first),
             }
-            if group is not None:
-                item["group"] = group
-            if positive and negative:
-                lists["contested"].append(item)
-            elif len(positive) >= 2:
-                lists["preferred"].append(item)
-            elif positive:
-                lists["tentative"].append(item)
-            elif negative:
-                lists["deadEnds"].append(item)
+            if first_group is not None:
+                entry["group"] = first_group
+            found.append(entry)
+    return found
+
+
+@attrs.frozen
+class _Tally:
+    """A record's outcomes summed: the decayed score (useful counts up, anything else down),
+    the distinct useful events, the other events and the latest ``(at, id, outcome)``."""
+
+    score: float
+    positive: int
+    negative: int
+    latest: tuple[str, str, str] | None
+
+    def category(self) -> str:
+        """The digest list the record goes to: contested (both kinds), preferred (two useful
+        events or more), tentative (one), dead ends (only the other kind; a tally counts one
+        outcome at least)."""
+        if self.positive and self.negative:
+            return "contested"
+        if self.positive >= 2:
+            return "preferred"
+        if self.positive:
+            return "tentative"
+        return "deadEnds"
+
+
+def _tally(
+    outcomes: Sequence[tuple[str, OutcomeEntry]], now_ms: float, half_life_days: float
+) -> _Tally:
+    """The decayed tally of a record's outcomes as of ``now_ms``."""
+    score = 0.0
+    positive: set[str] = set()
+    negative = 0
+    latest: tuple[str, str, str] | None = None
+    for oid, outcome in outcomes:
+        weight = decay_weight(outcome.at, now_ms, half_life_days)
+        if outcome.outcome == "useful":
+            score += weight
+            positive.add(oid)
+        else:
+            score -= weight
+            negative += 1
+        if latest is None or (outcome.at, oid) > latest[:2]:
+            latest = (outcome.at, oid, outcome.outcome)
+    return _Tally(score, len(positive), negative, latest)
+
+
+def _digest_item(
+    record: MemoryRecord, anchor: Anchor | None, live: _Liveness, tally: _Tally, text: str
+) -> dict[str, Any]:
+    """The digest entry of a record under one of its live anchors."""
+    latest = tally.latest
+    item: dict[str, Any] = {
+        "memoryId": record.id,
+        "kind": record.kind,
+        "anchor": _anchor_json(anchor),
+        "score": _round6(tally.score),
+        "positiveOutcomes": tally.positive,
+        "negativeOutcomes": tally.negative,
+        "latestAt": latest[0] if latest else None,
+        "resolution": latest[2] if latest else None,
+        "text": text,
+    }
+    group = live.group(anchor.file if anchor else None)
+    if group is not None:
+        item["group"] = group
+    return item
+
+
+def _assemble(
+    lists: Mapping[str, list[dict[str, Any]]],
+    corrections: list[dict[str, Any]],
+    dead_ids: set[str],
+    entries: int,
+    now: str,
+) -> dict[str, Any]:
+    """The digest: each list and the corrections sorted and cut to
+    :data:`MAX_ITEMS_PER_LIST` (corrections newest first), the memories whose anchors are all
+    gone, and what it was made from; bounded in size."""
     digest: dict[str, Any] = {}
     for name in CATEGORIES:
         digest[name] = sorted(lists[name], key=_item_key)[:MAX_ITEMS_PER_LIST]
@@ -231,7 +300,7 @@ def build_digest(
     corrections.sort(key=lambda c: c["at"], reverse=True)
     digest["corrections"] = corrections[:MAX_ITEMS_PER_LIST]
     digest["deadAnchorMemoryIds"] = sorted(dead_ids)
-    digest["generatedFrom"] = {"entries": len(records), "asOf": now}
+    digest["generatedFrom"] = {"entries": entries, "asOf": now}
     return bound_digest(digest)
 
 
