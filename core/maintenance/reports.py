@@ -20,22 +20,23 @@ from swarmmem.core.learning.rewards import (
     recall_counts,
     reward_source,
 )
+from swarmmem.core.maintenance.utility import LOW_UTILITY_THRESHOLD as LOW_UTILITY_THRESHOLD
+from swarmmem.core.maintenance.utility import expired_at, is_low_utility
+from swarmmem.core.maintenance.utility import importance as importance
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.events import RewardEvent
 from swarmmem.core.model.formatting import age_text, to_fixed
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import MemoryProposal, MemoryRecord
-from swarmmem.ports.storage import ListFilter, RecordKey, StorageProvider
+from swarmmem.ports.storage import ListFilter, StorageProvider
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 VALUE_LOG_EVENTS_PER_LIMIT = 20
 VALUE_LOG_RECENT = 5
-LOW_UTILITY_THRESHOLD = 0.2
 STATUS_SUPPRESSED = "suppressed (low learned-utility)"
 STATUS_PROMOTION = "promotion candidate"
 STATUS_NEUTRAL = "neutral"
-_DAY_MS = 86_400_000.0
 
 #: The stale report's sections: key, label (also of its count), what the section title adds.
 STALE_SECTIONS: tuple[tuple[str, str, str], ...] = (
@@ -107,7 +108,7 @@ def _promotable(now: str, counts: Mapping[str, int], policy: LearningSettings) -
 
 
 def _expired(record: MemoryRecord, now_ms: float) -> bool:
-    return _expired_at(record.expires_at, now_ms)
+    return expired_at(record.expires_at, now_ms)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -440,17 +441,6 @@ def render_value_log(report: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------- stale
 
 
-def importance(record: MemoryRecord, now_ms: float) -> float:
-    """The low-utility score of a never-recalled memory.
-
-    ``0.15 * exp(-0.01 * ageDays) + 0.25 * confidence``, the age counted from the last update
-    (creation when the update time does not parse).
-    """
-    then = iso_to_ms(record.updated_at) or iso_to_ms(record.created_at) or now_ms
-    age_days = max(0.0, (now_ms - then) / _DAY_MS)
-    return 0.15 * math.exp(-0.01 * age_days) + 0.25 * record.confidence
-
-
 def _classify(record: MemoryRecord, now_ms: float) -> str | None:
     """The compaction class of a record, or ``None`` when it stays."""
     if record.deleted:
@@ -460,6 +450,10 @@ def _classify(record: MemoryRecord, now_ms: float) -> str | None:
     if record.kind == "scratch" and _expired(record, now_ms):
         return "expired_scratch"
     return None
+
+
+#: how many memories a stale report section holds, and the first of them as shown
+_Section = tuple[int, list[Any]]
 
 
 def stale_report(
@@ -482,29 +476,54 @@ def stale_report(
     now_ms = iso_to_ms(now)
     if now_ms is None:
         raise MemoryValidationError(f"now must be an ISO timestamp; got {now!r}")
-    # "live" is active and not expired by the parsed expiry (records with an expiry are few:
-    # their keys are read and tested here; the rest are counted by the store)
     active = ListFilter(now=now, include_expired=True)
-    expiring = store.list_keys(attrs.evolve(active, has_expiry=True))
-    ended = {k.id for k in expiring if _expired_at(k.expires_at, now_ms)}
-    live_count = store.count_where(attrs.evolve(active, has_expiry=False)) + sum(
-        1 for k in expiring if k.id not in ended
-    )
+    ended, live_count = _ended_and_live(store, active, now_ms)
     recalled = set(recall_counts(store.list_recall_usage()))
-    sections: dict[str, tuple[int, list[Any]]] = {}
-
+    sections: dict[str, _Section] = {}
     scratch = [
         k.id
         for k in store.list_keys(attrs.evolve(active, kinds=("scratch",), has_expiry=True))
         if k.id in ended
     ]
     sections["expired_scratch"] = (len(scratch), _entries(store, scratch[:limit]))
-
     every = ListFilter(now=now, include_inactive=True, include_expired=True)
     tombstones = attrs.evolve(every, deleted=True)
     count = store.count_where(tombstones)
     sections["deleted_tombstones"] = (count, _entries_of(_first(store, tombstones, count, limit)))
+    sections["superseded_chains"] = _superseded_chains(store, every, limit)
+    dead_found = store.get_many(sorted(set(dead_anchor_ids)))
+    dead = [i for i in sorted(dead_found) if dead_found[i].active]
+    sections["structurally_stale"] = (len(dead), _entries(store, dead[:limit]))
+    sections["low_utility"] = _low_utility_section(store, active, recalled, ended, now_ms, limit)
+    sections["low_learned_utility"] = _low_q_section(store, active, policy, ended, limit)
+    for status in ("changed", "missing"):
+        sections[f"evidence_{status}"] = (
+            (int(evidence[f"{status}_count"]), list(evidence[status])) if evidence else (0, [])
+        )
+    report: dict[str, Any] = {"limit": limit, "active_count": live_count}
+    for name, (total, _items) in sections.items():
+        report[f"{name}_count"] = total
+    for name, (_total, items) in sections.items():
+        report[name] = items[:limit]
+    return report
 
+
+def _ended_and_live(
+    store: StorageProvider, active: ListFilter, now_ms: float
+) -> tuple[set[str], int]:
+    """The ids of the active memories whose parsed expiry has passed, and how many are live
+    (active and not expired); records with an expiry are few: their keys are read and tested
+    here, the rest are counted by the store."""
+    expiring = store.list_keys(attrs.evolve(active, has_expiry=True))
+    ended = {k.id for k in expiring if expired_at(k.expires_at, now_ms)}
+    live_count = store.count_where(attrs.evolve(active, has_expiry=False)) + sum(
+        1 for k in expiring if k.id not in ended
+    )
+    return ended, live_count
+
+
+def _superseded_chains(store: StorageProvider, every: ListFilter, limit: int) -> _Section:
+    """Superseded memories, each with its successor and the successor's reason."""
     superseded = attrs.evolve(every, deleted=False, superseded=True)
     count = store.count_where(superseded)
     olds = _first(store, superseded, count, limit)
@@ -521,23 +540,39 @@ def stale_report(
         }
         for r in olds
     ]
-    sections["superseded_chains"] = (count, chains)
+    return count, chains
 
-    dead_found = store.get_many(sorted(set(dead_anchor_ids)))
-    dead = [i for i in sorted(dead_found) if dead_found[i].active]
-    sections["structurally_stale"] = (len(dead), _entries(store, dead[:limit]))
 
-    # importance < 0.2 needs confidence < 0.8 (0.25 * 0.8 = 0.2 and the age term is > 0)
+def _low_utility_section(
+    store: StorageProvider,
+    active: ListFilter,
+    recalled: set[str],
+    ended: set[str],
+    now_ms: float,
+    limit: int,
+) -> _Section:
+    """Live memories never recalled whose importance is under 0.2 (which needs a confidence
+    under 0.8: 0.25 * 0.8 = 0.2 and the age term is > 0)."""
     unrecalled = attrs.evolve(
         active, confidence_below=0.8, exclude_ids=tuple(sorted(recalled)) or None
     )
     low = [
         k.id
         for k in store.list_keys(unrecalled)
-        if k.id not in ended and _low_utility(store, k, now_ms)
+        if k.id not in ended and is_low_utility(store, k, now_ms)
     ]
-    sections["low_utility"] = (len(low), _entries(store, low[:limit]))
+    return len(low), _entries(store, low[:limit])
 
+
+def _low_q_section(
+    store: StorageProvider,
+    active: ListFilter,
+    policy: LearningSettings,
+    ended: set[str],
+    limit: int,
+) -> _Section:
+    """Live memories whose learned Q-value is under the suppression threshold, lowest
+    first."""
     low_q = [
         k.id
         for k in store.list_keys(
@@ -545,23 +580,7 @@ def stale_report(
         )
         if k.id not in ended
     ]
-    sections["low_learned_utility"] = (len(low_q), _entries(store, low_q[:limit]))
-    for status in ("changed", "missing"):
-        sections[f"evidence_{status}"] = (
-            (int(evidence[f"{status}_count"]), list(evidence[status])) if evidence else (0, [])
-        )
-
-    report: dict[str, Any] = {"limit": limit, "active_count": live_count}
-    for name, (total, _items) in sections.items():
-        report[f"{name}_count"] = total
-    for name, (_total, items) in sections.items():
-        report[name] = items[:limit]
-    return report
-
-
-def _expired_at(expires_at: str | None, now_ms: float) -> bool:
-    expires = iso_to_ms(expires_at)
-    return expires is not None and expires <= now_ms
+    return len(low_q), _entries(store, low_q[:limit])
 
 
 def _entries(store: StorageProvider, ids: Sequence[str]) -> list[dict[str, Any]]:
@@ -570,17 +589,6 @@ def _entries(store: StorageProvider, ids: Sequence[str]) -> list[dict[str, Any]]
 
 def _entries_of(records: Sequence[MemoryRecord]) -> list[dict[str, Any]]:
     return [_memory_entry(r) for r in records]
-
-
-def _low_utility(store: StorageProvider, key: RecordKey, now_ms: float) -> bool:
-    """:func:`importance` below the threshold, from the key (the record is read only when its
-    update time does not parse)."""
-    if key.confidence is None or not iso_to_ms(key.updated_at):
-        record = store.get(key.id)
-        return record is not None and importance(record, now_ms) < LOW_UTILITY_THRESHOLD
-    age_days = max(0.0, (now_ms - (iso_to_ms(key.updated_at) or now_ms)) / _DAY_MS)
-    score = 0.15 * math.exp(-0.01 * age_days) + 0.25 * key.confidence
-    return score < LOW_UTILITY_THRESHOLD
 
 
 def _chain_line(chain: Mapping[str, Any]) -> str:
