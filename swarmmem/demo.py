@@ -74,6 +74,10 @@ def _project(tmp: Path) -> Path:
     return root
 
 
+#: prints one line of the demo (nothing under ``--json``)
+Say = Callable[..., Any]
+
+
 def run_demo(
     *,
     render_evaluation: Callable[[dict[str, Any]], str],
@@ -82,69 +86,18 @@ def run_demo(
 ) -> dict[str, Any]:
     """Run the demo and print each step (the evaluation report through ``render_evaluation``);
     returns what happened."""
-    import swarmmem
     from swarmmem.evaluation import evaluate
 
-    say = (lambda *_a, **_k: None) if as_json else click.echo
+    say: Say = (lambda *_a, **_k: None) if as_json else click.echo
     tmp = Path(tempfile.mkdtemp(prefix="swarmmem-demo-"))
     summary: dict[str, Any] = {"project": None, "proposals": [], "memories": []}
     try:
         root = _project(tmp)
         summary["project"] = str(root)
         say(f"# swarmmem demo\nProject: {root}\nStore: {root / '.swarm/memory/memory.db'}\n")
-        with swarmmem.open(
-            root, context={"session_id": "demo-session", "agent_role": "coder"}
-        ) as agent:
-            say("## 1. An agent proposes memories")
-            for fact in FACTS:
-                prop = agent.propose(
-                    operation="add",
-                    kind=fact["kind"],
-                    text=fact["text"],
-                    rationale=fact["rationale"],
-                    evidence_refs=fact["evidence_refs"],
-                )
-                summary["proposals"].append({"id": prop.id, "status": prop.status})
-                say(f"- {prop.id} [{prop.status}] {fact['kind']}: {fact['text'][:60]}...")
-            leaked = agent.propose(
-                operation="add",
-                kind="repo_convention",
-                text="Deploy with AWS key AKIAABCDEFGHIJKLMNOP and the staging bucket.",
-                rationale="deploy notes",
-                evidence_refs=["docs/deploy.md"],
-            )
-            summary["proposals"].append({"id": leaked.id, "status": leaked.status})
-            redacted = leaked.proposed_record.text if leaked.proposed_record else ""
-            say(f"- {leaked.id} [{leaked.status}] secret redacted: {redacted}")
-            say(f"  reason: {leaked.rejection_reason}\n")
-        with swarmmem.open(root, context={"agent_role": "curator"}) as curator:
-            say("## 2. The curator decides")
-            for entry in summary["proposals"]:
-                if entry["status"] != "pending":
-                    continue
-                change = curator.curate(entry["id"], "add", reason="concise, sourced fact")
-                summary["memories"].append(change.memory_id)
-                say(f"- add {entry['id']} -> {change.memory_id}")
-            say("")
-        with swarmmem.open(
-            root, context={"session_id": "demo-session-2", "agent_role": "coder"}
-        ) as agent:
-            say("## 3. A later agent recalls (the prompt block it would see)")
-            query, task = QUERY, TASK
-            say(f'Query: "{query}"  (task: "{task}")\n')
-            bundle = agent.recall(query, task=task)
-            summary["query"] = {"query": query, "task": task}
-            summary["recalled"] = [item.record.id for item in bundle.items]
-            say(bundle.prompt_block + "\n")
-            say("## 4. It reports the outcome")
-            if bundle.items:
-                result = agent.record_outcome(
-                    memory_id=bundle.items[0].record.id,
-                    outcome="useful",
-                    anchors=[{"file": "tests/test_upload.py"}],
-                )
-                summary["outcome"] = result
-                say(f"- useful: {result['memory_id']} ({result['outcomes']} outcome(s))\n")
+        _propose(root, say, summary)
+        _curate(root, say, summary)
+        _recall_and_report(root, say, summary)
         say("## 5. Offline evaluation on the bundled golden fixtures")
         say(EVALUATION_NOTE)
         report = evaluate(project_root=root)
@@ -158,3 +111,75 @@ def run_demo(
     if as_json:
         click.echo(json.dumps(summary, indent=2))
     return summary
+
+
+def _propose(root: Path, say: Say, summary: dict[str, Any]) -> None:
+    """Step 1: an agent proposes the facts, and one note holding a secret (redacted, and
+    the proposal rejected)."""
+    import swarmmem
+
+    with swarmmem.open(
+        root, context={"session_id": "demo-session", "agent_role": "coder"}
+    ) as agent:
+        say("## 1. An agent proposes memories")
+        for fact in FACTS:
+            prop = agent.propose(
+                operation="add",
+                kind=fact["kind"],
+                text=fact["text"],
+                rationale=fact["rationale"],
+                evidence_refs=fact["evidence_refs"],
+            )
+            summary["proposals"].append({"id": prop.id, "status": prop.status})
+            say(f"- {prop.id} [{prop.status}] {fact['kind']}: {fact['text'][:60]}...")
+        leaked = agent.propose(
+            operation="add",
+            kind="repo_convention",
+            text="Deploy with AWS key AKIAABCDEFGHIJKLMNOP and the staging bucket.",
+            rationale="deploy notes",
+            evidence_refs=["docs/deploy.md"],
+        )
+        summary["proposals"].append({"id": leaked.id, "status": leaked.status})
+        redacted = leaked.proposed_record.text if leaked.proposed_record else ""
+        say(f"- {leaked.id} [{leaked.status}] secret redacted: {redacted}")
+        say(f"  reason: {leaked.rejection_reason}\n")
+
+
+def _curate(root: Path, say: Say, summary: dict[str, Any]) -> None:
+    """Step 2: the curator adds every pending proposal."""
+    import swarmmem
+
+    with swarmmem.open(root, context={"agent_role": "curator"}) as curator:
+        say("## 2. The curator decides")
+        for entry in summary["proposals"]:
+            if entry["status"] != "pending":
+                continue
+            change = curator.curate(entry["id"], "add", reason="concise, sourced fact")
+            summary["memories"].append(change.memory_id)
+            say(f"- add {entry['id']} -> {change.memory_id}")
+        say("")
+
+
+def _recall_and_report(root: Path, say: Say, summary: dict[str, Any]) -> None:
+    """Steps 3 and 4: a later agent recalls (showing the prompt block) and reports its first
+    memory useful."""
+    import swarmmem
+
+    context = {"session_id": "demo-session-2", "agent_role": "coder"}
+    with swarmmem.open(root, context=context) as agent:
+        say("## 3. A later agent recalls (the prompt block it would see)")
+        query, task = QUERY, TASK
+        say(f'Query: "{query}"  (task: "{task}")\n')
+        bundle = agent.recall(query, task=task)
+        summary["query"] = {"query": query, "task": task}
+        summary["recalled"] = [item.record.id for item in bundle.items]
+        say(bundle.prompt_block + "\n")
+        say("## 4. It reports the outcome")
+        if bundle.items:
+            result = agent.record_outcome(
+                memory_id=bundle.items[0].record.id,
+                outcome="useful",
+                anchors=[{"file": "tests/test_upload.py"}],
+            )
+            summary["outcome"] = result
+            say(f"- useful: {result['memory_id']} ({result['outcomes']} outcome(s))\n")
