@@ -21,7 +21,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path):
     """A SQLite store with the audit chain on or off."""
     db = SqliteStore(tmp_path / "memory.db")
     if request.param == "unchained":
-        db._chain_active = False
+        db.audit.chain_active = False
     yield db
     db.close()
 
@@ -40,5 +40,5 @@ def test_upsert(benchmark, store) -> None:
     counter = itertools.count()
     benchmark(lambda: store.upsert(make_memory(f"fact number {next(counter)} about caching")))
     assert store.count() > 0
-    if store._chain_active:
+    if store.audit.chain_active:
         assert store.verify_audit_chain()["verified"] is True

@@ -151,7 +151,7 @@ def test_lexical_recall_selective_cold(benchmark: Any, store: Any) -> None:
 
     def cold() -> Any:
         bm25.document.cache_clear()
-        store._cache.clear()
+        store.records.clear()
         return run_recall(store, next(requests), now=NOW)[0]
 
     result = benchmark(cold)

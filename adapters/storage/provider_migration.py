@@ -12,22 +12,21 @@ the per-table counts and the audit chain before it commits; any failure (includi
 interrupted copy) rolls the target back to exactly what it was. The target must be empty:
 no rows except the migration events of its own creation, which the copied log replaces.
 
-This module reaches into both providers' connections on purpose: it is the one place that
-knows both physical schemas.
+Both stores are read and written through their public row streams
+(:class:`~swarmmem.adapters.storage.sql.table_rows.TableRows`); this module is the one place
+that knows which columns both physical schemas share.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import attrs
 
-from swarmmem.core.model.audit import CHAIN_HEAD_KEY
+from swarmmem.adapters.storage.sql import SqlStore
+from swarmmem.adapters.storage.sql.table_rows import TableRows
 from swarmmem.core.model.errors import ConfigError, ConflictError, StorageError
-
-BATCH = 500
 
 
 @attrs.frozen
@@ -125,88 +124,30 @@ TABLES: tuple[Table, ...] = (
 
 
 class _Side:
-    """SQL access to one provider's tables inside its open transaction (``?`` placeholders)."""
+    """One store's tables inside its open transaction (its :class:`TableRows`)."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: SqlStore) -> None:
         self.store = store
+        self.tables: TableRows = store.table_rows
 
     def execute(self, statement: str, params: Sequence[Any] = ()) -> Any:
-        return self.store._execute(self.store._tx_conn(), statement, tuple(params))
-
-    def executemany(self, statement: str, rows: list[tuple[Any, ...]]) -> None:
-        self.store._executemany(self.store._tx_conn(), statement, rows)
-
-    def order(self, table: Table) -> str:
-        return table.sqlite_order if self.store.name == "sqlite" else table.postgres_order
-
-    def where(self, table: str) -> str:
-        """Of ``memory_events``, only this store's own audit chain is copied."""
-        if table != "memory_events":
-            return ""
-        where: str = self.store._chain_rows_where(self.store._tx_conn())
-        return where
+        return self.tables.execute(statement, params)
 
     def count(self, table: str) -> int:
-        return int(self.execute(f"SELECT count(*) FROM {table} {self.where(table)}").fetchone()[0])
+        return self.tables.count(table)
 
     def rows(self, table: Table) -> Iterator[list[tuple[Any, ...]]]:
-        cursor = self.execute(
-            f"SELECT {', '.join(table.columns)} FROM {table.name} {self.where(table.name)} "
-            f"ORDER BY {self.order(table)}"
-        )
-        while True:
-            chunk = cursor.fetchmany(BATCH)
-            if not chunk:
-                return
-            yield [tuple(r) for r in chunk]
+        order = table.sqlite_order if self.store.name == "sqlite" else table.postgres_order
+        return self.tables.rows(table.name, table.columns, order)
 
     def insert(self, table: Table, rows: list[tuple[Any, ...]]) -> None:
-        marks = ", ".join("?" for _ in table.columns)
-        self.executemany(
-            f"INSERT INTO {table.name} ({', '.join(table.columns)}) VALUES ({marks})", rows
-        )
-
-    def chain_head(self) -> str | None:
-        value: str | None = self.store._chain_meta(self.store._tx_conn(), CHAIN_HEAD_KEY)
-        return value
-
-    def set_head(self, head: str | None) -> None:
-        self.store._set_chain_head(head)
-
-    def finish(self) -> None:
-        """Rebuild what the copied rows left stale (full text, caches, statistics)."""
-        self.store._after_bulk_load(self.store._tx_conn())
-
-
-class _PostgresSide(_Side):
-    def insert(self, table: Table, rows: list[tuple[Any, ...]]) -> None:
-        if table.name != "memory_items":
-            super().insert(table, rows)
-            return
-        from swarmmem.adapters.storage.postgres.text_search import fts_document
-
-        full = []
-        for row in rows:
-            try:
-                data = json.loads(row[table.columns.index("record_json")])
-            except ValueError:
-                data = {}
-            literal, length = fts_document(data if isinstance(data, dict) else {})
-            full.append((*row, literal, length))
-        marks = ", ".join("?" for _ in table.columns)
-        self.executemany(
-            f"INSERT INTO memory_items ({', '.join(table.columns)}, fts, fts_len) "
-            f"VALUES ({marks}, ?::tsvector, ?)",
-            full,
-        )
+        self.tables.insert(table.name, table.columns, rows)
 
 
 def _side(store: Any) -> _Side:
-    name = getattr(store, "name", None)
-    if name == "sqlite":
+    if isinstance(store, SqlStore):
         return _Side(store)
-    if name == "postgres":
-        return _PostgresSide(store)
+    name = getattr(store, "name", type(store).__name__)
     raise ConfigError(f"migrate moves data between sqlite and postgres, not {name!r}")
 
 
@@ -242,7 +183,7 @@ def copy_store(
     src, dst = _side(source), _side(target)
     with source.transaction():
         counts = {t.name: src.count(t.name) for t in TABLES}
-        source_head = src.chain_head()
+        source_head = src.tables.chain_head()
         source_chain = source.verify_audit_chain()
         total = sum(counts.values())
         done = 0
@@ -257,8 +198,8 @@ def copy_store(
                     done += len(chunk)
                     if progress is not None:
                         progress(done, total)
-            dst.set_head(source_head)
-            dst.finish()
+            dst.tables.set_chain_head(source_head)
+            dst.tables.finish()
             copied = {t.name: dst.count(t.name) for t in TABLES}
             if copied != counts:
                 raise StorageError(f"migration count mismatch: source {counts}, target {copied}")

@@ -138,7 +138,7 @@ class TestRecords:
         from swarmmem.adapters.storage import base
 
         monkeypatch.setattr(base, "BATCH_SIZE", 3)
-        for module in ("swarmmem.adapters.storage.sql",):
+        for module in ("swarmmem.adapters.storage.sql.records",):
             monkeypatch.setattr(f"{module}.BATCH_SIZE", 3, raising=False)
         old = store.upsert(make_memory("old fact", valid_from=T0, supersedes_reason="kept"))
         rewrite = attrs.evolve(old, valid_from=at(9), supersedes_reason=None, confidence=0.4)
@@ -170,7 +170,7 @@ class TestRecords:
         from swarmmem.adapters.storage import base
 
         monkeypatch.setattr(base, "BATCH_SIZE", 3)
-        monkeypatch.setattr("swarmmem.adapters.storage.sql.BATCH_SIZE", 3, raising=False)
+        monkeypatch.setattr("swarmmem.adapters.storage.sql.records.BATCH_SIZE", 3, raising=False)
         (tmp_path / "twin").mkdir()
         twin = open_store(store_kind, tmp_path / "twin")
         opened.append(twin)

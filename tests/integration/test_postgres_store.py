@@ -78,7 +78,7 @@ def candidates(
 
 
 def raw(store: Any, statement: str, params: Any = ()) -> list[Any]:
-    with store._connection() as conn:
+    with store.db.connection() as conn:
         return list(conn.execute(statement, params).fetchall())
 
 
@@ -220,7 +220,7 @@ def test_a_v16_schema_gains_per_role_chains_and_scope_totals(pg: Any, tmp_path: 
         "DELETE FROM _meta WHERE key = 'text_terms_backfilled'",
         "DELETE FROM schema_migrations WHERE version >= 17",
     )
-    with pg._connection() as conn:
+    with pg.db.connection() as conn:
         for statement in downgrade:
             conn.execute(statement)
     pg.close()
@@ -244,7 +244,7 @@ def test_a_v16_schema_gains_per_role_chains_and_scope_totals(pg: Any, tmp_path: 
 
 def test_refuses_a_schema_of_a_newer_release(pg: Any, tmp_path: Path) -> None:
     """A schema newer than this release knows is refused with what to do."""
-    with pg._connection() as conn:
+    with pg.db.connection() as conn:
         conn.execute("INSERT INTO schema_migrations (version, name) VALUES (99, 'future')")
     pg.close()
     with pytest.raises(StorageError, match=r"v99, newer than the v\d+ .*upgrade swarmmem"):
@@ -311,7 +311,7 @@ def test_phrases_tokens_and_the_gin_index(pg: Any) -> None:
     assert len(candidates(pg, "repo_convention").fts_order) == 2  # both repo_convention kinds
     assert any("routes.py" in r.text for r in candidates(pg, "routes").records)
     assert any("résumé" in r.text for r in candidates(pg, "resume").records)
-    with pg._connection() as conn, conn.transaction():
+    with pg.db.connection() as conn, conn.transaction():
         conn.execute("SET LOCAL enable_seqscan = off")
         plan = conn.execute(
             "EXPLAIN SELECT count(*) FROM memory_items WHERE fts @@ 'pytest'::tsquery"
@@ -493,7 +493,7 @@ def test_a_tampered_row_is_reported(pg: Any) -> None:
     """Editing an event after the fact breaks verification at that row."""
     pg.upsert(make_memory())
     target = pg.list_events()[-1]
-    with pg._connection() as conn:
+    with pg.db.connection() as conn:
         conn.execute("UPDATE memory_events SET reason = 'edited' WHERE id = %s", (target.id,))
     report = pg.verify_audit_chain()
     assert report["verified"] is False and report["headMatch"] is False
@@ -569,13 +569,12 @@ def test_notify_invalidates_another_instances_caches(pg: Any, tmp_path: Path) ->
         assert a.get(record.id).outcomes is None  # the view is now cached in A
         assert a.cache_info()["views"] >= 1
         b.append_outcome(outcome_event("ev-1", record.id, "g1", at=at(3)))
-        real_sync = a._sync
-        a._sync = lambda: None  # stop draining: the cached view is stale
+        a.db.before_read = None  # stop draining: the cached view is stale
         try:
             time.sleep(0.05)
             assert a.get(record.id).outcomes is None
         finally:
-            a._sync = real_sync
+            a.db.before_read = a.caches.sync
         assert _wait_for(lambda: a.get(record.id).outcomes is not None)
         assert [o.outcome for o in a.get(record.id).outcomes] == ["useful"]
         assert a.related_ids(record.id) == []
@@ -594,7 +593,7 @@ def test_record_cache_is_validated_by_row_version(pg: Any, tmp_path: Path) -> No
     try:
         record = a.upsert(make_memory())
         assert a.get(record.id).confidence == 0.8
-        a._sync = lambda: None
+        a.db.before_read = None
         b.upsert(attrs.evolve(record, confidence=0.3, updated_at=at(2)))
         assert a.list(ListFilter(now=NOW))[0].confidence == 0.3
     finally:
@@ -640,7 +639,7 @@ def test_the_dsn_password_never_appears(dsn: str, tmp_path: Path, caplog: Any) -
     with_password = make_conninfo("", **params)
     caplog.set_level(logging.DEBUG)
     store = PostgresStore(with_password, schema=schema_for(tmp_path))
-    messages = [repr(store), store._pool.conninfo]
+    messages = [repr(store), store.db._pool.conninfo]
     try:
         store.upsert(make_memory())
         assert store.count() == 1

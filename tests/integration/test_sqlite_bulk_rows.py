@@ -15,7 +15,7 @@ import pytest
 from factories import REPO_SCOPE, T0, at, make_memory
 
 from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
-from swarmmem.adapters.storage import sql
+from swarmmem.adapters.storage.sql import records as sql_records
 from swarmmem.adapters.storage.sqlite import BULK_CACHE_KIB, SqliteStore
 from swarmmem.adapters.storage.sqlite_support import sqlite_module
 from swarmmem.core.model.codec import record_to_dict
@@ -104,7 +104,7 @@ def snapshot(path: Path) -> dict[str, Any]:
 @pytest.fixture
 def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     """Batches of 4 rows: the first ones mix set and empty columns, the last has none set."""
-    monkeypatch.setattr(sql, "BATCH_SIZE", 4)
+    monkeypatch.setattr(sql_records, "BATCH_SIZE", 4)
 
 
 @pytest.mark.usefixtures("small_batches")
@@ -187,7 +187,7 @@ def test_bulk_writes_run_with_a_larger_page_cache_and_restore_it(tmp_path: Path)
     """The page cache is raised while ``upsert_many`` runs and set back afterwards, also when
     the write fails; a connection whose cache is already larger keeps it."""
     with opened(tmp_path / "memory.db") as store:
-        conn = store._conn
+        conn = store.db.conn
         default = conn.execute("PRAGMA cache_size").fetchone()[0]
         during: list[int] = []
 

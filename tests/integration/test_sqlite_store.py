@@ -142,7 +142,7 @@ class TestSchema:
 
     def test_pragmas(self, store: SqliteStore) -> None:
         """WAL, synchronous NORMAL, foreign keys on, busy timeout as configured."""
-        conn = store._conn
+        conn = store.db.conn
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1
         assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
@@ -152,7 +152,7 @@ class TestSchema:
     def test_busy_timeout_is_clamped(self, db: Path, given: float, expected: int) -> None:
         """busy_timeout is truncated and clamped to 0..60000."""
         with SqliteStore(db, busy_timeout_ms=given) as opened:
-            assert opened._conn.execute("PRAGMA busy_timeout").fetchone()[0] == expected
+            assert opened.db.conn.execute("PRAGMA busy_timeout").fetchone()[0] == expected
 
     def test_reopen_runs_no_migration_twice(self, store: SqliteStore, db: Path) -> None:
         """A second open neither re-applies migrations nor logs migration events."""
@@ -337,7 +337,7 @@ class TestFullText:
         store.upsert(record)
         broken = self.candidates(store, '"unterminated')
         assert [r.id for r in broken.records] == [record.id] and broken.fts_order is None
-        assert store.fts_disabled_reason is not None
+        assert store.text.disabled_reason is not None
         assert self.candidates(store, '"pytest"').fts_order is None
 
 
@@ -478,7 +478,9 @@ class TestLegacyMigration:
             assert proposed[rows["newer"].id].proposed_record.confidence == 0.4
             assert {p.operation for p in proposed.values()} == {"add"}
             assert store.get_proposal(rows["proposal"].id) == rows["proposal"]
-            versions = [r[0] for r in store._conn.execute("SELECT version FROM schema_migrations")]
+            versions = [
+                r[0] for r in store.db.conn.execute("SELECT version FROM schema_migrations")
+            ]
             assert 2 in versions
         assert (legacy / "backups" / "memories.jsonl.pre-sqlite-migration").read_bytes() == original
         assert (legacy / "backups" / "proposals.jsonl.pre-sqlite-migration").exists()
@@ -627,10 +629,10 @@ class TestCompatibility:
             assert store.get(record.id) == attrs.evolve(record, valid_from=T0)
             assert store.verify_audit_chain()["verified"] is True
             assert (
-                store._conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0]
+                store.db.conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0]
                 == MIGRATIONS[-1].version
             )
-            held = store._conn.execute("SELECT text_terms FROM memory_items").fetchone()[0]
+            held = store.db.conn.execute("SELECT text_terms FROM memory_items").fetchone()[0]
             assert held == "fact refer written"  # reference written fact, stemmed and sorted
             store.upsert(attrs.evolve(record, tags=("updated",)))
         with raw(db) as conn:
@@ -657,7 +659,7 @@ class TestCompatibility:
         with raw(db) as conn:
             conn.execute("UPDATE memory_items SET text_terms = NULL")
         with SqliteStore(db) as store:
-            terms = store._conn.execute("SELECT text_terms FROM memory_items").fetchone()[0]
+            terms = store.db.conn.execute("SELECT text_terms FROM memory_items").fetchone()[0]
         assert terms == "earlier leav term the unset writer"
 
     def test_a_damaged_row_is_not_reread_on_every_open(self, db: Path) -> None:
@@ -708,6 +710,14 @@ class SlowStore(SqliteStore):
     def __init__(self, *args: Any, ready: Any, pause_after: int, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.ready, self.pause_after, self.upserts = ready, pause_after, 0
+        write_rows = self.fts.write_rows
+
+        def counted(conn: Any, rows: Any, versions: Any) -> Any:  # a bulk batch
+            result = write_rows(conn, rows, versions)
+            self._written(len(rows))
+            return result
+
+        self.fts.write_rows = counted  # type: ignore[method-assign]
 
     def _written(self, count: int) -> None:
         before, self.upserts = self.upserts, self.upserts + count
@@ -718,11 +728,6 @@ class SlowStore(SqliteStore):
     def upsert(self, record: Any) -> Any:
         result = super().upsert(record)
         self._written(1)
-        return result
-
-    def _write_rows(self, conn: Any, rows: Any) -> Any:
-        result = super()._write_rows(conn, rows)
-        self._written(len(rows))
         return result
 
 
@@ -846,7 +851,7 @@ def test_concurrent_first_open_migrates_once(tmp_path: Path) -> None:
         worker.join(60)
     assert errors.empty(), errors.get()
     with SqliteStore(db) as store:
-        versions = [r[0] for r in store._conn.execute("SELECT version FROM schema_migrations")]
+        versions = [r[0] for r in store.db.conn.execute("SELECT version FROM schema_migrations")]
         assert versions == [v for v, _ in EXPECTED_MIGRATIONS]
         assert len(store.list_proposals()) == 9
         assert store.verify_audit_chain()["verified"] is True

@@ -164,8 +164,8 @@ def test_an_old_database_gains_the_stemmed_index(tmp_path: Path) -> None:
     """A database written before v16 (no porter table) is indexed on open."""
     store = open_store("sqlite", tmp_path)
     store.upsert(make_memory(CORPUS[0][0]))
-    store._conn.execute("DROP TABLE memory_items_fts_porter")
-    store._conn.execute("DELETE FROM schema_migrations WHERE version = 16")
+    store.db.conn.execute("DROP TABLE memory_items_fts_porter")
+    store.db.conn.execute("DELETE FROM schema_migrations WHERE version = 16")
     store.close()
     again = open_store("sqlite", tmp_path)
     try:
@@ -188,12 +188,12 @@ def test_postgres_reindexes_a_stemmed_index_written_with_the_kind(tmp_path: Path
             for minute, (text, tags) in enumerate(CORPUS):
                 store.upsert(make_memory(text, tags=tags, updated_at=at(minute)))
             store.upsert(make_memory(PROJECT_TEXT, updated_at=at(9)))
-        with old._connection() as conn, conn.transaction():
+        with old.db.connection() as conn, conn.transaction():
             conn.execute("UPDATE memory_items SET fts_porter = setweight(fts_porter, 'D')")
             conn.execute("DELETE FROM _meta WHERE key = 'fts_porter_kind_weighted'")
         old.close()
         stores[1] = open_store("postgres", tmp_path / "p")
-        with stores[1]._connection() as conn:
+        with stores[1].db.connection() as conn:
             unweighted = "SELECT count(*) FROM memory_items WHERE ts_filter(fts_porter, '{a}') = ''"
             assert conn.execute(unweighted).fetchone()[0] == 0
         _assert_same_scores(stores, ("project", "which project retries payments", "running tests"))
@@ -275,11 +275,11 @@ def test_stored_text_terms_are_what_recall_would_stem(provider: str, tmp_path: P
             kept, held = content_matches(list(found.records), phrases)
             assert {r.id for r in kept} == set(found.held_terms), query
             assert {i: terms & found.held_terms[i] for i in held} == held, query
-        with store._connection() as conn:
+        with store.db.connection() as conn:
             conn.execute("UPDATE memory_items SET text_terms = NULL")
         assert stemmed_candidates(store, "ruff main.py").held_terms is None
         assert recall(store, "ruff main.py")[0] == HELD_CORPUS[0]
-        with store._connection() as conn:  # as an upgrade from v17 finds it
+        with store.db.connection() as conn:  # as an upgrade from v17 finds it
             conn.execute("DELETE FROM _meta WHERE key = 'text_terms_backfilled'")
         store.close()
         store = open_store(provider, tmp_path)  # the backfill writes the terms once

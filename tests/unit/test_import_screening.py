@@ -15,7 +15,7 @@ from factories import REPO_SCOPE
 from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
 from swarmmem.adapters.storage.export_import import import_jsonl
 from swarmmem.adapters.storage.memory import InMemoryStore
-from swarmmem.adapters.storage.sql import uuid4_strings
+from swarmmem.adapters.storage.sql.records import uuid4_strings
 from swarmmem.core.model.codec import record_to_dict
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.writes.importing import SCREEN_ROWS, complete_record, import_records
