@@ -264,48 +264,91 @@ def import_jsonl(
         invalidRows: [{file, line, reason}]}``.
     """
     base = Path(directory)
-    invalid: list[dict[str, Any]] = []
-    try:
-        memories, scanned_m = _last_rows(base / "memories.jsonl", "memories.jsonl", invalid)
-        proposals, scanned_p = _last_rows(base / "proposals.jsonl", "proposals.jsonl", invalid)
-        outcomes, scanned_o = _last_rows(
-            base / "outcome-events.jsonl", "outcome-events.jsonl", invalid
-        )
-    except OSError as exc:
-        raise StorageError(f"cannot read JSONL files in {base}: {exc}") from exc
-    counts = {"memories": 0, "proposals": 0, "outcomes": 0, "proposed": 0}
-    scopes = None if allowed_scope_keys is None else _ScopeCheck(store, allowed_scope_keys)
-    for file, rows in (
-        ("memories.jsonl", memories),
-        ("proposals.jsonl", proposals),
-        ("outcome-events.jsonl", outcomes),
-    ):
-        listed = list(rows.items())
-        cleared = _screened([obj for _row_id, (_line, obj) in listed])
-        for at, (row_id, (line, obj)) in enumerate(listed):
-            reason = _refusal(obj, file, store, untrusted, screened=at in cleared)
-            if reason is None and scopes is not None:
-                reason = scopes.refusal(obj, file)
-            if reason is not None:
-                invalid.append({"file": file, "line": line, "reason": reason})
-                del rows[row_id]
+    run = _Import(store, untrusted)
+    files, scanned = run.read(base)
+    run.refuse(
+        files, None if allowed_scope_keys is None else _ScopeCheck(store, allowed_scope_keys)
+    )
     with store.transaction():
+        run.memories(files["memories.jsonl"], progress)
+        run.proposals(files["proposals.jsonl"])
+        run.outcomes(files["outcome-events.jsonl"])
+    invalid = sorted(run.invalid, key=lambda row: (EXPORT_FILES.index(row["file"]), row["line"]))
+    counts = run.counts
+    return {
+        "importedMemories": counts["memories"],
+        "proposedMemories": counts["proposed"],
+        "importedProposals": counts["proposals"],
+        "importedOutcomes": counts["outcomes"],
+        "scannedRows": scanned,
+        "invalidCount": len(invalid),
+        "invalidRows": invalid,
+    }
+
+
+#: the rows of one imported file that are kept: per row id, (line, object)
+_Rows = dict[str, tuple[int, Any]]
+
+
+class _Import:
+    """One run of :func:`import_jsonl`: what it refused (``invalid``) and wrote (``counts``)."""
+
+    def __init__(self, store: StorageProvider, untrusted: bool) -> None:
+        self.store = store
+        self.untrusted = untrusted
+        self.invalid: list[dict[str, Any]] = []
+        self.counts = {"memories": 0, "proposals": 0, "outcomes": 0, "proposed": 0}
+
+    def _refused(self, file: str, line: int, reason: str) -> None:
+        self.invalid.append({"file": file, "line": line, "reason": reason})
+
+    def read(self, base: Path) -> tuple[dict[str, _Rows], int]:
+        """The last row of each id of every file, and how many rows were scanned."""
+        files: dict[str, _Rows] = {}
+        scanned = 0
+        try:
+            for file in ("memories.jsonl", "proposals.jsonl", "outcome-events.jsonl"):
+                files[file], count = _last_rows(base / file, file, self.invalid)
+                scanned += count
+        except OSError as exc:
+            raise StorageError(f"cannot read JSONL files in {base}: {exc}") from exc
+        return files, scanned
+
+    def refuse(self, files: dict[str, _Rows], scopes: _ScopeCheck | None) -> None:
+        """Drop the rows that hold a likely secret, break the untrusted rules or leave the
+        allowed scopes (each is reported)."""
+        for file, rows in files.items():
+            listed = list(rows.items())
+            cleared = _screened([obj for _row_id, (_line, obj) in listed])
+            for at, (row_id, (line, obj)) in enumerate(listed):
+                reason = _refusal(obj, file, self.store, self.untrusted, screened=at in cleared)
+                if reason is None and scopes is not None:
+                    reason = scopes.refusal(obj, file)
+                if reason is not None:
+                    self._refused(file, line, reason)
+                    del rows[row_id]
+
+    def memories(self, rows: _Rows, progress: Callable[[int, int], None] | None) -> None:
+        """Write the valid memory rows (untrusted: propose each one to a curator)."""
         valid = []
-        for line, obj in memories.values():
+        for line, obj in rows.values():
             try:
-                raw = _untrusted_record(obj) if untrusted else obj
+                raw = _untrusted_record(obj) if self.untrusted else obj
                 valid.append(validate_record(record_from_dict(raw)))
             except MemoryValidationError as exc:
-                invalid.append({"file": "memories.jsonl", "line": line, "reason": str(exc)})
-        if untrusted:
+                self._refused("memories.jsonl", line, str(exc))
+        if self.untrusted:
             for record in valid:  # a curator decides what becomes memory
-                if store.get_proposal(_legacy_proposal_id(record)) is None:
-                    store.create_proposal(_legacy_proposal(record))
-                    counts["proposed"] += 1
+                if self.store.get_proposal(_legacy_proposal_id(record)) is None:
+                    self.store.create_proposal(_legacy_proposal(record))
+                    self.counts["proposed"] += 1
         else:
-            store.upsert_many(valid, progress=progress)
-            counts["memories"] = len(valid)
-        for line, obj in proposals.values():
+            self.store.upsert_many(valid, progress=progress)
+            self.counts["memories"] = len(valid)
+
+    def proposals(self, rows: _Rows) -> None:
+        """Create or update the valid proposal rows."""
+        for line, obj in rows.values():
             try:
                 proposal = proposal_from_dict(obj)
                 if not PROPOSAL_ID_RE.match(proposal.id):
@@ -313,31 +356,24 @@ def import_jsonl(
                         f"id: must look like prop_<16 hex>; got {proposal.id!r}"
                     )
             except MemoryValidationError as exc:
-                invalid.append({"file": "proposals.jsonl", "line": line, "reason": str(exc)})
+                self._refused("proposals.jsonl", line, str(exc))
                 continue
-            if store.get_proposal(proposal.id) is None:
-                store.create_proposal(proposal)
+            if self.store.get_proposal(proposal.id) is None:
+                self.store.create_proposal(proposal)
             else:
-                store.update_proposal(proposal)
-            counts["proposals"] += 1
-        for line, obj in outcomes.values():
-            if untrusted and store.get(str(obj.get("memoryId"))) is None:
+                self.store.update_proposal(proposal)
+            self.counts["proposals"] += 1
+
+    def outcomes(self, rows: _Rows) -> None:
+        """Append the valid outcome rows (untrusted: only of memories already stored)."""
+        for line, obj in rows.values():
+            if self.untrusted and self.store.get(str(obj.get("memoryId"))) is None:
                 reason = "its memory is a pending proposal: legacy rows are reviewed first"
-                invalid.append({"file": "outcome-events.jsonl", "line": line, "reason": reason})
+                self._refused("outcome-events.jsonl", line, reason)
                 continue
             try:
-                store.append_outcome(outcome_event_from_dict(obj))
+                self.store.append_outcome(outcome_event_from_dict(obj))
             except (MemoryValidationError, ConflictError) as exc:
-                invalid.append({"file": "outcome-events.jsonl", "line": line, "reason": str(exc)})
+                self._refused("outcome-events.jsonl", line, str(exc))
                 continue
-            counts["outcomes"] += 1
-    invalid.sort(key=lambda row: (EXPORT_FILES.index(row["file"]), row["line"]))
-    return {
-        "importedMemories": counts["memories"],
-        "proposedMemories": counts["proposed"],
-        "importedProposals": counts["proposals"],
-        "importedOutcomes": counts["outcomes"],
-        "scannedRows": scanned_m + scanned_p + scanned_o,
-        "invalidCount": len(invalid),
-        "invalidRows": invalid,
-    }
+            self.counts["outcomes"] += 1
