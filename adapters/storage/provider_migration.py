@@ -27,6 +27,7 @@ import attrs
 from swarmmem.adapters.storage.sql import SqlStore
 from swarmmem.adapters.storage.sql.table_rows import TableRows
 from swarmmem.core.model.errors import ConfigError, ConflictError, StorageError
+from swarmmem.ports.storage import StorageProvider
 
 
 @attrs.frozen
@@ -144,11 +145,10 @@ class _Side:
         self.tables.insert(table.name, table.columns, rows)
 
 
-def _side(store: Any) -> _Side:
+def _side(store: StorageProvider) -> _Side:
     if isinstance(store, SqlStore):
         return _Side(store)
-    name = getattr(store, "name", type(store).__name__)
-    raise ConfigError(f"migrate moves data between sqlite and postgres, not {name!r}")
+    raise ConfigError(f"migrate moves data between sqlite and postgres, not {store.name!r}")
 
 
 def _require_empty(side: _Side) -> None:

@@ -211,7 +211,8 @@ def _value(field: attrs.Attribute[Any], value: Any, full: str, choices: Choices 
 
 
 def _unknown(cls: type[Any], dotted: str, name: str) -> None:
-    why = getattr(cls, "retired_keys", {}).get(dotted)
+    retired: Mapping[str, str] = cls.__dict__.get("retired_keys", {})
+    why = retired.get(dotted)
     if why is not None:
         _warn(f"{name}.{dotted} is no longer read ({why}); remove it")
         return
