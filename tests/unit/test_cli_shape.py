@@ -42,21 +42,26 @@ def _imported(tree: ast.AST, package: str) -> set[tuple[str, str | None]]:
 
 
 def cli_graph() -> dict[str, set[str]]:
-    """``module -> cli modules it imports`` over ``swarmmem/cli/*.py`` (``__init__`` included).
+    """``module -> cli modules it imports`` over ``swarmmem/cli/*.py`` (``__init__`` included)
+    and its subpackages (``render/``: one node, what any of its files imports).
 
     Importing a submodule also runs the package's ``__init__``; that implicit edge is left out:
     only what each file names counts (``from swarmmem.cli import main`` names ``__init__``).
     """
-    modules = {path.stem for path in CLI.glob("*.py")}
+    files = {path.stem: [path] for path in CLI.glob("*.py")}
+    files.update(
+        {path.parent.name: sorted(path.parent.glob("*.py")) for path in CLI.glob("*/__init__.py")}
+    )
     graph: dict[str, set[str]] = {}
-    for stem in modules:
-        tree = ast.parse((CLI / f"{stem}.py").read_text(encoding="utf-8"))
+    for stem, paths in files.items():
         edges = set()
-        for module, name in _imported(tree, PACKAGE):
-            if module == PACKAGE:
-                edges.add(name if name in modules else "__init__")
-            elif module.startswith(PACKAGE + "."):
-                edges.add(module.removeprefix(PACKAGE + ".").split(".")[0])
+        for path in paths:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for module, name in _imported(tree, PACKAGE):
+                if module == PACKAGE:
+                    edges.add(name if name in files else "__init__")
+                elif module.startswith(PACKAGE + "."):
+                    edges.add(module.removeprefix(PACKAGE + ".").split(".")[0])
         graph[stem] = edges - {stem}
     return graph
 
@@ -151,7 +156,8 @@ def test_a_command_imports_only_its_own_module(tmp_path: Path) -> None:
         f"args = ['--root', {str(tmp_path)!r}, 'recall', 'how are tests run', '--json']\n"
         "r = CliRunner().invoke(c.main, args)\n"
         "assert r.exit_code == 0, r.output\n"
-        "print(sorted(m for m in sys.modules if m.startswith('swarmmem.cli.')))\n"
+        "cli = {'.'.join(m.split('.')[:3]) for m in sys.modules if m.startswith('swarmmem.cli.')}\n"
+        "print(sorted(cli))\n"
         "print('numpy' in sys.modules)\n"
         "r = CliRunner().invoke(c.main, ['--help'])\n"
         "print(sorted(c.COMMANDS) == sorted(c.main.list_commands(None)), 'evaluate' in r.output)\n"
