@@ -15,10 +15,12 @@ import importlib, json
 report = {}
 for name in ("fusion", "lexical", "jaccard", "bm25"):
     selector = importlib.import_module("swarmmem._speedups." + name)
+    # the kernels' functions (a row type such as LexicalRow is the twin's in both)
     functions = [getattr(selector, n) for n in selector.__all__]
+    functions = [f for f in functions if callable(f) and not isinstance(f, type)]
     report[name] = {
         "impl": selector.KERNEL_IMPL,
-        "modules": sorted({f.__module__ for f in functions if callable(f)}),
+        "modules": sorted({f.__module__ for f in functions}),
     }
 print(json.dumps(report))
 """
