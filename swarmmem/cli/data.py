@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from swarmmem import datasets, evaluation
+from swarmmem import heldout as heldout_corpus
 from swarmmem.cli import render
 from swarmmem.cli.app import State, comma_list, command, emit, main, profiles_option, progress_bar
 from swarmmem.core.evaluation.metrics import PROVIDERS
@@ -123,7 +124,7 @@ def evaluate(
         raise click.UsageError("--manifest and --fixtures cannot be combined")
     if gate:
         if heldout:
-            result = evaluation.heldout_gate(
+            result = heldout_corpus.heldout_gate(
                 project_root=root,
                 manifest_path=manifest,
                 baseline_path=Path(baseline) if baseline else None,
@@ -143,11 +144,11 @@ def evaluate(
         return
     with progress_bar("evaluating", state) as progress:
         if heldout:
-            report = evaluation.evaluate_heldout(
+            report = heldout_corpus.evaluate_heldout(
                 root,
                 manifest,
-                (comma_list(profiles) if profiles else None) or evaluation.HELDOUT_PROFILES,
-                providers=providers or evaluation.HELDOUT_PROVIDERS,
+                (comma_list(profiles) if profiles else None) or heldout_corpus.HELDOUT_PROFILES,
+                providers=providers or heldout_corpus.HELDOUT_PROVIDERS,
                 progress=progress,
             )
         elif profiles:

@@ -14,13 +14,8 @@ from swarmmem._speedups.lexical import tokenize
 from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
 from swarmmem.core.evaluation.heldout import heldout_fixtures
 from swarmmem.core.evaluation.metrics import Fixture
-from swarmmem.evaluation import (
-    evaluate,
-    heldout_gate,
-    load_fixtures,
-    read_heldout_corpus,
-    regression_gate,
-)
+from swarmmem.evaluation import evaluate, load_fixtures, regression_gate
+from swarmmem.heldout import heldout_gate, read_heldout_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
 PROVIDERS = ("local-jsonl", "sqlite")

@@ -31,14 +31,8 @@ from swarmmem.core.evaluation.metrics import (
     summarize,
 )
 from swarmmem.core.model.errors import EvaluationError
-from swarmmem.evaluation import (
-    evaluate,
-    evaluate_heldout,
-    load_fixtures,
-    read_heldout_corpus,
-    resolve_fixture_dir,
-    resolve_manifest_path,
-)
+from swarmmem.evaluation import evaluate, load_fixtures, resolve_fixture_dir
+from swarmmem.heldout import evaluate_heldout, read_heldout_corpus, resolve_manifest_path
 
 NOW = "2026-11-30T00:00:00.000Z"
 REPO = {"type": "repository", "repoId": "orders-api"}
