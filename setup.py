@@ -1,4 +1,5 @@
-"""Build the Cython kernels and map the root folders into the single ``swarmmem`` package.
+"""Build the Cython kernels and map the folders (``src/swarmmem``, ``core``, ``ports``,
+``adapters``, ``_speedups``, ``fixtures``) into the single ``swarmmem`` package.
 
 Environment:
     SWARMMEM_CYTHON_DEBUG=1  bounds checks, wraparound and line tracing back on.
@@ -14,7 +15,7 @@ from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 PACKAGE_DIR = {
-    "swarmmem": "swarmmem",
+    "swarmmem": "src/swarmmem",
     "swarmmem.core": "core",
     "swarmmem.ports": "ports",
     "swarmmem.adapters": "adapters",

@@ -14,10 +14,10 @@ from swarmmem.cli import app, data, migrate
 from swarmmem.registry import choices
 
 REPO = Path(__file__).resolve().parents[2]
-CLI = REPO / "swarmmem" / "cli"
+CLI = REPO / "src" / "swarmmem" / "cli"
 PACKAGE = "swarmmem.cli"
 
-OUTSIDE_USERS: dict[str, set[str]] = {"swarmmem/_entry.py": {"swarmmem.cli"}}
+OUTSIDE_USERS: dict[str, set[str]] = {"src/swarmmem/_entry.py": {"swarmmem.cli"}}
 """Modules outside ``swarmmem/cli`` known to import it, and what they import: the console
 script, which sends everything but a plain ``hook`` call to the command line."""
 
@@ -174,7 +174,7 @@ def test_nothing_outside_the_cli_imports_it() -> None:
     """The MCP server, the library and the architecture folders never import swarmmem.cli
     (besides the known users listed above)."""
     found: dict[str, set[str]] = {}
-    folders = [REPO / "swarmmem", REPO / "core", REPO / "ports", REPO / "adapters"]
+    folders = [REPO / "src" / "swarmmem", REPO / "core", REPO / "ports", REPO / "adapters"]
     for folder in folders:
         for path in folder.rglob("*.py"):
             if CLI in path.parents:
@@ -183,7 +183,7 @@ def test_nothing_outside_the_cli_imports_it() -> None:
             hits = {m for m, _ in imported if m == PACKAGE or m.startswith(PACKAGE + ".")}
             if hits:
                 found[path.relative_to(REPO).as_posix()] = hits
-    assert not [path for path in found if path.startswith("swarmmem/mcp/")]
+    assert not [path for path in found if path.startswith("src/swarmmem/mcp/")]
     assert found == OUTSIDE_USERS
 
 

@@ -15,7 +15,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 FOLDERS = {
-    "swarmmem": "swarmmem",
+    "src/swarmmem": "swarmmem",
     "core": "swarmmem.core",
     "ports": "swarmmem.ports",
     "adapters": "swarmmem.adapters",
