@@ -636,22 +636,3 @@ def is_promotion_candidate(
         and record.q > policy.promotion_threshold
         and recalls > policy.promotion_min_recalls
     )
-
-
-def promotion_candidates(
-    records: Iterable[MemoryRecord],
-    counts: Mapping[str, int],
-    policy: LearningSettings | None = None,
-) -> list[MemoryRecord]:
-    """Promotion candidates, highest Q first (then id). Stability is never changed here."""
-    found = [r for r in records if is_promotion_candidate(r, counts.get(r.id, 0), policy)]
-    return sorted(found, key=lambda r: (-r.q, r.id))
-
-
-def low_q_memories(
-    records: Iterable[MemoryRecord], policy: LearningSettings | None = None
-) -> list[MemoryRecord]:
-    """Active memories whose Q fell below ``suppressionThreshold``, lowest first (then id)."""
-    policy = policy or LearningSettings()
-    found = [r for r in records if r.active and r.q < policy.suppression_threshold]
-    return sorted(found, key=lambda r: (r.q, r.id))

@@ -102,7 +102,8 @@ def _in_order(store: StorageProvider, ids: Sequence[str]) -> list[MemoryRecord]:
 
 def _promotable(now: str, counts: Mapping[str, int], policy: LearningSettings) -> ListFilter:
     """Live memories recalled often enough whose Q exceeds the promotion threshold, highest
-    Q first: exactly :func:`promotion_candidates` of the live memories."""
+    Q first: the live memories that pass
+    :func:`~swarmmem.core.learning.rewards.is_promotion_candidate`."""
     recalled = tuple(sorted(i for i, n in counts.items() if n > policy.promotion_min_recalls))
     return ListFilter(now=now, ids=recalled, q_above=policy.promotion_threshold, order="q_desc")
 

@@ -3,11 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-
-import attrs
-
-from swarmmem.core.model.records import RecallItem
 
 FTS_STOP_WORDS: frozenset[str] = frozenset(
     [
@@ -67,20 +62,3 @@ def build_fts_query(query: str, task: str | None, mode: str) -> str | None:
     if not terms:
         return None
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-
-
-def apply_fts_bonus(items: list[RecallItem], fts_order: Mapping[str, int]) -> list[RecallItem]:
-    """Add the BM25-order bonus ``((n - pos) / n) * 0.08`` and re-sort (score desc, id asc)."""
-    denom = max(len(fts_order), 1)
-    out: list[RecallItem] = []
-    for item in items:
-        pos = fts_order.get(item.record.id)
-        if pos is not None:
-            item = attrs.evolve(
-                item,
-                score=item.score + ((denom - pos) / denom) * FTS_BONUS,
-                reason=f"{item.reason}, fts_rank={pos + 1}",
-            )
-        out.append(item)
-    out.sort(key=lambda it: (-it.score, it.record.id))
-    return out

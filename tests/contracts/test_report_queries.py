@@ -15,13 +15,9 @@ from typing import Any
 import attrs
 import pytest
 from factories import OTHER_SCOPE, REPO_SCOPE, at, make_memory, make_proposal
+from report_rules import low_q_memories, promotion_candidates
 
-from swarmmem.core.learning.rewards import (
-    LearningSettings,
-    low_q_memories,
-    promotion_candidates,
-    recall_counts,
-)
+from swarmmem.core.learning.rewards import LearningSettings, recall_counts
 from swarmmem.core.maintenance import reports
 from swarmmem.core.maintenance.scoped import ScopedView
 from swarmmem.core.model.events import RecallUsage, RewardEvent

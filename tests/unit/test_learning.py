@@ -21,6 +21,7 @@ from factories import (
     outcome_event,
     recall_row,
 )
+from report_rules import low_q_memories, promotion_candidates
 
 import swarmmem
 from swarmmem import config as config_mod
@@ -46,8 +47,6 @@ from swarmmem.core.learning.rewards import (
     clamp01,
     cosine,
     ema,
-    low_q_memories,
-    promotion_candidates,
     propagated_signal,
     recall_counts,
 )

@@ -9,11 +9,11 @@ from factories import OTHER_SCOPE, REPO_SCOPE, make_memory
 from swarmmem.adapters.storage.memory import InMemoryStore
 from swarmmem.core.model.records import MemorySource, RecallRequest
 from swarmmem.core.model.roles import normalize_role, profile_for
-from swarmmem.core.recall.fts import apply_fts_bonus, build_fts_query, fts_terms
+from swarmmem.core.recall.fts import FTS_BONUS, build_fts_query, fts_terms
 from swarmmem.core.recall.lexical import slice_items
 from swarmmem.core.recall.pipeline import run_recall
 from swarmmem.core.recall.prompt import already_injected, build_prompt_block, header
-from swarmmem.core.recall.scoring import LearningPolicy, score_records
+from swarmmem.core.recall.scoring import LearningPolicy, rank_records, score_records
 
 NOW = "2026-01-05T00:00:00.000Z"
 NOW_MS = 1767571200000.0
@@ -123,8 +123,9 @@ def test_fts_query_building() -> None:
 def test_fts_bonus_and_reason() -> None:
     """BM25 order adds up to 0.08 and notes the rank."""
     a, b = make_memory("pytest one"), make_memory("pytest two")
-    items, _ = score_records(request(), [a, b], now_ms=NOW_MS)
-    ranked = apply_fts_bonus(items, {b.id: 0, a.id: 1})
+    ranking = rank_records(request(), [a, b], now_ms=NOW_MS)
+    ranking.add_fts_bonus({b.id: 0, a.id: 1}, FTS_BONUS)
+    ranked = ranking.items()
     assert ranked[0].record.id == b.id
     assert ranked[0].reason.endswith("fts_rank=1")
 
