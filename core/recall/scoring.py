@@ -16,6 +16,7 @@ import attrs
 
 from swarmmem._speedups import lexical
 from swarmmem._speedups.lexical import LexicalRow
+from swarmmem.core.config import LearningSettings
 from swarmmem.core.model.formatting import to_fixed
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import (
@@ -51,13 +52,9 @@ RECENCY_WEIGHT = 0.16
 NAMED_REFERENCE_WEIGHT = 0.25
 
 
-@attrs.frozen(kw_only=True)
-class LearningPolicy:
-    """How learned Q-values affect recall."""
-
-    q_boost_weight: float = 0.1
-    suppression_threshold: float = 0.15
-    exploration_rate: float = 0.0
+#: how learned Q-values affect recall: the ``learning`` node of the configuration tree (its
+#: ``qBoostWeight``, ``suppressionThreshold`` and ``explorationRate``)
+LearningPolicy = LearningSettings
 
 
 def symbol_field(record: MemoryRecord) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from swarmmem.core.config import RedactionConfig
 from swarmmem.core.model.errors import (
     ConflictError,
     MemoryPiiRejectedError,
@@ -96,14 +97,8 @@ log = logging.getLogger("swarmmem")
 PROPOSAL_ID_ATTEMPTS = 8
 
 
-@attrs.frozen(kw_only=True)
-class WritePolicy:
-    """The ``memory.redaction`` values every write enforces (see the README configuration table)."""
-
-    reject_durable_secrets: bool = True
-    detect_pii: bool = False
-    reject_durable_pii: bool = False
-    pii_threshold: float = 0.7
+#: the ``memory.redaction`` values every write enforces: that node of the configuration tree
+WritePolicy = RedactionConfig
 
 
 class WriteService:

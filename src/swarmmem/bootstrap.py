@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from swarmmem import config as _config
-from swarmmem.core.config import AuditConfig, LearningSettings, MemoryConfig
+from swarmmem.core.config import AuditConfig, MemoryConfig
 from swarmmem.core.learning.lessons import LessonService
 from swarmmem.core.learning.outcomes import apply_outcome
 from swarmmem.core.learning.rewards import SessionRegistry
@@ -41,10 +41,9 @@ from swarmmem.core.recall.embeddings import EmbeddingSync
 from swarmmem.core.recall.hybrid import DenseParts, HybridSettings
 from swarmmem.core.recall.injection import InjectionService
 from swarmmem.core.recall.pipeline import RecallConfig
-from swarmmem.core.recall.scoring import LearningPolicy
 from swarmmem.core.recall.service import EvidencePolicy, RecallDefaults, RecallService
 from swarmmem.core.writes.policy import CurationPolicy
-from swarmmem.core.writes.service import WritePolicy, WriteService
+from swarmmem.core.writes.service import WriteService
 from swarmmem.grants import granted
 from swarmmem.ports.clock import Clock, SystemClock
 from swarmmem.ports.embedder import ExplainsUnavailable, WarmsUp
@@ -113,21 +112,12 @@ def sqlite_connect(path: Path) -> Any:
     return sqlite_module().connect(str(path))
 
 
-def learning_policy(learning: LearningSettings) -> LearningPolicy:
-    """How the ``learning`` node's Q values weigh in recall."""
-    return LearningPolicy(
-        q_boost_weight=learning.q_boost_weight,
-        suppression_threshold=learning.suppression_threshold,
-        exploration_rate=learning.exploration_rate,
-    )
-
-
 def recall_config(tree: MemoryConfig, profile: str) -> RecallConfig:
     """The pipeline configuration of ``profile`` under the configuration ``tree``."""
     retrieval = tree.retrieval
     return RecallConfig(
         profile=profile,
-        policy=learning_policy(tree.learning),
+        policy=tree.learning,
         hybrid=HybridSettings.from_config(
             retrieval,
             tree.recall.injection,
@@ -430,9 +420,7 @@ class Runtime:
             allowed_scopes=self.allowed_scopes,
             clock=self.clock,
             redact=self.secrets.redact,
-            defaults=RecallDefaults.from_config(
-                self.settings.recall, learning_policy(self.settings.learning)
-            ),
+            defaults=RecallDefaults.from_config(self.settings.recall, self.settings.learning),
             resolve_profile=self.resolve_profile,
             evidence=(
                 EvidencePolicy(
@@ -483,12 +471,7 @@ class Runtime:
             clock=self.clock,
             secrets=self.secrets,
             pii=self.pii,
-            policy=WritePolicy(
-                reject_durable_secrets=redaction.reject_durable_secrets,
-                detect_pii=redaction.detect_pii,
-                reject_durable_pii=redaction.reject_durable_pii,
-                pii_threshold=redaction.pii_threshold,
-            ),
+            policy=redaction,
             known_evidence=self.evidence.__contains__,
             sources=self.sources if self.settings.evidence.verify else None,
             # the opt-in curation policy, when the person granted it for this project in
@@ -581,7 +564,7 @@ class Runtime:
             store=self.store,
             allowed_scopes=tuple(self.allowed_scopes),
             now=self.now,
-            policy=learning_policy(self.settings.learning),
+            policy=self.settings.learning,
             redact=self.secrets.redact,
             vectors=self.write_vectors,
             refresh=self.reflection.refresh,
