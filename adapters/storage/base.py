@@ -15,7 +15,7 @@ import builtins
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import attrs
 
@@ -43,6 +43,18 @@ _S = TypeVar("_S", bound="StoreBase")
 BATCH_SIZE = 1000
 #: an audit event's JSON payload (stored as ``event_json``)
 Payload = Mapping[str, Any] | None
+
+
+class Preselection(NamedTuple):
+    """What a recall asks of full-text pre-selection: the best ``limit`` matches of
+    ``fts_query`` among the records ``flt`` lists (the stemmed index when ``stemmed``); when
+    nothing matches, every scoped record (``scope_when_unmatched``) or none."""
+
+    flt: ListFilter
+    fts_query: str
+    limit: int
+    scope_when_unmatched: bool
+    stemmed: bool = False
 
 
 class StoreBase(abc.ABC):
@@ -106,15 +118,7 @@ class StoreBase(abc.ABC):
         """Rewrite the proposals, outcome events and recall usage quoting ``texts``
         (``semantics.scrub_*``); how many of each were rewritten."""
 
-    def _preselect(
-        self,
-        flt: ListFilter,
-        fts_query: str,
-        *,
-        limit: int,
-        scope_when_unmatched: bool,
-        stemmed: bool = False,
-    ) -> Candidates | None:
+    def _preselect(self, want: Preselection) -> Candidates | None:
         """Full-text pre-selection; ``None``: every scoped record is a candidate."""
         return None
 
@@ -238,11 +242,7 @@ class StoreBase(abc.ABC):
         if fts_query:
             scope = flt if cap_before_preselect else attrs.evolve(flt, limit=None)
             found = self._preselect(
-                scope,
-                fts_query,
-                limit=preselect_limit,
-                scope_when_unmatched=scope_when_unmatched,
-                stemmed=stemmed,
+                Preselection(scope, fts_query, preselect_limit, scope_when_unmatched, stemmed)
             )
             if found is not None:
                 return found

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from swarmmem.adapters.storage.base import StoreBase
+from swarmmem.adapters.storage.base import Preselection, StoreBase
 from swarmmem.core.model.codec import (
     outcome_event_to_dict,
     proposal_to_dict,
@@ -213,28 +213,21 @@ class InMemoryStore(StoreBase):
                 if not bucket:
                     self._pop(self._relations, source)
 
-    def _preselect(
-        self,
-        flt: ListFilter,
-        fts_query: str,
-        *,
-        limit: int,
-        scope_when_unmatched: bool,
-        stemmed: bool = False,
-    ) -> Candidates | None:
+    def _preselect(self, want: Preselection) -> Candidates | None:
         """The stemmed channel's best BM25 matches among every scoped record (the reference
         path, unstemmed, scores every scoped record instead: ``None``)."""
-        if not stemmed:
+        if not want.stemmed:
             return None
         if self._features is None:
             self._features = FeatureTable(self._records.values())
+        flt = want.flt
         found, held = self._features.search(
-            fts_query,
+            want.fts_query,
             scope_keys=flt.scope_keys,
             kinds=flt.kinds,
             now=flt.now,
             include_expired=flt.include_expired,
-            limit=limit,
+            limit=want.limit,
         )
         return Candidates(
             records=tuple(self._view(record) for record, _ in found),

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from swarmmem.adapters.storage.base import BATCH_SIZE
+from swarmmem.adapters.storage.base import BATCH_SIZE, Preselection
 from swarmmem.adapters.storage.sql.audit import AuditLog
 from swarmmem.adapters.storage.sql.database import Database, Touched
 from swarmmem.adapters.storage.sql.dialect import (
@@ -403,26 +403,19 @@ class Records:
 
     # -- recall's pre-selection --------------------------------------------------------------
 
-    def preselect(
-        self,
-        flt: ListFilter,
-        fts_query: str,
-        *,
-        limit: int,
-        scope_when_unmatched: bool,
-        stemmed: bool = False,
-    ) -> Candidates | None:
+    def preselect(self, want: Preselection) -> Candidates | None:
         """Full-text pre-selection: only the chosen records are read (or taken from cache)."""
         if not self.text.enabled:
             return None
+        stemmed = want.stemmed
         with self.db.guard(), self.db.connection() as conn:
-            hits = self.text.search(conn, flt, fts_query, limit, stemmed=stemmed)
+            hits = self.text.search(conn, want.flt, want.fts_query, want.limit, stemmed=stemmed)
             if hits is None:
                 return None
             if not hits.scoped:
                 return Candidates(records=())
             if not hits.ranked:
-                return None if scope_when_unmatched else Candidates(records=())
+                return None if want.scope_when_unmatched else Candidates(records=())
             order = {memory_id: position for position, memory_id in enumerate(hits.ranked)}
             chosen = [i for i in hits.scoped if i in order]
             records = self.by_id(conn, chosen, hits.versions)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from swarmmem.adapters.storage.base import StoreBase
+from swarmmem.adapters.storage.base import Preselection, StoreBase
 from swarmmem.adapters.storage.sql.audit import AuditLog, Log
 from swarmmem.adapters.storage.sql.database import Database, guarded
 from swarmmem.adapters.storage.sql.ledger import Ledger, scrub_rows
@@ -138,22 +138,8 @@ class SqlStore(StoreBase):
     def _scrub_rows(self, memory_id: str, texts: Sequence[str], now: str) -> dict[str, int]:
         return scrub_rows(self.db, self.text, memory_id, texts, now)
 
-    def _preselect(
-        self,
-        flt: ListFilter,
-        fts_query: str,
-        *,
-        limit: int,
-        scope_when_unmatched: bool,
-        stemmed: bool = False,
-    ) -> Candidates | None:
-        return self.records.preselect(
-            flt,
-            fts_query,
-            limit=limit,
-            scope_when_unmatched=scope_when_unmatched,
-            stemmed=stemmed,
-        )
+    def _preselect(self, want: Preselection) -> Candidates | None:
+        return self.records.preselect(want)
 
     # -- records -----------------------------------------------------------------------------
 
