@@ -42,15 +42,6 @@ from swarmmem.ports.storage import StorageProvider
 from swarmmem.registry import create
 
 
-def is_within(path: Path, root: Path) -> bool:
-    """``path`` lies inside ``root`` (lexically)."""
-    try:
-        path.relative_to(root)
-    except ValueError:
-        return False
-    return True
-
-
 def contained_path(option: str, path: str | os.PathLike[str], project_root: Path) -> Path:
     """``path`` resolved (realpath) after checking it stays inside the allowed roots.
 
@@ -65,8 +56,8 @@ def contained_path(option: str, path: str | os.PathLike[str], project_root: Path
     real = Path(os.path.realpath(lexical))
     roots = [Path(os.path.realpath(project_root)), Path(os.path.realpath(bundled.ROOT))]
     lexical_roots = [Path(os.path.normpath(project_root.absolute())), bundled.ROOT]
-    if not any(is_within(lexical, r) for r in lexical_roots) or not any(
-        is_within(real, r) for r in roots
+    if not any(lexical.is_relative_to(r) for r in lexical_roots) or not any(
+        real.is_relative_to(r) for r in roots
     ):
         raise EvaluationError(
             f"{option} {path} escapes the project root and the bundled fixtures directory"

@@ -35,14 +35,6 @@ def grants_path() -> Path:
     return Path(base) / "swarmmem" / "grants.json"
 
 
-def _inside(path: Path, folder: Path) -> bool:
-    try:
-        path.relative_to(folder)
-    except ValueError:
-        return False
-    return True
-
-
 def read_grants(root: Path | None = None) -> dict[str, Any]:
     """The grants file's content; ``{}`` when it is missing, unreadable, not this user's own,
     writable by others, or inside ``root``."""
@@ -52,7 +44,7 @@ def read_grants(root: Path | None = None) -> dict[str, Any]:
         info = os.stat(resolved)
     except OSError:
         return {}
-    if root is not None and _inside(resolved, Path(root).resolve()):
+    if root is not None and resolved.is_relative_to(Path(root).resolve()):
         return {}
     if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
         return {}

@@ -21,7 +21,6 @@ from swarmmem.evaluation import (
     check_profiles,
     contained_path,
     default_embedder,
-    is_within,
     resolve_baseline_path,
     run_profiles,
 )
@@ -98,7 +97,7 @@ def read_heldout_corpus(manifest_path: Path) -> tuple[Any, dict[str, str]]:
     texts: dict[str, str] = {}
     for case in manifest.cases:
         real = Path(os.path.realpath(root / case.source_path))
-        if not is_within(real, root):
+        if not real.is_relative_to(root):
             raise EvaluationError(
                 f"{label}: source_path {case.source_path!r} of case {case.id!r} resolves "
                 "outside the corpus root"
