@@ -151,7 +151,12 @@ def load(root: Path, config: Mapping[str, Any] | str | os.PathLike[str] | None) 
     return as_dict(read(root, config))
 
 
-def _read_section(path: Path) -> Mapping[str, Any]:
+def read_json_object(path: Path) -> dict[str, Any]:
+    """The JSON object a configuration file holds (``swarmmem init`` completes the same file).
+
+    Raises:
+        ConfigError: the file is missing, unreadable, not JSON or not a JSON object.
+    """
     try:
         data = json.loads(read_small_file(path).decode("utf-8"))
     except FileNotFoundError:
@@ -160,8 +165,13 @@ def _read_section(path: Path) -> Mapping[str, Any]:
         raise ConfigError(f"cannot read configuration {path}: {exc}") from exc
     except RecursionError:
         raise ConfigError(f"cannot read configuration {path}: JSON nested too deeply") from None
-    if not isinstance(data, Mapping):
+    if not isinstance(data, dict):
         raise ConfigError(f"configuration {path} must hold a JSON object")
+    return data
+
+
+def _read_section(path: Path) -> Mapping[str, Any]:
+    data = read_json_object(path)
     stray = sorted(key for key in data if key in _TOP_KEYS)
     if "memory" in data:
         if stray:

@@ -37,17 +37,7 @@ def new_project_id() -> str:
 
 
 def _read_json(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(read_small_file(path).decode("utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read configuration {path}: {exc}") from exc
-    except RecursionError:
-        raise ConfigError(f"cannot read configuration {path}: JSON nested too deeply") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"configuration {path} must hold a JSON object")
-    return data
+    return _config.read_json_object(path) if path.exists() else {}
 
 
 def _write_atomic(path: Path, text: str) -> None:
