@@ -38,7 +38,7 @@ from swarmmem.core.recall.bm25 import (
     stemmed_query,
 )
 from swarmmem.core.recall.fts import FTS_BONUS, build_fts_query
-from swarmmem.core.recall.scoring import LearningPolicy, rank_records, score_records
+from swarmmem.core.recall.scoring import LearningPolicy, Ranking, rank_records, score_records
 from swarmmem.ports.storage import StorageProvider
 
 DEFAULT_CANDIDATE_CAP = 1000
@@ -133,13 +133,7 @@ def lexical_recall(
     ranking = rank_records(request, records, now_ms=now_ms, policy=policy, rng=rng)
     if candidates.fts_order is not None:
         ranking.add_fts_bonus(candidates.fts_order, FTS_BONUS)
-    return RecallResult(
-        items=tuple(ranking.items(keep)),
-        diagnostics=ranking.diagnostics,
-        lexical_order=tuple(s.record.id for s in ranking.kept),
-        candidate_count=len(ranking.kept) + (ranking.explored is not None),
-        records=tuple(s.record for s in ranking.kept),
-    )
+    return _ranked_result(ranking, keep, {})
 
 
 def _stemmed_recall(
@@ -194,13 +188,21 @@ def _stemmed_recall(
     ranking = rank_records(
         request, records, now_ms=now_ms, policy=policy, rng=rng, text_relevance=text
     )
+    return _ranked_result(ranking, keep, text)
+
+
+def _ranked_result(
+    ranking: Ranking, keep: int | None, text_relevance: dict[str, float]
+) -> RecallResult:
+    """The result of ``ranking``: items for its first ``keep`` kept candidates (and the
+    explored one), the order, count and records of all it kept."""
     return RecallResult(
         items=tuple(ranking.items(keep)),
         diagnostics=ranking.diagnostics,
         lexical_order=tuple(s.record.id for s in ranking.kept),
         candidate_count=len(ranking.kept) + (ranking.explored is not None),
         records=tuple(s.record for s in ranking.kept),
-        text_relevance=text,
+        text_relevance=text_relevance,
     )
 
 

@@ -615,23 +615,8 @@ class WriteService:
         """
         result: dict[str, Any] = {"proposals": [], "decisions": [], "rejected": []}
         for payload in json_objects(output):
-            for entry in as_list(payload.get("memoryProposals")):
-                try:
-                    if not isinstance(entry, Mapping):
-                        raise MemoryValidationError("proposal entry must be an object")
-                    prop = self.propose(
-                        operation=entry.get("operation", "add"),
-                        kind=entry.get("kind"),
-                        text=entry.get("text"),
-                        rationale=entry.get("rationale", ""),
-                        evidence_refs=entry.get("evidenceRefs"),
-                        target_memory_id=entry.get("targetMemoryId"),
-                        related_memory_ids=entry.get("relatedMemoryIds"),
-                    )
-                    result["proposals"].append(prop.id)
-                except Exception as exc:
-                    log.warning("memory proposal dropped: %s", exc)
-                    result["rejected"].append({"kind": "proposal", "error": str(exc)})
+            proposals = as_list(payload.get("memoryProposals"))
+            self._accept_entries(proposals, "proposal", self._propose_entry, result)
             decisions = as_list(payload.get("curatorMemoryDecisions"))
             if decisions and not is_curator_role(self.context.agent_role):
                 result["rejected"].append(
@@ -641,18 +626,48 @@ class WriteService:
                     }
                 )
                 continue
-            for entry in decisions:
-                try:
-                    if not isinstance(entry, Mapping):
-                        raise MemoryValidationError("decision entry must be an object")
-                    change = self.curate(
-                        str(entry.get("proposalId", "")),
-                        str(entry.get("action", entry.get("decision", ""))),
-                        reason=entry.get("reason"),
-                        patch=entry.get("patch"),
-                    )
-                    result["decisions"].append(change.proposal_id)
-                except Exception as exc:
-                    log.warning("curator decision dropped: %s", exc)
-                    result["rejected"].append({"kind": "decision", "error": str(exc)})
+            self._accept_entries(decisions, "decision", self._curate_entry, result)
         return result
+
+    @staticmethod
+    def _accept_entries(
+        entries: Iterable[Any],
+        kind: str,
+        accept: Callable[[Mapping[str, Any]], str],
+        result: dict[str, Any],
+    ) -> None:
+        """Hand each ``kind`` entry (``proposal`` or ``decision``) of task output to
+        ``accept``: the proposal id it returns goes to ``result[kind + "s"]``; an entry it
+        refuses (or one that is no object) is logged and listed under ``rejected``."""
+        label = "memory proposal" if kind == "proposal" else "curator decision"
+        for entry in entries:
+            try:
+                if not isinstance(entry, Mapping):
+                    raise MemoryValidationError(f"{kind} entry must be an object")
+                result[f"{kind}s"].append(accept(entry))
+            except Exception as exc:
+                log.warning("%s dropped: %s", label, exc)
+                result["rejected"].append({"kind": kind, "error": str(exc)})
+
+    def _propose_entry(self, entry: Mapping[str, Any]) -> str:
+        """File one ``memoryProposals`` entry; its proposal id."""
+        prop = self.propose(
+            operation=entry.get("operation", "add"),
+            kind=entry.get("kind"),
+            text=entry.get("text"),
+            rationale=entry.get("rationale", ""),
+            evidence_refs=entry.get("evidenceRefs"),
+            target_memory_id=entry.get("targetMemoryId"),
+            related_memory_ids=entry.get("relatedMemoryIds"),
+        )
+        return prop.id
+
+    def _curate_entry(self, entry: Mapping[str, Any]) -> str:
+        """Apply one ``curatorMemoryDecisions`` entry; the id of the proposal it decided."""
+        change = self.curate(
+            str(entry.get("proposalId", "")),
+            str(entry.get("action", entry.get("decision", ""))),
+            reason=entry.get("reason"),
+            patch=entry.get("patch"),
+        )
+        return change.proposal_id
