@@ -194,7 +194,7 @@ def record_from_dict(data: Any, *, parsed: Mapping[str, Any] | None = None) -> M
             else:
                 value = _VALUE_PARSERS[key](value)
         kwargs[attr] = value
-    for required in _REQUIRED_RECORD_KEYS:
+    for required in REQUIRED_RECORD_KEYS:
         if required not in obj:
             raise MemoryValidationError(f"record: {required} is required")
     kwargs.setdefault("tags", ())
@@ -219,8 +219,8 @@ _VALUE_PARSERS: dict[str, Callable[[Any], Any]] = {
     "tags": lambda value: _list(value, "tags"),
     "supersedes": lambda value: _list(value, "supersedes"),
 }
-#: in the order their absence is reported
-_REQUIRED_RECORD_KEYS = (
+#: the keys every record holds, in the order their absence is reported
+REQUIRED_RECORD_KEYS = (
     "id",
     "scope",
     "kind",

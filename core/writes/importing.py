@@ -13,11 +13,12 @@ import datetime as dt
 import itertools
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from json.encoder import encode_basestring
-from typing import Any, NamedTuple, overload
+from typing import Any, NamedTuple, TypeVar, overload
 
 import attrs
 
 from swarmmem.core.model.codec import (
+    REQUIRED_RECORD_KEYS,
     record_from_dict,
     scope_from_dict,
     source_from_dict,
@@ -94,6 +95,7 @@ def complete_record(
 SCREEN_ROWS = 256
 #: parsed scope and source objects kept per import (rows mostly share a few of them)
 _PARSED_CACHE = 4096
+_T = TypeVar("_T")
 
 
 class _Completer:
@@ -378,60 +380,31 @@ class _Completer:
     def _direct_scope(self, value: Any) -> tuple[MemoryScope, str, dict[str, str], str] | None:
         """A scope object's parsed value, key, stored JSON and its text (``None``: not
         proven valid)."""
-        token = _token(value)
-        if token is None:
-            return None
-        found = self._scope_rows.get(token)
-        if found is None:
-            try:
-                scope, key = self._scope(value)
-            except _REFUSALS:
-                return None
-            found = (scope, key, *_with_text(scope.as_dict()))
-            if len(self._scope_rows) < _PARSED_CACHE:
-                self._scope_rows[token] = found
-        return found
+        return _kept_if_valid(self._scope_rows, value, self._scope_row)
+
+    def _scope_row(self, value: Any) -> tuple[MemoryScope, str, dict[str, str], str]:
+        scope, key = self._scope(value)
+        return (scope, key, *_with_text(scope.as_dict()))
 
     def _direct_source(self, value: Any) -> tuple[dict[str, Any], str, bool] | None:
         """A source object's stored JSON, its text and whether it is evidence (``None``: not
         proven valid)."""
-        token = _token(value)
-        if token is None:
-            return None
-        found = self._source_rows.get(token)
-        if found is None:
-            try:
-                source = self._source(value)
-            except _REFUSALS:
-                return None
-            found = (*_with_text(source_to_dict(source)), source.has_evidence)
-            if len(self._source_rows) < _PARSED_CACHE:
-                self._source_rows[token] = found
-        return found
+        return _kept_if_valid(self._source_rows, value, self._source_row)
+
+    def _source_row(self, value: Any) -> tuple[dict[str, Any], str, bool]:
+        source = self._source(value)
+        return (*_with_text(source_to_dict(source)), source.has_evidence)
 
     def _repo_scope(self) -> tuple[MemoryScope, str]:
         return self.repo_scope, scope_key_of(self.repo_scope)
 
     def _scope(self, value: Any) -> tuple[MemoryScope, str]:
         """:func:`scope_from_dict` and the scope's key, kept per distinct scope object."""
-        token = _token(value)
-        found = self._scopes.get(token) if token is not None else None
-        if found is None:
-            scope = scope_from_dict(value)
-            found = (scope, scope_key_of(scope))
-            if token is not None and len(self._scopes) < _PARSED_CACHE:
-                self._scopes[token] = found
-        return found
+        return _kept(self._scopes, _token(value), value, _parse_scope)
 
     def _source(self, value: Any) -> MemorySource:
         """:func:`source_from_dict`, kept per distinct source object."""
-        token = _token(value)
-        found = self._sources.get(token) if token is not None else None
-        if found is None:
-            found = source_from_dict(value)
-            if token is not None and len(self._sources) < _PARSED_CACHE:
-                self._sources[token] = found
-        return found
+        return _kept(self._sources, _token(value), value, source_from_dict)
 
 
 def _token(value: Any) -> tuple[tuple[str, str], ...] | None:
@@ -444,6 +417,34 @@ def _token(value: Any) -> tuple[tuple[str, str], ...] | None:
         if type(key) is not str or type(item) is not str:
             return None
     return items
+
+
+def _parse_scope(value: Any) -> tuple[MemoryScope, str]:
+    scope = scope_from_dict(value)
+    return scope, scope_key_of(scope)
+
+
+def _kept(cache: dict[Any, _T], token: Any, value: Any, parse: Callable[[Any], _T]) -> _T:
+    """``parse(value)``, kept in ``cache`` under ``token`` (see :func:`_token`; ``None``:
+    not kept) while the cache holds fewer than :data:`_PARSED_CACHE` values."""
+    found = cache.get(token) if token is not None else None
+    if found is None:
+        found = parse(value)
+        if token is not None and len(cache) < _PARSED_CACHE:
+            cache[token] = found
+    return found
+
+
+def _kept_if_valid(cache: dict[Any, _T], value: Any, parse: Callable[[Any], _T]) -> _T | None:
+    """:func:`_kept` for a flat object of strings; ``None`` for anything else or a value
+    ``parse`` refuses."""
+    token = _token(value)
+    if token is None:
+        return None
+    try:
+        return _kept(cache, token, value, parse)
+    except _REFUSALS:
+        return None
 
 
 #: why an imported row holding hidden characters is refused
@@ -632,22 +633,7 @@ def _plain_metadata(metadata: Any) -> bool:
 #: what refuses one row (the others are still imported)
 _REFUSALS = (MemoryValidationError, TypeError, ValueError)
 #: the keys of a row that :meth:`_Completer.direct` takes: always written ...
-_BASE_KEYS = frozenset(
-    {
-        "id",
-        "scope",
-        "kind",
-        "text",
-        "tags",
-        "confidence",
-        "stability",
-        "source",
-        "createdAt",
-        "updatedAt",
-        "contentHash",
-        "metadata",
-    }
-)
+_BASE_KEYS = frozenset({*REQUIRED_RECORD_KEYS, "tags", "metadata"})
 #: ... optional, written between ``updatedAt`` and ``contentHash`` ...
 _MIDDLE_KEYS = ("lastAccessedAt", "expiresAt", "qValue", "supersededBy")
 #: ... optional, written after ``metadata`` ...
