@@ -6,13 +6,17 @@ import dataclasses
 import datetime as dt
 import functools
 import importlib
+import json
 import os
+import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
 
 from swarmmem.core.model.events import Anchor, OutcomeEntry, OutcomeEvent, RecallUsage
 from swarmmem.core.model.ids import content_hash, memory_id, proposal_id, to_iso
@@ -298,6 +302,84 @@ def curate_fact(mem: Any, text: str, **kwargs: Any) -> str:
     return str(mem.curate(propose_fact(mem, text, **kwargs).id, "add").memory_id)
 
 
+def write_memory_config(root: Path, memory: Mapping[str, Any] | None = None) -> Path:
+    """Write ``root/.opencode/opencode-swarm.json`` whose ``memory`` section is ``memory``
+    (default: memory on, nothing else); return the file."""
+    config = root / ".opencode" / "opencode-swarm.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    body = {"memory": dict(memory) if memory is not None else {"enabled": True}}
+    config.write_text(json.dumps(body), encoding="utf-8")
+    return config
+
+
+def select_candidates(
+    store: Any,
+    *,
+    now: str,
+    scope_keys: Sequence[str] = (REPO_SCOPE.key,),
+    kinds: Sequence[str] | None = None,
+    fts_query: str | None = None,
+    scope_when_unmatched: bool = True,
+    candidate_cap: int = 1000,
+) -> Any:
+    """``store.select_candidates`` as recall asks it (100 pre-selected, expired ones left out),
+    over the repository scope unless ``scope_keys`` says otherwise."""
+    return store.select_candidates(
+        scope_keys=list(scope_keys),
+        kinds=None if kinds is None else list(kinds),
+        fts_query=fts_query,
+        preselect_limit=100,
+        scope_when_unmatched=scope_when_unmatched,
+        now=now,
+        include_expired=False,
+        candidate_cap=candidate_cap,
+    )
+
+
+# --- the command line ------------------------------------------------------------------------
+
+
+def cli(root: Path, *args: str, stdin: str | None = None) -> Result:
+    """``swarmmem --root ROOT ARGS`` in process (unexpected exceptions propagate)."""
+    from swarmmem.cli import main
+
+    return CliRunner().invoke(
+        main, ["--root", str(root), *args], input=stdin, catch_exceptions=False
+    )
+
+
+def as_json(result: Result) -> dict[str, Any]:
+    """The JSON object a ``--json`` command printed on stdout."""
+    data = json.loads(result.stdout)
+    assert isinstance(data, dict)
+    return data
+
+
+def run_swarmmem(
+    cwd: Path,
+    *args: str,
+    stdin: str | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m swarmmem ARGS`` in ``cwd`` as a host would: a fresh process with only
+    ``PATH`` and ``SWARMMEM_NO_EXTENSIONS`` of this environment, plus ``env``. Returns the
+    ``subprocess.CompletedProcess`` (text output captured); the exit code is the caller's to
+    check, and a hang fails after ``timeout`` seconds instead of blocking the suite."""
+    keep = ("PATH", "SWARMMEM_NO_EXTENSIONS")
+    full_env = {key: os.environ[key] for key in keep if key in os.environ}
+    return subprocess.run(
+        [sys.executable, "-m", "swarmmem", *args],
+        cwd=cwd,
+        env={**full_env, **(env or {})},
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 # --- subprocesses ----------------------------------------------------------------------------
 
 
@@ -308,9 +390,6 @@ def run_python(
 
     Returns the ``subprocess.CompletedProcess``; a non-zero exit is left to the caller to check.
     """
-    import subprocess
-    import sys
-
     return subprocess.run(
         [sys.executable, *options, "-c", code],
         cwd=cwd,
@@ -331,6 +410,19 @@ def run_threads(worker: Any, count: int) -> None:
         thread.start()
     for thread in threads:
         thread.join()
+
+
+def wait_for(predicate: Any, timeout: float = 30.0, interval: float = 0.01) -> bool:
+    """Poll ``predicate()`` every ``interval`` seconds until it is true or ``timeout`` seconds
+    have passed; whether it came true (asked once more at the end)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return bool(predicate())
 
 
 # --- kernels -------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ import attrs
 import click
 import pytest
 from click.testing import CliRunner
+from factories import propose_fact
 
 import swarmmem
 from swarmmem.cli import main
@@ -182,12 +183,12 @@ def test_python_return_shapes(tmp_path: Path) -> None:
     root = _project(tmp_path)
     results: dict[str, Any] = {}
     with swarmmem.open(root, context={"agent_role": "coder"}) as mem:
-        proposal = mem.propose(
-            operation="add",
+        proposal = propose_fact(
+            mem,
+            "Use ruff for lint and format.",
             kind="repo_convention",
-            text="Use ruff for lint and format.",
+            evidence="README.md",
             rationale="the style guide says so",
-            evidence_refs=["README.md"],
         )
         results["propose"] = _fields(proposal)
         results["pending"] = shape(mem.pending())

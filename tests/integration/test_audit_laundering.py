@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from factories import cite
+from factories import curate_fact
 
 import swarmmem
 from swarmmem.adapters.storage.sqlite_support import sqlite_module
@@ -21,17 +21,9 @@ KEY = "correct horse battery staple"
 
 
 def _write_some(root: Path) -> None:
-    cite(root, "BUILD.md")
     with swarmmem.open(root, config=ENABLED, context={"agent_role": "coder"}) as mem:
         for n in range(3):
-            prop = mem.propose(
-                operation="add",
-                kind="project_fact",
-                text=f"Fact number {n} about the build.",
-                rationale="r",
-                evidence_refs=["BUILD.md"],
-            )
-            mem.curate(prop.id, "add")
+            curate_fact(mem, f"Fact number {n} about the build.", evidence="BUILD.md")
 
 
 def _db(root: Path) -> Any:

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
-from factories import cite
+from click.testing import CliRunner
+from factories import as_json, cite, cli
 
 import swarmmem
 from swarmmem.cli import main
@@ -77,18 +77,6 @@ def write_config(root: Path, document: Any) -> None:
     """Replace the project's configuration file with ``document`` (a str is written raw)."""
     text = document if isinstance(document, str) else json.dumps(document)
     (root / ".opencode" / "opencode-swarm.json").write_text(text, encoding="utf-8")
-
-
-def cli(root: Path, *args: str) -> Result:
-    """Invoke ``swarmmem --root ROOT ARGS`` in process; unexpected exceptions propagate."""
-    return CliRunner().invoke(main, ["--root", str(root), *args], catch_exceptions=False)
-
-
-def as_json(result: Result) -> dict[str, Any]:
-    """The JSON document a ``--json`` command printed on stdout."""
-    data = json.loads(result.stdout)
-    assert isinstance(data, dict)
-    return data
 
 
 def propose_fact(root: Path, text: str = FACT) -> dict[str, Any]:

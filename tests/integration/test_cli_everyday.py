@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
-from factories import cite
+from click.testing import CliRunner
+from factories import as_json, cite, cli
 
 import swarmmem
 from swarmmem.cli import main
@@ -17,19 +17,6 @@ from swarmmem.core.model.errors import ConfigError, MemoryValidationError
 from swarmmem.memory import DISABLED_MESSAGE
 
 CONFIG = Path(".opencode") / "opencode-swarm.json"
-
-
-def cli(root: Path, *args: str, stdin: str | None = None) -> Result:
-    """``swarmmem --root ROOT ARGS`` in process (unexpected exceptions propagate)."""
-    return CliRunner().invoke(
-        main, ["--root", str(root), *args], input=stdin, catch_exceptions=False
-    )
-
-
-def as_json(result: Result) -> dict[str, Any]:
-    data = json.loads(result.stdout)
-    assert isinstance(data, dict)
-    return data
 
 
 @pytest.fixture

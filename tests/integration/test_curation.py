@@ -4,17 +4,16 @@ durable memory, and the audit event says it was rewritten."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from factories import enabled_config
+from factories import curate_fact, enabled_config, propose_fact, run_swarmmem, write_memory_config
 
 import swarmmem
 from swarmmem.core.model.errors import ConflictError, MemoryValidationError, NotFoundError
@@ -41,12 +40,8 @@ def _curator_events(mem: Any, memory_id: str) -> list[dict[str, Any]]:
 
 
 def test_a_non_durable_long_proposal_is_rephrased_into_memory(mem: Any) -> None:
-    prop = mem.propose(
-        operation="add",
-        kind="api_finding",
-        text=LONG,
-        rationale="found while debugging",
-        evidence_refs=["retry.py"],
+    prop = propose_fact(
+        mem, LONG, kind="api_finding", evidence="retry.py", rationale="found while debugging"
     )
     notes = proposal_json(prop)["needs_rephrasing"]
     assert len(notes) == 2
@@ -75,12 +70,8 @@ def test_a_scratch_note_becomes_a_durable_fact(mem: Any) -> None:
     assert proposal_json(bare)["needs_rephrasing"][0].startswith("kind scratch")
     with pytest.raises(MemoryValidationError, match="require source evidence"):
         mem.curate(bare.id, "add", kind="project_fact", text="retry() waits 2 s between tries.")
-    sourced = mem.propose(
-        operation="add",
-        kind="scratch",
-        text="retry waits 2s",
-        rationale="note",
-        evidence_refs=["retry.py"],
+    sourced = propose_fact(
+        mem, "retry waits 2s", kind="scratch", evidence="retry.py", rationale="note"
     )
     change = mem.curate(sourced.id, "add", kind="project_fact", text="retry() waits 2 s.")
     record = mem.get(change.memory_id)
@@ -89,13 +80,7 @@ def test_a_scratch_note_becomes_a_durable_fact(mem: Any) -> None:
 
 
 def test_a_rephrasing_that_is_still_not_durable_memory_is_refused(mem: Any) -> None:
-    prop = mem.propose(
-        operation="add",
-        kind="todo",
-        text="check retry",
-        rationale="later",
-        evidence_refs=["retry.py"],
-    )
+    prop = propose_fact(mem, "check retry", kind="todo", evidence="retry.py", rationale="later")
     with pytest.raises(MemoryValidationError, match="under 500 characters"):
         mem.curate(prop.id, "add", kind="project_fact", text=LONG)
     with pytest.raises(MemoryValidationError, match="durable fact kinds"):
@@ -111,13 +96,7 @@ def test_a_rephrasing_that_is_still_not_durable_memory_is_refused(mem: Any) -> N
 
 
 def test_an_update_can_be_rephrased(mem: Any) -> None:
-    first = mem.propose(
-        operation="add",
-        kind="code_pattern",
-        text="retry() retries twice.",
-        rationale="r",
-        evidence_refs=["retry.py"],
-    )
+    first = propose_fact(mem, "retry() retries twice.", kind="code_pattern", evidence="retry.py")
     old = mem.curate(first.id, "add").memory_id
     update = mem.propose(
         operation="update",
@@ -134,23 +113,9 @@ def test_an_update_can_be_rephrased(mem: Any) -> None:
 
 
 def test_the_command_line_rephrases_and_says_what_needs_it(tmp_path: Path) -> None:
-    (tmp_path / ".opencode").mkdir()
-    (tmp_path / ".opencode" / "opencode-swarm.json").write_text(
-        json.dumps({"memory": {"enabled": True}}), encoding="utf-8"
-    )
+    write_memory_config(tmp_path)
     (tmp_path / "retry.py").write_text("x = 1\n", encoding="utf-8")
-    env = {k: os.environ[k] for k in ("PATH", "SWARMMEM_NO_EXTENSIONS") if k in os.environ}
-
-    def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "swarmmem", *args],
-            cwd=tmp_path,
-            env=env,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+    cli = functools.partial(run_swarmmem, tmp_path)
 
     proposed = cli(
         "propose", "--kind", "api_finding", "--text", "retry() retries 3x",
@@ -170,14 +135,7 @@ def test_the_command_line_rephrases_and_says_what_needs_it(tmp_path: Path) -> No
 
 
 def _memory(mem: Any, text: str = "retry() retries twice.") -> str:
-    prop = mem.propose(
-        operation="add",
-        kind="code_pattern",
-        text=text,
-        rationale="r",
-        evidence_refs=["retry.py"],
-    )
-    return str(mem.curate(prop.id, "add").memory_id)
+    return curate_fact(mem, text, kind="code_pattern", evidence="retry.py")
 
 
 def test_pending_names_the_proposer_and_age_and_show_takes_proposal_ids(mem: Any) -> None:
@@ -197,26 +155,25 @@ def test_pending_names_the_proposer_and_age_and_show_takes_proposal_ids(mem: Any
 
 def test_a_correction_becomes_a_pending_update_proposal(mem: Any) -> None:
     memory_id = _memory(mem)
-    result = mem.record_outcome(
-        memory_id=memory_id,
-        outcome="corrected",
-        correction="retry() retries three times since v2.",
-        anchors=[{"file": "retry.py", "symbol": "retry"}],
-        event_id="ev-1",
-    )
+
+    def correct() -> Any:
+        """Report the memory corrected, under one event id each time (as a retried call does)."""
+        return mem.record_outcome(
+            memory_id=memory_id,
+            outcome="corrected",
+            correction="retry() retries three times since v2.",
+            anchors=[{"file": "retry.py", "symbol": "retry"}],
+            event_id="ev-1",
+        )
+
+    result = correct()
     prop = mem.store.get_proposal(result["correction_proposal_id"])
     assert (prop.operation, prop.status, prop.target_memory_id) == ("update", "pending", memory_id)
     assert prop.proposed_record.text == "retry() retries three times since v2."
     assert prop.evidence_refs == ("retry.py",)
     assert "ev-1" in prop.rationale
     # a retry of the same outcome files nothing new; the wrong text is recalled until decided
-    again = mem.record_outcome(
-        memory_id=memory_id,
-        outcome="corrected",
-        correction="retry() retries three times since v2.",
-        anchors=[{"file": "retry.py", "symbol": "retry"}],
-        event_id="ev-1",
-    )
+    again = correct()
     assert "correction_proposal_id" not in again
     assert len(mem.store.list_proposals("pending")) == 1
     change = mem.curate(prop.id, "update", reason="confirmed")
@@ -239,12 +196,11 @@ def test_question_outcomes_file_nothing_and_stay_out_of_list_and_recall(mem: Any
 
 def test_similar_memories_and_exact_duplicates_are_seen_at_propose_time(mem: Any) -> None:
     original = _memory(mem, "retry() in retry.py retries a failed request three times.")
-    near = mem.propose(
-        operation="add",
+    near = propose_fact(
+        mem,
+        "retry() in retry.py retries a failed request up to three times.",
         kind="code_pattern",
-        text="retry() in retry.py retries a failed request up to three times.",
-        rationale="r",
-        evidence_refs=["retry.py"],
+        evidence="retry.py",
     )
     result = proposal_json(near)
     assert result["status"] == "pending" and result["duplicate_of"] is None
@@ -252,32 +208,31 @@ def test_similar_memories_and_exact_duplicates_are_seen_at_propose_time(mem: Any
     assert 0.5 <= result["similar"][0]["score"] < 1
     assert mem.pending()["pending"][0]["id"] == near.id
     assert mem.inspect(near.id)["similar"] == result["similar"]
-    unrelated = mem.propose(
-        operation="add",
+    unrelated = propose_fact(
+        mem,
+        "Logging goes through structlog with JSON output.",
         kind="code_pattern",
-        text="Logging goes through structlog with JSON output.",
-        rationale="r",
-        evidence_refs=["retry.py"],
+        evidence="retry.py",
     )
     assert proposal_json(unrelated)["similar"] == []
 
-    same = mem.propose(
-        operation="add",
+    same = propose_fact(
+        mem,
+        "retry() in retry.py retries a failed request three times.",
         kind="code_pattern",
-        text="retry() in retry.py retries a failed request three times.",
+        evidence="retry.py",
         rationale="again",
-        evidence_refs=["retry.py"],
     )
     answer = proposal_json(same)
     assert (answer["status"], answer["duplicate_of"]) == ("rejected", original)
     assert original in answer["rejection_reason"]
     # the same proposal filed twice (two sessions, say) waits for review once
-    again = mem.propose(
-        operation="add",
+    again = propose_fact(
+        mem,
+        "retry() in retry.py retries a failed request up to three times.",
         kind="code_pattern",
-        text="retry() in retry.py retries a failed request up to three times.",
+        evidence="retry.py",
         rationale="from another session",
-        evidence_refs=["retry.py"],
     )
     assert proposal_json(again)["duplicate_of"] == near.id
     assert {p.id for p in mem.store.list_proposals("pending")} == {near.id, unrelated.id}
@@ -341,12 +296,8 @@ def test_the_curation_policy_is_off_unless_the_person_grants_it(
 
 
 def _memory_proposal(mem: Any, text: str = "retry() retries three times.") -> Any:
-    return mem.propose(
-        operation="add",
-        kind="code_pattern",
-        text=text,
-        rationale="read the code",
-        evidence_refs=["retry.py"],
+    return propose_fact(
+        mem, text, kind="code_pattern", evidence="retry.py", rationale="read the code"
     )
 
 
@@ -402,27 +353,24 @@ def test_with_embeddings_on_similar_memories_are_found_by_meaning(tmp_path: Path
     (tmp_path / "db.py").write_text("ENGINE = None\n", encoding="utf-8")
     config = {"enabled": True, "embeddings": {"enabled": True}}
     with swarmmem.open(tmp_path, config, context={"agent_role": "coder"}) as mem:
-        first = mem.propose(
-            operation="add",
+        first = propose_fact(
+            mem,
+            "Database migrations are managed with alembic.",
             kind="repo_convention",
-            text="Database migrations are managed with alembic.",
-            rationale="r",
-            evidence_refs=["db.py"],
+            evidence="db.py",
         )
         original = mem.curate(first.id, "add").memory_id
-        reworded = mem.propose(
-            operation="add",
+        reworded = propose_fact(
+            mem,
+            "We manage database migrations using alembic.",
             kind="repo_convention",
-            text="We manage database migrations using alembic.",
-            rationale="r",
-            evidence_refs=["db.py"],
+            evidence="db.py",
         )
-        unrelated = mem.propose(
-            operation="add",
+        unrelated = propose_fact(
+            mem,
+            "Logs are shipped to Loki through promtail.",
             kind="repo_convention",
-            text="Logs are shipped to Loki through promtail.",
-            rationale="r",
-            evidence_refs=["db.py"],
+            evidence="db.py",
         )
     (found,) = proposal_json(reworded)["similar"]
     assert found["memory_id"] == original and found["score"] >= 0.85

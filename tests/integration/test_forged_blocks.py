@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 import pytest
-from factories import enabled_config
+from factories import enabled_config, propose_fact
 
 import swarmmem
 from swarmmem.core.model.errors import MemoryValidationError
@@ -84,13 +84,7 @@ def test_disguised_headers_and_markers_are_refused_everywhere(mem: Any, disguise
     result = mem.import_records([row])
     assert result.written == 0 and "recall" in result.refused[0][1]
     with pytest.raises(MemoryValidationError, match="recall"):
-        mem.propose(
-            operation="add",
-            kind="project_fact",
-            text=f"Deploys run nightly. {disguised}",
-            rationale="r",
-            evidence_refs=["a.py"],
-        )
+        propose_fact(mem, f"Deploys run nightly. {disguised}", evidence="a.py")
     with pytest.raises(MemoryValidationError, match="evidence ref cannot contain the recall"):
         mem.propose(
             operation="add",
@@ -115,13 +109,7 @@ def test_a_secret_hidden_by_an_invisible_character_is_still_caught(mem: Any, hid
         f"AKIA{hidden}IOSFODNN7EXAMPLE",
         f"ghp_{hidden}abcdefghijklmnopqrstuvwxyz0123456789",
     ):
-        prop = mem.propose(
-            operation="add",
-            kind="project_fact",
-            text=f"The deploy key is {secret} for now.",
-            rationale="r",
-            evidence_refs=["a.py"],
-        )
+        prop = propose_fact(mem, f"The deploy key is {secret} for now.", evidence="a.py")
         assert prop.status == "rejected" and "secret" in (prop.rejection_reason or "")
         stored = mem.store.get_proposal(prop.id)
         assert "IOSFODNN7EXAMPLE" not in json.dumps(attrs.asdict(stored), default=str)
@@ -148,13 +136,7 @@ def test_a_secret_hidden_by_an_invisible_character_is_still_caught(mem: Any, hid
 )
 def test_secret_shapes_once_missed_are_rejected_and_redacted(mem: Any, secret: str) -> None:
     """Hostile: these shapes were not detected, so such proposals stayed pending in clear."""
-    prop = mem.propose(
-        operation="add",
-        kind="project_fact",
-        text=f"Connect with {secret} in staging.",
-        rationale="r",
-        evidence_refs=["a.py"],
-    )
+    prop = propose_fact(mem, f"Connect with {secret} in staging.", evidence="a.py")
     assert prop.status == "rejected"
     text = mem.store.get_proposal(prop.id).proposed_record.text
     assert "[REDACTED:" in text
@@ -174,13 +156,7 @@ def test_a_truncated_private_key_is_redacted_whole_after_normalising(mem: Any, p
     """Hostile: a private key cut before its END line was redacted only up to the first line
     break; a proposal's text has its line breaks collapsed to spaces, so the rest of the key
     was stored in clear."""
-    prop = mem.propose(
-        operation="add",
-        kind="project_fact",
-        text=f"The staging key is {pasted} use it.",
-        rationale="r",
-        evidence_refs=["a.py"],
-    )
+    prop = propose_fact(mem, f"The staging key is {pasted} use it.", evidence="a.py")
     stored = json.dumps(attrs.asdict(mem.store.get_proposal(prop.id)), default=str)
     for chunk in ("MIIEowIBAAKCAQEA", "MHcCAQEEIBkg4LVWM9", "AwEHoUQDQgAE"):
         assert chunk not in stored

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from factories import curate_fact
 
 import swarmmem
 from swarmmem.hooks import client, daemon
@@ -37,14 +38,9 @@ def make_project(tmp_path: Path, memories: tuple[str, ...] = (ALEMBIC, PYTEST)) 
     )
     with swarmmem.open(root, context={"session_id": "setup", "agent_role": "coder"}) as mem:
         for text in memories:
-            prop = mem.propose(
-                operation="add",
-                kind="repo_convention",
-                text=text,
-                rationale="team rule",
-                evidence_refs=["src/app/db.py"],
+            curate_fact(
+                mem, text, kind="repo_convention", evidence="src/app/db.py", rationale="team rule"
             )
-            mem.curate(prop.id, "add")
     return root
 
 
@@ -340,14 +336,7 @@ def test_the_helper_answers_like_the_hook_and_sees_new_memories(tmp_path: Path) 
 
         # a memory curated by another process after the helper started is served
         with swarmmem.open(root, context={"session_id": "late"}) as mem:
-            prop = mem.propose(
-                operation="add",
-                kind="repo_convention",
-                text=ALEMBIC,
-                rationale="r",
-                evidence_refs=["src/app/db.py"],
-            )
-            mem.curate(prop.id, "add")
+            curate_fact(mem, ALEMBIC, kind="repo_convention", evidence="src/app/db.py")
         payload = json.dumps(
             {"session_id": "w1", "cwd": str(root), "prompt": "how are database migrations run?"}
         )

@@ -14,8 +14,8 @@ from typing import Any
 
 import attrs
 import pytest
-from click.testing import CliRunner, Result
-from factories import cite, make_memory
+from click.testing import CliRunner
+from factories import as_json, cite, cli, make_memory
 
 import swarmmem
 from swarmmem.cli import main
@@ -25,18 +25,6 @@ from swarmmem.core.model.records import MemoryScope
 from swarmmem.core.model.scopes import MemoryContext, derive_allowed_scopes
 
 SECRET_FREE_FACT = "Run the api tests with pytest -q before every push."
-
-
-def cli(root: Path, *args: str, stdin: str | None = None) -> Result:
-    return CliRunner().invoke(
-        main, ["--root", str(root), *args], catch_exceptions=False, input=stdin
-    )
-
-
-def as_json(result: Result) -> dict[str, Any]:
-    data = json.loads(result.stdout)
-    assert isinstance(data, dict)
-    return data
 
 
 def make_project(folder: Path, db: Path, extra: dict[str, Any] | None = None) -> Path:

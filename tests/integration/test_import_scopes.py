@@ -13,19 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
-from factories import make_memory, make_proposal, outcome_event
+from factories import cli, make_memory, make_proposal, outcome_event, propose_fact
 
 import swarmmem
-from swarmmem.cli import main
 from swarmmem.core.model.codec import outcome_event_to_dict, proposal_to_dict, record_to_dict
 from swarmmem.core.model.errors import NotFoundError
 from swarmmem.core.model.ids import memory_id
 from swarmmem.core.model.records import MemoryScope
-
-
-def cli(root: Path, *args: str) -> Result:
-    return CliRunner().invoke(main, ["--root", str(root), *args], catch_exceptions=False)
 
 
 def make_project(folder: Path, db: Path) -> Path:
@@ -188,13 +182,7 @@ def test_a_curator_cannot_decide_on_another_repositorys_proposal(tmp_path: Path)
         repos.append(root)
     alpha, beta = repos
     with swarmmem.open(alpha, context={"agent_role": "coder"}) as mem:
-        prop = mem.propose(
-            operation="add",
-            kind="project_fact",
-            text="Alpha deploys on Fridays.",
-            rationale="r",
-            evidence_refs=["a.py"],
-        )
+        prop = propose_fact(mem, "Alpha deploys on Fridays.", evidence="a.py")
     with swarmmem.open(beta, context={"agent_role": "curator"}) as mem:
         for decision in ("add", "reject"):
             with pytest.raises(NotFoundError):

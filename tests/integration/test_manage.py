@@ -14,11 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
-from factories import BASE_TIME, curate_fact, propose_fact
+from factories import BASE_TIME, cli, curate_fact, propose_fact
 
 import swarmmem
-from swarmmem.cli import main
 from swarmmem.core.maintenance.management import MEMORY_STATES
 from swarmmem.core.model.errors import (
     ConflictError,
@@ -55,11 +53,6 @@ def make_project(parent: Path, name: str, **memory: Any) -> Path:
 def open_memory(root: Path, **context: Any) -> Any:
     """The project's memory on a clock stopped at :data:`NOW`."""
     return swarmmem.open(root, context=context or None, clock=FixedClock(NOW))
-
-
-def cli(root: Path, *args: str) -> Result:
-    """``swarmmem --root ROOT ARGS`` in process."""
-    return CliRunner().invoke(main, ["--root", str(root), *args], catch_exceptions=False)
 
 
 def cli_json(root: Path, *args: str) -> Any:

@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
+from factories import propose_fact
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -112,12 +113,12 @@ def test_grants_file_must_be_the_users_own_and_private(project: Path, user_confi
 
 def test_a_granted_curator_reviews_and_decides_over_mcp(project: Path, user_config: Path) -> None:
     with swarmmem.open(project, context={"session_id": "agent-1", "agent_role": "coder"}) as mem:
-        prop = mem.propose(
-            operation="add",
+        prop = propose_fact(
+            mem,
+            "Migrations run with alembic upgrade head.",
             kind="repo_convention",
-            text="Migrations run with alembic upgrade head.",
+            evidence="db.py",
             rationale="team rule",
-            evidence_refs=["db.py"],
         )
     set_grant(project, "curator")
 
@@ -161,12 +162,12 @@ def test_a_server_started_in_a_subfolder_serves_its_project(
 
 def test_a_granted_curator_rephrases_over_mcp(project: Path, user_config: Path) -> None:
     with swarmmem.open(project, context={"session_id": "agent-2", "agent_role": "coder"}) as mem:
-        prop = mem.propose(
-            operation="add",
+        prop = propose_fact(
+            mem,
+            "I looked at db.py for a while and it seems x is always one " * 12,
             kind="api_finding",
-            text="I looked at db.py for a while and it seems x is always one " * 12,
+            evidence="db.py",
             rationale="found it",
-            evidence_refs=["db.py"],
         )
     set_grant(project, "curator")
 

@@ -20,7 +20,7 @@ from factories import (
     OTHER_SCOPE,
     REPO_SCOPE,
     at,
-    cite,
+    curate_fact,
     make_memory,
     make_proposal,
     open_store,
@@ -443,16 +443,10 @@ def test_hybrid_recall_through_the_facade_uses_pgvector(dsn: str, tmp_path: Path
         "postgres": {"dsn": dsn, "schema": schema_for(tmp_path / "facade")},
         "embeddings": {"enabled": True, "provider": "hashing", "dimension": 64},
     }
-    cite(tmp_path, "pyproject.toml")
     with swarmmem.open(tmp_path, config) as mem:
-        prop = mem.propose(
-            operation="add",
-            kind="repo_convention",
-            text="Use ruff for lint and format.",
-            rationale="house style",
-            evidence_refs=["pyproject.toml"],
+        curate_fact(
+            mem, "Use ruff for lint and format.", kind="repo_convention", rationale="house style"
         )
-        mem.curate(prop.id, decision="add")
         parts = mem.runtime.dense_parts()
         assert type(parts.index).__name__ == "PgVectorIndex", mem.runtime.dense_unavailable_reason
         assert len(parts.index.ids()) == 1

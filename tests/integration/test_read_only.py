@@ -12,11 +12,10 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from factories import cite
+from factories import cite, cli, curate_fact
 
 import swarmmem
 from swarmmem.cli import main
@@ -63,19 +62,14 @@ def project(tmp_path: Path) -> Path:
     assert CliRunner().invoke(main, ["--root", str(root), "init"]).exit_code == 0
     cite(root, "ci/release.yml", "README.md")
     with swarmmem.open(root, context={"agent_role": "coder"}) as mem:
-        prop = mem.propose(
-            operation="add",
+        curate_fact(
+            mem,
+            FACT,
             kind="repo_convention",
-            text=FACT,
+            evidence="ci/release.yml",
             rationale="release checklist",
-            evidence_refs=["ci/release.yml"],
         )
-        mem.curate(prop.id, "add")
     return root
-
-
-def cli(root: Path, *args: str) -> Any:
-    return CliRunner().invoke(main, ["--root", str(root), *args], catch_exceptions=False)
 
 
 def test_reads_work_and_writes_fail_clearly_on_a_store_this_process_cannot_write(

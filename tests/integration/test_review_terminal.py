@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from factories import propose_fact
 
 import swarmmem
 
@@ -48,12 +49,12 @@ def seed(root: Path, *proposals: tuple[str, str]) -> list[str]:
     with swarmmem.open(root, context=CODER) as mem:
         for kind, text in proposals:
             time.sleep(0.003)  # distinct creation times: the queue order is the order here
-            prop = mem.propose(
-                operation="add",
+            prop = propose_fact(
+                mem,
+                text,
                 kind=kind,
-                text=text,
+                evidence="retry.py",
                 rationale=f"read in retry.py: {text[:24]}",
-                evidence_refs=["retry.py"],
             )
             assert prop.status == "pending", prop.rejection_reason
             ids.append(prop.id)
