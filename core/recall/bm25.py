@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from swarmmem.core.model.records import MemoryRecord
+from swarmmem.core.recall.fts import distinct_terms
 from swarmmem.core.recall.scoring import derived
 from swarmmem.core.recall.stemming import stemmed_tokens
 
@@ -55,12 +56,7 @@ _WORD = re.compile(r"\w+")
 def query_terms(text: str) -> list[str]:
     """The query's word tokens, lower-cased, first-seen order, without :data:`STOP_WORDS`
     and single letters (digits stay), at most :data:`MAX_TERMS`."""
-    terms: dict[str, None] = {}
-    for term in _WORD.findall(text.lower()):
-        if term in STOP_WORDS or (len(term) < 2 and not term.isdigit()):
-            continue
-        terms.setdefault(term, None)
-    return list(terms)[:MAX_TERMS]
+    return distinct_terms(_WORD.findall(text.lower()), STOP_WORDS, 2, MAX_TERMS)
 
 
 def stemmed_query(query: str, task: str | None, mode: str) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Iterable
 
 FTS_STOP_WORDS: frozenset[str] = frozenset(
     [
@@ -48,12 +49,20 @@ def fts_terms(query: str, task: str | None, mode: str) -> list[str]:
         text = f"{task}\n{query}"
     else:
         text = f"{query}\n{task or ''}"
+    return distinct_terms(_TERM.findall(text.lower()), FTS_STOP_WORDS, 3, MAX_FTS_TERMS)
+
+
+def distinct_terms(
+    words: Iterable[str], stop_words: Collection[str], min_length: int, most: int
+) -> list[str]:
+    """``words`` in first-seen order without repeats, leaving out ``stop_words`` and words
+    shorter than ``min_length`` (numbers stay), at most ``most`` of them."""
     seen: dict[str, None] = {}
-    for term in _TERM.findall(text.lower()):
-        if term in FTS_STOP_WORDS or (len(term) < 3 and not term.isdigit()):
+    for term in words:
+        if term in stop_words or (len(term) < min_length and not term.isdigit()):
             continue
         seen.setdefault(term, None)
-    return list(seen)[:MAX_FTS_TERMS]
+    return list(seen)[:most]
 
 
 def build_fts_query(query: str, task: str | None, mode: str) -> str | None:

@@ -147,23 +147,16 @@ def run_recall(
     return finish(items + explored, trace)
 
 
+@attrs.frozen
 class _Finisher:
     """The last step of every recall: the returned items cut to ``max_items`` and expanded
     with related memories, and the lexical stage's diagnostics updated for them."""
 
-    def __init__(
-        self,
-        store: StorageProvider,
-        request: RecallRequest,
-        lexical: RecallResult,
-        now: str,
-        policy: LearningPolicy,
-    ) -> None:
-        self.store = store
-        self.request = request
-        self.lexical = lexical
-        self.now = now
-        self.policy = policy
+    store: StorageProvider
+    request: RecallRequest
+    lexical: RecallResult
+    now: str
+    policy: LearningPolicy
 
     def __call__(
         self, items: list[RecallItem], trace: RecallTrace
