@@ -34,7 +34,7 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
@@ -42,6 +42,9 @@ import numpy as np
 from swarmmem.adapters.detectors.regex_pii import normalize_for_detection
 from swarmmem.core.model.errors import MemoryPiiDetectorError
 from swarmmem.ports.detectors import PiiFindings
+
+if TYPE_CHECKING:
+    from swarmmem.core.config import RedactionConfig
 
 __all__ = ["ENTITY_TYPES", "NerPiiDetector"]
 
@@ -140,6 +143,11 @@ class NerPiiDetector:
         self._threads = threads
         self._model: _Model | None = None
         self._load_lock = threading.Lock()
+
+    @classmethod
+    def from_config(cls, section: RedactionConfig) -> NerPiiDetector:
+        """The NER detector of ``redaction.nerModelPath`` (else the default model folder)."""
+        return cls(model_dir=section.ner_model_path) if section.ner_model_path else cls()
 
     @property
     def loaded(self) -> bool:

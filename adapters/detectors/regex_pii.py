@@ -13,8 +13,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import TYPE_CHECKING
 
 from swarmmem.ports.detectors import PiiFindings
+
+if TYPE_CHECKING:
+    from swarmmem.core.config import RedactionConfig
 
 __all__ = ["PII_CONFIDENCE", "RegexPiiDetector", "luhn_valid", "normalize_for_detection"]
 
@@ -71,6 +75,11 @@ def _valid_ipv4(match: re.Match[str]) -> bool:
 
 class RegexPiiDetector:
     """The default :class:`~swarmmem.ports.detectors.PiiDetector` (stateless, thread-safe)."""
+
+    @classmethod
+    def from_config(cls, section: RedactionConfig) -> RegexPiiDetector:
+        """The regex detector (nothing of the configuration applies)."""
+        return cls()
 
     def detect(self, text: str) -> PiiFindings:
         """Score (highest confidence found, 0 when none) and counts per type."""

@@ -34,7 +34,7 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swarmmem.core.model.errors import MemoryValidationError, StorageError
 from swarmmem.core.model.evidence import (
@@ -48,6 +48,9 @@ from swarmmem.core.model.evidence import (
 from swarmmem.core.model.ids import to_iso
 from swarmmem.ports.clock import Clock, SystemClock
 from swarmmem.ports.detectors import SecretDetector
+
+if TYPE_CHECKING:
+    from swarmmem.core.config import EvidenceConfig
 
 try:
     import fcntl
@@ -121,6 +124,14 @@ class EvidenceCache:
         self._scanned_size = 0
         self._partial_tail = False
         self._signature: tuple[int, int, int] | None = None
+
+    @classmethod
+    def from_config(cls, section: EvidenceConfig, **parts: Any) -> EvidenceCache:
+        """The project's cache under ``memory.evidence``'s size limits (``parts``: the project
+        ``root`` and what :meth:`for_root` passes on)."""
+        return cls.for_root(
+            max_bytes=section.cache_max_bytes, max_records=section.cache_max_records, **parts
+        )
 
     @classmethod
     def for_root(

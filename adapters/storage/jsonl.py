@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swarmmem.adapters.storage.memory import (
     InMemoryStore,
@@ -47,6 +47,9 @@ from swarmmem.core.model.records import MemoryProposal, MemoryRecord
 from swarmmem.core.model.semantics import dumps, merge_pairs
 from swarmmem.ports.clock import Clock
 from swarmmem.ports.storage import StoredEvent
+
+if TYPE_CHECKING:
+    from swarmmem.core.config import MemoryConfig
 
 DEFAULT_DIRECTORY = Path(".swarm") / "memory"
 FILES = (
@@ -146,6 +149,13 @@ class JsonlStore(InMemoryStore):
         except OSError as exc:
             raise StorageError(f"cannot open JSONL store at {self.directory}: {exc}") from exc
         self._undo.clear()
+
+    @classmethod
+    def from_config(
+        cls, tree: MemoryConfig, *, clock: Clock | None, scope_keys: Callable[[], Any]
+    ) -> JsonlStore:
+        """The store of ``memory.storageDir``."""
+        return cls(tree.storage_dir, clock=clock)
 
     # -- loading -------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ import builtins
 import contextlib
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swarmmem.adapters.storage.base import Preselection, StoreBase
 from swarmmem.core.model.codec import (
@@ -40,6 +40,9 @@ from swarmmem.core.model.semantics import (
 from swarmmem.core.recall.features import FeatureTable
 from swarmmem.ports.clock import Clock, SystemClock
 from swarmmem.ports.storage import Candidates, StoredEvent
+
+if TYPE_CHECKING:
+    from swarmmem.core.config import MemoryConfig
 
 _MISSING = object()
 
@@ -70,6 +73,13 @@ class InMemoryStore(StoreBase):
         self._depth = 0
         self._closed = False
         self.load_report: builtins.list[dict[str, Any]] = []
+
+    @classmethod
+    def from_config(
+        cls, tree: MemoryConfig, *, clock: Clock | None, scope_keys: Callable[[], Any]
+    ) -> InMemoryStore:
+        """An empty store (nothing of the configuration applies)."""
+        return cls(clock=clock)
 
     # -- plumbing ------------------------------------------------------------------------
 

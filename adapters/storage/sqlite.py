@@ -39,7 +39,7 @@ import shutil
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swarmmem.adapters.storage.sql import (
     RELATIONS_INDEX,
@@ -65,6 +65,9 @@ from swarmmem.adapters.storage.sqlite_support import sqlite_module
 from swarmmem.core.model.errors import CorruptStoreError, StorageError
 from swarmmem.core.model.semantics import dumps
 from swarmmem.ports.clock import Clock
+
+if TYPE_CHECKING:
+    from swarmmem.core.config import MemoryConfig
 
 __all__ = ["BULK_CACHE_KIB", "MIGRATIONS", "SqliteDatabase", "SqliteStore"]
 
@@ -456,6 +459,20 @@ class SqliteStore(SqlStore):
             raise StorageError(f"cannot create the directory of {self.path}: {exc}") from exc
         with db.opening():
             self._open(db.connect())
+
+    @classmethod
+    def from_config(
+        cls, tree: MemoryConfig, *, clock: Clock | None, scope_keys: Callable[[], Collection[str]]
+    ) -> SqliteStore:
+        """The store of ``memory.sqlite`` (legacy JSONL in ``storageDir``, limited to the
+        opening context's ``scope_keys``)."""
+        return cls(
+            tree.sqlite.path,
+            busy_timeout_ms=tree.sqlite.busy_timeout_ms,
+            clock=clock,
+            legacy_dir=tree.storage_dir,
+            legacy_scope_keys=scope_keys(),
+        )
 
     def _open(self, conn: Any) -> None:
         conn.execute(SCHEMA_MIGRATIONS_SQL)

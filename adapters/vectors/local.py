@@ -11,13 +11,16 @@ import contextlib
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from swarmmem.adapters.storage.sqlite_support import load_vec, sqlite_module
 from swarmmem.core.model.errors import EmbeddingUnavailableError, StorageError
+
+if TYPE_CHECKING:
+    from swarmmem.core.config import SqliteConfig
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -51,6 +54,11 @@ class NumpyVectorIndex:
         self._rows: dict[str, FloatArray] = {}
         self._version: str | None = None
         self._cache: tuple[list[str], FloatArray] | None = None
+
+    @classmethod
+    def from_config(cls, section: object, *, dimension: int) -> NumpyVectorIndex:
+        """An in-memory index of ``dimension`` (nothing of the configuration applies)."""
+        return cls(dimension)
 
     @property
     def dimension(self) -> int:
@@ -129,6 +137,11 @@ class SqliteVecIndex:
         except module.DatabaseError as exc:
             self._conn.close()
             raise StorageError(f"cannot create memory_items_vec: {exc}") from exc
+
+    @classmethod
+    def from_config(cls, section: SqliteConfig, *, dimension: int) -> SqliteVecIndex:
+        """The index in the ``memory.sqlite`` database file."""
+        return cls(section.path, dimension, busy_timeout_ms=section.busy_timeout_ms)
 
     @property
     def dimension(self) -> int:

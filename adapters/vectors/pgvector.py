@@ -44,7 +44,7 @@ import contextlib
 import re
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -52,10 +52,13 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from swarmmem.adapters.storage.postgres.dsn import parse_dsn
+from swarmmem.adapters.storage.postgres.dsn import configured_dsn, parse_dsn
 from swarmmem.core.model.errors import ConfigError, EmbeddingUnavailableError, StorageError
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.semantics import passes_parsed_expiry
+
+if TYPE_CHECKING:
+    from swarmmem.core.config import PostgresConfig
 
 FloatArray = npt.NDArray[np.float32]
 MAX_EF_SEARCH = 1000
@@ -154,6 +157,19 @@ class PgVectorIndex:
         except (psycopg.Error, PoolTimeout) as exc:
             self.close()
             raise StorageError(f"pgvector index: {self._dsn.scrub(str(exc).strip())}") from None
+
+    @classmethod
+    def from_config(cls, section: PostgresConfig, *, dimension: int) -> PgVectorIndex:
+        """The index of ``memory.postgres`` (its DSN, else ``SWARMMEM_PG_DSN``; HNSW options)."""
+        return cls(
+            configured_dsn(section),
+            dimension,
+            schema=section.schema,
+            ef_search=section.hnsw_ef_search,
+            m=section.hnsw_m,
+            ef_construction=section.hnsw_ef_construction,
+            exact_below=section.exact_below,
+        )
 
     def __repr__(self) -> str:
         return f"PgVectorIndex(dsn={self._dsn.shown!r}, schema={self.schema!r}, dim={self._dim})"

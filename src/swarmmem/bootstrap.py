@@ -50,7 +50,7 @@ from swarmmem.ports.embedder import ExplainsUnavailable, WarmsUp
 from swarmmem.ports.evidence import EvidenceStore, SourceChecker
 from swarmmem.ports.files import LessonFiles, RunLog
 from swarmmem.ports.storage import AuditChain, StorageProvider
-from swarmmem.registry import KINDS, build, create, postgres_dsn, resolve
+from swarmmem.registry import KINDS, build, create, resolve
 
 CONTEXT_KEYS = frozenset({"session_id", "run_id", "agent_role", "agent_id", "unit_id"})
 _CONTEXT_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}")
@@ -617,7 +617,9 @@ def postgres_rls(
 
     granted_scopes = ("repository", "cohort", *(("workspace",) if workspace else ()))
     keys = [s.key for s in rt.allowed_scopes if s.type in granted_scopes]
+    from swarmmem.adapters.storage.postgres.dsn import configured_dsn
+
     pg = rt.settings.postgres
     return row_level_security(
-        dsn or postgres_dsn(pg), pg.schema or "public", role, keys, apply=apply
+        dsn or configured_dsn(pg), pg.schema or "public", role, keys, apply=apply
     )

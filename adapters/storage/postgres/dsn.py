@@ -8,13 +8,18 @@ errors before they surface.
 
 from __future__ import annotations
 
+import os
 import urllib.parse
+from typing import TYPE_CHECKING
 
 import attrs
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from swarmmem.core.model.errors import ConfigError
+
+if TYPE_CHECKING:
+    from swarmmem.core.config import PostgresConfig
 
 
 @attrs.frozen
@@ -46,3 +51,18 @@ def parse_dsn(dsn: str) -> Dsn:
     password = params.pop("password", None)
     conninfo = make_conninfo("", **params)
     return Dsn(conninfo=conninfo, password=str(password) if password else None, shown=conninfo)
+
+
+def configured_dsn(section: PostgresConfig) -> str:
+    """``memory.postgres.dsn``, else the ``SWARMMEM_PG_DSN`` environment variable.
+
+    Raises:
+        ConfigError: neither is set.
+    """
+    dsn = section.dsn or os.environ.get("SWARMMEM_PG_DSN")
+    if not dsn:
+        raise ConfigError(
+            "memory.postgres.dsn is required for provider postgres "
+            "(or set the SWARMMEM_PG_DSN environment variable)"
+        )
+    return dsn

@@ -25,7 +25,8 @@ says why).
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 from psycopg_pool import PoolTimeout
@@ -35,6 +36,7 @@ from swarmmem.adapters.storage.postgres.database import (
     PostgresDatabase,
     PostgresDialect,
 )
+from swarmmem.adapters.storage.postgres.dsn import configured_dsn
 from swarmmem.adapters.storage.postgres.fulltext import TsvectorIndex
 from swarmmem.adapters.storage.postgres.migrations import (
     CHAINS_TABLE,
@@ -52,6 +54,9 @@ from swarmmem.adapters.storage.sql import Database, SqlStore, guarded
 from swarmmem.adapters.storage.sql.audit import AuditLog, Log
 from swarmmem.core.model.audit import CHAIN_HEAD_KEY, KEY_MARKER_KEY
 from swarmmem.ports.clock import Clock
+
+if TYPE_CHECKING:
+    from swarmmem.core.config import MemoryConfig
 
 __all__ = ["DEFAULT_POOL_SIZE", "PostgresDialect", "PostgresStore", "RoleAuditLog"]
 
@@ -168,6 +173,14 @@ class PostgresStore(SqlStore):
             self.close()
             raise
         log.debug("opened %r", self)
+
+    @classmethod
+    def from_config(
+        cls, tree: MemoryConfig, *, clock: Clock | None, scope_keys: Callable[[], Any]
+    ) -> PostgresStore:
+        """The store of ``memory.postgres`` (its DSN, else ``SWARMMEM_PG_DSN``)."""
+        pg = tree.postgres
+        return cls(configured_dsn(pg), clock=clock, pool_size=pg.pool_size, schema=pg.schema)
 
     @property
     def schema_name(self) -> str | None:
