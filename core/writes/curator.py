@@ -271,8 +271,8 @@ def apply_decision(
             applied_at=now,
             rewritten=decision.rewritten,
         )
-        step = _ACTIONS.get(decision.action)
-        change = base if step is None else step(store, decision, base, now, funnel)
+        apply = _ACTIONS.get(decision.action)
+        change = base if apply is None else apply(_Step(store, decision, base, now, funnel))
         _close_proposal(store, proposal, decision, change, now)
     return change
 
@@ -281,33 +281,34 @@ def apply_decision(
 _Funnel = Callable[[MemoryRecord], MemoryRecord]
 
 
-def _apply_add(
-    store: StorageProvider,
-    decision: CuratorDecision,
-    base: AppliedChange,
-    now: str,
-    funnel: _Funnel,
-) -> AppliedChange:
+@attrs.frozen
+class _Step:
+    """What the step of an action works with: the store, the decision, the change recorded
+    so far (``base``), the time and the write funnel."""
+
+    store: StorageProvider
+    decision: CuratorDecision
+    base: AppliedChange
+    now: str
+    funnel: _Funnel
+
+
+def _apply_add(step: _Step) -> AppliedChange:
     """Write the proposed memory (it must be promotable to durable memory)."""
-    assert decision.memory is not None
-    memory = funnel(attrs.evolve(decision.memory, updated_at=now))
+    assert step.decision.memory is not None
+    memory = step.funnel(attrs.evolve(step.decision.memory, updated_at=step.now))
     validate_promotable(memory)
-    store.upsert(memory)
-    return attrs.evolve(base, memory_id=memory.id)
+    step.store.upsert(memory)
+    return attrs.evolve(step.base, memory_id=memory.id)
 
 
-def _apply_update(
-    store: StorageProvider,
-    decision: CuratorDecision,
-    base: AppliedChange,
-    now: str,
-    funnel: _Funnel,
-) -> AppliedChange:
+def _apply_update(step: _Step) -> AppliedChange:
     """Patch the active target; a patch that changes its identity (scope, kind or text)
     writes a new memory and tombstones the target, naming its replacement."""
+    store, decision, now = step.store, step.decision, step.now
     assert decision.patch is not None
     target = _active_target(store, decision.target_memory_id)
-    updated = funnel(apply_patch(target, decision.patch, now=now))
+    updated = step.funnel(apply_patch(target, decision.patch, now=now))
     if decision.rewritten:
         validate_promotable(updated)  # a rephrased memory must be durable memory
     store.upsert(updated)
@@ -320,25 +321,20 @@ def _apply_update(
             "validTo": now,
         }
         store.upsert(attrs.evolve(target, metadata=metadata, updated_at=now))
-    return attrs.evolve(base, memory_id=updated.id, target_memory_id=target.id)
+    return attrs.evolve(step.base, memory_id=updated.id, target_memory_id=target.id)
 
 
-def _apply_supersede(
-    store: StorageProvider,
-    decision: CuratorDecision,
-    base: AppliedChange,
-    now: str,
-    funnel: _Funnel,
-) -> AppliedChange:
+def _apply_supersede(step: _Step) -> AppliedChange:
     """Write the replacement (naming the memories it supersedes) and mark the active old
     memory superseded by it, valid until now."""
+    store, decision, now = step.store, step.decision, step.now
     assert decision.replacement is not None
     old = _active_target(store, decision.old_memory_id)
     replacement = decision.replacement
     if replacement.id == old.id:
         raise MemoryValidationError("a supersede replacement must differ from the old memory")
     supersedes = tuple(dict.fromkeys([*(replacement.supersedes or ()), old.id]))
-    replacement = funnel(
+    replacement = step.funnel(
         attrs.evolve(
             replacement,
             updated_at=now,
@@ -362,47 +358,34 @@ def _apply_supersede(
         )
     )
     return attrs.evolve(
-        base,
+        step.base,
         memory_id=replacement.id,
         old_memory_id=old.id,
         replacement_memory_id=replacement.id,
     )
 
 
-def _apply_merge(
-    store: StorageProvider,
-    decision: CuratorDecision,
-    base: AppliedChange,
-    now: str,
-    funnel: _Funnel,
-) -> AppliedChange:
+def _apply_merge(step: _Step) -> AppliedChange:
     """Link the related memories (validated as merge participants)."""
-    canonical = validate_merge_participants(store, decision.related_memory_ids or (), now=now)
-    return attrs.evolve(base, related_memory_ids=canonical)
+    related = step.decision.related_memory_ids or ()
+    canonical = validate_merge_participants(step.store, related, now=step.now)
+    return attrs.evolve(step.base, related_memory_ids=canonical)
 
 
-def _apply_delete(
-    store: StorageProvider,
-    decision: CuratorDecision,
-    base: AppliedChange,
-    now: str,
-    funnel: _Funnel,
-) -> AppliedChange:
+def _apply_delete(step: _Step) -> AppliedChange:
     """Tombstone the target (it must exist and not be deleted already)."""
+    store, decision = step.store, step.decision
     doomed = store.get(decision.target_memory_id or "")
     if doomed is None:
         raise NotFoundError("target memory was not found")
     if doomed.deleted:
         raise ConflictError("target memory is deleted")
-    store.delete(doomed.id, reason=decision.reason or "curator delete", now=now)
-    return attrs.evolve(base, target_memory_id=doomed.id)
+    store.delete(doomed.id, reason=decision.reason or "curator delete", now=step.now)
+    return attrs.evolve(step.base, target_memory_id=doomed.id)
 
 
 #: the step of each action that writes memory (``reject`` and ``noop`` write none)
-_ACTIONS: dict[
-    str,
-    Callable[[StorageProvider, CuratorDecision, AppliedChange, str, _Funnel], AppliedChange],
-] = {
+_ACTIONS: dict[str, Callable[[_Step], AppliedChange]] = {
     "add": _apply_add,
     "update": _apply_update,
     "supersede": _apply_supersede,
