@@ -383,9 +383,11 @@ class OnnxMiniLmEmbedder(LazyModel):
     def from_config(cls, section: EmbeddingsConfig) -> OnnxMiniLmEmbedder:
         """The shared embedder of ``memory.embeddings`` (the packaged model, or the user's
         export at ``modelPath``, labelled ``model`` when it is set)."""
-        label = {"model_name": section.model} if section.model else {}
-        return cls(  # type: ignore[no-any-return]
-            model_path=section.model_path, dimension=section.dimension, shared=True, **label
+        return cls(
+            model_path=section.model_path,
+            model_name=section.model or None,
+            dimension=section.dimension,
+            shared=True,
         )
 
     def __repr__(self) -> str:
