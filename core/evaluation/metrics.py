@@ -22,7 +22,7 @@ from swarmmem.core.model.ids import (
     memory_id_for_hash,
     sha256_hex,
 )
-from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest
+from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest, identified_record
 from swarmmem.core.writes.validation import validate_record
 from swarmmem.ports.detectors import SecretDetector
 from swarmmem.ports.storage import StorageProvider
@@ -173,9 +173,7 @@ def _materialise(
         if superseded_by is None:
             raise MemoryValidationError(f"unknown supersededByLabel {state['supersededByLabel']!r}")
     source = raw.get("source") or {"type": "manual", "ref": fixture_name}
-    digest = content_hash(scope.as_dict(), kind, text)
-    record = MemoryRecord(
-        id=memory_id_for_hash(digest),
+    record = identified_record(
         scope=scope,
         kind=kind,
         text=text,
@@ -187,7 +185,6 @@ def _materialise(
         updated_at=FIXTURE_TIMESTAMP,
         expires_at=state.get("expiresAt"),
         superseded_by=superseded_by,
-        content_hash=digest,
         metadata=metadata,
     )
     return validate_record(record, secrets=secrets, reject_durable_secrets=True)

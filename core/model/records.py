@@ -16,7 +16,12 @@ from typing import Any
 import attrs
 
 from swarmmem.core.model.errors import MemoryValidationError
-from swarmmem.core.model.ids import is_iso_datetime, stable_scope_key
+from swarmmem.core.model.ids import (
+    content_hash,
+    is_iso_datetime,
+    memory_id_for_hash,
+    stable_scope_key,
+)
 
 MEMORY_KINDS: tuple[str, ...] = (
     "user_preference",
@@ -330,6 +335,20 @@ class MemoryRecord:
     def q(self) -> float:
         """The learned value in [0, 1] (``metadata.qValue``), 0.5 when unset or invalid."""
         return q_value_of(self.metadata)
+
+
+def identified_record(*, scope: MemoryScope, kind: str, text: str, **fields: Any) -> MemoryRecord:
+    """A new record whose id and content hash derive from its scope, kind and (normalised)
+    ``text``, as every memory's do; ``fields`` are its other attributes."""
+    digest = content_hash(scope.as_dict(), kind, text)
+    return MemoryRecord(
+        id=memory_id_for_hash(digest),
+        scope=scope,
+        kind=kind,
+        text=text,
+        content_hash=digest,
+        **fields,
+    )
 
 
 def q_value_of(metadata: Mapping[str, Any], fallback: float = 0.5) -> float:

@@ -8,12 +8,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from swarmmem.core.model.ids import (
-    content_hash,
-    memory_id_for_hash,
     normalize_text,
     to_iso,
 )
-from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource
+from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource, identified_record
 
 SCRATCH_TTL = dt.timedelta(days=7)
 _TAG_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -170,9 +168,7 @@ def create_record(
     stability = stability or ("ephemeral" if kind == "scratch" else "durable")
     if kind == "scratch" and expires_at is None:
         expires_at = to_iso(now + SCRATCH_TTL)
-    digest = content_hash(scope.as_dict(), kind, normalized)
-    return MemoryRecord(
-        id=memory_id_for_hash(digest),
+    return identified_record(
         scope=scope,
         kind=kind,
         text=normalized,
@@ -183,7 +179,6 @@ def create_record(
         created_at=stamp,
         updated_at=stamp,
         expires_at=expires_at,
-        content_hash=digest,
         metadata=dict(metadata or {}),
         producer_session_id=producer_session_id,
         producer_agent_role=producer_agent_role,

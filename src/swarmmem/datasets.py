@@ -53,13 +53,14 @@ import attrs
 
 from swarmmem.bootstrap import Runtime, sqlite_connect
 from swarmmem.core.model.errors import EvaluationError
-from swarmmem.core.model.ids import content_hash, memory_id_for_hash, normalize_text, to_iso
+from swarmmem.core.model.ids import normalize_text, to_iso
 from swarmmem.core.model.records import (
     MEMORY_KINDS,
     MemoryRecord,
     MemoryScope,
     MemorySource,
     RecallRequest,
+    identified_record,
 )
 from swarmmem.core.recall.bm25 import STOP_WORDS, stemmed_query
 from swarmmem.core.recall.embeddings import embed_records
@@ -280,9 +281,7 @@ def _record_of(row: Mapping[str, Any], written: str) -> MemoryRecord | None:
         metadata["files"] = [str(f) for f in row["files"]]
     if row.get("symbol"):
         metadata["symbol"] = str(row["symbol"])
-    digest = content_hash(SCOPE.as_dict(), kind, text)
-    return MemoryRecord(
-        id=memory_id_for_hash(digest),
+    return identified_record(
         scope=SCOPE,
         kind=kind,
         text=text,
@@ -293,7 +292,6 @@ def _record_of(row: Mapping[str, Any], written: str) -> MemoryRecord | None:
         source=MemorySource(type="manual", ref=str(row["id"])[:200]),
         created_at=written,
         updated_at=written,
-        content_hash=digest,
     )
 
 
