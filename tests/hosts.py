@@ -605,7 +605,7 @@ def run_claude(
     cwd: Path,
     home: Path,
     base_url: str,
-    timeout: float = 120,
+    timeout: float = 90,
     extra_env: dict[str, str] | None = None,
     session_id: str | None = None,
     resume: str | None = None,

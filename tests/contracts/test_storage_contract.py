@@ -18,6 +18,7 @@ from factories import (
     make_proposal,
     open_store,
     outcome_event,
+    select_candidates,
 )
 
 from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
@@ -433,32 +434,14 @@ class TestCandidates:
         store.upsert(make_memory("pytest elsewhere", scope=OTHER_SCOPE))
         store.upsert(make_memory("pytest convention", kind="repo_convention"))
         store.delete(keep[0].id, reason="old", now=at(5))
-        result = store.select_candidates(
-            scope_keys=[REPO_SCOPE.key],
-            kinds=["project_fact"],
-            fts_query=None,
-            preselect_limit=100,
-            scope_when_unmatched=True,
-            now=NOW,
-            include_expired=False,
-            candidate_cap=2,
-        )
+        result = select_candidates(store, now=NOW, kinds=["project_fact"], candidate_cap=2)
         assert ids(result.records) == [keep[3].id, keep[2].id]
         assert result.fts_order is None
 
     def test_no_scopes_means_no_candidates(self, store: Any) -> None:
         """An empty scope list selects nothing."""
         store.upsert(make_memory())
-        result = store.select_candidates(
-            scope_keys=[],
-            kinds=None,
-            fts_query='"pytest"',
-            preselect_limit=100,
-            scope_when_unmatched=True,
-            now=NOW,
-            include_expired=False,
-            candidate_cap=1000,
-        )
+        result = select_candidates(store, now=NOW, scope_keys=[], fts_query='"pytest"')
         assert result.records == ()
 
 

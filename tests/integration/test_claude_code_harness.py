@@ -88,13 +88,7 @@ def test_claude_cli_runs_project_hooks_against_the_fake_api(
 
     with hosts.FakeAnthropic(lambda body: REPLY_TEXT) as fake:
         done = hosts.run_claude(
-            claude_cli,
-            PROMPT,
-            cwd=project,
-            home=home,
-            base_url=fake.url,
-            timeout=90,
-            session_id=session_id,
+            claude_cli, PROMPT, cwd=project, home=home, base_url=fake.url, session_id=session_id
         )
     assert done.returncode == 0, f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}"
     assert done.stdout.strip() == REPLY_TEXT
@@ -199,7 +193,6 @@ def test_project_mcp_server_starts_and_its_tool_can_be_called(
             cwd=project,
             home=home,
             base_url=fake.url,
-            timeout=90,
             allowed_tools=["mcp__probe"],
         )
     assert done.returncode == 0, f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}"

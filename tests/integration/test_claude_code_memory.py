@@ -248,7 +248,6 @@ def test_claude_code_session_gets_memory_and_files_proposals(
                     cwd=workdir,
                     home=home,
                     base_url=fake.url,
-                    timeout=90,
                     extra_env=extra_env,
                     session_id=session_id if first else None,
                     resume=None if first else session_id,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from factories import as_json, cite, cli
+from factories import as_json, cite, cli, propose_fact
 
 import swarmmem
 from swarmmem.cli import main
@@ -246,13 +246,7 @@ def test_the_library_evidence_cache_follows_the_retention_keys(tmp_path: Path) -
         assert [d.ref for d in mem.evidence] == refs[1:]
         assert refs[0] not in mem.evidence and mem.evidence.get(refs[2]).source == "doc-2"
         with pytest.raises(MemoryValidationError, match="evidence cache does not hold"):
-            mem.propose(
-                operation="add",
-                kind="project_fact",
-                text="Document zero was dropped.",
-                rationale="r",
-                evidence_refs=[refs[0]],
-            )
+            propose_fact(mem, "Document zero was dropped.", evidence=refs[0])
 
 
 # ---------------------------------------------------------------------- learning

@@ -10,12 +10,11 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from factories import curate_fact
+from factories import curate_fact, wait_for, write_memory_config
 
 import swarmmem
 from swarmmem.hooks import client, daemon
@@ -31,11 +30,7 @@ def make_project(tmp_path: Path, memories: tuple[str, ...] = (ALEMBIC, PYTEST)) 
     (root / "src" / "app").mkdir(parents=True)
     (root / ".git").mkdir()
     (root / "src" / "app" / "db.py").write_text("ENGINE = None\n", encoding="utf-8")
-    (root / ".opencode").mkdir()
-    (root / ".opencode" / "opencode-swarm.json").write_text(
-        json.dumps({"memory": {"enabled": True, "projectId": "proj_00000000000000aa"}}),
-        encoding="utf-8",
-    )
+    write_memory_config(root, {"enabled": True, "projectId": "proj_00000000000000aa"})
     with swarmmem.open(root, context={"session_id": "setup", "agent_role": "coder"}) as mem:
         for text in memories:
             curate_fact(
@@ -307,12 +302,8 @@ def test_hooks_running_at_once_wait_for_each_other(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------ the helper process
 def _wait_for(predicate: Any, timeout: float = 60.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
+    """Whether ``predicate()`` comes true within ``timeout`` seconds (asked every 0.1 s)."""
+    return wait_for(predicate, timeout, interval=0.1)
 
 
 @pytest.mark.slow

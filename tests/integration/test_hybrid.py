@@ -117,13 +117,7 @@ def test_disabled_path_is_byte_identical_on_every_golden_fixture() -> None:
                     for mode in ("manual", "injection", "curator"):
                         request, _k = fixture_request(fixture, mode)
                         lexical = run_recall(store, request, now=NOW)[0]
-                        hybrid, trace = run_recall(
-                            store,
-                            request,
-                            now=NOW,
-                            parts=None,
-                            config=RecallConfig(profile="hybrid", hybrid=HybridSettings()),
-                        )
+                        hybrid, trace = _recall(store, request, None)
                         assert _snapshot(hybrid) == _snapshot(lexical), (
                             fixture.name,
                             provider,
@@ -260,13 +254,7 @@ def test_hybrid_rescues_paraphrases_with_the_real_model(tmp_path: Path) -> None:
             for mode in ("manual", "curator", "injection"):
                 request, k = fixture_request(fixture, mode)
                 lexical = run_recall(store, request, now=NOW)[0]
-                hybrid, _ = run_recall(
-                    store,
-                    request,
-                    now=NOW,
-                    parts=parts,
-                    config=RecallConfig(profile="hybrid", hybrid=HybridSettings(dense_rescue=0.25)),
-                )
+                hybrid, _ = _recall(store, request, parts, dense_rescue=0.25)
                 lex_ok = run_metrics(fixture, [i.record.id for i in lexical.items], k, mode, NOW)[
                     "passed"
                 ]

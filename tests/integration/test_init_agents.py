@@ -35,6 +35,16 @@ def run_json(*args: str, cwd: Path, home: Path | None = None) -> dict[str, Any]:
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
+def curate_convention(text: str, *, cwd: Path, why: str = "r") -> None:
+    """On the command line from ``cwd``: propose ``text`` as a repo convention citing
+    src/pkg/db.py (rationale ``why``), then curate it with ``add``."""
+    prop = run_json(
+        "propose", "--kind", "repo_convention", "--text", text,
+        "--rationale", why, "--evidence", "src/pkg/db.py", cwd=cwd,
+    )  # fmt: skip
+    run_json("curate", prop["proposal_id"], "add", cwd=cwd)
+
+
 def read(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
@@ -65,19 +75,9 @@ def test_find_root_prefers_the_configured_folder_then_git_then_here(tmp_path: Pa
 def test_commands_from_a_subfolder_use_the_project(repo: Path) -> None:
     run_json("init", cwd=repo)
     sub = repo / "src" / "pkg"
-    prop = run_json(
-        "propose",
-        "--kind",
-        "repo_convention",
-        "--text",
-        "Database migrations run with alembic upgrade head.",
-        "--rationale",
-        "team rule",
-        "--evidence",
-        "src/pkg/db.py",
-        cwd=sub,
+    curate_convention(
+        "Database migrations run with alembic upgrade head.", cwd=sub, why="team rule"
     )
-    run_json("curate", prop["proposal_id"], "add", cwd=sub)
     status = run_json("status", cwd=sub)
     assert status["enabled"] is True and status["memory_count"] == 1
     assert status["storage_dir"] == str(repo / ".swarm" / "memory")
@@ -235,19 +235,8 @@ def test_merge_toml_section_replaces_only_its_table() -> None:
 def test_recall_in_injection_mode_follows_the_injection_rules(repo: Path) -> None:
     run_json("init", cwd=repo)
     for i in range(10):
-        prop = run_json(
-            "propose",
-            "--kind",
-            "repo_convention",
-            "--text",
-            f"Database rule {i}: migrations for table t{i} run with alembic upgrade head.",
-            "--rationale",
-            "r",
-            "--evidence",
-            "src/pkg/db.py",
-            cwd=repo,
-        )
-        run_json("curate", prop["proposal_id"], "add", cwd=repo)
+        text = f"Database rule {i}: migrations for table t{i} run with alembic upgrade head."
+        curate_convention(text, cwd=repo)
     manual = run_json("recall", "database migrations alembic", cwd=repo)
     injected = run_json("recall", "--mode", "injection", "database migrations alembic", cwd=repo)
     assert manual["total"] == 8 and injected["total"] == 6

@@ -124,17 +124,30 @@ def test_different_proposals_in_one_millisecond_get_different_ids(tmp_path: Path
 
 
 # ----------------------------------------------------------------- symbolic links
-def test_run_log_writes_never_follow_a_planted_link(tmp_path: Path) -> None:
+def _planted_folder_link(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    """A project whose ``.swarm/<name>`` is a symbolic link to an empty folder outside it;
+    the project and that folder."""
     root, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
     root.mkdir()
     elsewhere.mkdir()
     (root / ".swarm").mkdir()
-    os.symlink(elsewhere, root / ".swarm" / "runs")
+    os.symlink(elsewhere, root / ".swarm" / name)
+    return root, elsewhere
+
+
+def _injection_refuses_the_link(root: Path) -> None:
+    """An injection in session s1 under ``root`` fails naming the symbolic link its run log
+    would have followed."""
     with (
         swarmmem.open(root, config=ENABLED, context={"session_id": "s1"}) as mem,
         pytest.raises(StorageError, match="symbolic link"),
     ):
         mem.inject(agent_task="fix the login form", user_goal="ship")
+
+
+def test_run_log_writes_never_follow_a_planted_link(tmp_path: Path) -> None:
+    root, elsewhere = _planted_folder_link(tmp_path, "runs")
+    _injection_refuses_the_link(root)
     assert list(elsewhere.iterdir()) == []
 
 
@@ -145,20 +158,12 @@ def test_run_log_file_link_is_not_followed(tmp_path: Path) -> None:
     run_dir = root / ".swarm" / "runs" / "s1"
     run_dir.mkdir(parents=True)
     os.symlink(target, run_dir / "memory.jsonl")
-    with (
-        swarmmem.open(root, config=ENABLED, context={"session_id": "s1"}) as mem,
-        pytest.raises(StorageError, match="symbolic link"),
-    ):
-        mem.inject(agent_task="fix the login form", user_goal="ship")
+    _injection_refuses_the_link(root)
     assert target.read_text(encoding="utf-8") == "keep me\n"
 
 
 def test_lesson_files_never_follow_a_planted_link(tmp_path: Path) -> None:
-    root, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
-    root.mkdir()
-    elsewhere.mkdir()
-    (root / ".swarm").mkdir()
-    os.symlink(elsewhere, root / ".swarm" / "reflections")
+    root, elsewhere = _planted_folder_link(tmp_path, "reflections")
     config = {"enabled": True, "reflection": {"enabled": True}}
     with swarmmem.open(root, config=config) as mem, pytest.raises(StorageError):
         mem.reflect()

@@ -250,13 +250,19 @@ def test_missing_weight_package_is_unavailable(
         broken.embed("x")
 
 
-def test_corrupt_model_fails_once_and_stays_unavailable(tmp_path: Path) -> None:
-    """A file that is not ONNX looks available until loaded, then fails and stays failed."""
+def _corrupt_model(tmp_path: Path) -> OnnxMiniLmEmbedder:
+    """An embedder whose model file under ``tmp_path`` is not ONNX (skipped without the
+    dense extra)."""
     if DENSE_REASON is not None:
         pytest.skip(f"dense extra not usable: {DENSE_REASON}")
-    bogus, _ = placeholder_files(tmp_path)
-    bogus.write_bytes(b"this is not an onnx graph")
-    broken = OnnxMiniLmEmbedder(model_path=bogus)
+    model, _ = placeholder_files(tmp_path)
+    model.write_bytes(b"this is not an onnx graph")
+    return OnnxMiniLmEmbedder(model_path=model)
+
+
+def test_corrupt_model_fails_once_and_stays_unavailable(tmp_path: Path) -> None:
+    """A file that is not ONNX looks available until loaded, then fails and stays failed."""
+    broken = _corrupt_model(tmp_path)
     assert broken.available is True
     with pytest.raises(EmbeddingUnavailableError, match="loading failed"):
         broken.embed("x")
@@ -406,11 +412,7 @@ def test_warm_up_loads_in_the_background(monkeypatch: pytest.MonkeyPatch) -> Non
 
 def test_warm_up_of_a_broken_model_fails_on_use(tmp_path: Path) -> None:
     """A corrupt model warmed up in the background: the embed raises the load failure."""
-    if DENSE_REASON is not None:
-        pytest.skip(f"dense extra not usable: {DENSE_REASON}")
-    model, _ = placeholder_files(tmp_path)
-    model.write_bytes(b"not an onnx model")
-    broken = OnnxMiniLmEmbedder(model_path=model)
+    broken = _corrupt_model(tmp_path)
     broken.warm_up()
     with pytest.raises(EmbeddingUnavailableError, match="loading failed"):
         broken.embed("x")

@@ -25,6 +25,8 @@ from factories import (
     make_proposal,
     open_store,
     outcome_event,
+    select_candidates,
+    wait_for,
 )
 from pg_support import chain_writer, require_dsn, require_vector, schema_for
 
@@ -398,19 +400,7 @@ def test_knn_is_scoped_exactly_like_the_lexical_candidates(
     try:
         index.upsert(ids, vectors)
         for kinds in (None, ["project_fact"]):
-            allowed = {
-                r.id
-                for r in pg.select_candidates(
-                    scope_keys=[REPO_SCOPE.key],
-                    kinds=kinds,
-                    fts_query=None,
-                    preselect_limit=100,
-                    scope_when_unmatched=True,
-                    now=NOW,
-                    include_expired=False,
-                    candidate_cap=1000,
-                ).records
-            }
+            allowed = {r.id for r in select_candidates(pg, now=NOW, kinds=kinds).records}
             reference = NumpyVectorIndex(16)
             keep = [i for i, key in enumerate(ids) if key in allowed]
             reference.upsert([ids[i] for i in keep], vectors[keep])
@@ -544,15 +534,6 @@ def test_a_curator_decision_commits_whole_or_not_at_all(pg: Any, tmp_path: Path)
 # --------------------------------------------------------------------------- caches
 
 
-def _wait_for(predicate: Any, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return predicate()
-
-
 def test_notify_invalidates_another_instances_caches(pg: Any, tmp_path: Path) -> None:
     """B's outcome and merge reach A's cached views through NOTIFY; without draining the
     notifications A would keep serving the stale view."""
@@ -569,13 +550,13 @@ def test_notify_invalidates_another_instances_caches(pg: Any, tmp_path: Path) ->
             assert a.get(record.id).outcomes is None
         finally:
             a.db.before_read = a.caches.sync
-        assert _wait_for(lambda: a.get(record.id).outcomes is not None)
+        assert wait_for(lambda: a.get(record.id).outcomes is not None)
         assert [o.outcome for o in a.get(record.id).outcomes] == ["useful"]
         assert a.related_ids(record.id) == []
         b.create_proposal(
             make_proposal(operation="merge", related=[record.id, twin.id], status="applied")
         )
-        assert _wait_for(lambda: a.related_ids(record.id) == [twin.id])
+        assert wait_for(lambda: a.related_ids(record.id) == [twin.id])
         assert a.cache_info()["notifications"] >= 2
     finally:
         b.close()
@@ -602,12 +583,12 @@ def test_fts_statistics_follow_another_instances_writes(pg: Any, tmp_path: Path)
         for store in (a, sqlite):
             seed(store)
         # statistics are cached once the invalidation listener is connected
-        assert _wait_for(lambda: candidates(a, "pytest ruff") and a.cache_info()["fts_stats"])
+        assert wait_for(lambda: candidates(a, "pytest ruff") and a.cache_info()["fts_stats"])
         for i in range(6):
             extra = make_memory(f"ruff note {i}", updated_at=at(40 + i))
             b.upsert(extra)
             sqlite.upsert(extra)
-        assert _wait_for(lambda: not a.cache_info()["fts_stats"])
+        assert wait_for(lambda: not a.cache_info()["fts_stats"])
         assert candidates(a, "pytest ruff").fts_order == candidates(sqlite, "pytest ruff").fts_order
     finally:
         b.close()

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from factories import propose_fact
+from factories import propose_fact, write_memory_config
 
 import swarmmem
 
@@ -35,10 +35,7 @@ WAIT = 30.0  # seconds for the terminal to show an expected text
 def project(tmp_path: Path) -> Path:
     """A project enabling memory (SQLite) whose repository holds retry.py."""
     root = tmp_path / "project"
-    (root / ".opencode").mkdir(parents=True)
-    (root / ".opencode" / "opencode-swarm.json").write_text(
-        json.dumps({"memory": {"enabled": True}}), encoding="utf-8"
-    )
+    write_memory_config(root)
     (root / "retry.py").write_text("def retry(call): ...\n", encoding="utf-8")
     return root
 

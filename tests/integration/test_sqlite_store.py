@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 import pytest
-from factories import REPO_SCOPE, T0, at, make_memory, make_proposal
+from factories import REPO_SCOPE, T0, at, make_memory, make_proposal, select_candidates
 
 from swarmmem.adapters.storage.export_import import import_jsonl
 from swarmmem.adapters.storage.sqlite import MIGRATIONS, SqliteStore
@@ -300,15 +300,8 @@ class TestFullText:
         assert len(self.candidates(store, '"ruff"').records) == 5
 
     def candidates(self, store: SqliteStore, query: str | None, mode: str = "manual") -> Any:
-        return store.select_candidates(
-            scope_keys=[REPO_SCOPE.key],
-            kinds=None,
-            fts_query=query,
-            preselect_limit=100,
-            scope_when_unmatched=mode == "manual",
-            now=NOW,
-            include_expired=False,
-            candidate_cap=1000,
+        return select_candidates(
+            store, now=NOW, fts_query=query, scope_when_unmatched=mode == "manual"
         )
 
     def test_fts_preselects_and_orders(self, store: SqliteStore) -> None:
@@ -820,18 +813,28 @@ def _propose_child(db: str, worker: int, count: int, errors: Any) -> None:
         errors.put(f"{type(exc).__name__}: {exc}")
 
 
-@pytest.mark.slow
-def test_concurrent_processes_lose_no_proposal(db: Path) -> None:
-    """Four processes writing proposals at once lose nothing and never see 'database is locked'."""
-    SqliteStore(db).close()
+def _run_proposers(db: Path, processes: int, count: int) -> tuple[list[int | None], Any]:
+    """Fork ``processes`` children that each file ``count`` proposals into ``db`` at once;
+    wait for them (a minute each at most). Their exit codes and the queue of their errors."""
     ctx = multiprocessing.get_context("fork")
     errors = ctx.Queue()
-    workers = [ctx.Process(target=_propose_child, args=(str(db), w, 40, errors)) for w in range(4)]
+    workers = [
+        ctx.Process(target=_propose_child, args=(str(db), w, count, errors))
+        for w in range(processes)
+    ]
     for worker in workers:
         worker.start()
     for worker in workers:
         worker.join(60)
-    assert [w.exitcode for w in workers] == [0, 0, 0, 0]
+    return [w.exitcode for w in workers], errors
+
+
+@pytest.mark.slow
+def test_concurrent_processes_lose_no_proposal(db: Path) -> None:
+    """Four processes writing proposals at once lose nothing and never see 'database is locked'."""
+    SqliteStore(db).close()
+    exit_codes, errors = _run_proposers(db, 4, 40)
+    assert exit_codes == [0, 0, 0, 0]
     assert errors.empty(), errors.get()
     with SqliteStore(db) as store:
         assert len(store.list_proposals()) == 160
@@ -842,13 +845,7 @@ def test_concurrent_processes_lose_no_proposal(db: Path) -> None:
 def test_concurrent_first_open_migrates_once(tmp_path: Path) -> None:
     """Processes opening a fresh database together apply each migration exactly once."""
     db = tmp_path / "fresh.db"
-    ctx = multiprocessing.get_context("fork")
-    errors = ctx.Queue()
-    workers = [ctx.Process(target=_propose_child, args=(str(db), w, 3, errors)) for w in range(3)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(60)
+    _, errors = _run_proposers(db, 3, 3)
     assert errors.empty(), errors.get()
     with SqliteStore(db) as store:
         versions = [r[0] for r in store.db.conn.execute("SELECT version FROM schema_migrations")]

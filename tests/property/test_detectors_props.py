@@ -144,14 +144,15 @@ def _google() -> st.SearchStrategy[tuple[str, str]]:
     )
 
 
+def _armored(label: str, alphabet: str, gap: str = "") -> st.SearchStrategy[tuple[str, str]]:
+    """A ``-----BEGIN <label>-----`` block (``gap`` after its first line) whose body of
+    ``alphabet`` characters is the payload."""
+    body = chars(alphabet, 16, 80)
+    return body.map(lambda b: (f"-----BEGIN {label}-----\n{gap}{b}\n-----END {label}-----", b))
+
+
 def _openssh() -> st.SearchStrategy[tuple[str, str]]:
-    body = chars(ALNUM + "+/=\n", 16, 80)
-    return body.map(
-        lambda b: (
-            f"-----BEGIN OPENSSH PRIVATE KEY-----\n{b}\n-----END OPENSSH PRIVATE KEY-----",
-            b,
-        )
-    )
+    return _armored("OPENSSH PRIVATE KEY", ALNUM + "+/=\n")
 
 
 def _url_credentials() -> st.SearchStrategy[tuple[str, str]]:
@@ -228,13 +229,7 @@ def _prefixed_password() -> st.SearchStrategy[tuple[str, str]]:
 
 
 def _pgp() -> st.SearchStrategy[tuple[str, str]]:
-    body = chars(ALNUM + "+/=", 16, 80)
-    return body.map(
-        lambda b: (
-            f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{b}\n-----END PGP PRIVATE KEY BLOCK-----",
-            b,
-        )
-    )
+    return _armored("PGP PRIVATE KEY BLOCK", ALNUM + "+/=", gap="\n")
 
 
 def _hf() -> st.SearchStrategy[tuple[str, str]]:

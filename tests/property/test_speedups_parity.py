@@ -233,12 +233,21 @@ def test_compiled_scan_finds_the_tokenizer_tokens(text, other):
     assert row[:6] == (share,) * 6
 
 
-@compiled
-@needs_compiled
-@settings(max_examples=300, deadline=None)
-@given(text=texts)
-@example(text="")
-@example(text="İ\u212a")
+def _compiled_text_twin(*examples: str):
+    """Decorate a property that compares a compiled kernel with its twin on one ``text``:
+    marked ``compiled`` (skipped under SWARMMEM_NO_EXTENSIONS=1), 300 examples, the empty
+    text and ``examples`` always among them."""
+
+    def decorate(test):
+        for text in reversed(("", *examples)):
+            test = example(text=text)(test)
+        test = settings(max_examples=300, deadline=None)(given(text=texts)(test))
+        return compiled(needs_compiled(test))
+
+    return decorate
+
+
+@_compiled_text_twin("İ\u212a")
 def test_tokenize_compiled_equals_twin(text):
     """The compiled ``tokenize`` returns the twin's token set."""
     assert _compiled("lexical").tokenize(text) == _lexical_py.tokenize(text)
@@ -364,12 +373,7 @@ def test_rrf_fuse_ids_equals_rrf_fuse(kernels, inputs):
     assert ([names[i] for i in ids], list(scores)) == kernels.fusion.rrf_fuse(rankings, ws, k)
 
 
-@compiled
-@needs_compiled
-@settings(max_examples=300, deadline=None)
-@given(text=texts)
-@example(text="")
-@example(text="exactly7 exactly token-refresh İstanbul \u212aelvin")
+@_compiled_text_twin("exactly7 exactly token-refresh İstanbul \u212aelvin")
 def test_token_keys_compiled_equals_twin(text):
     """The compiled key scan returns the twin's keys."""
     assert _compiled("jaccard").token_keys(text) == _jaccard_py.token_keys(text)
