@@ -168,31 +168,22 @@ def code_facts(n: int) -> list[tuple[str, str]]:
     about other code is the same for every run on one Python version."""
     import ast
     import re
-    import sysconfig
-    from pathlib import Path
 
-    base = Path(sysconfig.get_paths()["stdlib"])
+    from stdlib_docs import stdlib_docstrings
+
     skip = ("test", "idlelib", "site-packages", "lib2to3", "turtledemo", "tkinter")
     found: list[tuple[str, str]] = []
     seen: set[str] = set()
-    for path in sorted(base.rglob("*.py")):
-        rel = path.relative_to(base).as_posix()
-        if any(part in rel for part in skip):
+    for path, node, doc in stdlib_docstrings(
+        lambda relative: any(part in str(relative) for part in skip),
+        (ast.Module, ast.ClassDef, ast.FunctionDef),
+    ):
+        first = re.split(r"(?<=[.!?])\s", " ".join(doc.split()), maxsplit=1)[0]
+        if not 40 <= len(first) <= 300 or first in seen:
             continue
-        try:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-        except (SyntaxError, UnicodeDecodeError, ValueError):
-            continue
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef):
-                continue
-            doc = ast.get_docstring(node)
-            first = re.split(r"(?<=[.!?])\s", " ".join((doc or "").split()), maxsplit=1)[0]
-            if not 40 <= len(first) <= 300 or first in seen:
-                continue
-            seen.add(first)
-            name = getattr(node, "name", "")
-            found.append((f"{first} ({rel}{':' + name if name else ''})", rel))
-            if len(found) >= 3 * n:
-                return found[::3]
+        seen.add(first)
+        rel, name = str(path), getattr(node, "name", "")
+        found.append((f"{first} ({rel}{':' + name if name else ''})", rel))
+        if len(found) >= 3 * n:
+            return found[::3]
     return found[::3]

@@ -51,7 +51,7 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
 from benchmarks.quality import convert, fetch
 from benchmarks.quality.conversions import write_collection
 from benchmarks.quality.run import _selected
-from benchmarks.quality.scoring import CHANNEL_DEPTH, run_dataset
+from benchmarks.quality.scoring import CHANNEL_DEPTH, hybrid_channels
 from swarmmem._speedups.lexical import WEIGHTS as FACTOR_WEIGHTS
 from swarmmem.core.config import RetrievalConfig
 from swarmmem.core.recall.hybrid import GATE_DEPTH, score_fusion, stands_out
@@ -100,17 +100,15 @@ def collect(sets: list[str], patterns: list[str], cache: Path) -> list[dict[str,
                 if not collection.labelled:
                     continue
                 paths = write_collection(collection, Path(tmp) / f"{name}-{n:03d}")
-                channels: list[dict[str, Any]] = []
                 foreign = rng.sample(others, min(FOREIGN_PER_COLLECTION, len(others)))
-                run_dataset(
-                    *paths,
-                    profiles=("hybrid",),
+                channels = hybrid_channels(
+                    paths,
                     embedder=embedder,
-                    channels=channels,
                     foreign_queries=foreign,
+                    set=name,
+                    collection=collection.name,
                 )
-                for entry in channels:
-                    entries.append({"set": name, "collection": collection.name, **entry})
+                entries += channels
                 print(f"  {name}/{collection.name}: {len(channels)} entries", file=sys.stderr)
     return entries
 

@@ -39,7 +39,6 @@ import re
 import shlex
 import statistics
 import sys
-import sysconfig
 import tempfile
 import time
 from pathlib import Path
@@ -51,8 +50,14 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.quality import fetch
-from benchmarks.quality.run import add_retrieval_options, retrieval_overrides
+from benchmarks.quality.run import (
+    add_retrieval_options,
+    in_row_order,
+    markdown_table,
+    retrieval_overrides,
+)
 from benchmarks.quality.scoring import run_dataset
+from benchmarks.stdlib_docs import stdlib_docstrings
 
 SETS = ("rich", "attrs", "jsonschema")
 ROWS = ("bm25-porter", "dense-only", "dense-floor", "lexical", "hybrid", "hybrid+rerank")
@@ -91,28 +96,20 @@ def _first_sentence(doc: str) -> str | None:
 def _docstring_facts() -> tuple[dict[str, str], ...]:
     """Every public stdlib function and class with a usable first docstring sentence, in
     sorted file order."""
-    root = Path(sysconfig.get_paths()["stdlib"])
     found: list[dict[str, str]] = []
     seen: set[str] = set()
-    for path in sorted(root.rglob("*.py")):
-        relative = path.relative_to(root)
-        if any(part in _SKIPPED_DIRS or part.startswith("plat-") for part in relative.parts):
+    for relative, node, doc in stdlib_docstrings(
+        lambda relative: any(p in _SKIPPED_DIRS or p.startswith("plat-") for p in relative.parts),
+        (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef),
+    ):
+        name = getattr(node, "name", "")
+        if name.startswith("_"):
             continue
-        try:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-        except (SyntaxError, UnicodeDecodeError, ValueError):
+        sentence = _first_sentence(doc)
+        if sentence is None or sentence in seen:
             continue
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                continue
-            if node.name.startswith("_"):
-                continue
-            doc = ast.get_docstring(node)
-            sentence = _first_sentence(doc) if doc else None
-            if sentence is None or sentence in seen:
-                continue
-            seen.add(sentence)
-            found.append({"file": relative.as_posix(), "symbol": node.name, "sentence": sentence})
+        seen.add(sentence)
+        found.append({"file": relative.as_posix(), "symbol": name, "sentence": sentence})
     return tuple(found)
 
 
@@ -239,22 +236,25 @@ def summarise(report: dict[str, Any]) -> dict[str, dict[str, float]]:
 
 
 def markdown(title: str, table: dict[str, dict[str, float]]) -> str:
-    lines = [
-        f"#### {title}",
-        "",
-        "| row | MRR@10 | nDCG@10 | top-1 | unrelated answered | items per answer | p50 ms |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for name in sorted(table, key=lambda n: ROWS.index(n) if n in ROWS else 99):
+    """One Markdown table: a row per floor/profile, in :data:`ROWS` order."""
+    rows = []
+    for name in in_row_order(table, ROWS):
         row = table[name]
         answered = row.get("unrelated_answered")
         per = row.get("items_per_answer")
-        lines.append(
-            f"| {name} | {row['mrr@10']:.3f} | {row['ndcg@10']:.3f} | {row['top1']:.2f} | "
-            f"{'' if answered is None else f'{answered:.0%}'} | "
-            f"{'' if per is None else f'{per:.1f}'} | {row['p50_ms']:.1f} |"
+        rows.append(
+            [
+                name,
+                f"{row['mrr@10']:.3f}",
+                f"{row['ndcg@10']:.3f}",
+                f"{row['top1']:.2f}",
+                "" if answered is None else f"{answered:.0%}",
+                "" if per is None else f"{per:.1f}",
+                f"{row['p50_ms']:.1f}",
+            ]
         )
-    return "\n".join(lines)
+    columns = ("row", "MRR@10", "nDCG@10", "top-1", "unrelated answered", "items per answer")
+    return markdown_table(f"#### {title}", (*columns, "p50 ms"), rows)
 
 
 def main(argv: list[str] | None = None) -> int:

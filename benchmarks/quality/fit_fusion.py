@@ -62,7 +62,7 @@ THRESHOLDS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5)
 
 def record_code_channels(path: Path) -> None:
     """Run every code-memory set alone and among the distractors, keeping the channels."""
-    from benchmarks.quality.scoring import run_dataset
+    from benchmarks.quality.scoring import hybrid_channels
     from swarmmem.registry import create
 
     folder = code_memory.data_dir()
@@ -82,18 +82,14 @@ def record_code_channels(path: Path) -> None:
                 ("alone", data["memories"]),
                 ("among", data["memories"] + others + extra),
             ):
-                found: list[dict[str, Any]] = []
                 paths = code_memory.write_set(Path(tmp) / f"{name}-{setting}", memories, gold)
-                run_dataset(
-                    *paths,
-                    profiles=("hybrid",),
+                entries += hybrid_channels(
+                    paths,
                     embedder=embedder,
-                    channels=found,
                     foreign_queries=unrelated,
+                    set=f"code-{name}",
+                    collection=setting,
                 )
-                for entry in found:
-                    entry |= {"set": f"code-{name}", "collection": setting}
-                entries += found
     embedder.save()
     path.write_text(json.dumps(entries), encoding="utf-8")
 

@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,10 +64,22 @@ def _selected(set_name: str, collection: str, patterns: list[str]) -> bool:
     return not mine or any(fnmatch.fnmatchcase(collection, glob) for glob in mine)
 
 
+def in_row_order(names: Iterable[str], order: Sequence[str] = ROW_ORDER) -> list[str]:
+    """``names`` in the order of ``order``; names it does not list come last, as they came."""
+    return sorted(names, key=lambda n: order.index(n) if n in order else len(order))
+
+
+def markdown_table(heading: str, columns: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A Markdown table under the line ``heading``: the ``columns``, then a line per row."""
+    lines = [heading, "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
+    return "\n".join(lines)
+
+
 def aggregate(per_query: dict[str, list[dict[str, Any]]], collections: int) -> dict[str, Any]:
     """Macro means over queries and the median latency, per profile."""
     table: dict[str, Any] = {}
-    for name in sorted(per_query, key=lambda n: ROW_ORDER.index(n) if n in ROW_ORDER else 99):
+    for name in in_row_order(per_query):
         rows = per_query[name]
         table[name] = {
             **{m: sum(r[m] for r in rows) / len(rows) for m, _ in METRICS},
@@ -81,36 +93,31 @@ def aggregate(per_query: dict[str, list[dict[str, Any]]], collections: int) -> d
 
 def markdown(title: str, table: dict[str, Any]) -> str:
     """One Markdown table: a row per floor/profile."""
-    lines = [
-        f"### {title}",
-        "",
-        "| profile | nDCG@10 | Recall@10 | MRR | p50 ms | queries | collections |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for name, row in table.items():
-        cells = " | ".join(f"{row[m]:.3f}" for m, _ in METRICS)
-        lines.append(
-            f"| {name} | {cells} | {row['p50_latency_ms']:.1f} | {row['queries']} | "
-            f"{row['collections']} |"
-        )
-    return "\n".join(lines)
+    columns = ("profile", *(label for _, label in METRICS), "p50 ms", "queries", "collections")
+    rows = (
+        [
+            name,
+            *(f"{row[m]:.3f}" for m, _ in METRICS),
+            f"{row['p50_latency_ms']:.1f}",
+            str(row["queries"]),
+            str(row["collections"]),
+        ]
+        for name, row in table.items()
+    )
+    return markdown_table(f"### {title}", columns, rows)
 
 
 def foreign_markdown(title: str, table: dict[str, dict[str, int]]) -> str:
     """The no-filler table: per row, the share of foreign queries that got any item and the
     mean number of items they got."""
-    lines = [
-        f"### {title}: foreign queries (relevant to nothing in the store)",
-        "",
-        "| row | answered | mean items | queries |",
-        "|---|---|---|---|",
-    ]
-    for name in sorted(table, key=lambda n: ROW_ORDER.index(n) if n in ROW_ORDER else 99):
+    rows = []
+    for name in in_row_order(table):
         row = table[name]
         share = row["answered"] / row["queries"] if row["queries"] else 0.0
         mean = row["items"] / row["queries"] if row["queries"] else 0.0
-        lines.append(f"| {name} | {share:.1%} | {mean:.2f} | {row['queries']} |")
-    return "\n".join(lines)
+        rows.append([name, f"{share:.1%}", f"{mean:.2f}", str(row["queries"])])
+    heading = f"### {title}: foreign queries (relevant to nothing in the store)"
+    return markdown_table(heading, ("row", "answered", "mean items", "queries"), rows)
 
 
 def run_set(

@@ -87,6 +87,23 @@ def run_dataset(
     return report
 
 
+def hybrid_channels(
+    paths: Sequence[Path], *, embedder: Any, foreign_queries: Sequence[str], **tags: str
+) -> list[dict[str, Any]]:
+    """The channel entries (see :func:`run_dataset`) of the hybrid profile on the collection
+    at ``paths`` (corpus, queries, qrels), foreign queries included, each tagged with
+    ``tags`` (the set and collection it came from, say): what the fusion fits learn from."""
+    channels: list[dict[str, Any]] = []
+    run_dataset(
+        *paths,
+        profiles=("hybrid",),
+        embedder=embedder,
+        channels=channels,
+        foreign_queries=foreign_queries,
+    )
+    return [{**tags, **entry} for entry in channels]
+
+
 def _ask_foreign(
     run: DatasetRun, texts: Sequence[str], channels: list[dict[str, Any]] | None
 ) -> dict[str, dict[str, int]]:
