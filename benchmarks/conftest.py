@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
-from factories import KERNEL_IMPLS, KernelImpl
+from factories import KERNEL_IMPLS, KernelImpl, write_memory_config
 
 from swarmmem.core.model.ids import content_hash, memory_id, memory_id_for_hash
 from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource
@@ -187,3 +189,29 @@ def code_facts(n: int) -> list[tuple[str, str]]:
         if len(found) >= 3 * n:
             return found[::3]
     return found[::3]
+
+
+# --- processes -------------------------------------------------------------------------------
+
+
+def run_ok(command: Sequence[str], *, env: Mapping[str, str], stdin: str | None = None) -> str:
+    """Run ``command`` with ``env`` (and ``stdin``), two minutes at most, and return its
+    stdout; a non-zero exit fails the benchmark with the command's stderr."""
+    import subprocess
+
+    done = subprocess.run(
+        list(command),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=dict(env),
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def dense_config(root: Path, *, dense: bool) -> None:
+    """Turn memory on in the project at ``root``, with embeddings on when ``dense``."""
+    write_memory_config(root, {"enabled": True, "embeddings": {"enabled": dense}})

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import code_facts
+from conftest import code_facts, dense_config, run_ok
 
 import swarmmem
 from swarmmem.adapters.models.onnx_embedder import OnnxMiniLmEmbedder
@@ -54,20 +54,13 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _config(root: Path, *, dense: bool) -> None:
-    memory = {"enabled": True, "embeddings": {"enabled": dense}}
-    (root / ".opencode" / "opencode-swarm.json").write_text(
-        json.dumps({"memory": memory}), encoding="utf-8"
-    )
-
-
 def _project(base: Path, size: int, *, dense: bool) -> Path:
     root = base / ("dense" if dense else "lexical")
     (root / ".git").mkdir(parents=True)
     (root / ".opencode").mkdir()
     (root / "src").mkdir()
     (root / "src" / "db.py").write_text("ENGINE = None\n", encoding="utf-8")
-    _config(root, dense=dense)
+    dense_config(root, dense=dense)
     rows: list[dict[str, Any]] = [
         {"kind": "code_pattern", "text": text, "source": {"type": "file", "filePath": path}}
         for text, path in code_facts(size)
@@ -86,17 +79,8 @@ def _project(base: Path, size: int, *, dense: bool) -> Path:
 
 
 def _hook(root: Path, session: str, event: str, payload: dict[str, Any]) -> str:
-    done = subprocess.run(
-        [*HOOK, "hook", "claude-code", event],
-        input=json.dumps({"session_id": session, "cwd": str(root), **payload}),
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    stdin = json.dumps({"session_id": session, "cwd": str(root), **payload})
+    return run_ok([*HOOK, "hook", "claude-code", event], env=_env(), stdin=stdin)
 
 
 def _wall(command: list[str], **kwargs: Any) -> float:

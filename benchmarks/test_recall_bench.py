@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import bulk, make_corpus
@@ -72,33 +73,32 @@ def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
 REQUEST = RecallRequest(query=QUERY, task=TASK, scopes=(SCOPE,), max_items=8, min_score=0.05)
 
 
-@pytest.mark.benchmark(group="recall")
-def test_bare_fts5_query(benchmark, store) -> None:
-    """The bare FTS5 BM25 candidate query over the same index (the floor)."""
-    conn = sqlite_module().connect(str(store.path))
-    match = build_fts_query(QUERY, TASK, "manual")
+def _bare_bm25(benchmark, path: Path, table: str, match: str) -> list[Any]:
+    """Time the bare BM25 candidate query ``match`` on the FTS5 ``table`` of the database at
+    ``path`` (160 rows at most, as recall pre-selects); the rows."""
+    conn = sqlite_module().connect(str(path))
     sql = (
-        "SELECT id, bm25(memory_items_fts) FROM memory_items_fts WHERE memory_items_fts MATCH ? "
-        "ORDER BY bm25(memory_items_fts) LIMIT 160"
+        f"SELECT id, bm25({table}) FROM {table} WHERE {table} MATCH ? "
+        f"ORDER BY bm25({table}) LIMIT 160"
     )
     rows = benchmark(lambda: conn.execute(sql, (match,)).fetchall())
     conn.close()
-    assert rows
+    return rows
+
+
+@pytest.mark.benchmark(group="recall")
+def test_bare_fts5_query(benchmark, store) -> None:
+    """The bare FTS5 BM25 candidate query over the same index (the floor)."""
+    match = build_fts_query(QUERY, TASK, "manual")
+    assert _bare_bm25(benchmark, store.path, "memory_items_fts", match)
 
 
 def test_bare_stemmed_fts5_query(benchmark, store) -> None:
     """The same over the stemmed index with the lexical profile's query (its floor)."""
     from swarmmem.core.recall.bm25 import stemmed_query
 
-    conn = sqlite_module().connect(str(store.path))
     match = stemmed_query(QUERY, TASK, "manual")
-    sql = (
-        "SELECT id, bm25(memory_items_fts_porter) FROM memory_items_fts_porter WHERE "
-        "memory_items_fts_porter MATCH ? ORDER BY bm25(memory_items_fts_porter) LIMIT 160"
-    )
-    rows = benchmark(lambda: conn.execute(sql, (match,)).fetchall())
-    conn.close()
-    assert rows
+    assert _bare_bm25(benchmark, store.path, "memory_items_fts_porter", match)
 
 
 @pytest.mark.benchmark(group="recall")

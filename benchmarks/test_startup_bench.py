@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import dense_config, run_ok
 
 from swarmmem.adapters.models.onnx_embedder import OnnxMiniLmEmbedder
 
@@ -37,13 +38,6 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _write_config(root: Path, *, dense: bool) -> None:
-    memory: dict[str, Any] = {"enabled": True, "embeddings": {"enabled": dense}}
-    (root / ".opencode" / "opencode-swarm.json").write_text(
-        json.dumps({"memory": memory}), encoding="utf-8"
-    )
-
-
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A repository-scoped project with 40 curated memories, embedded with MiniLM."""
@@ -59,7 +53,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     (root / ".opencode").mkdir()
     (root / "Makefile").write_text("test:\n\tpytest -q\n", encoding="utf-8")  # the evidence
-    _write_config(root, dense=True)
+    dense_config(root, dense=True)
     with swarmmem.open(root, context={"session_id": "s1", "agent_role": "coder"}) as agent:
         proposals = [
             agent.propose(
@@ -78,27 +72,19 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _cli_recall(root: Path) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-m", "swarmmem.cli", "--root", str(root), "--json", "recall", QUERY],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    command = [sys.executable, "-m", "swarmmem.cli", "--root", str(root), "--json", "recall"]
+    return json.loads(run_ok([*command, QUERY], env=_env()))
 
 
 @pytest.mark.benchmark(group="cold start: CLI")
 @pytest.mark.parametrize("mode", ["dense", "lexical"])
 def test_cold_cli_recall(benchmark, project: Path, mode: str) -> None:
     """Time one ``swarmmem --json recall QUERY`` in a new process."""
-    _write_config(project, dense=mode == "dense")
+    dense_config(project, dense=mode == "dense")
     try:
         result = benchmark.pedantic(_cli_recall, args=(project,), rounds=7, warmup_rounds=1)
     finally:
-        _write_config(project, dense=True)
+        dense_config(project, dense=True)
     assert result["success"] is True
     assert result["total"] > 0
     assert result["diagnostics"].get("fusionActive", False) is (mode == "dense")

@@ -312,28 +312,35 @@ def write_memory_config(root: Path, memory: Mapping[str, Any] | None = None) -> 
     return config
 
 
-def select_candidates(
-    store: Any,
-    *,
-    now: str,
-    scope_keys: Sequence[str] = (REPO_SCOPE.key,),
-    kinds: Sequence[str] | None = None,
-    fts_query: str | None = None,
-    scope_when_unmatched: bool = True,
-    candidate_cap: int = 1000,
-) -> Any:
-    """``store.select_candidates`` as recall asks it (100 pre-selected, expired ones left out),
-    over the repository scope unless ``scope_keys`` says otherwise."""
-    return store.select_candidates(
-        scope_keys=list(scope_keys),
-        kinds=None if kinds is None else list(kinds),
-        fts_query=fts_query,
-        preselect_limit=100,
-        scope_when_unmatched=scope_when_unmatched,
-        now=now,
-        include_expired=False,
-        candidate_cap=candidate_cap,
-    )
+def memory_project(
+    root: Path, files: Mapping[str, str], memory: Mapping[str, Any] | None = None
+) -> Path:
+    """A project folder ``root`` with memory on (``memory``: the section, see
+    :func:`write_memory_config`) that holds ``files`` (relative path: text); ``root``."""
+    write_memory_config(root, memory)
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+#: ``select_candidates`` arguments as recall gives them (100 pre-selected, expired records
+#: left out), over the repository scope, every kind and no full-text query.
+RECALL_QUERY: dict[str, Any] = {
+    "scope_keys": (REPO_SCOPE.key,),
+    "kinds": None,
+    "fts_query": None,
+    "preselect_limit": 100,
+    "scope_when_unmatched": True,
+    "include_expired": False,
+    "candidate_cap": 1000,
+}
+
+
+def select_candidates(store: Any, *, now: str, **overrides: Any) -> Any:
+    """``store.select_candidates`` at ``now`` with :data:`RECALL_QUERY`, ``overrides`` (the
+    arguments a test is about) on top."""
+    return store.select_candidates(**{**RECALL_QUERY, **overrides}, now=now)
 
 
 # --- the command line ------------------------------------------------------------------------

@@ -49,13 +49,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.quality import fetch
-from benchmarks.quality.run import (
-    add_retrieval_options,
-    in_row_order,
-    markdown_table,
-    retrieval_overrides,
-)
+from benchmarks.quality import fetch, run
 from benchmarks.quality.scoring import run_dataset
 from benchmarks.stdlib_docs import stdlib_docstrings
 
@@ -238,7 +232,7 @@ def summarise(report: dict[str, Any]) -> dict[str, dict[str, float]]:
 def markdown(title: str, table: dict[str, dict[str, float]]) -> str:
     """One Markdown table: a row per floor/profile, in :data:`ROWS` order."""
     rows = []
-    for name in in_row_order(table, ROWS):
+    for name in run.in_row_order(table, ROWS):
         row = table[name]
         answered = row.get("unrelated_answered")
         per = row.get("items_per_answer")
@@ -254,7 +248,7 @@ def markdown(title: str, table: dict[str, dict[str, float]]) -> str:
             ]
         )
     columns = ("row", "MRR@10", "nDCG@10", "top-1", "unrelated answered", "items per answer")
-    return markdown_table(f"#### {title}", (*columns, "p50 ms"), rows)
+    return run.markdown_table(f"#### {title}", (*columns, "p50 ms"), rows)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -263,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--profiles", default="lexical,hybrid,hybrid+rerank")
     parser.add_argument("--distractors", type=int, default=1500)
-    add_retrieval_options(parser)
+    run.add_retrieval_options(parser)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--cache", type=Path, default=None, help="default: fetch.cache_dir()")
     args = parser.parse_args(argv)
@@ -309,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
                     k=10,
                     embedder=embedder,
                     foreign_queries=unrelated,
-                    retrieval=retrieval_overrides(args),
+                    retrieval=run.retrieval_overrides(args),
                 )
                 table = summarise(report)
                 results["sets"].setdefault(name, {})[setting] = {

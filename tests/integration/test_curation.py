@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from factories import curate_fact, enabled_config, propose_fact, run_swarmmem, write_memory_config
+from factories import curate_fact, enabled_config, memory_project, propose_fact, run_swarmmem
 
 import swarmmem
 from swarmmem.core.model.errors import ConflictError, MemoryValidationError, NotFoundError
@@ -113,8 +113,7 @@ def test_an_update_can_be_rephrased(mem: Any) -> None:
 
 
 def test_the_command_line_rephrases_and_says_what_needs_it(tmp_path: Path) -> None:
-    write_memory_config(tmp_path)
-    (tmp_path / "retry.py").write_text("x = 1\n", encoding="utf-8")
+    memory_project(tmp_path, {"retry.py": "x = 1\n"})
     cli = functools.partial(run_swarmmem, tmp_path)
 
     proposed = cli(

@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
-from factories import propose_fact, write_memory_config
+from factories import memory_project, propose_fact
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -25,10 +25,7 @@ BASE_TOOLS = {"swarm_memory_recall", "swarm_memory_propose", "swarm_memory_outco
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    write_memory_config(root)
-    (root / "db.py").write_text("x = 1\n", encoding="utf-8")
-    return root
+    return memory_project(tmp_path / "project", {"db.py": "x = 1\n"})
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from factories import propose_fact, write_memory_config
+from factories import memory_project, propose_fact
 
 import swarmmem
 
@@ -34,10 +34,7 @@ WAIT = 30.0  # seconds for the terminal to show an expected text
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A project enabling memory (SQLite) whose repository holds retry.py."""
-    root = tmp_path / "project"
-    write_memory_config(root)
-    (root / "retry.py").write_text("def retry(call): ...\n", encoding="utf-8")
-    return root
+    return memory_project(tmp_path / "project", {"retry.py": "def retry(call): ...\n"})
 
 
 def seed(root: Path, *proposals: tuple[str, str]) -> list[str]:
