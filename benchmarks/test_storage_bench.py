@@ -16,7 +16,7 @@ import itertools
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -112,8 +112,12 @@ def test_select_candidates(benchmark: Any, filled: Any) -> None:
     assert 0 < len(result.records) <= 1000
 
 
+#: the import rows of each size
+RowsBySize = dict[int, list[dict[str, Any]]]
+
+
 @pytest.fixture(scope="module")
-def rows_by_size(records_by_size: dict[int, list[MemoryRecord]]) -> dict[int, list[dict[str, Any]]]:
+def rows_by_size(records_by_size: dict[int, list[MemoryRecord]]) -> RowsBySize:
     """The records in their JSON (import) shape."""
     return {size: [record_to_dict(r) for r in records] for size, records in records_by_size.items()}
 
@@ -172,31 +176,27 @@ def _bare_write(benchmark: Any, rows: list[dict[str, Any]], *, stemmed: bool) ->
             (item.close if hasattr(item, "close") else item.cleanup)()
 
 
-@pytest.mark.benchmark(group="import")
-@pytest.mark.parametrize("size", SIZES)
-def test_bare_executemany(
-    benchmark: Any, size: int, rows_by_size: dict[int, list[dict[str, Any]]]
-) -> None:
+def _import_benchmark(test: Callable[..., None]) -> Callable[..., None]:
+    """Put ``test`` in the import group, run once per size."""
+    return pytest.mark.benchmark(group="import")(pytest.mark.parametrize("size", SIZES)(test))
+
+
+@_import_benchmark
+def test_bare_executemany(benchmark: Any, size: int, rows_by_size: RowsBySize) -> None:
     """The floor: the JSON rows into a two-column table and an FTS5 table, two executemany
     calls in one transaction (what any SQLite import pays)."""
     _bare_write(benchmark, rows_by_size[size], stemmed=False)
 
 
-@pytest.mark.benchmark(group="import")
-@pytest.mark.parametrize("size", SIZES)
-def test_bare_executemany_stemmed(
-    benchmark: Any, size: int, rows_by_size: dict[int, list[dict[str, Any]]]
-) -> None:
+@_import_benchmark
+def test_bare_executemany_stemmed(benchmark: Any, size: int, rows_by_size: RowsBySize) -> None:
     """The floor with the store's second full-text index: the same rows into a table and two
     FTS5 tables (``unicode61`` and ``porter unicode61``), three executemany calls."""
     _bare_write(benchmark, rows_by_size[size], stemmed=True)
 
 
-@pytest.mark.benchmark(group="import")
-@pytest.mark.parametrize("size", SIZES)
-def test_import_records(
-    benchmark: Any, size: int, rows_by_size: dict[int, list[dict[str, Any]]]
-) -> None:
+@_import_benchmark
+def test_import_records(benchmark: Any, size: int, rows_by_size: RowsBySize) -> None:
     """``import_records`` of the same rows into an empty SQLite store: completed, checked for
     secrets, validated, written in batches with their audit events."""
     rows = rows_by_size[size]

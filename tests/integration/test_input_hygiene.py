@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 import pytest
 from click.testing import CliRunner
-from factories import BASE_TIME, FixedClock, cite
+from factories import BASE_TIME, FixedClock, cite, write_memory_config
 
 import swarmmem
 from swarmmem.adapters.storage.sqlite_support import sqlite_module
@@ -391,14 +391,17 @@ def test_recall_output_is_redacted_in_every_channel(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------ nothing lost silently
+def _project_with_facts(root: Path, texts: list[str]) -> list[str]:
+    """Memory on in ``root`` (SQLite), holding ``texts`` imported as project facts; their
+    ids, sorted."""
+    write_memory_config(root, ENABLED)
+    with swarmmem.open(root) as mem:
+        mem.import_records([{"kind": "project_fact", "text": text} for text in texts])
+        return sorted(r.id for r in mem.list())
+
+
 def test_unreadable_rows_fail_the_export_and_show_in_status(tmp_path: Path) -> None:
-    (tmp_path / ".opencode").mkdir()
-    (tmp_path / ".opencode" / "opencode-swarm.json").write_text(json.dumps({"memory": ENABLED}))
-    with swarmmem.open(tmp_path) as mem:
-        mem.import_records(
-            [{"kind": "project_fact", "text": f"Fact {n} of ten."} for n in range(10)]
-        )
-        damaged = sorted(r.id for r in mem.list())[:2]
+    damaged = _project_with_facts(tmp_path, [f"Fact {n} of ten." for n in range(10)])[:2]
     conn = sqlite_module().connect(str(tmp_path / ".swarm" / "memory" / "memory.db"))
     conn.executemany(
         "UPDATE memory_items SET record_json = '{not json' WHERE id = ?", [(i,) for i in damaged]
@@ -434,12 +437,7 @@ def test_invalid_jsonl_rows_show_in_status(tmp_path: Path) -> None:
 
 
 def test_recall_on_a_damaged_database_fails_with_a_clear_error(tmp_path: Path) -> None:
-    (tmp_path / ".opencode").mkdir()
-    (tmp_path / ".opencode" / "opencode-swarm.json").write_text(json.dumps({"memory": ENABLED}))
-    with swarmmem.open(tmp_path) as mem:
-        mem.import_records(
-            [{"kind": "project_fact", "text": f"Build fact {n}."} for n in range(300)]
-        )
+    _project_with_facts(tmp_path, [f"Build fact {n}." for n in range(300)])
     db = tmp_path / ".swarm" / "memory" / "memory.db"
     with db.open("r+b") as handle:
         handle.seek(8192)

@@ -42,6 +42,14 @@ from swarmmem.memory import DISABLED_MESSAGE
 
 FACT = "Run the unit tests with `pytest tests/unit -q`; the slow suite needs the dev extra."
 CONSOLE_SCRIPT = Path(sys.executable).parent / ("swarmmem.exe" if os.name == "nt" else "swarmmem")
+#: swarm_memory_propose arguments adding FACT, sourced
+ADD_FACT = {
+    "operation": "add",
+    "kind": "repo_convention",
+    "text": FACT,
+    "rationale": "r",
+    "evidenceRefs": ["pyproject.toml"],
+}
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
@@ -564,6 +572,22 @@ def test_single_specific_errors_over_stdio(tmp_path: Path) -> None:
     )
 
 
+def _serve_without_client(
+    root: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``swarmmem --root ROOT mcp`` with nothing on stdin (a minute at most): how a server
+    that cannot start ends."""
+    return subprocess.run(
+        [sys.executable, "-m", "swarmmem.cli", "--root", str(root), "mcp"],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env,
+    )
+
+
 def _leaves(exc: BaseException) -> list[BaseException]:
     """The exceptions inside (nested) exception groups."""
     inner = getattr(exc, "exceptions", None)
@@ -578,15 +602,7 @@ def test_nonexistent_root_refuses_to_start(tmp_path: Path, what: str) -> None:
     if what == "file":
         root.write_text("not a folder", encoding="utf-8")
     reason = "does not exist" if what == "missing" else "is not a directory"
-    done = subprocess.run(
-        [sys.executable, "-m", "swarmmem.cli", "--root", str(root), "mcp"],
-        input="",
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env=_child_env(),
-    )
+    done = _serve_without_client(root, env=_child_env())
     assert done.returncode == 2
     assert done.stderr.strip() == f"Error: project root {root} {reason} (check --root)"
     assert "disabled" not in done.stderr
@@ -642,14 +658,7 @@ def test_malformed_config_stops_the_server_before_serving(tmp_path: Path) -> Non
     """A broken configuration makes ``swarmmem mcp`` exit with code 2 and a clear message."""
     root = make_project(tmp_path)
     (root / ".opencode" / "opencode-swarm.json").write_text("{not json", encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "swarmmem.cli", "--root", str(root), "mcp"],
-        input="",
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = _serve_without_client(root)
     assert done.returncode == 2
     assert "cannot read configuration" in done.stderr
     assert done.stdout == ""
@@ -767,16 +776,7 @@ def test_in_memory_provider_keeps_one_memory_for_the_server_lifetime(tmp_path: P
     """With provider 'memory' proposals survive between calls (one resident Memory), then close."""
     root = make_project(tmp_path, {"enabled": True, "provider": "memory"})
     tools = MemoryTools(root)
-    proposed, is_error = tools.call(
-        PROPOSE,
-        {
-            "operation": "add",
-            "kind": "repo_convention",
-            "text": FACT,
-            "rationale": "r",
-            "evidenceRefs": ["pyproject.toml"],
-        },
-    )
+    proposed, is_error = tools.call(PROPOSE, ADD_FACT)
     assert not is_error
     with tools.memory() as mem:
         first = mem
@@ -1098,16 +1098,7 @@ def test_curator_writes_from_another_handle_are_seen_by_the_next_call(
     """Per-call opening: a curator's decision made elsewhere shows up in the next recall."""
     root = make_project(tmp_path, {"enabled": True, "provider": provider})
     tools = MemoryTools(root, context={"session_id": "sess-p", "agent_role": "coder"})
-    proposed, is_error = tools.call(
-        PROPOSE,
-        {
-            "operation": "add",
-            "kind": "repo_convention",
-            "text": FACT,
-            "rationale": "r",
-            "evidenceRefs": ["pyproject.toml"],
-        },
-    )
+    proposed, is_error = tools.call(PROPOSE, ADD_FACT)
     assert not is_error
     with swarmmem.open(root, context={"agent_role": "curator"}) as curator:
         change = curator.curate(proposed["proposal_id"], "add")
