@@ -53,6 +53,7 @@ from swarmmem.adapters.storage.sql import (
     guarded,
     migration_steps,
 )
+from swarmmem.adapters.storage.sql.migrator import Schema
 from swarmmem.adapters.storage.sqlite_fts import (
     BULK_CACHE_KIB,
     FTS_TABLE,
@@ -438,11 +439,9 @@ class SqliteStore(SqlStore):
         super().__init__(
             db,
             self.fts,
-            MIGRATIONS,
+            Schema(MIGRATIONS, _backfill_run_ids, _backfill_provenance),
             clock=clock,
             embedding_model_version=embedding_model_version,
-            run_ids=_backfill_run_ids,
-            provenance=_backfill_provenance,
         )
         self.db: SqliteDatabase = db
         self.path = db.path

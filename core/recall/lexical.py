@@ -38,7 +38,7 @@ from swarmmem.core.recall.bm25 import (
     stemmed_query,
 )
 from swarmmem.core.recall.fts import FTS_BONUS, build_fts_query
-from swarmmem.core.recall.scoring import LearningPolicy, Ranking, rank_records, score_records
+from swarmmem.core.recall.scoring import LearningPolicy, Ranking, rank_records
 from swarmmem.ports.storage import StorageProvider
 
 DEFAULT_CANDIDATE_CAP = 1000
@@ -332,14 +332,14 @@ def expand_related(
             record = store.get(related_id)
             if record is None or not recallable(record):
                 continue
-            scored, _ = score_records(
+            scored = rank_records(
                 request,
                 [record],
                 now_ms=now_ms,
                 policy=policy,
                 apply_min_score=False,
                 require_signal=False,
-            )
+            ).items()
             if not scored:
                 continue
             item = scored[0]

@@ -186,30 +186,6 @@ def _reason(
     return ", ".join(parts)
 
 
-def score_records(
-    request: RecallRequest,
-    records: Sequence[MemoryRecord],
-    *,
-    now_ms: float,
-    policy: LearningPolicy | None = None,
-    rng: Callable[[], float] | None = None,
-    apply_min_score: bool = True,
-    require_signal: bool | None = None,
-) -> tuple[list[RecallItem], dict[str, int]]:
-    """Score ``records`` for ``request``; return the kept items (best first) and counts
-    (:func:`rank_records`, every item built)."""
-    ranking = rank_records(
-        request,
-        records,
-        now_ms=now_ms,
-        policy=policy,
-        rng=rng,
-        apply_min_score=apply_min_score,
-        require_signal=require_signal,
-    )
-    return ranking.items(), ranking.diagnostics
-
-
 def rank_records(
     request: RecallRequest,
     records: Sequence[MemoryRecord],

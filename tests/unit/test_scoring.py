@@ -2,21 +2,31 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import pytest
 from factories import OTHER_SCOPE, REPO_SCOPE, make_memory
 
 from swarmmem.adapters.storage.memory import InMemoryStore
-from swarmmem.core.model.records import MemorySource, RecallRequest
+from swarmmem.core.model.records import MemorySource, RecallItem, RecallRequest
 from swarmmem.core.model.roles import normalize_role, profile_for
 from swarmmem.core.recall.fts import FTS_BONUS, build_fts_query, fts_terms
 from swarmmem.core.recall.lexical import slice_items
 from swarmmem.core.recall.pipeline import run_recall
 from swarmmem.core.recall.prompt import already_injected, build_prompt_block, header
-from swarmmem.core.recall.scoring import LearningPolicy, rank_records, score_records
+from swarmmem.core.recall.scoring import LearningPolicy, rank_records
 
 NOW = "2026-01-05T00:00:00.000Z"
 NOW_MS = 1767571200000.0
+
+
+def score_records(
+    request: RecallRequest, records: list[Any], **options: Any
+) -> tuple[list[RecallItem], dict[str, int]]:
+    """The kept items (best first) and the counts of ``rank_records``, every item built."""
+    ranking = rank_records(request, records, **options)
+    return ranking.items(), ranking.diagnostics
 
 
 def request(**kw):

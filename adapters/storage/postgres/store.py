@@ -52,6 +52,7 @@ from swarmmem.adapters.storage.postgres.migrations import (
 from swarmmem.adapters.storage.postgres.notify import NotifiedCaches, channel_for
 from swarmmem.adapters.storage.sql import Database, SqlStore, guarded
 from swarmmem.adapters.storage.sql.audit import AuditLog, Log
+from swarmmem.adapters.storage.sql.migrator import Schema
 from swarmmem.core.model.audit import CHAIN_HEAD_KEY, KEY_MARKER_KEY
 from swarmmem.ports.clock import Clock
 
@@ -61,6 +62,18 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_POOL_SIZE", "PostgresDialect", "PostgresStore", "RoleAuditLog"]
 
 log = logging.getLogger("swarmmem.postgres")
+
+#: the migrations and backfills of a PostgreSQL schema (full text has backfills of its own)
+SCHEMA = Schema(
+    MIGRATIONS,
+    backfill_recall_run_ids,
+    backfill_provenance,
+    (
+        ("fts_rows_backfilled", backfill_fts),
+        ("fts_porter_rows_backfilled", backfill_stemmed_fts),
+        ("fts_porter_kind_weighted", rebuild_stemmed_fts),
+    ),
+)
 
 #: the ``memory_audit_chains`` column of each chain setting
 _CHAIN_COLUMNS = {CHAIN_HEAD_KEY: "head", KEY_MARKER_KEY: "key_marker"}
@@ -139,16 +152,9 @@ class PostgresStore(SqlStore):
         super().__init__(
             db,
             self.fts,
-            MIGRATIONS,
+            SCHEMA,
             clock=clock,
             embedding_model_version=embedding_model_version,
-            run_ids=backfill_recall_run_ids,
-            provenance=backfill_provenance,
-            backfills=(
-                ("fts_rows_backfilled", backfill_fts),
-                ("fts_porter_rows_backfilled", backfill_stemmed_fts),
-                ("fts_porter_kind_weighted", rebuild_stemmed_fts),
-            ),
             audit=RoleAuditLog,
         )
         self.db: PostgresDatabase = db

@@ -146,6 +146,11 @@ def values_list(width: int, nulls: tuple[int, ...] = ()) -> str:
     return ", ".join("NULL" if at in nulls else "?" for at in range(width))
 
 
+def where_equal(statement: str, column: str, value: str | None) -> tuple[str, tuple[str, ...]]:
+    """``statement`` limited to rows whose ``column`` is ``value`` (every row when None)."""
+    return (statement, ()) if value is None else (f"{statement} WHERE {column} = ?", (value,))
+
+
 def list_query(
     dialect: SqlDialect, flt: ListFilter, columns: str
 ) -> tuple[str, builtins.list[Any]] | None:

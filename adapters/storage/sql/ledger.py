@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from swarmmem.adapters.storage.sql.database import Database
+from swarmmem.adapters.storage.sql.dialect import where_equal
 from swarmmem.adapters.storage.sql.records import TextIndex, parsed_rows
 from swarmmem.adapters.storage.sql_rows import (
     RECALL_USAGE_COLUMNS,
@@ -93,10 +94,8 @@ class Ledger:
         self.db.touch((event.memory_id,))
 
     def outcomes(self, memory_id: str | None = None) -> builtins.list[OutcomeEvent]:
-        statement = "SELECT event_json FROM memory_outcomes"
-        params: tuple[str, ...] = ()
-        if memory_id is not None:
-            statement, params = f"{statement} WHERE memory_id = ?", (memory_id,)
+        select = "SELECT event_json FROM memory_outcomes"
+        statement, params = where_equal(select, "memory_id", memory_id)
         with self.db.connection() as conn:
             rows = self.db.execute(conn, statement + " ORDER BY at ASC, id ASC", params).fetchall()
         return parsed_rows(rows, outcome_event_from_row)

@@ -8,8 +8,8 @@ once each, remembered by a ``_meta`` flag. A store written by a newer release is
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from swarmmem.adapters.storage.sql.audit import AuditLog
 from swarmmem.adapters.storage.sql.database import Database
@@ -22,40 +22,39 @@ from swarmmem.core.model.ids import stable_scope_key
 Step = Callable[[Any], None]
 
 
+class Schema(NamedTuple):
+    """What a database brings to :class:`Migrator`: its migration steps, its fills of
+    ``memory_recall_usage.run_id`` (from the usage JSON) and ``memory_items.valid_from`` (from
+    the record's ``createdAt``, else ``updatedAt``), and its own backfills after the shared
+    ones (``_meta`` flag, step)."""
+
+    migrations: tuple[Migration, ...]
+    run_ids: Step
+    provenance: Step
+    backfills: tuple[tuple[str, Step], ...] = ()
+
+
 class Migrator:
     """Brings a database's schema and derived data up to this release.
 
     Args:
         db: the database.
-        migrations: its steps, in version order.
+        schema: its steps (in version order) and backfills.
         audit: the store's audit log (each step is audited; v13 chains the events).
-        run_ids: the database's fill of ``memory_recall_usage.run_id`` from the usage JSON.
-        provenance: the database's fill of ``memory_items.valid_from`` from the record's
-            ``createdAt``, else ``updatedAt``.
-        extra: the database's own backfills, after the shared ones: (``_meta`` flag, step).
     """
 
-    def __init__(
-        self,
-        db: Database,
-        migrations: tuple[Migration, ...],
-        audit: AuditLog,
-        *,
-        run_ids: Step,
-        provenance: Step,
-        extra: Sequence[tuple[str, Step]] = (),
-    ) -> None:
+    def __init__(self, db: Database, schema: Schema, audit: AuditLog) -> None:
         self.db = db
-        self.migrations = migrations
+        self.migrations = schema.migrations
         self.audit = audit
         self.backfills: tuple[tuple[str, Step], ...] = (
             ("scope_key_backfilled", self._scope_keys),
-            ("recall_run_id_backfilled", run_ids),
-            ("provenance_columns_backfilled", provenance),
+            ("recall_run_id_backfilled", schema.run_ids),
+            ("provenance_columns_backfilled", schema.provenance),
             ("event_hash_chain_backfilled", audit.backfill),
             ("report_columns_backfilled", self._report_columns),
             ("text_terms_backfilled", self._text_terms),
-            *extra,
+            *schema.backfills,
         )
 
     @property

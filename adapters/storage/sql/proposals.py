@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from swarmmem.adapters.storage.sql.database import Database
+from swarmmem.adapters.storage.sql.dialect import where_equal
 from swarmmem.core.model.codec import proposal_from_dict, proposal_to_dict
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.records import MemoryProposal
@@ -70,10 +71,8 @@ class Proposals:
         return None if row is None else self._parse(proposal_id, row[0])
 
     def list(self, status: str | None = None) -> builtins.list[MemoryProposal]:
-        statement = "SELECT id, proposal_json FROM memory_proposals"
-        params: tuple[str, ...] = ()
-        if status is not None:
-            statement, params = f"{statement} WHERE status = ?", (status,)
+        select = "SELECT id, proposal_json FROM memory_proposals"
+        statement, params = where_equal(select, "status", status)
         with self.db.connection() as conn:
             rows = self.db.execute(conn, statement + " ORDER BY created_at ASC, id ASC", params)
             parsed = [self._parse(pid, pjson) for pid, pjson in rows.fetchall()]

@@ -27,10 +27,9 @@ from swarmmem.adapters.storage.base import Preselection, StoreBase
 from swarmmem.adapters.storage.sql.audit import AuditLog, Log
 from swarmmem.adapters.storage.sql.database import Database, guarded
 from swarmmem.adapters.storage.sql.ledger import Ledger, scrub_rows
-from swarmmem.adapters.storage.sql.migrator import Migrator, Step
+from swarmmem.adapters.storage.sql.migrator import Migrator, Schema
 from swarmmem.adapters.storage.sql.proposals import Proposals
 from swarmmem.adapters.storage.sql.records import Progress, Records, TextIndex
-from swarmmem.adapters.storage.sql.schema import Migration
 from swarmmem.adapters.storage.sql.table_rows import TableRows
 from swarmmem.core.model.events import OutcomeEvent, RecallUsage, RewardEvent
 from swarmmem.core.model.records import MemoryProposal, MemoryRecord
@@ -45,11 +44,10 @@ class SqlStore(StoreBase):
     Args:
         db: the database.
         text: its item rows and full-text index.
-        migrations: its schema steps.
+        schema: its migration steps and backfills (see :class:`~.migrator.Schema`).
         clock: the time source of audit events (the system clock by default).
         embedding_model_version: the value of the ``embedding_model_version`` column when
             embeddings are active; otherwise the record's own value (or ``''``) is kept.
-        run_ids, provenance, backfills: the database's backfills (see :class:`~.migrator.Migrator`).
         audit: makes the audit log (a database may keep one chain per role).
     """
 
@@ -57,13 +55,10 @@ class SqlStore(StoreBase):
         self,
         db: Database,
         text: TextIndex,
-        migrations: tuple[Migration, ...],
+        schema: Schema,
         *,
         clock: Clock | None,
         embedding_model_version: str | None,
-        run_ids: Step,
-        provenance: Step,
-        backfills: Sequence[tuple[str, Step]] = (),
         audit: Callable[[Database, Log], AuditLog] = AuditLog,
     ) -> None:
         self.db = db
@@ -77,9 +72,7 @@ class SqlStore(StoreBase):
         self.load_report = self.records.load_report
         self.proposals = Proposals(db, self.records.report)
         self.ledger = Ledger(db)
-        self.migrator = Migrator(
-            db, migrations, self.audit, run_ids=run_ids, provenance=provenance, extra=backfills
-        )
+        self.migrator = Migrator(db, schema, self.audit)
         self.table_rows = TableRows(db, text, self.audit)
 
     @property
