@@ -24,7 +24,7 @@ import json
 import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from swarmmem.adapters.storage.memory import (
     InMemoryStore,
@@ -43,6 +43,7 @@ from swarmmem.core.model.codec import (
     reward_event_to_dict,
 )
 from swarmmem.core.model.errors import MemoryValidationError, StorageError
+from swarmmem.core.model.events import RewardEvent
 from swarmmem.core.model.records import MemoryProposal, MemoryRecord
 from swarmmem.core.model.semantics import dumps, merge_pairs
 from swarmmem.ports.clock import Clock
@@ -128,6 +129,17 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+_T = TypeVar("_T")
+
+
+def _stamped_reward(obj: Any) -> RewardEvent:
+    """A reward event line (it must carry its timestamp)."""
+    reward = reward_event_from_dict(obj)
+    if reward.timestamp is None:
+        raise MemoryValidationError("reward event: timestamp is required")
+    return reward
+
+
 class JsonlStore(InMemoryStore):
     """A :class:`~swarmmem.ports.storage.StorageProvider` over append-only JSONL files."""
 
@@ -179,45 +191,33 @@ class JsonlStore(InMemoryStore):
             else:
                 yield number, obj
 
+    def _parsed(self, file: str, parse: Callable[[Any], _T]) -> Iterator[_T]:
+        """Each line of ``file`` that ``parse`` accepts (the others are reported)."""
+        for number, obj in self._lines(file):
+            try:
+                parsed = parse(obj)
+            except MemoryValidationError as exc:
+                self._problem(file, number, str(exc))
+                continue
+            yield parsed
+
     def _load(self) -> None:
-        for number, obj in self._lines("memories.jsonl"):
-            try:
-                record = record_from_dict(obj)
-            except MemoryValidationError as exc:
-                self._problem("memories.jsonl", number, str(exc))
-                continue
+        for record in self._parsed("memories.jsonl", record_from_dict):
             self._records[record.id] = record
-        for number, obj in self._lines("proposals.jsonl"):
-            try:
-                proposal = proposal_from_dict(obj)
-            except MemoryValidationError as exc:
-                self._problem("proposals.jsonl", number, str(exc))
-                continue
+        for proposal in self._parsed("proposals.jsonl", proposal_from_dict):
             self._proposals[proposal.id] = proposal
         for number, obj in self._lines("audit.jsonl"):
             try:
                 self._load_audit_line(obj)
             except (KeyError, TypeError, ValueError) as exc:
                 self._problem("audit.jsonl", number, f"invalid audit line: {exc}")
-        for number, obj in self._lines("outcome-events.jsonl"):
-            try:
-                event = outcome_event_from_dict(obj)
-            except MemoryValidationError as exc:
-                self._problem("outcome-events.jsonl", number, str(exc))
-                continue
+        for event in self._parsed("outcome-events.jsonl", outcome_event_from_dict):
             previous = self._outcomes.get(event.id)
             if previous is not None:
                 self._outcomes_by_memory[previous.memory_id].pop(event.id, None)
             self._outcomes[event.id] = event
             self._outcomes_by_memory.setdefault(event.memory_id, {})[event.id] = event
-        for number, obj in self._lines("reward-events.jsonl"):
-            try:
-                reward = reward_event_from_dict(obj)
-                if reward.timestamp is None:
-                    raise MemoryValidationError("reward event: timestamp is required")
-            except MemoryValidationError as exc:
-                self._problem("reward-events.jsonl", number, str(exc))
-                continue
+        for reward in self._parsed("reward-events.jsonl", _stamped_reward):
             self._rewards.append(reward)
         self._rebuild_relations()
 
