@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from factories import as_json, cite, cli
+from factories import as_json, cite, cli, run_swarmmem
 
 import swarmmem
 from swarmmem.cli import main
@@ -540,3 +540,19 @@ def test_evaluate_gate_refuses_a_baseline_outside_the_project(
     assert outside.read_text(encoding="utf-8") == "precious"
     if where == "not-json":
         assert (project / "notes.txt").read_text(encoding="utf-8") == "keep me"
+
+
+def test_a_renamed_config_key_is_one_plain_warning_line(tmp_path: Path) -> None:
+    """A configuration written with a former spelling still works, and the command line says
+    so in one line, not with the source file and line of the library that noticed it."""
+    (tmp_path / ".opencode").mkdir()
+    config = {"memory": {"enabled": True, "evidence": {"cache_max_bytes": 1_000_000}}}
+    (tmp_path / ".opencode" / "opencode-swarm.json").write_text(json.dumps(config))
+    done = run_swarmmem(tmp_path, "status", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["enabled"] is True
+    lines = done.stderr.strip().splitlines()
+    assert lines == [
+        "warning: memory.evidence.cache_max_bytes is now spelled "
+        "memory.evidence.cacheMaxBytes; rename it"
+    ]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -39,6 +40,7 @@ from swarmmem.core.model.errors import (
     ScopeError,
     SwarmMemoryError,
 )
+from swarmmem.core.model.settings import ConfigDeprecationWarning
 from swarmmem.project import resolve_root
 from swarmmem.results import disabled_result, error_result, redact_secrets
 
@@ -184,8 +186,32 @@ class Group(click.Group):
             return super().make_context(*args, **kwargs)
 
     def invoke(self, ctx: click.Context) -> Any:
-        with _redacted_usage_errors():
+        with _redacted_usage_errors(), _plain_config_warnings():
             return super().invoke(ctx)
+
+
+@contextmanager
+def _plain_config_warnings() -> Iterator[None]:
+    """A configuration deprecation as one ``warning: ...`` line on stderr (not the library's
+    source file and line); other warnings show as Python shows them."""
+    with warnings.catch_warnings():
+        shown = warnings.showwarning
+
+        def show(
+            message: Warning | str,
+            category: type[Warning],
+            filename: str,
+            lineno: int,
+            file: Any = None,
+            line: str | None = None,
+        ) -> None:
+            if issubclass(category, ConfigDeprecationWarning):
+                click.echo(f"warning: {message}", err=True)
+            else:
+                shown(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        yield
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
