@@ -150,15 +150,15 @@ def test_report(benchmark: Any, project: Any, report: str) -> None:
     """One report as its CLI command builds it."""
     result = benchmark(getattr(project, report))
     if report == "stale":
-        assert result["deleted_tombstones_count"] == SPECIAL
-        assert result["expired_scratch_count"] == SPECIAL // 2
-        assert result["low_learned_utility_count"] == SPECIAL
+        assert result.deleted_tombstones_count == SPECIAL
+        assert result.expired_scratch_count == SPECIAL // 2
+        assert result.low_learned_utility_count == SPECIAL
     elif report == "pending":
-        assert result["pending_count"] == result["rejected_count"] == 20
+        assert result.pending_count == result.rejected_count == 20
     elif report == "recall_log":
-        assert result["events_scanned"] == 300
+        assert result.events_scanned == 300
     else:
-        assert result["memories"]
+        assert result.memories
 
 
 @pytest.mark.benchmark(group="reports")

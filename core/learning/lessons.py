@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 from swarmmem.core.learning import reflection
+from swarmmem.core.model.reports import Reflection, ReflectionStatus
 from swarmmem.ports.detectors import SecretDetector
 from swarmmem.ports.files import LessonFiles
 from swarmmem.ports.storage import StorageProvider
@@ -74,32 +75,23 @@ def dead_anchor_ids(files: LessonFiles) -> list[str]:
     return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
 
 
-def refresh_status(enabled: bool, regenerate: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+def refresh_status(enabled: bool, regenerate: Callable[[], Reflection]) -> ReflectionStatus:
     """Run ``regenerate`` when reflection is ``enabled`` and describe what happened.
 
     A failure never propagates (the caller's own work is already done): it is logged and
     makes the status ``partial`` with ``reflection_error``.
     """
-    out: dict[str, Any] = {
-        "status": "complete",
-        "partial": False,
-        "reflection_enabled": enabled,
-        "reflection_attempted": enabled,
-        "reflection_updated": False,
-    }
+    out = ReflectionStatus(reflection_enabled=enabled, reflection_attempted=enabled)
     if not enabled:
         return out
     try:
         result = regenerate()
     except Exception as exc:
         log.warning("reflection regeneration failed", exc_info=True)
-        out.update(status="partial", partial=True, reflection_error=str(exc))
-        return out
-    out["reflection_updated"] = bool(result.get("updated"))
-    if "entries" in result:
-        out["reflection_entries"] = result["entries"]
-    if not result.get("updated"):
-        out.update(status="partial", partial=True, reflection_error=result.get("reason"))
+        return attrs.evolve(out, status="partial", partial=True, reflection_error=str(exc))
+    out = attrs.evolve(out, reflection_updated=result.updated, reflection_entries=result.entries)
+    if not result.updated:
+        return attrs.evolve(out, status="partial", partial=True, reflection_error=result.reason)
     return out
 
 
@@ -115,10 +107,10 @@ class LessonService:
     secrets: SecretDetector
     half_life_days: float = 30.0
 
-    def regenerate(self) -> dict[str, Any]:
-        """Rebuild the lesson files (``{"updated": False, "reason": "disabled"}`` when off)."""
+    def regenerate(self) -> Reflection:
+        """Rebuild the lesson files (not ``updated``, with the reason ``disabled``, when off)."""
         if not self.enabled:
-            return {"updated": False, "reason": "disabled"}
+            return Reflection(updated=False, reason="disabled")
         result = regenerate(
             self.store,
             self.files,
@@ -126,13 +118,19 @@ class LessonService:
             secrets=self.secrets,
             half_life_days=self.half_life_days,
         )
-        result.pop("digest", None)
-        return result
+        if not result["updated"]:
+            return Reflection(updated=False, reason=result["reason"])
+        return Reflection(
+            updated=True,
+            entries=result["entries"],
+            json_path=result["json_path"],
+            md_path=result["md_path"],
+        )
 
     def block(self) -> str:
         """The bounded reflection prompt block (empty when reflection is off)."""
         return prompt_block(self.files, self.secrets) if self.enabled else ""
 
-    def refresh(self) -> dict[str, Any]:
+    def refresh(self) -> ReflectionStatus:
         """Regenerate after another write and describe it (see :func:`refresh_status`)."""
         return refresh_status(self.enabled, self.regenerate)

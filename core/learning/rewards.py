@@ -163,8 +163,8 @@ class VerdictResult:
         """The propagated updates."""
         return tuple(u for u in self.updates if u.propagated)
 
-    def as_dict(self) -> dict[str, Any]:
-        """Stable JSON form."""
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object ``swarmmem verdict --json`` prints."""
         return {
             "success": self.status != STATUS_NO_USAGE,
             "status": self.status,

@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from swarmmem.core.learning.rewards import EmbedFn, LearningSettings, apply_verdict
+from swarmmem.core.learning.rewards import EmbedFn, LearningSettings, VerdictResult, apply_verdict
 from swarmmem.core.model.ids import sha256_hex
 from swarmmem.core.model.scopes import MemoryContext
 from swarmmem.ports.storage import StorageProvider
@@ -53,7 +53,7 @@ class VerdictService:
         round_number: int,
         session_ids: Sequence[str] = (),
         synthesis: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any]:
+    ) -> VerdictResult:
         """:func:`~swarmmem.core.learning.rewards.apply_verdict` for this host session."""
         return apply_verdict(
             self.store,
@@ -71,4 +71,4 @@ class VerdictService:
             policy=self.policy,
             embed=self.embed(),
             synthesis=None if synthesis is None else self._clean(synthesis),
-        ).as_dict()
+        )

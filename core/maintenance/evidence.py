@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from swarmmem.core.model.records import MemoryRecord
+from swarmmem.core.model.reports import EvidenceReport
 
 StatusOf = Callable[[Mapping[str, Any]], str]
 TEXT_CLIP = 120
@@ -43,7 +44,7 @@ def _entry(record: MemoryRecord, status: str) -> dict[str, Any]:
 
 def evidence_report(
     records: Iterable[MemoryRecord], status_of: StatusOf, *, limit: int
-) -> dict[str, Any]:
+) -> EvidenceReport:
     """Counts and (at most ``limit`` each) entries of the active memories with ``changed``
     and ``missing`` evidence; ``checked`` counts the memories that have fingerprints."""
     checked = 0
@@ -55,13 +56,13 @@ def evidence_report(
         status = status_of(record.metadata)
         if status in found:
             found[status].append(record)
-    return {
-        "checked": checked,
-        "changed_count": len(found["changed"]),
-        "missing_count": len(found["missing"]),
-        "changed": [_entry(r, "changed") for r in found["changed"][:limit]],
-        "missing": [_entry(r, "missing") for r in found["missing"][:limit]],
-    }
+    return EvidenceReport(
+        checked=checked,
+        changed_count=len(found["changed"]),
+        missing_count=len(found["missing"]),
+        changed=[_entry(r, "changed") for r in found["changed"][:limit]],
+        missing=[_entry(r, "missing") for r in found["missing"][:limit]],
+    )
 
 
 def verification_proposals(

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import builtins
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import attrs
@@ -43,6 +43,12 @@ from swarmmem.core.model.records import (
     MemoryProposal,
     MemoryRecord,
     MemoryScope,
+)
+from swarmmem.core.model.reports import (
+    ForgetResult,
+    MemoryDetails,
+    ProposalDetails,
+    ReflectionStatus,
 )
 from swarmmem.core.model.semantics import PURGED, ListFilter, quotes, scope_key_of
 from swarmmem.core.recall.lexical import recallable
@@ -187,7 +193,7 @@ class ManagementService:
     policy: LearningPolicy
     redact: Callable[[str], str]
     vectors: Callable[[], VectorIndex | None]
-    refresh: Callable[[], Mapping[str, Any]]
+    refresh: Callable[[], ReflectionStatus]
 
     def state_of(self, record: MemoryRecord) -> str:
         """The state of ``record`` now (:func:`memory_state`)."""
@@ -246,7 +252,7 @@ class ManagementService:
             raise NotFoundError(f"memory {memory_id} was not found")
         return record
 
-    def inspect_proposal(self, proposal_id: str) -> dict[str, Any]:
+    def inspect_proposal(self, proposal_id: str) -> ProposalDetails:
         """A proposal of this context's scopes: what it proposes, who proposed it and when,
         whether it needs rephrasing to become memory, and the audit events about it."""
         proposal = self.store.get_proposal(proposal_id)
@@ -258,22 +264,21 @@ class ManagementService:
             if proposal.status == "pending" and proposal.operation in ("add", "update", "supersede")
             else []
         )
-        return {
-            "success": True,
-            "proposal_id": proposal.id,
-            "proposal": proposal_to_dict(proposal),
-            "proposed_by": attrs.asdict(proposal.proposed_by),
-            "age": age_text(proposal.created_at, self.now()),
-            "needs_rephrasing": needs,
-            "similar": [
+        return ProposalDetails(
+            proposal_id=proposal.id,
+            proposal=proposal_to_dict(proposal),
+            proposed_by=attrs.asdict(proposal.proposed_by),
+            age=age_text(proposal.created_at, self.now()),
+            needs_rephrasing=needs,
+            similar=[
                 {"memory_id": item.get("memoryId"), "score": item.get("score")}
                 for item in proposal.metadata.get("similar") or ()
                 if isinstance(item, dict)
             ],
-            "audit": events,
-        }
+            audit=events,
+        )
 
-    def inspect(self, memory_id: str) -> dict[str, Any]:
+    def inspect(self, memory_id: str) -> MemoryDetails:
         """The memory with its provenance, outcome events, Q history (its reward events),
         merge relations, the proposals that concern it and the audit events that touched it."""
         record = self.get(memory_id)
@@ -285,12 +290,11 @@ class ManagementService:
             if e.target_id in touched or record.id in (e.event_json or "")
         ]
         rewards = [e for e in self.store.list_reward_events() if e.memory_id == record.id]
-        return {
-            "success": True,
-            "memory_id": record.id,
-            "state": self.state_of(record),
-            "record": record_to_dict(record),
-            "provenance": {
+        return MemoryDetails(
+            memory_id=record.id,
+            state=self.state_of(record),
+            record=record_to_dict(record),
+            provenance={
                 "source": source_to_dict(record.source),
                 "producer_session_id": record.producer_session_id,
                 "producer_agent_role": record.producer_agent_role,
@@ -301,15 +305,15 @@ class ManagementService:
                 "valid_to": record.metadata.get("validTo"),
                 "content_hash": record.content_hash,
             },
-            "outcomes": [outcome_event_to_dict(e) for e in self.store.list_outcomes(record.id)],
-            "q_value": record.q,
-            "q_history": [reward_event_to_dict(e) for e in rewards],
-            "relations": [r.memory_id for r in record.relations],
-            "proposals": proposals,
-            "audit": events,
-        }
+            outcomes=[outcome_event_to_dict(e) for e in self.store.list_outcomes(record.id)],
+            q_value=record.q,
+            q_history=[reward_event_to_dict(e) for e in rewards],
+            relations=[r.memory_id for r in record.relations],
+            proposals=proposals,
+            audit=events,
+        )
 
-    def forget(self, memory_id: str, *, reason: str, purge: bool = False) -> dict[str, Any]:
+    def forget(self, memory_id: str, *, reason: str, purge: bool = False) -> ForgetResult:
         """Tombstone the memory with ``reason`` (secrets redacted); ``purge`` also erases it
         and scrubs its text from the store, and drops its vector.
 
@@ -330,26 +334,27 @@ class ManagementService:
         if purge and quotes(clean, texts):
             clean = PURGED  # the audit log keeps the reason: it must not quote the text
         now = self.now()
-        result: dict[str, Any] = {
-            "success": True,
-            "memory_id": record.id,
-            "purged": purge,
-            "reason": clean,
-        }
+        scrubbed = None
         if not purge:
             if record.deleted:
                 raise ConflictError(
                     f"memory {record.id} is already forgotten; purge it to erase it for good"
                 )
             self.store.delete(record.id, reason=clean, now=now)
-            return {**result, **self.refresh()}
-        with self.store.transaction():
-            self.store.delete(record.id, reason=clean, now=now, hard=True)
-            result["scrubbed"] = self.store.scrub(record.id, texts, now=now)
-        vectors = self.vectors()
-        if vectors is not None:
-            vectors.delete([record.id])
-        return {**result, **self.refresh()}
+        else:
+            with self.store.transaction():
+                self.store.delete(record.id, reason=clean, now=now, hard=True)
+                scrubbed = self.store.scrub(record.id, texts, now=now)
+            vectors = self.vectors()
+            if vectors is not None:
+                vectors.delete([record.id])
+        return ForgetResult(
+            memory_id=record.id,
+            purged=purge,
+            reason=clean,
+            scrubbed=scrubbed,
+            reflection=self.refresh(),
+        )
 
 
 def purged_texts(record: MemoryRecord) -> tuple[str, ...]:

@@ -1,7 +1,8 @@
 """Maintenance reports and explicit compaction.
 
-Every report builder reads the store and returns a plain dict with stable keys (the JSON
-form of a command); a ``render_*`` function turns it into the Markdown text of the command.
+Every report builder reads the store and returns its result class
+(:mod:`swarmmem.core.model.reports`); a ``render_*`` function turns the result's JSON form
+(``to_json()``, what ``--json`` prints) into the Markdown text of the command.
 Nothing here removes data except :func:`apply_compaction` with ``confirm=True``, and that
 only removes deleted tombstones, superseded records and expired scratch memories.
 """
@@ -28,6 +29,14 @@ from swarmmem.core.model.events import RewardEvent
 from swarmmem.core.model.formatting import age_text, to_fixed
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import MemoryProposal, MemoryRecord
+from swarmmem.core.model.reports import (
+    CompactionReport,
+    EvidenceReport,
+    PendingReport,
+    RecallLogReport,
+    StaleReport,
+    ValueLogReport,
+)
 from swarmmem.ports.storage import ListFilter, StorageProvider
 
 DEFAULT_LIMIT = 20
@@ -207,7 +216,7 @@ def pending_report(
     now: str,
     policy: LearningSettings | None = None,
     limit: int = DEFAULT_LIMIT,
-) -> dict[str, Any]:
+) -> PendingReport:
     """Pending proposals (oldest first), rejected reasons (newest first), promotion candidates."""
     policy = policy or LearningSettings()
     pending = store.list_proposals("pending")
@@ -225,19 +234,19 @@ def pending_report(
     promotable = _promotable(now, counts, policy)
     total = store.count_where(promotable)
     candidates = _first(store, promotable, total, limit)
-    return {
-        "limit": limit,
-        "pending_count": len(pending),
-        "rejected_count": len(rejected),
-        "promotion_candidate_count": total,
-        "pending": [
+    return PendingReport(
+        limit=limit,
+        pending_count=len(pending),
+        rejected_count=len(rejected),
+        promotion_candidate_count=total,
+        pending=[
             {**_proposal_entry(p), "age": age_text(p.created_at, now)} for p in pending[:limit]
         ],
-        "rejected": [_proposal_entry(p) for p in rejected[:limit]],
-        "policy_decided_count": len(decided),
-        "policy_decided": [_proposal_entry(p) for p in decided[:limit]],
-        "promotion_candidates": [_candidate_entry(r, counts.get(r.id, 0)) for r in candidates],
-    }
+        rejected=[_proposal_entry(p) for p in rejected[:limit]],
+        policy_decided_count=len(decided),
+        policy_decided=[_proposal_entry(p) for p in decided[:limit]],
+        promotion_candidates=[_candidate_entry(r, counts.get(r.id, 0)) for r in candidates],
+    )
 
 
 def _candidate_line(entry: Mapping[str, Any]) -> str:
@@ -272,7 +281,7 @@ def render_pending(report: Mapping[str, Any]) -> str:
 
 def recall_log_report(
     store: StorageProvider, *, now: str, limit: int = DEFAULT_LIMIT
-) -> dict[str, Any]:
+) -> RecallLogReport:
     """Recall usage by agent role and by memory: most-recalled and never-recalled memories."""
     usage = store.list_recall_usage()
     roles: dict[str, dict[str, Any]] = {}
@@ -309,15 +318,15 @@ def recall_log_report(
     unrecalled = ListFilter(now=now, exclude_ids=tuple(sorted(hits)))
     never_count = store.count_where(unrecalled)
     never = _first(store, unrecalled, never_count, limit)
-    return {
-        "limit": limit,
-        "events_scanned": len(usage),
-        "recalled_memory_count": len(hits),
-        "never_recalled_count": never_count,
-        "by_role": by_role[:limit],
-        "most_recalled": most,
-        "never_recalled": [_memory_entry(r) for r in never],
-    }
+    return RecallLogReport(
+        limit=limit,
+        events_scanned=len(usage),
+        recalled_memory_count=len(hits),
+        never_recalled_count=never_count,
+        by_role=by_role[:limit],
+        most_recalled=most,
+        never_recalled=[_memory_entry(r) for r in never],
+    )
 
 
 def render_recall_log(report: Mapping[str, Any]) -> str:
@@ -359,7 +368,7 @@ def value_log_report(
     now: str,
     policy: LearningSettings | None = None,
     limit: int = DEFAULT_LIMIT,
-) -> dict[str, Any]:
+) -> ValueLogReport:
     """Per memory: current Q, status and up to five recent rewards (newest first)."""
     policy = policy or LearningSettings()
     events = list(reversed(store.list_reward_events()))
@@ -404,14 +413,14 @@ def value_log_report(
         )
     suppressed = ListFilter(now=now, q_below=policy.suppression_threshold, order="q_asc")
     promotable = _promotable(now, counts, policy)
-    return {
-        "limit": limit,
-        "reward_events_scanned": len(window),
-        "memory_count": len(grouped),
-        "memories": memories,
-        "promotion_candidates": [k.id for k in store.list_keys(promotable)],
-        "suppressed": [k.id for k in store.list_keys(suppressed)],
-    }
+    return ValueLogReport(
+        limit=limit,
+        reward_events_scanned=len(window),
+        memory_count=len(grouped),
+        memories=memories,
+        promotion_candidates=[k.id for k in store.list_keys(promotable)],
+        suppressed=[k.id for k in store.list_keys(suppressed)],
+    )
 
 
 def _num(value: Any, digits: int) -> str:
@@ -464,8 +473,8 @@ def stale_report(
     policy: LearningSettings | None = None,
     limit: int = DEFAULT_LIMIT,
     dead_anchor_ids: Iterable[str] = (),
-    evidence: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+    evidence: EvidenceReport | None = None,
+) -> StaleReport:
     """Expired scratch, tombstones, superseded chains, dead-anchor, low-utility and low-Q memories,
     and (from ``evidence``, an :func:`~swarmmem.core.maintenance.evidence.evidence_report`)
     those whose cited files changed or are gone.
@@ -497,16 +506,15 @@ def stale_report(
     sections["structurally_stale"] = (len(dead), _entries(store, dead[:limit]))
     sections["low_utility"] = _low_utility_section(store, active, recalled, ended, now_ms, limit)
     sections["low_learned_utility"] = _low_q_section(store, active, policy, ended, limit)
-    for status in ("changed", "missing"):
-        sections[f"evidence_{status}"] = (
-            (int(evidence[f"{status}_count"]), list(evidence[status])) if evidence else (0, [])
-        )
-    report: dict[str, Any] = {"limit": limit, "active_count": live_count}
-    for name, (total, _items) in sections.items():
-        report[f"{name}_count"] = total
-    for name, (_total, items) in sections.items():
-        report[name] = items[:limit]
-    return report
+    sections["evidence_changed"] = (
+        (evidence.changed_count, evidence.changed) if evidence else (0, [])
+    )
+    sections["evidence_missing"] = (
+        (evidence.missing_count, evidence.missing) if evidence else (0, [])
+    )
+    parts: dict[str, Any] = {f"{name}_count": total for name, (total, _) in sections.items()}
+    parts.update((name, items[:limit]) for name, (_, items) in sections.items())
+    return StaleReport(limit=limit, active_count=live_count, **parts)
 
 
 def _ended_and_live(
@@ -618,12 +626,12 @@ _COMPACTION_LABELS: dict[str, str] = {
 COMPACTION_CLASSES: tuple[str, ...] = tuple(_COMPACTION_LABELS)
 
 
-def compact_plan(store: StorageProvider, *, now: str) -> dict[str, Any]:
+def compact_plan(store: StorageProvider, *, now: str) -> CompactionReport:
     """What a confirmed compaction would remove, by class (ids sorted), without removing it."""
     now_ms = iso_to_ms(now)
     if now_ms is None:
         raise MemoryValidationError(f"now must be an ISO timestamp; got {now!r}")
-    plan: dict[str, Any] = {name: [] for name in COMPACTION_CLASSES}
+    plan: dict[str, list[str]] = {name: [] for name in COMPACTION_CLASSES}
     for record in _all_records(store, now):
         name = _classify(record, now_ms)
         if name is not None:
@@ -632,17 +640,21 @@ def compact_plan(store: StorageProvider, *, now: str) -> dict[str, Any]:
         plan[name].sort()
     total = store.count()
     removable = sum(len(plan[name]) for name in COMPACTION_CLASSES)
-    return {
-        "mode": "dry-run",
-        **plan,
-        "counts": {name: len(plan[name]) for name in COMPACTION_CLASSES},
-        "removable": removable,
-        "removed": 0,
-        "remaining_memories": total,
-    }
+    return CompactionReport(
+        mode="dry-run",
+        deleted_tombstones=plan["deleted_tombstones"],
+        superseded_records=plan["superseded_records"],
+        expired_scratch=plan["expired_scratch"],
+        counts={name: len(plan[name]) for name in COMPACTION_CLASSES},
+        removable=removable,
+        removed=0,
+        remaining_memories=total,
+    )
 
 
-def apply_compaction(store: StorageProvider, *, now: str, confirm: bool = False) -> dict[str, Any]:
+def apply_compaction(
+    store: StorageProvider, *, now: str, confirm: bool = False
+) -> CompactionReport:
     """Run compaction: a dry run unless ``confirm``.
 
     A confirmed run hard-deletes (with their outcome rows) exactly the records of
@@ -654,16 +666,16 @@ def apply_compaction(store: StorageProvider, *, now: str, confirm: bool = False)
     removed = 0
     with store.transaction():
         for name in COMPACTION_CLASSES:
-            for memory_id in plan[name]:
+            for memory_id in getattr(plan, name):
                 if store.delete(memory_id, reason=f"compact: {name}", now=now, hard=True):
                     removed += 1
         store.append_event(
             "compact",
             "memory_items",
             reason="explicit compaction",
-            event={"counts": plan["counts"], "removed": removed, "at": now},
+            event={"counts": plan.counts, "removed": removed, "at": now},
         )
-    return {**plan, "mode": "confirmed", "removed": removed, "remaining_memories": store.count()}
+    return attrs.evolve(plan, mode="confirmed", removed=removed, remaining_memories=store.count())
 
 
 def render_compaction(report: Mapping[str, Any], *, command: str = "swarmmem compact") -> str:

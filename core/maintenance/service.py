@@ -13,6 +13,14 @@ from swarmmem.core.learning.rewards import LearningSettings
 from swarmmem.core.maintenance import reports
 from swarmmem.core.maintenance.evidence import evidence_report
 from swarmmem.core.model.errors import MemoryValidationError
+from swarmmem.core.model.reports import (
+    CompactionReport,
+    EvidenceReport,
+    PendingReport,
+    RecallLogReport,
+    StaleReport,
+    ValueLogReport,
+)
 from swarmmem.ports.files import LessonFiles
 from swarmmem.ports.storage import StorageProvider
 from swarmmem.ports.vectors import VectorIndex
@@ -33,36 +41,36 @@ class MaintenanceService:
     #: a memory's metadata -> the status of its cited files (``None``: not checked)
     evidence_status: Callable[[Mapping[str, Any]], str] | None = None
 
-    def _report(
-        self, build: Callable[..., dict[str, Any]], limit: Limit, **extra: Any
-    ) -> dict[str, Any]:
-        return build(self.store, now=self.now(), limit=reports.parse_limit(limit), **extra)
-
-    def value_log(self, limit: Limit = None) -> dict[str, Any]:
+    def value_log(self, limit: Limit = None) -> ValueLogReport:
         """Per-memory Q-values, statuses and recent rewards."""
-        return self._report(reports.value_log_report, limit, policy=self.policy)
-
-    def pending(self, limit: Limit = None) -> dict[str, Any]:
-        """Pending proposals, rejected reasons and promotion candidates."""
-        return self._report(reports.pending_report, limit, policy=self.policy)
-
-    def recall_log(self, limit: Limit = None) -> dict[str, Any]:
-        """Recall usage by role and memory, most- and never-recalled memories."""
-        return self._report(reports.recall_log_report, limit)
-
-    def stale(self, limit: Limit = None) -> dict[str, Any]:
-        """Expired scratch, tombstones, superseded chains, dead-anchor, low-utility, low-Q."""
-        dead = dead_anchor_ids(self.lessons)
-        evidence = self.verify(limit) if self.evidence_status is not None else None
-        return self._report(
-            reports.stale_report,
-            limit,
-            policy=self.policy,
-            dead_anchor_ids=dead,
-            evidence=evidence,
+        return reports.value_log_report(
+            self.store, now=self.now(), limit=reports.parse_limit(limit), policy=self.policy
         )
 
-    def verify(self, limit: Limit = None) -> dict[str, Any]:
+    def pending(self, limit: Limit = None) -> PendingReport:
+        """Pending proposals, rejected reasons and promotion candidates."""
+        return reports.pending_report(
+            self.store, now=self.now(), limit=reports.parse_limit(limit), policy=self.policy
+        )
+
+    def recall_log(self, limit: Limit = None) -> RecallLogReport:
+        """Recall usage by role and memory, most- and never-recalled memories."""
+        return reports.recall_log_report(
+            self.store, now=self.now(), limit=reports.parse_limit(limit)
+        )
+
+    def stale(self, limit: Limit = None) -> StaleReport:
+        """Expired scratch, tombstones, superseded chains, dead-anchor, low-utility, low-Q."""
+        return reports.stale_report(
+            self.store,
+            now=self.now(),
+            limit=reports.parse_limit(limit),
+            policy=self.policy,
+            dead_anchor_ids=dead_anchor_ids(self.lessons),
+            evidence=self.verify(limit) if self.evidence_status is not None else None,
+        )
+
+    def verify(self, limit: Limit = None) -> EvidenceReport:
         """The active memories whose cited files changed or are gone (see
         :func:`~swarmmem.core.maintenance.evidence.evidence_report`)."""
         if self.evidence_status is None:
@@ -71,11 +79,13 @@ class MaintenanceService:
             self.store.iter_all_records(), self.evidence_status, limit=reports.parse_limit(limit)
         )
 
-    def compact(self, confirm: bool = False) -> dict[str, Any]:
+    def compact(self, confirm: bool = False) -> CompactionReport:
         """Remove deleted tombstones, superseded records and expired scratch, and their
         vectors; a dry run unless ``confirm``."""
         report = reports.apply_compaction(self.store, now=self.now(), confirm=confirm)
-        vectors = self.vectors() if confirm and report["removed"] else None
+        vectors = self.vectors() if confirm and report.removed else None
         if vectors is not None:  # vectors live beside the store: drop the removed ones too
-            vectors.delete([i for name in reports.COMPACTION_CLASSES for i in report[name]])
+            vectors.delete(
+                [*report.deleted_tombstones, *report.superseded_records, *report.expired_scratch]
+            )
         return report

@@ -7,7 +7,10 @@ import builtins
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from swarmmem.bootstrap import Runtime
+from swarmmem.core.learning.rewards import VerdictResult
 from swarmmem.core.maintenance.consolidate import consolidation_proposals
 from swarmmem.core.maintenance.evidence import verification_proposals
 from swarmmem.core.maintenance.management import MemoryQuery
@@ -19,6 +22,20 @@ from swarmmem.core.model.records import (
     MemoryRecord,
     MemoryScope,
     RecallBundle,
+)
+from swarmmem.core.model.reports import (
+    CompactionReport,
+    ConsolidationResult,
+    EvidenceReport,
+    ForgetResult,
+    MemoryDetails,
+    PendingReport,
+    ProposalDetails,
+    RecallLogReport,
+    Reflection,
+    StaleReport,
+    UndoResult,
+    ValueLogReport,
 )
 from swarmmem.core.writes.importing import ImportResult
 from swarmmem.ports.evidence import EvidenceStore
@@ -210,7 +227,7 @@ class Memory:
         problems = rt.sources.check(builtins.list(refs))
         return "verified" if not problems else "; ".join(problems)
 
-    def undo_decision(self, proposal_id: str, *, reason: str | None = None) -> dict[str, Any]:
+    def undo_decision(self, proposal_id: str, *, reason: str | None = None) -> UndoResult:
         """Undo the decision on ``proposal_id`` (audited): an ``add`` approval forgets the
         memory it wrote; then, for it or a rejection, a pending copy of the proposal is filed
         for a new decision. Other decisions cannot be undone this way (a
@@ -239,13 +256,12 @@ class Memory:
         copy = self.refile(
             prop, f"re-filed by undo of {action or prop.status} of {prop.id}: {prop.rationale}"
         )
-        return {
-            "success": True,
-            "proposal_id": proposal_id,
-            "forgotten_memory_id": forgotten,
-            "refiled_proposal_id": copy.id,
-            "refiled_status": copy.status,
-        }
+        return UndoResult(
+            proposal_id=proposal_id,
+            forgotten_memory_id=forgotten,
+            refiled_proposal_id=copy.id,
+            refiled_status=copy.status,
+        )
 
     def record_outcome(
         self,
@@ -266,7 +282,7 @@ class Memory:
             anchors=anchors,
             event_id=event_id,
         )
-        return {**result, **self._rt.reflection.refresh()}
+        return {**result, **self._rt.reflection.refresh().to_json()}
 
     def import_records(self, records: Iterable[Mapping[str, Any]]) -> ImportResult:
         """Trusted bulk write of reference-shaped records in one transaction (refusals listed)."""
@@ -302,7 +318,7 @@ class Memory:
         """One memory of this context in any state (NotFoundError for any other id)."""
         return self._ready(startup=False).management.get(memory_id)
 
-    def inspect(self, memory_id: str) -> dict[str, Any]:
+    def inspect(self, memory_id: str) -> MemoryDetails | ProposalDetails:
         """A memory with provenance, outcomes, Q history, relations and its audit events; for
         a proposal id (``prop_...``), the proposal, its proposer and age and its events."""
         management = self._ready(startup=False).management
@@ -310,7 +326,7 @@ class Memory:
             return management.inspect_proposal(memory_id)
         return management.inspect(memory_id)
 
-    def forget(self, memory_id: str, *, reason: str, purge: bool = False) -> dict[str, Any]:
+    def forget(self, memory_id: str, *, reason: str, purge: bool = False) -> ForgetResult:
         """Tombstone a memory (audited); ``purge`` erases it and scrubs its text everywhere."""
         return self._ready(startup=False).management.forget(memory_id, reason=reason, purge=purge)
 
@@ -328,7 +344,7 @@ class Memory:
         round_number: int,
         session_ids: Sequence[str] = (),
         synthesis: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any]:
+    ) -> VerdictResult:
         """Reward what this and known member sessions recalled (APPROVE/REJECT/CONCERNS)."""
         return self._ready(startup=False).verdicts.record(
             verdict,
@@ -339,24 +355,24 @@ class Memory:
             synthesis=synthesis,
         )
 
-    def value_log(self, limit: int | str | None = None) -> dict[str, Any]:
+    def value_log(self, limit: int | str | None = None) -> ValueLogReport:
         """Per-memory Q-values, statuses and recent rewards."""
         return self._ready(startup=False).maintenance.value_log(limit)
 
-    def pending(self, limit: int | str | None = None) -> dict[str, Any]:
+    def pending(self, limit: int | str | None = None) -> PendingReport:
         """Pending proposals, rejected reasons and promotion candidates."""
         return self._ready(startup=False).maintenance.pending(limit)
 
-    def recall_log(self, limit: int | str | None = None) -> dict[str, Any]:
+    def recall_log(self, limit: int | str | None = None) -> RecallLogReport:
         """Recall usage by role and memory, most- and never-recalled memories."""
         return self._ready(startup=False).maintenance.recall_log(limit)
 
-    def stale(self, limit: int | str | None = None) -> dict[str, Any]:
+    def stale(self, limit: int | str | None = None) -> StaleReport:
         """Expired scratch, tombstones, superseded chains, dead-anchor, low-utility, low-Q, and
         memories whose cited files changed or are gone."""
         return self._ready(startup=False).maintenance.stale(limit)
 
-    def consolidate(self) -> dict[str, Any]:
+    def consolidate(self) -> ConsolidationResult:
         """File ``merge`` proposals for clusters of near-duplicate memories and ``supersede``
         proposals for pairs that state different values about the same file (see
         :mod:`swarmmem.core.maintenance.consolidate`); memory itself is never changed."""
@@ -384,19 +400,16 @@ class Memory:
                 }
             )
         merges = sum(1 for p in filed if p["operation"] == "merge")
-        return {
-            "success": True,
-            "merge_count": merges,
-            "supersede_count": len(filed) - merges,
-            "proposals": filed,
-        }
+        return ConsolidationResult(
+            merge_count=merges, supersede_count=len(filed) - merges, proposals=filed
+        )
 
-    def verify(self, *, propose: bool = False, limit: int | str | None = None) -> dict[str, Any]:
+    def verify(self, *, propose: bool = False, limit: int | str | None = None) -> EvidenceReport:
         """The memories whose cited files changed or are gone; with ``propose``, an ``update``
         (changed) or ``delete`` (gone) proposal for each that no pending proposal targets yet
         (never a write to memory itself)."""
         rt = self._ready(startup=False)
-        report: dict[str, Any] = {"success": True, **rt.maintenance.verify(limit)}
+        report = rt.maintenance.verify(limit)
         filed: builtins.list[dict[str, Any]] = []
         if propose:
             targets = {
@@ -417,14 +430,13 @@ class Memory:
                         "status": prop.status,
                     }
                 )
-        report["proposals"] = filed
-        return report
+        return attrs.evolve(report, proposals=filed)
 
-    def compact(self, confirm: bool = False) -> dict[str, Any]:
+    def compact(self, confirm: bool = False) -> CompactionReport:
         """Remove tombstones, superseded and expired scratch (a dry run unless ``confirm``)."""
         return self._ready(startup=False).maintenance.compact(confirm)
 
-    def reflect(self) -> dict[str, Any]:
+    def reflect(self) -> Reflection:
         """Regenerate ``.swarm/reflections/lessons.{json,md}`` (only when reflection is on)."""
         return self._ready(startup=False).reflection.regenerate()
 

@@ -16,6 +16,7 @@ import attrs
 
 from swarmmem.core.model.codec import proposal_to_dict
 from swarmmem.core.model.records import MemoryProposal, RecallBundle
+from swarmmem.core.model.reports import PendingReport
 from swarmmem.core.writes.validation import rephrasing_needed
 
 DISABLED_MESSAGE = (
@@ -169,8 +170,11 @@ def proposal_details_json(prop: Any) -> dict[str, Any]:
     }
 
 
-def pending_json(report: dict[str, Any], proposals: Iterable[Any]) -> dict[str, Any]:
+def pending_json(report: PendingReport, proposals: Iterable[Any]) -> dict[str, Any]:
     """The ``pending`` report with each pending entry's proposal details merged in."""
-    for entry, prop in zip(report["pending"], proposals, strict=True):
-        entry.update(proposal_details_json(prop))
-    return {"success": True, **report}
+    data = report.to_json()
+    data["pending"] = [
+        {**entry, **proposal_details_json(prop)}
+        for entry, prop in zip(data["pending"], proposals, strict=True)
+    ]
+    return {"success": True, **data}

@@ -179,6 +179,11 @@ def _fields(value: Any) -> dict[str, Any]:
     return {"type": type(value).__name__, "fields": sorted(attrs.fields_dict(type(value)))}
 
 
+def _report(value: Any) -> dict[str, Any]:
+    """A report's class and field names, and the shape of its JSON form."""
+    return {**_fields(value), "json": shape(value.to_json())}
+
+
 def test_python_return_shapes(tmp_path: Path) -> None:
     root = _project(tmp_path)
     results: dict[str, Any] = {}
@@ -191,16 +196,19 @@ def test_python_return_shapes(tmp_path: Path) -> None:
             rationale="the style guide says so",
         )
         results["propose"] = _fields(proposal)
-        results["pending"] = shape(mem.pending())
+        results["pending"] = _report(mem.pending())
         change = mem.curate(proposal.id, "add", reason="verified")
         results["curate"] = _fields(change)
         memory = change.memory_id
         assert memory is not None
-        results["inspect"] = shape(mem.inspect(memory))
+        results["inspect"] = _report(mem.inspect(memory))
+        results["inspect_proposal"] = _report(mem.inspect(proposal.id))
         results["recall"] = _fields(mem.recall("which linter do we use"))
-        for report in ("value_log", "recall_log", "stale", "reflect", "consolidate"):
-            results[report] = shape(getattr(mem, report)())
-        results["forget"] = shape(mem.forget(memory, reason="obsolete"))
+        for report in ("value_log", "recall_log", "stale", "reflect", "consolidate", "compact"):
+            results[report] = _report(getattr(mem, report)())
+        results["verify"] = _report(mem.verify(propose=True))
+        results["forget"] = _report(mem.forget(memory, reason="obsolete"))
+        results["undo_decision"] = _report(mem.undo_decision(proposal.id))
     check_golden("python_results.json", results)
 
 

@@ -163,30 +163,31 @@ def test_reports_match_reading_every_record(store: Any, limit: int, scopes: Any)
     keys = {s.key for s in scopes}
     pending = reports.pending_report(view, now=NOW, policy=POLICY, limit=limit)
     expected = _reference(view, "pending", limit)
-    assert pending["promotion_candidate_count"] == expected["count"]
-    assert [e["id"] for e in pending["promotion_candidates"]] == expected["ids"]
+    assert pending.promotion_candidate_count == expected["count"]
+    assert [e["id"] for e in pending.promotion_candidates] == expected["ids"]
 
     log = reports.recall_log_report(view, now=NOW, limit=limit)
     expected = _reference(view, "recall_log", limit)
-    assert log["never_recalled_count"] == expected["count"]
-    assert [e["id"] for e in log["never_recalled"]] == expected["ids"]
+    assert log.never_recalled_count == expected["count"]
+    assert [e["id"] for e in log.never_recalled] == expected["ids"]
 
     values = reports.value_log_report(view, now=NOW, policy=POLICY, limit=limit)
     expected = _reference(view, "value_log", limit)
-    assert values["promotion_candidates"] == expected["promotion"]
-    assert values["suppressed"] == expected["suppressed"]
+    assert values.promotion_candidates == expected["promotion"]
+    assert values.suppressed == expected["suppressed"]
 
     stale = reports.stale_report(view, now=NOW, policy=POLICY, limit=limit)
     expected = _reference(view, "stale", limit)
-    assert stale["active_count"] == expected["active_count"]
-    assert stale["superseded_chains"] == expected["superseded_chains"]
+    assert stale.active_count == expected["active_count"]
+    assert stale.superseded_chains == expected["superseded_chains"]
     for name in ("expired_scratch", "deleted_tombstones", "low_utility", "low_learned_utility"):
-        assert stale[f"{name}_count"] == expected[f"{name}_count"], name
-        assert [e["id"] for e in stale[name]] == expected[name], name
-    shown = [e["id"] for key in expected if isinstance(stale.get(key), list) for e in stale[key]]
-    shown += [e["id"] for e in log["never_recalled"]] + values["suppressed"]
+        assert getattr(stale, f"{name}_count") == expected[f"{name}_count"], name
+        assert [e["id"] for e in getattr(stale, name)] == expected[name], name
+    listed = stale.to_json()
+    shown = [e["id"] for key in expected if isinstance(listed.get(key), list) for e in listed[key]]
+    shown += [e["id"] for e in log.never_recalled] + values.suppressed
     assert shown and all(store.get(i).scope.key in keys for i in shown)
-    assert stale["deleted_tombstones_count"] >= 1 and stale["expired_scratch_count"] >= 1
+    assert stale.deleted_tombstones_count >= 1 and stale.expired_scratch_count >= 1
 
 
 @pytest.mark.parametrize("mine", [3, 40, 400])

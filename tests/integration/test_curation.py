@@ -36,7 +36,7 @@ def mem(tmp_path: Path, config: dict[str, Any]) -> Iterator[Any]:
 
 
 def _curator_events(mem: Any, memory_id: str) -> list[dict[str, Any]]:
-    return [e for e in mem.inspect(memory_id)["audit"] if e["operation"] == "curator_decision"]
+    return [e for e in mem.inspect(memory_id).audit if e["operation"] == "curator_decision"]
 
 
 def test_a_non_durable_long_proposal_is_rephrased_into_memory(mem: Any) -> None:
@@ -141,13 +141,13 @@ def test_pending_names_the_proposer_and_age_and_show_takes_proposal_ids(mem: Any
     prop = mem.propose(
         operation="add", kind="api_finding", text="x", rationale="r", evidence_refs=["retry.py"]
     )
-    (entry,) = mem.pending()["pending"]
+    (entry,) = mem.pending().pending
     assert entry["id"] == prop.id and entry["age"] == "just now"
     details = mem.inspect(prop.id)
-    assert details["proposal"]["id"] == prop.id
-    assert details["proposed_by"] == {"agent_role": "coder", "agent_id": None, "run_id": "s1"}
-    assert details["needs_rephrasing"][0].startswith("kind api_finding")
-    assert [e["operation"] for e in details["audit"]] == ["proposal"]
+    assert details.proposal["id"] == prop.id
+    assert details.proposed_by == {"agent_role": "coder", "agent_id": None, "run_id": "s1"}
+    assert details.needs_rephrasing[0].startswith("kind api_finding")
+    assert [e["operation"] for e in details.audit] == ["proposal"]
     with pytest.raises(NotFoundError):
         mem.inspect("prop_0123456789abcdef")
 
@@ -205,8 +205,8 @@ def test_similar_memories_and_exact_duplicates_are_seen_at_propose_time(mem: Any
     assert result["status"] == "pending" and result["duplicate_of"] is None
     assert [s["memory_id"] for s in result["similar"]] == [original]
     assert 0.5 <= result["similar"][0]["score"] < 1
-    assert mem.pending()["pending"][0]["id"] == near.id
-    assert mem.inspect(near.id)["similar"] == result["similar"]
+    assert mem.pending().pending[0]["id"] == near.id
+    assert mem.inspect(near.id).similar == result["similar"]
     unrelated = propose_fact(
         mem,
         "Logging goes through structlog with JSON output.",
@@ -272,11 +272,9 @@ def test_the_curation_policy_is_off_unless_the_person_grants_it(
         assert (auto.status, auto.reviewer) == ("applied", "auto_policy")
         written = auto.metadata["curatorDecision"]["memoryId"]
         assert mem.get(written).active
-        (event,) = [
-            e for e in mem.inspect(written)["audit"] if e["operation"] == "curator_decision"
-        ]
+        (event,) = [e for e in mem.inspect(written).audit if e["operation"] == "curator_decision"]
         assert event["event"]["decidedBy"] == "auto_policy"
-        assert mem.pending()["policy_decided"][0]["id"] == auto.id
+        assert mem.pending().policy_decided[0]["id"] == auto.id
         # what the policy does not cover waits for a person
         waits = [
             mem.propose(operation="add", kind="api_finding", text="a", rationale="r",
@@ -289,9 +287,9 @@ def test_the_curation_policy_is_off_unless_the_person_grants_it(
         assert waits[2].metadata["similar"][0]["memoryId"] == written
         # and its decision can be undone
         undone = mem.undo_decision(auto.id)
-        assert undone["forgotten_memory_id"] == written and not mem.get(written).active
+        assert undone.forgotten_memory_id == written and not mem.get(written).active
         # the re-filed copy waits for a person: the policy does not approve it again
-        assert mem.store.get_proposal(undone["refiled_proposal_id"]).status == "pending"
+        assert mem.store.get_proposal(undone.refiled_proposal_id).status == "pending"
 
 
 def _memory_proposal(mem: Any, text: str = "retry() retries three times.") -> Any:
@@ -304,12 +302,12 @@ def test_undo_takes_back_an_approval_or_a_rejection(mem: Any) -> None:
     approved = _memory_proposal(mem)
     memory_id = mem.curate(approved.id, "add").memory_id
     result = mem.undo_decision(approved.id)
-    assert result["forgotten_memory_id"] == memory_id
+    assert result.forgotten_memory_id == memory_id
     assert not mem.get(memory_id).active
-    again = mem.store.get_proposal(result["refiled_proposal_id"])
+    again = mem.store.get_proposal(result.refiled_proposal_id)
     assert again.status == "pending" and "re-filed by undo of add" in again.rationale
     mem.curate(again.id, "reject", reason="no")
-    assert mem.undo_decision(again.id)["forgotten_memory_id"] is None
+    assert mem.undo_decision(again.id).forgotten_memory_id is None
     with pytest.raises(ConflictError, match="still pending"):
         mem.undo_decision(_memory_proposal(mem, "Another retry fact.").id)
 
@@ -327,18 +325,18 @@ def test_consolidate_proposes_merges_and_supersessions_and_writes_nothing(mem: A
     lone = _memory(mem, "Logging goes through structlog with JSON output.")
     before = {r.id: r for r in mem.list()}
     result = mem.consolidate()
-    assert (result["merge_count"], result["supersede_count"]) == (1, 1)
-    merge = next(p for p in result["proposals"] if p["operation"] == "merge")
+    assert (result.merge_count, result.supersede_count) == (1, 1)
+    merge = next(p for p in result.proposals if p["operation"] == "merge")
     assert sorted(merge["related_memory_ids"]) == sorted(dupes)
-    supersede = next(p for p in result["proposals"] if p["operation"] == "supersede")
+    supersede = next(p for p in result.proposals if p["operation"] == "supersede")
     assert supersede["target_memory_id"] == old
-    assert lone not in json.dumps(result["proposals"])
+    assert lone not in json.dumps(result.proposals)
     assert {r.id: r for r in mem.list()} == before  # nothing written
-    assert mem.consolidate()["proposals"] == []  # already pending: not filed twice
+    assert mem.consolidate().proposals == []  # already pending: not filed twice
 
     change = mem.curate(supersede["proposal_id"], "supersede", reason="the code changed")
     shown = mem.inspect(old)
-    assert shown["state"] == "superseded" and shown["provenance"]["valid_to"]
+    assert shown.state == "superseded" and shown.provenance["valid_to"]
     assert change.replacement_memory_id == new
 
 

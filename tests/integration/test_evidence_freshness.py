@@ -229,25 +229,25 @@ def test_verify_lists_and_proposes_but_never_writes_memory(mem: Any, repo: Path)
     gone = mem.curate(
         propose(mem, "src/gone.py", text="gone() in src/gone.py does nothing at all.").id, "add"
     ).memory_id
-    assert mem.verify()["checked"] == 2
-    assert mem.verify()["changed_count"] == mem.verify()["missing_count"] == 0
+    assert mem.verify().checked == 2
+    assert mem.verify().changed_count == mem.verify().missing_count == 0
     (repo / "src" / "retry.py").write_text(RETRY + "# edited\n", encoding="utf-8")
     (repo / "src" / "gone.py").unlink()
     before = {r.id: r for r in mem.list()}
     report = mem.verify()
-    assert [e["id"] for e in report["changed"]] == [changed]
-    assert [e["id"] for e in report["missing"]] == [gone]
-    assert report["proposals"] == []
+    assert [e["id"] for e in report.changed] == [changed]
+    assert [e["id"] for e in report.missing] == [gone]
+    assert report.proposals == []
     stale = mem.stale()
-    assert (stale["evidence_changed_count"], stale["evidence_missing_count"]) == (1, 1)
+    assert (stale.evidence_changed_count, stale.evidence_missing_count) == (1, 1)
 
-    filed = mem.verify(propose=True)["proposals"]
+    filed = mem.verify(propose=True).proposals
     assert {(p["operation"], p["memory_id"]) for p in filed} == {
         ("update", changed),
         ("delete", gone),
     }
     assert {r.id: r for r in mem.list()} == before  # memory itself unchanged
-    assert mem.verify(propose=True)["proposals"] == []  # already pending: not filed twice
+    assert mem.verify(propose=True).proposals == []  # already pending: not filed twice
     update = next(p for p in filed if p["operation"] == "update")
     mem.curate(update["proposal_id"], "update", reason="still true")
     assert status_of(mem)[changed] == "fresh"  # approving re-fingerprints the file

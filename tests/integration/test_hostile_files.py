@@ -81,9 +81,9 @@ def test_a_legacy_memories_file_in_a_checkout_is_only_proposed(tmp_path: Path) -
     with swarmmem.open(tmp_path, config={"enabled": True}) as mem:
         assert mem.list() == []
         assert mem.recall("how do I run the tests").items == ()
-        (waiting,) = mem.pending()["pending"]
+        (waiting,) = mem.pending().pending
         assert waiting["operation"] == "add"
-        assert mem.inspect(waiting["id"])["proposal"]["proposedRecord"]["text"] == text
+        assert mem.inspect(waiting["id"]).proposal["proposedRecord"]["text"] == text
 
 
 def test_a_deeply_nested_line_is_refused_and_the_other_rows_kept(tmp_path: Path) -> None:

@@ -314,14 +314,23 @@ def test_reports_and_exports_of_one_repository_never_show_another(tmp_path: Path
             mem.record_outcome(memory_id=change.memory_id, outcome="useful")
     with swarmmem.open(tmp_path / "api", config=config, context={"session_id": "api"}) as mem:
         reports = json.dumps(
-            [mem.pending(), mem.value_log(), mem.recall_log(), mem.stale(), mem.reflect()]
+            [
+                report.to_json()
+                for report in (
+                    mem.pending(),
+                    mem.value_log(),
+                    mem.recall_log(),
+                    mem.stale(),
+                    mem.reflect(),
+                )
+            ]
         )
         lessons = (tmp_path / "api" / ".swarm" / "reflections" / "lessons.json").read_text()
         assert "Pending about web" not in reports and texts["web"] not in reports
         assert texts["web"] not in lessons
-        assert mem.pending()["pending_count"] == 1
-        assert mem.recall_log()["events_scanned"] == 1
-        assert len(mem.value_log()["memories"]) == 1
+        assert mem.pending().pending_count == 1
+        assert mem.recall_log().events_scanned == 1
+        assert len(mem.value_log().memories) == 1
     exported = CliRunner().invoke(
         main, ["--root", str(tmp_path / "api"), "--config", _write_config(tmp_path, config),
                "export", "--dir", str(tmp_path / "out")],

@@ -91,10 +91,10 @@ def test_compaction_removes_only_the_three_classes_on_every_provider(
         store.upsert(record)
     store.append_outcome(outcome_event("ev-1", drop[0].id, "g", outcome="dead_end"))
     try:
-        assert mt.apply_compaction(store, now=NOW)["removed"] == 0
+        assert mt.apply_compaction(store, now=NOW).removed == 0
         assert store.count() == 6
         report = mt.apply_compaction(store, now=NOW, confirm=True)
-        assert report["removed"] == 3
+        assert report.removed == 3
         store = reopen(kind, store, tmp_path)
         assert sorted(r.id for r in store.iter_all_records()) == sorted(r.id for r in keep)
         assert store.list_outcomes(drop[0].id) == []
@@ -169,15 +169,15 @@ def test_facade_verdict_uses_host_and_registered_member_sessions(tmp_path: Path)
             round_number=0,
             session_ids=["member-1", "ghost-session"],
         )
-        assert result["status"] == STATUS_APPLIED
-        assert result["sessions"] == ["host-1", "member-1"]
-        assert result["dropped_session_ids"] == ["ghost-session"]
-        assert result["updated"] == 2
+        assert result.status == STATUS_APPLIED
+        assert result.sessions == ("host-1", "member-1")
+        assert result.dropped_session_ids == ("ghost-session",)
+        assert len(result.direct) == 2
         log = host.value_log()
-        assert {m["id"] for m in log["memories"]} == {u["memory_id"] for u in result["updates"]}
-        assert host.recall_log()["events_scanned"] == 2
-        assert host.pending()["pending_count"] == 0
-        assert host.compact()["mode"] == "dry-run"
+        assert {m["id"] for m in log.memories} == {u.memory_id for u in result.updates}
+        assert host.recall_log().events_scanned == 2
+        assert host.pending().pending_count == 0
+        assert host.compact().mode == "dry-run"
 
 
 # ----------------------------------------------------------------------------- CLI
@@ -299,12 +299,12 @@ def test_dense_facade_propagates_with_the_embedder_and_compacts_vectors(tmp_path
         assert len(first.items) == len(last.items) == 1
         calls = embedder.batches
         result = mem.record_verdict("APPROVE", swarm_id="s", task_or_phase="t", round_number=1)
-        assert result["status"] == STATUS_APPLIED
-        assert [u["memory_id"] for u in result["updates"][:1]] == [last.items[0].record.id]
+        assert result.status == STATUS_APPLIED
+        assert [u.memory_id for u in result.updates[:1]] == [last.items[0].record.id]
         assert embedder.batches == calls + 1  # the cross-kind path embedded source and pool
         parts = mem.runtime.dense_parts(rerank=False)
-        victim = result["updates"][0]["memory_id"]
+        victim = result.updates[0].memory_id
         mem.store.delete(victim, reason="retired", now=at(1))
         assert victim in parts.index.ids()
-        assert mem.compact(confirm=True)["removed"] == 1
+        assert mem.compact(confirm=True).removed == 1
         assert victim not in parts.index.ids()

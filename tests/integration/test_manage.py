@@ -225,22 +225,22 @@ class TestGetAndInspect:
             )
             mem.curate(merge.id, "merge")
             details = mem.inspect(first)
-        assert details["memory_id"] == first and details["state"] == "active"
-        assert details["record"]["text"] == "the cache is warmed at boot"
-        prov = details["provenance"]
+        assert details.memory_id == first and details.state == "active"
+        assert details.record["text"] == "the cache is warmed at boot"
+        prov = details.provenance
         assert prov["producer_session_id"] == "s-1" and prov["producer_agent_role"] == "coder"
         assert prov["source"] == {"type": "file", "filePath": "pyproject.toml"}
         assert len(prov["content_hash"]) == 64
-        assert [o["outcome"]["outcome"] for o in details["outcomes"]] == ["useful"]
-        assert [e["verdict"] for e in details["q_history"]] == ["OUTCOME:useful", "APPROVE"]
-        assert details["q_value"] == details["q_history"][-1]["qAfter"]
-        assert details["relations"] == [second]
-        assert merge.id in details["proposals"] and len(details["proposals"]) == 2
-        operations = [e["operation"] for e in details["audit"]]
+        assert [o["outcome"]["outcome"] for o in details.outcomes] == ["useful"]
+        assert [e["verdict"] for e in details.q_history] == ["OUTCOME:useful", "APPROVE"]
+        assert details.q_value == details.q_history[-1]["qAfter"]
+        assert details.relations == [second]
+        assert merge.id in details.proposals and len(details.proposals) == 2
+        operations = [e["operation"] for e in details.audit]
         assert {"proposal", "upsert", "curator_decision"} <= set(operations)
         assert all(
-            e["target_id"] in {first, *details["proposals"]} or first in json.dumps(e["event"])
-            for e in details["audit"]
+            e["target_id"] in {first, *details.proposals} or first in json.dumps(e["event"])
+            for e in details.audit
         )
 
 
@@ -249,13 +249,13 @@ class TestForget:
     def test_forget_tombstones_with_a_redacted_audited_reason(self, mem: Any) -> None:
         memory_id = curate_fact(mem, "the build uses make")
         result = mem.forget(memory_id, reason="wrong; key AKIAABCDEFGHIJKLMNOP leaked")
-        assert result["success"] and result["purged"] is False
-        assert "AKIAABCDEFGHIJKLMNOP" not in result["reason"]
+        assert result.purged is False and result.to_json()["success"]
+        assert "AKIAABCDEFGHIJKLMNOP" not in result.reason
         tomb = mem.get(memory_id)
-        assert tomb.deleted and tomb.metadata["deleteReason"] == result["reason"]
+        assert tomb.deleted and tomb.metadata["deleteReason"] == result.reason
         assert mem.list() == [] and ids(mem.list(state="deleted")) == [memory_id]
         delete = [e for e in mem.store.list_events() if e.operation == "delete"]
-        assert [(e.target_id, e.reason) for e in delete] == [(memory_id, result["reason"])]
+        assert [(e.target_id, e.reason) for e in delete] == [(memory_id, result.reason)]
         assert mem.recall("how is the project built").items == ()
         with pytest.raises(ConflictError, match="already forgotten"):
             mem.forget(memory_id, reason="again")
@@ -285,7 +285,7 @@ class TestForget:
             mem.recall("who issues tokens")
             result = mem.forget(memory_id, reason="leaked a rotation schedule", purge=True)
             # the fact's own proposal and the proposal the quoting correction filed
-            assert result["scrubbed"] == {"proposals": 2, "outcomes": 1, "recallUsage": 1}
+            assert result.scrubbed == {"proposals": 2, "outcomes": 1, "recallUsage": 1}
             with pytest.raises(NotFoundError):
                 mem.get(memory_id)
             assert memory_id not in ids(mem.list(state="all"))
@@ -325,7 +325,7 @@ class TestForget:
         """The audit log keeps reasons, so a purge reason quoting the fact becomes [PURGED]."""
         memory_id = curate_fact(mem, SECRET)
         result = mem.forget(memory_id, reason=f"remove '{SECRET}' now", purge=True)
-        assert result["reason"] == "[PURGED]"
+        assert result.reason == "[PURGED]"
         assert all("zanzibarquux" not in (e.reason or "").lower() for e in mem.store.list_events())
 
     def test_purge_drops_the_vector(self, tmp_path: Path) -> None:

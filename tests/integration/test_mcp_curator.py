@@ -139,7 +139,7 @@ def test_a_granted_curator_reviews_and_decides_over_mcp(project: Path, user_conf
     with swarmmem.open(project) as mem:
         record = mem.get(decided["memory_id"])
         assert record.active and record.text.startswith("Migrations")
-        events = mem.inspect(record.id)["audit"]
+        events = mem.inspect(record.id).audit
     decisions = [e for e in events if e["operation"] == "curator_decision"]
     assert [(d["reason"], d["event"]["memoryId"]) for d in decisions] == [("sourced", record.id)]
 

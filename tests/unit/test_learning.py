@@ -259,7 +259,7 @@ def test_no_matching_bundle_reports_no_recall_usage(store: InMemoryStore) -> Non
     recalled(store, [fact.id], session_id="someone-else")
     result = verdict(store)
     assert result.status == STATUS_NO_USAGE
-    assert result.as_dict()["success"] is False
+    assert result.to_json()["success"] is False
     assert store.list_reward_events() == []
     assert q_of(store, fact.id) == 0.5
 
@@ -895,7 +895,7 @@ def test_value_log_lists_outcome_rewards_with_their_source(
     (fact,) = put(store, make_memory(TESTS_FACT))
     teaching(store, clock).record_outcome(memory_id=fact.id, outcome="useful")
     report = value_log_report(store, now=at(10))
-    (entry,) = report["memories"]
+    (entry,) = report.memories
     assert entry["id"] == fact.id and entry["q"] == pytest.approx(0.55)
     (recent,) = entry["recent"]
     assert recent["source"] == "outcome"
@@ -916,7 +916,7 @@ def test_outcome_rewards_survive_a_reopen(kind: str, tmp_path: Path, clock: Fixe
         assert q_of(reopened, fact.id) == pytest.approx(0.35)
         (event,) = reopened.list_reward_events()
         assert event.verdict == "OUTCOME:dead_end"
-        assert value_log_report(reopened, now=at(10))["memories"][0]["recent"][0]["source"] == (
+        assert value_log_report(reopened, now=at(10)).memories[0]["recent"][0]["source"] == (
             "outcome"
         )
     finally:
@@ -960,5 +960,5 @@ def test_the_facade_teaches_by_default_and_not_when_disabled(tmp_path: Path) -> 
             (record,) = mem.store.list(ListFilter(now=at(days=400)))
             mem.record_outcome(memory_id=record.id, outcome="dead_end")
             assert q_of(mem.store, record.id) == pytest.approx(expected)
-            rewards = [m["recent"][0]["source"] for m in mem.value_log()["memories"]]
+            rewards = [m["recent"][0]["source"] for m in mem.value_log().memories]
             assert rewards == (["outcome"] if teach else [])

@@ -94,9 +94,9 @@ def test_dry_run_compaction_removes_nothing(
     """Without confirmation the plan is reported and the store is unchanged."""
     before = store.count()
     report = mt.apply_compaction(store, now=NOW)
-    assert report["mode"] == "dry-run"
-    assert report["removed"] == 0
-    assert report["counts"] == {
+    assert report.mode == "dry-run"
+    assert report.removed == 0
+    assert report.counts == {
         "deleted_tombstones": 1,
         "superseded_records": 1,
         "expired_scratch": 1,
@@ -104,7 +104,7 @@ def test_dry_run_compaction_removes_nothing(
     assert store.count() == before
     assert all(store.get(r.id) is not None for r in mixed.values())
     assert [e for e in store.list_events() if e.operation == "compact"] == []
-    text = mt.render_compaction(report)
+    text = mt.render_compaction(report.to_json())
     assert "- Mode: `dry-run`" in text
     assert "No records were removed." in text
 
@@ -114,17 +114,17 @@ def test_confirmed_compaction_removes_only_the_three_classes(
 ) -> None:
     """Tombstones, superseded records and expired scratch go (with outcomes); the rest stays."""
     report = mt.apply_compaction(store, now=NOW, confirm=True)
-    assert report["mode"] == "confirmed"
-    assert report["removed"] == 3
+    assert report.mode == "confirmed"
+    assert report.removed == 3
     gone = {"tombstone", "superseded", "expired_scratch"}
     for name, record in mixed.items():
         assert (store.get(record.id) is None) == (name in gone), name
     assert store.list_outcomes(mixed["tombstone"].id) == []
     assert store.list_outcomes(mixed["superseded"].id) == []
-    assert report["remaining_memories"] == store.count() == len(mixed) - 3
+    assert report.remaining_memories == store.count() == len(mixed) - 3
     (event,) = [e for e in store.list_events() if e.operation == "compact"]
     assert json.loads(event.event_json or "{}")["removed"] == 3
-    assert "- Removed records: 3" in mt.render_compaction(report)
+    assert "- Removed records: 3" in mt.render_compaction(report.to_json())
 
 
 def test_compaction_plan_lists_sorted_ids(
@@ -132,9 +132,9 @@ def test_compaction_plan_lists_sorted_ids(
 ) -> None:
     """The plan names exactly the records of each class."""
     plan = mt.compact_plan(store, now=NOW)
-    assert plan["deleted_tombstones"] == [mixed["tombstone"].id]
-    assert plan["superseded_records"] == [mixed["superseded"].id]
-    assert plan["expired_scratch"] == [mixed["expired_scratch"].id]
+    assert plan.deleted_tombstones == [mixed["tombstone"].id]
+    assert plan.superseded_records == [mixed["superseded"].id]
+    assert plan.expired_scratch == [mixed["expired_scratch"].id]
 
 
 def test_a_second_confirmed_compaction_finds_nothing(
@@ -142,7 +142,7 @@ def test_a_second_confirmed_compaction_finds_nothing(
 ) -> None:
     """Compaction is idempotent."""
     mt.apply_compaction(store, now=NOW, confirm=True)
-    assert mt.apply_compaction(store, now=NOW, confirm=True)["removed"] == 0
+    assert mt.apply_compaction(store, now=NOW, confirm=True).removed == 0
 
 
 # ----------------------------------------------------------------------------- stale
@@ -151,18 +151,18 @@ def test_a_second_confirmed_compaction_finds_nothing(
 def test_stale_report_sections(store: InMemoryStore, mixed: dict[str, MemoryRecord]) -> None:
     """Each stale class is listed; superseded chains carry the replacement's reason."""
     report = mt.stale_report(store, now=NOW, dead_anchor_ids=[mixed["live"].id, "mem_missing"])
-    assert [e["id"] for e in report["expired_scratch"]] == [mixed["expired_scratch"].id]
-    assert [e["id"] for e in report["deleted_tombstones"]] == [mixed["tombstone"].id]
-    assert report["superseded_chains"] == [
+    assert [e["id"] for e in report.expired_scratch] == [mixed["expired_scratch"].id]
+    assert [e["id"] for e in report.deleted_tombstones] == [mixed["tombstone"].id]
+    assert report.superseded_chains == [
         {
             "id": mixed["superseded"].id,
             "superseded_by": mixed["replacement"].id,
             "reason": "switched formatter",
         }
     ]
-    assert [e["id"] for e in report["structurally_stale"]] == [mixed["live"].id]
-    assert report["active_count"] == 3  # live, replacement, fresh scratch
-    text = mt.render_stale(report)
+    assert [e["id"] for e in report.structurally_stale] == [mixed["live"].id]
+    assert report.active_count == 3  # live, replacement, fresh scratch
+    text = mt.render_stale(report.to_json())
     assert (
         f"- `{mixed['superseded'].id}` -> `{mixed['replacement'].id}` - switched formatter" in text
     )
@@ -194,7 +194,7 @@ def test_low_utility_formula(
     if recalled:
         store.record_recall_usage(recall_row([record.id], timestamp=at(days=150)))
     report = mt.stale_report(store, now=now)
-    assert ([e["id"] for e in report["low_utility"]] == [record.id]) is low
+    assert ([e["id"] for e in report.low_utility] == [record.id]) is low
 
 
 def test_low_learned_utility_lists_suppressed_memories(store: InMemoryStore) -> None:
@@ -204,7 +204,7 @@ def test_low_learned_utility_lists_suppressed_memories(store: InMemoryStore) -> 
     store.upsert(low)
     store.upsert(fine)
     report = mt.stale_report(store, now=NOW, policy=LearningSettings(suppression_threshold=0.15))
-    assert [e["id"] for e in report["low_learned_utility"]] == [low.id]
+    assert [e["id"] for e in report.low_learned_utility] == [low.id]
 
 
 def test_stale_lists_respect_the_limit_but_counts_do_not(store: InMemoryStore) -> None:
@@ -212,9 +212,9 @@ def test_stale_lists_respect_the_limit_but_counts_do_not(store: InMemoryStore) -
     for i in range(5):
         store.upsert(make_memory(f"Deleted fact number {i}", metadata={"deleted": True}))
     report = mt.stale_report(store, now=NOW, limit=2)
-    assert len(report["deleted_tombstones"]) == 2
-    assert report["deleted_tombstones_count"] == 5
-    assert "- ... 3 more" in mt.render_stale(report)
+    assert len(report.deleted_tombstones) == 2
+    assert report.deleted_tombstones_count == 5
+    assert "- ... 3 more" in mt.render_stale(report.to_json())
 
 
 # ----------------------------------------------------------------------------- recall log
@@ -229,17 +229,17 @@ def test_recall_log_by_role_most_and_never_recalled(store: InMemoryStore) -> Non
     store.record_recall_usage(recall_row([a.id], scores=[0.6], timestamp=at(2), role="reviewer"))
     store.record_recall_usage(recall_row([], timestamp=at(3), role=None))
     report = mt.recall_log_report(store, now=NOW)
-    assert report["events_scanned"] == 3
-    assert report["by_role"] == [
+    assert report.events_scanned == 3
+    assert report.by_role == [
         {"role": "coder", "events": 1, "memory_ids": 2},
         {"role": "reviewer", "events": 1, "memory_ids": 1},
         {"role": "unknown", "events": 1, "memory_ids": 0},
     ]
-    top = report["most_recalled"][0]
+    top = report.most_recalled[0]
     assert (top["id"], top["hits"], top["last"]) == (a.id, 2, at(2))
     assert top["avg_score"] == pytest.approx(0.7)
-    assert [e["id"] for e in report["never_recalled"]] == [c.id]
-    text = mt.render_recall_log(report)
+    assert [e["id"] for e in report.never_recalled] == [c.id]
+    text = mt.render_recall_log(report.to_json())
     assert f"- `{a.id}`: 2 hit(s), last={at(2)}, avgScore=0.700" in text
     assert "- `coder`: 1 recall event(s), 2 memory ID(s)" in text
 
@@ -275,16 +275,16 @@ def test_value_log_groups_rewards_newest_first_with_statuses(store: InMemoryStor
     store.append_reward_event(reward(low.id, 20, "REJECT", 0.2, 0.1))
     store.append_reward_event(reward(mid.id, 10, "APPROVE_PROPAGATED", 0.5, 0.6))
     report = mt.value_log_report(store, now=NOW)
-    assert [m["id"] for m in report["memories"]] == [low.id, mid.id, star.id]
-    by_id = {m["id"]: m for m in report["memories"]}
+    assert [m["id"] for m in report.memories] == [low.id, mid.id, star.id]
+    by_id = {m["id"]: m for m in report.memories}
     assert by_id[star.id]["status"] == mt.STATUS_PROMOTION
     assert by_id[low.id]["status"] == mt.STATUS_SUPPRESSED
     assert by_id[mid.id]["status"] == mt.STATUS_NEUTRAL
     assert by_id[star.id]["rewards"] == 7
     assert [e["timestamp"] for e in by_id[star.id]["recent"]] == [at(m) for m in (6, 5, 4, 3, 2)]
-    assert report["promotion_candidates"] == [star.id]
-    assert report["suppressed"] == [low.id]
-    text = mt.render_value_log(report)
+    assert report.promotion_candidates == [star.id]
+    assert report.suppressed == [low.id]
+    text = mt.render_value_log(report.to_json())
     assert f"- `{low.id}` q=0.100 [suppressed (low learned-utility)] rewards=1 - Low fact" in text
     assert f"    - {at(20)} REJECT reward=-1.00 (q 0.20→0.10)" in text
 
@@ -296,14 +296,14 @@ def test_value_log_window_is_twenty_events_per_limit(store: InMemoryStore) -> No
     for minute in range(30):
         store.append_reward_event(reward(record.id, minute, "APPROVE", 0.5, 0.55))
     report = mt.value_log_report(store, now=NOW, limit=1)
-    assert report["reward_events_scanned"] == 20
-    assert report["memories"][0]["rewards"] == 20
+    assert report.reward_events_scanned == 20
+    assert report.memories[0]["rewards"] == 20
 
 
 def test_empty_value_log_says_so(store: InMemoryStore) -> None:
     """Without reward events the text says no history exists."""
     assert "- No reward history recorded yet." in mt.render_value_log(
-        mt.value_log_report(store, now=NOW)
+        mt.value_log_report(store, now=NOW).to_json()
     )
 
 
@@ -330,11 +330,11 @@ def test_pending_report_lists_proposals_rejections_with_pii_and_candidates(
     for minute in range(6):
         store.record_recall_usage(recall_row([star.id], timestamp=at(minute)))
     report = mt.pending_report(store, now=NOW)
-    assert (report["pending_count"], report["rejected_count"]) == (1, 1)
-    assert report["pending"][0]["id"] == waiting.id
-    assert report["pending"][0]["target"] == make_memory("Proposed fact").id
-    assert [c["id"] for c in report["promotion_candidates"]] == [star.id]
-    text = mt.render_pending(report)
+    assert (report.pending_count, report.rejected_count) == (1, 1)
+    assert report.pending[0]["id"] == waiting.id
+    assert report.pending[0]["target"] == make_memory("Proposed fact").id
+    assert [c["id"] for c in report.promotion_candidates] == [star.id]
+    text = mt.render_pending(report.to_json())
     assert (
         f"- `{rejected.id}` add {make_memory('Leaky fact').id} (rejected) - too personal "
         "pii-score=0.90 (emailx1)"
@@ -352,4 +352,5 @@ def test_reports_are_stable_json(store: InMemoryStore, mixed: dict[str, MemoryRe
         lambda: mt.pending_report(store, now=NOW),
         lambda: mt.compact_plan(store, now=NOW),
     ):
-        assert json.dumps(build(), sort_keys=True) == json.dumps(build(), sort_keys=True)
+        first, second = build().to_json(), build().to_json()
+        assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)

@@ -372,7 +372,7 @@ def test_disabled_reflection_writes_nothing(project: Path) -> None:
     with open_memory(project, reflection=False) as mem:
         memory_id = seed(mem)
         result = mem.record_outcome(memory_id=memory_id, outcome="useful")
-        assert mem.reflect() == {"updated": False, "reason": "disabled"}
+        assert mem.reflect().to_json() == {"updated": False, "reason": "disabled"}
         assert mem.reflection_block() == ""
     assert result["reflection_enabled"] is False
     assert result["reflection_attempted"] is False
@@ -438,7 +438,7 @@ def test_deleting_an_anchor_file_moves_the_memory_to_structurally_stale(project:
         assert data["preferred"] == []
         assert data["deadAnchorMemoryIds"] == [memory_id]
         stale = mem.stale()
-        assert [e["id"] for e in stale["structurally_stale"]] == [memory_id]
+        assert [e["id"] for e in stale.structurally_stale] == [memory_id]
         assert mem.reflection_block() == ""
 
 

@@ -232,7 +232,7 @@ def test_undo_of_an_approval_forgets_the_memory_and_refiles_a_copy_shown_next(
     text, summary = review(mem, "a", "u", "q")
     written = status(mem, prop.id).metadata["curatorDecision"]["memoryId"]
     assert mem.get(written).deleted
-    reasons = [event["reason"] for event in mem.inspect(written)["audit"]]
+    reasons = [event["reason"] for event in mem.inspect(written).audit]
     assert f"undone in review: {prop.id}" in reasons
     (copy,) = pending(mem)
     assert copy.id != prop.id

@@ -13,6 +13,7 @@ import click
 
 from swarmmem.cli import render
 from swarmmem.cli.app import State, command, emit, limit_option, main, progress_bar
+from swarmmem.core.model.reports import Result
 from swarmmem.memory import Memory
 from swarmmem.ports.storage import AuditChain
 
@@ -24,13 +25,13 @@ def pending(state: State, limit: int) -> None:
     """Pending proposals, rejected reasons and promotion candidates (for curators)."""
     with state.open() as mem:
         report = mem.pending(limit)
-        proposals = [mem.store.get_proposal(entry["id"]) for entry in report["pending"]]
+        proposals = [mem.store.get_proposal(entry["id"]) for entry in report.pending]
     emit(state, render.pending_json(report, proposals), render.pending_text)
 
 
 def _report_command(
     name: str,
-    build: Callable[[Memory, int], dict[str, Any]],
+    build: Callable[[Memory, int], Result],
     text: Callable[[Any], str],
     summary: str,
 ) -> None:
@@ -42,7 +43,7 @@ def _report_command(
     def report(state: State, limit: int) -> None:
         with state.open() as mem:
             data = build(mem, limit)
-        emit(state, {"success": True, **data}, text)
+        emit(state, {"success": True, **data.to_json()}, text)
 
 
 _report_command(
@@ -72,7 +73,7 @@ def compact(state: State, confirm: bool) -> None:
     """Remove deleted tombstones, superseded records and expired scratch (dry run by default)."""
     with state.open() as mem:
         report = mem.compact(confirm=confirm)
-    emit(state, {"success": True, **report}, render.compaction_text)
+    emit(state, {"success": True, **report.to_json()}, render.compaction_text)
 
 
 @main.command()
@@ -81,7 +82,7 @@ def reflect(state: State) -> None:
     """Regenerate .swarm/reflections/lessons.{json,md} (needs reflection.enabled)."""
     with state.open() as mem:
         result = mem.reflect()
-    emit(state, {"success": True, **result}, render.reflect_text)
+    emit(state, {"success": True, **result.to_json()}, render.reflect_text)
 
 
 @main.command("rebuild-embeddings")
@@ -151,7 +152,7 @@ def verify(state: State, propose: bool, limit: int) -> None:
     """
     with state.open() as mem:
         report = mem.verify(propose=propose, limit=limit)
-    emit(state, report, render.verify_text)
+    emit(state, report.to_json(), render.verify_text)
 
 
 @main.command()
@@ -161,4 +162,4 @@ def consolidate(state: State) -> None:
     that state different values about the same file (for the curator; memory is unchanged)."""
     with state.open() as mem:
         report = mem.consolidate()
-    emit(state, report, render.consolidate_text)
+    emit(state, report.to_json(), render.consolidate_text)

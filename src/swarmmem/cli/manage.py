@@ -20,6 +20,7 @@ from swarmmem.cli.app import State, command, emit, main
 from swarmmem.core.maintenance.management import MAX_LIST_LIMIT, MEMORY_STATES
 from swarmmem.core.model.ids import is_iso_datetime
 from swarmmem.core.model.records import MEMORY_KINDS, SCOPE_TYPES
+from swarmmem.core.model.reports import ProposalDetails
 
 
 def _iso(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -67,8 +68,8 @@ def show(state: State, memory_id: str) -> None:
     or a proposal (prop_...): what it proposes, who proposed it when, and its decision."""
     with state.open() as mem:
         details = mem.inspect(memory_id)
-    text = render.proposal_show_text if "proposal" in details else render.memory_text
-    emit(state, details, text)
+    text = render.proposal_show_text if isinstance(details, ProposalDetails) else render.memory_text
+    emit(state, details.to_json(), text)
 
 
 @main.command()
@@ -84,7 +85,7 @@ def forget(state: State, memory_id: str, reason: str, purge: bool) -> None:
     """Forget MEMORY_ID: tombstone it (audited), or with --purge erase it for good."""
     with state.open() as mem:
         result = mem.forget(memory_id, reason=reason, purge=purge)
-    emit(state, result, render.forget_text)
+    emit(state, result.to_json(), render.forget_text)
 
 
 def interactive() -> bool:

@@ -186,7 +186,7 @@ def undo(state: State, proposal_id: str, reason: str | None) -> None:
     policy's) forgets the memory it wrote; then the proposal is filed again, pending."""
     with state.open() as mem:
         result = mem.undo_decision(proposal_id, reason=reason)
-    emit(state, result, render.undo_text)
+    emit(state, result.to_json(), render.undo_text)
 
 
 def _anchors(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> Any:
@@ -231,4 +231,4 @@ def verdict(state: State, verdict: str, session_ids: tuple[str, ...], **fields: 
     """Apply a council VERDICT to the memories the session (--session) recalled last."""
     with state.open() as mem:
         result = mem.record_verdict(verdict, session_ids=list(session_ids), **fields)
-    emit(state, result, render.verdict_text)
+    emit(state, result.to_json(), render.verdict_text)
