@@ -4,24 +4,24 @@
 Both entry points run one C core over integer ids: a score array, a per-id stamp of the last
 channel that ranked it (so a repeated id counts once, at its first rank) and a stable radix
 sort on the score over the ids taken in ascending order (so ties stay in id order).
-:func:`rrf_fuse` first interns its string ids with one dict and re-sorts each run of tied
-scores by comparing the strings themselves.
+:func:`rrf_fuse` first interns its string ids in a C hash table and re-sorts each run of
+tied scores by comparing the strings themselves.
 """
 
 from cpython.array cimport array, clone
-from cpython.long cimport PyLong_AsSsize_t, PyLong_FromSsize_t
-from cpython.object cimport PyObject
+from cpython.float cimport PyFloat_FromDouble
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.object cimport PyObject, PyObject_Hash
 from cpython.ref cimport Py_INCREF
 from cpython.sequence cimport PySequence_Fast
 from cpython.unicode cimport PyUnicode_Compare
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.stdint cimport uint64_t
 from libc.string cimport memcpy, memset
 
 from swarmmem._speedups import _fusion_py
 
 cdef extern from "Python.h":
-    PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
     Py_ssize_t PySequence_Fast_GET_SIZE(object o)
     PyObject** PySequence_Fast_ITEMS(object o)
     bint PyUnicode_CheckExact(PyObject* o)
@@ -225,25 +225,67 @@ cdef double* _weights(weights, Py_ssize_t n) except NULL:
     return w
 
 
+cdef struct Slot:
+    PyObject* name  # borrowed from the caller's rankings; NULL marks a free slot
+    Py_ssize_t doc
+
+
+cdef Py_ssize_t _intern(
+    PyObject* name, Slot* slots, Py_ssize_t mask, PyObject** names, Py_ssize_t* n_names
+) except -2:
+    """The integer id of string ``name`` (a new one, recorded in ``names``, on first
+    sight); -1 when ``name`` is not an exact ``str``. Two names are one id when they are
+    the same object or equal strings."""
+    cdef Py_hash_t h
+    cdef Py_ssize_t i
+    cdef Slot* slot
+    if not PyUnicode_CheckExact(name):
+        return -1
+    h = PyObject_Hash(<object>name)  # a string caches its hash
+    i = <Py_ssize_t>(<size_t>h & <size_t>mask)
+    while True:
+        slot = &slots[i]
+        if slot.name == NULL:
+            slot.name = name
+            slot.doc = n_names[0]
+            names[n_names[0]] = name
+            n_names[0] += 1
+            return slot.doc
+        if slot.name == name or (
+            PyObject_Hash(<object>slot.name) == h
+            and PyUnicode_Compare(<object>slot.name, <object>name) == 0
+        ):
+            return slot.doc
+        i = (i + 1) & mask
+
+
 def rrf_fuse(rankings, weights, double k):
-    """Fuse best-first id lists; return ``(ids, scores)`` best first."""
+    """Fuse best-first id lists; return ``(ids, scores)`` best first.
+
+    The string ids are interned in a C hash table (open addressing over the strings'
+    cached hashes), so no Python object is made per id before the result lists.
+    """
     cdef Py_ssize_t n_channels = len(rankings)
     _check(n_channels, len(weights), k)
     cdef list fast = [PySequence_Fast(r, "rrf_fuse: a ranking must be a sequence") for r in rankings]
-    cdef dict index = {}
-    cdef list names = []
-    cdef Py_ssize_t total = 0, c, i, m, doc, n
+    cdef Py_ssize_t total = 0, c, i, m, doc, n, n_names = 0, size = 16
     cdef PyObject** items
-    cdef PyObject* found
     for seq in fast:
         total += PySequence_Fast_GET_SIZE(seq)
+    while 3 * size < 4 * total:  # at most three quarters of the slots in use
+        size <<= 1
     cdef Py_ssize_t* flat = <Py_ssize_t*>malloc((total + 1) * sizeof(Py_ssize_t))
     cdef Py_ssize_t* bounds = <Py_ssize_t*>malloc((n_channels + 1) * sizeof(Py_ssize_t))
+    cdef PyObject** names = <PyObject**>malloc((total + 1) * sizeof(PyObject*))
+    cdef Slot* slots = <Slot*>calloc(size, sizeof(Slot))
     cdef double* w = NULL
     cdef Entry* entries = NULL
-    if flat == NULL or bounds == NULL:
+    cdef list out_ids, out_scores
+    if flat == NULL or bounds == NULL or names == NULL or slots == NULL:
         free(flat)
         free(bounds)
+        free(names)
+        free(slots)
         raise MemoryError()
     try:
         w = _weights(weights, n_channels)
@@ -254,26 +296,28 @@ def rrf_fuse(rankings, weights, double k):
             m = PySequence_Fast_GET_SIZE(seq)
             items = PySequence_Fast_ITEMS(seq)
             for i in range(m):
-                found = PyDict_GetItemWithError(index, <object>items[i])
-                if found == NULL:
-                    if not PyUnicode_CheckExact(items[i]):
-                        # ids that are not plain strings: the twin defines their order
-                        return _fusion_py.rrf_fuse(rankings, weights, k)
-                    doc = len(names)
-                    index[<object>items[i]] = PyLong_FromSsize_t(doc)
-                    names.append(<object>items[i])
-                else:
-                    doc = PyLong_AsSsize_t(<object>found)
+                doc = _intern(items[i], slots, size - 1, names, &n_names)
+                if doc < 0:  # ids that are not plain strings: the twin defines their order
+                    return _fusion_py.rrf_fuse(rankings, weights, k)
                 flat[total] = doc
                 total += 1
         bounds[n_channels] = total
-        n = _fuse(flat, bounds, w, n_channels, k, len(names), PySequence_Fast_ITEMS(names), &entries)
-        out_ids = [names[entries[i].id] for i in range(n)]
-        out_scores = [entries[i].score for i in range(n)]
+        n = _fuse(flat, bounds, w, n_channels, k, n_names, names, &entries)
+        out_ids = PyList_New(n)
+        out_scores = PyList_New(n)
+        for i in range(n):
+            name = <object>names[entries[i].id]
+            Py_INCREF(name)
+            PyList_SET_ITEM(out_ids, i, name)
+            score = PyFloat_FromDouble(entries[i].score)
+            Py_INCREF(score)
+            PyList_SET_ITEM(out_scores, i, score)
         return out_ids, out_scores
     finally:
         free(flat)
         free(bounds)
+        free(names)
+        free(slots)
         free(w)
         free(entries)
 

@@ -139,6 +139,12 @@ weights = st.one_of(
     st.sampled_from([0, 1, 0.5, 0.4, 0.1]),
     st.floats(min_value=-2.0, max_value=2.0),
 )
+
+
+class _Id(str):
+    """An id of a ``str`` subclass: the compiled fusion hands such rankings to its twin."""
+
+
 fusion_inputs = st.lists(st.lists(ids, max_size=8), max_size=4).flatmap(
     lambda rankings: st.tuples(
         st.just(rankings),
@@ -271,6 +277,8 @@ def test_lexical_weights_equal():
 @example(inputs=([["a", "b"], ["b", "a"]], [1.0, 1.0], 60.0))
 @example(inputs=([["b"], ["a"], ["c"]], [0.5, 0.5, 0.5], 60))
 @example(inputs=([["é", "e", "É", "E"], ["E"]], [0.5, 0.4], 60.0))
+@example(inputs=([["mem_a", "mem_b"], ["".join(["mem_", "a"]), "mem_c"]], [1.0, 1.0], 60.0))
+@example(inputs=([[f"mem_{i}" for i in range(300)], ["mem_7", _Id("mem_8")]], [1.0, 1.0], 60.0))
 def test_rrf_fuse_compiled_equals_twin(inputs):
     """The compiled fusion returns exactly the twin's ids, order and scores."""
     rankings, ws, k = inputs
@@ -304,6 +312,8 @@ def test_rrf_fuse_errors_equal(n_rankings, n_weights, k):
 @example(source="a", others=["a", "b", ""])
 @example(source="a a a", others=["a"])
 @example(source="İ \u212a", others=["i k", "İ", "caf é"])
+@example(source="ÉCOLE École AB-cd_9 Ÿ", others=["école ab-cd_9", "ÀÉ ÿ", "AB"])
+@example(source=" ".join(f"w{i}" for i in range(40)), others=["w1 " * 50, "w39 W38 x"])
 def test_jaccard_compiled_equals_twin(source, others):
     """The compiled Jaccard kernel returns exactly the twin's similarities."""
     assert _compiled("jaccard").jaccard_many(source, others) == _jaccard_py.jaccard_many(
