@@ -14,17 +14,19 @@ typed values of :mod:`swarmmem.core.model.events`.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import attrs
 
+from swarmmem.core.model.candidates import CandidateRow
 from swarmmem.core.model.events import OutcomeEvent, RecallUsage, RewardEvent
 from swarmmem.core.model.records import MemoryProposal, MemoryRecord
 from swarmmem.core.model.semantics import ListFilter, StoredRow
 
 __all__ = [
+    "CandidateRow",
     "Candidates",
     "EventLedger",
     "ListFilter",
@@ -39,15 +41,28 @@ __all__ = [
 ]
 
 
+#: the full records of chosen candidate rows, by id; a row whose record cannot be read is
+#: absent (and reported in the provider's ``load_report``)
+RecordLoader = Callable[[Sequence[CandidateRow]], Mapping[str, MemoryRecord]]
+
+
 @attrs.frozen(kw_only=True)
 class Candidates:
     """Records a recall should score, plus the full-text order when pre-selection ran.
+
+    A provider gives either the ``records`` or, decoding only what scoring needs, their
+    ``rows`` (:class:`~swarmmem.core.model.candidates.CandidateRow`, in the same order) with
+    ``load``, which builds the full records of the rows a recall returns. ``records`` of
+    candidates given as rows builds every record (once). A row ``load`` cannot read is
+    reported by the provider and never offered by a later ``select_candidates``.
 
     ``fts_order`` maps memory id to its 0-based BM25 position (``None`` when no full-text
     pre-selection happened, including every fallback to all scoped records).
     """
 
-    records: tuple[MemoryRecord, ...]
+    _records: tuple[MemoryRecord, ...] | None = attrs.field(default=None, alias="records")
+    rows: tuple[CandidateRow, ...] | None = None
+    load: RecordLoader | None = attrs.field(default=None, eq=False, repr=False)
     fts_order: dict[str, int] | None = attrs.field(default=None, hash=False)
     #: BM25 relevance per pre-selected id (``-bm25()``: higher is better), when known
     fts_scores: dict[str, float] | None = attrs.field(default=None, hash=False)
@@ -55,6 +70,24 @@ class Candidates:
     #: what :func:`~swarmmem.core.recall.bm25.content_matches` computes), when the store
     #: knows them without stemming the text again (its index, or terms written with the row)
     held_terms: dict[str, frozenset[str]] | None = attrs.field(default=None, hash=False)
+    _built: builtins.list[tuple[MemoryRecord, ...]] = attrs.field(
+        factory=builtins.list, init=False, eq=False, repr=False, hash=False
+    )
+
+    def __attrs_post_init__(self) -> None:
+        if self._records is None and (self.rows is None or self.load is None):
+            raise TypeError("Candidates needs records, or rows with load")
+
+    @property
+    def records(self) -> tuple[MemoryRecord, ...]:
+        """Every candidate's full record (those of ``rows`` built on first use)."""
+        if self._records is not None:
+            return self._records
+        if not self._built:
+            assert self.rows is not None and self.load is not None
+            found = self.load(self.rows)
+            self._built.append(tuple(found[r.id] for r in self.rows if r.id in found))
+        return self._built[0]
 
 
 class RecordKey(NamedTuple):

@@ -17,6 +17,7 @@ from typing import Any
 
 from swarmmem.adapters.storage.sql import Database, FullTextHits, TextIndex, Written, list_query
 from swarmmem.adapters.storage.sql_rows import (
+    ITEM_COLUMNS,
     ITEM_UPDATE,
     ITEM_WRITE_COLUMNS,
     ITEM_WRITE_COUNT,
@@ -87,9 +88,11 @@ _FTS_RANKED_SQL = (
 )
 _FTS_ITEMS_SQL = (
     "SELECT rowid, id, scope_key, kind, superseded_by, deleted, expires_at, updated_at, "
-    "text_terms "
+    f"text_terms, {ITEM_COLUMNS.removeprefix('id, ')} "
     "FROM memory_items WHERE rowid IN (SELECT value FROM json_each(?))"
 )
+#: where the ``ITEM_COLUMNS`` after ``id`` start in a row of ``_FTS_ITEMS_SQL``
+_ITEM_AT = 9
 #: how many of the index's best matches a recall reads per wanted hit, first and last try
 _WINDOWS = (2, 16)
 
@@ -288,21 +291,26 @@ class Fts5Index(TextIndex):
             window = max(limit, 1) * factor
             ranked = self._match(conn, ranked_sql, (fts_query, window))
             rowids = [row[0] for row in ranked]
-            items = {row[0]: row for row in conn.execute(_FTS_ITEMS_SQL, (dumps(rowids),))}
             hits = []
-            for rowid in rowids:
-                row = items.get(rowid)
-                if row is None:
-                    continue
-                _rowid, _id, scope_key, kind, superseded_by, deleted, expires_at, _, _ = row
-                if (
-                    (scopes is None or scope_key in scopes)
-                    and (kinds is None or kind in kinds)
-                    and (flt.include_inactive or (superseded_by is None and not deleted))
-                    and (flt.include_expired or passes_sql_expiry(expires_at, flt.now))
-                    and passes_parsed_expiry(expires_at, now_ms)
-                ):
-                    hits.append(row)
+            # the item rows of the best ``limit`` matches first (usually all of them pass)
+            for start, stop in ((0, limit), (limit, len(rowids))):
+                if len(hits) >= limit or start >= stop:
+                    break
+                chunk = rowids[start:stop]
+                items = {row[0]: row for row in conn.execute(_FTS_ITEMS_SQL, (dumps(chunk),))}
+                for rowid in chunk:
+                    row = items.get(rowid)
+                    if row is None:
+                        continue
+                    _rowid, _id, scope_key, kind, superseded_by, deleted, expires_at = row[:7]
+                    if (
+                        (scopes is None or scope_key in scopes)
+                        and (kinds is None or kind in kinds)
+                        and (flt.include_inactive or (superseded_by is None and not deleted))
+                        and (flt.include_expired or passes_sql_expiry(expires_at, flt.now))
+                        and passes_parsed_expiry(expires_at, now_ms)
+                    ):
+                        hits.append(row)
             complete = len(rowids) < window  # every match was read
             if len(hits) >= limit or complete:
                 break
@@ -320,7 +328,10 @@ class Fts5Index(TextIndex):
         bm25 = {row[0]: float(row[1]) for row in ranked} if stemmed else {}
         scores = {row[1]: -bm25[row[0]] for row in hits} if stemmed else None
         terms = {row[1]: row[8] for row in hits} if stemmed else None
-        return FullTextHits([row[1] for row in listed], [row[1] for row in hits], {}, scores, terms)
+        items = {row[1]: (row[1], *row[_ITEM_AT:]) for row in hits}
+        return FullTextHits(
+            [row[1] for row in listed], [row[1] for row in hits], {}, scores, terms, items
+        )
 
     def _listed(
         self, conn: Any, flt: ListFilter, fts_query: str, limit: int, *, stemmed: bool

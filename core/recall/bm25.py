@@ -22,11 +22,16 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from typing import TypeVar
 
+from swarmmem.core.model.candidates import CandidateRow
 from swarmmem.core.model.records import MemoryRecord
 from swarmmem.core.recall.fts import distinct_terms
 from swarmmem.core.recall.scoring import derived
 from swarmmem.core.recall.stemming import stemmed_tokens
+
+#: a record or its candidate row (:func:`record_fields` reads either)
+Candidate = TypeVar("Candidate", MemoryRecord, CandidateRow)
 
 # Common English function words (articles, pronouns, prepositions, conjunctions, auxiliary
 # and modal verbs, question words, a few frequent adverbs), written for this project rather
@@ -94,13 +99,16 @@ def held_terms(
 KIND_COLUMN = 2
 
 
-def record_fields(record: MemoryRecord) -> tuple[str, ...]:
-    """The seven full-text columns of a record, as the stores index them: text, tags, kind
-    words, source path, source ref, symbols, metadata files (derived once per record)."""
-    return derived(record).columns
+def record_fields(record: MemoryRecord | CandidateRow) -> tuple[str, ...]:
+    """The seven full-text columns of a record (or of its candidate row), as the stores index
+    them: text, tags, kind words, source path, source ref, symbols, metadata files (derived
+    once per record)."""
+    return (record if isinstance(record, CandidateRow) else derived(record)).columns
 
 
-def bm25_relevance(records: Sequence[MemoryRecord], match: str | None) -> dict[str, float]:
+def bm25_relevance(
+    records: Sequence[MemoryRecord] | Sequence[CandidateRow], match: str | None
+) -> dict[str, float]:
     """``-bm25()`` of every record matching a term of ``match`` (a :func:`stemmed_query`
     string), with the statistics of ``records``; records matching nothing are absent."""
     phrases = match_terms(match)
@@ -161,8 +169,8 @@ def _occurrences(column: tuple[str, ...], phrase: tuple[str, ...]) -> int:
 
 
 def content_matches(
-    records: Sequence[MemoryRecord], phrases: Sequence[tuple[str, ...]]
-) -> tuple[list[MemoryRecord], dict[str, frozenset[str]]]:
+    records: Sequence[Candidate], phrases: Sequence[tuple[str, ...]]
+) -> tuple[list[Candidate], dict[str, frozenset[str]]]:
     """The records holding one of the stemmed ``phrases`` (:func:`match_terms`) in what they
     say (text, tags, files, symbols, source), not only in the words of their kind: "which
     project owns billing" is no match for every ``project_fact``. With them, per kept record,

@@ -28,6 +28,7 @@ from collections.abc import Callable, Collection, Mapping
 
 import attrs
 
+from swarmmem.core.model.candidates import CandidateRow
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest, Relation
 from swarmmem.core.recall import references
@@ -38,8 +39,16 @@ from swarmmem.core.recall.bm25 import (
     stemmed_query,
 )
 from swarmmem.core.recall.fts import FTS_BONUS, build_fts_query
-from swarmmem.core.recall.scoring import LearningPolicy, Ranking, rank_records
-from swarmmem.ports.storage import StorageProvider
+from swarmmem.core.recall.scoring import (
+    LearningPolicy,
+    Ranking,
+    RecordLoader,
+    derived,
+    rank_records,
+    rank_rows,
+    records_loader,
+)
+from swarmmem.ports.storage import Candidates, StorageProvider
 
 DEFAULT_CANDIDATE_CAP = 1000
 #: the candidate count at which BM25 has half of the text factor (:func:`text_factor`; fitted
@@ -51,6 +60,9 @@ LENGTH_FREE_CHARS = 500
 #: the exponent of that scaling (fitted on public data with benchmarks/quality/calibrate.py)
 LENGTH_EXPONENT = 2.0
 RELATED_RECALL_FANOUT = 2
+#: how many times a recall scores again when a returned candidate's record cannot be read
+#: (the store reports it and offers it no more)
+UNREADABLE_RETRIES = 3
 
 
 @attrs.frozen(kw_only=True)
@@ -65,8 +77,10 @@ class RecallResult:
     candidate_count: int | None = None
     """How many items the scorer kept (``items`` may hold fewer: ``lexical_recall(keep=)``);
     ``None``: ``len(items)``."""
-    #: the kept (not explored) candidates' records, best first, even those ``items`` leaves out
-    records: tuple[MemoryRecord, ...] = attrs.field(default=(), hash=False)
+    #: the kept (not explored) candidates' fields, best first, even those ``items`` leaves out
+    rows: tuple[CandidateRow, ...] = attrs.field(default=(), hash=False)
+    #: the full records of ``rows`` (read only when asked)
+    load: RecordLoader = attrs.field(default=records_loader(()), hash=False, eq=False)
 
     @property
     def kept_count(self) -> int:
@@ -112,10 +126,35 @@ def lexical_recall(
     """
     now_ms = iso_to_ms(now)
     assert now_ms is not None, "now must be an ISO timestamp"
-    if not reference:
-        return _stemmed_recall(
-            store, request, now=now, now_ms=now_ms, policy=policy, rng=rng, keep=keep
-        )
+    for _ in range(UNREADABLE_RETRIES):
+        if reference:
+            ranking, text = _reference_ranking(store, request, now, now_ms, policy, rng)
+        else:
+            ranking, text = _stemmed_ranking(store, request, now, now_ms, policy, rng)
+        if ranking is None:
+            return RecallResult(items=(), diagnostics=_empty_diagnostics())
+        result = _ranked_result(ranking, keep, text)
+        if not ranking.unreadable:  # else the store reported them: score without them
+            break
+    return result
+
+
+def candidate_rows(candidates: Candidates) -> tuple[list[CandidateRow], RecordLoader]:
+    """The rows a provider gave (with its loader), or those of the records it gave."""
+    if candidates.rows is not None and candidates.load is not None:
+        return list(candidates.rows), candidates.load
+    records = candidates.records
+    return [derived(r) for r in records], records_loader(records)
+
+
+def _reference_ranking(
+    store: StorageProvider,
+    request: RecallRequest,
+    now: str,
+    now_ms: float,
+    policy: LearningPolicy | None,
+    rng: Callable[[], float] | None,
+) -> tuple[Ranking, dict[str, float]]:
     candidates = store.select_candidates(
         scope_keys=[scope.key for scope in request.scopes],
         kinds=request.kinds,
@@ -129,28 +168,27 @@ def lexical_recall(
         candidate_cap=candidate_cap(request),
         cap_before_preselect=True,
     )
-    records = [r for r in candidates.records if recallable(r)]
-    ranking = rank_records(request, records, now_ms=now_ms, policy=policy, rng=rng)
+    rows, load = candidate_rows(candidates)
+    rows = [r for r in rows if r.recallable]
+    ranking = rank_rows(request, rows, load, now_ms=now_ms, policy=policy, rng=rng)
     if candidates.fts_order is not None:
         ranking.add_fts_bonus(candidates.fts_order, FTS_BONUS)
-    return _ranked_result(ranking, keep, {})
+    return ranking, {}
 
 
-def _stemmed_recall(
+def _stemmed_ranking(
     store: StorageProvider,
     request: RecallRequest,
-    *,
     now: str,
     now_ms: float,
     policy: LearningPolicy | None,
     rng: Callable[[], float] | None,
-    keep: int | None,
-) -> RecallResult:
+) -> tuple[Ranking | None, dict[str, float]]:
     # a named file's extension ("py" of "console.py") is no query word
     query = references.without_extensions(request.query)
     match = stemmed_query(query, request.task, request.mode)
     if match is None:
-        return RecallResult(items=(), diagnostics=_empty_diagnostics())
+        return None, {}
     candidates = store.select_candidates(
         scope_keys=[scope.key for scope in request.scopes],
         kinds=request.kinds,
@@ -163,17 +201,18 @@ def _stemmed_recall(
         cap_before_preselect=False,
         stemmed=True,
     )
+    rows, load = candidate_rows(candidates)
     relevance: dict[str, float]
     if candidates.fts_scores is not None:
         relevance = candidates.fts_scores
     else:  # a store without full-text search: BM25 over the scope here
-        scoped = [r for r in candidates.records if recallable(r)]
+        scoped = [r for r in rows if r.recallable]
         every = bm25_relevance(scoped, match)
         best = sorted(every, key=lambda i: (-every[i], i))[: preselect_limit(request)]
         relevance = {i: every[i] for i in best}
     # a memory matching the query only through its kind's words is no candidate
     phrases = match_terms(match)
-    records = [r for r in candidates.records if r.id in relevance and recallable(r)]
+    records = [r for r in rows if r.id in relevance and r.recallable]
     known = candidates.held_terms  # the store may know it already
     if known is not None:
         terms = frozenset(t for phrase in phrases for t in phrase)
@@ -185,10 +224,10 @@ def _stemmed_recall(
     cover = weighted_coverage(held, frozenset(t for phrase in phrases for t in phrase))
     cover = length_scaled(cover, {r.id: len(r.text) for r in records})
     text = {r.id: text_factor(cover[r.id], relevance[r.id], top, len(records)) for r in records}
-    ranking = rank_records(
-        request, records, now_ms=now_ms, policy=policy, rng=rng, text_relevance=text
+    ranking = rank_rows(
+        request, records, load, now_ms=now_ms, policy=policy, rng=rng, text_relevance=text
     )
-    return _ranked_result(ranking, keep, text)
+    return ranking, text
 
 
 def _ranked_result(
@@ -199,9 +238,10 @@ def _ranked_result(
     return RecallResult(
         items=tuple(ranking.items(keep)),
         diagnostics=ranking.diagnostics,
-        lexical_order=tuple(s.record.id for s in ranking.kept),
+        lexical_order=tuple(s.fields.id for s in ranking.kept),
         candidate_count=len(ranking.kept) + (ranking.explored is not None),
-        records=tuple(s.record for s in ranking.kept),
+        rows=tuple(s.fields for s in ranking.kept),
+        load=ranking.load,
         text_relevance=text_relevance,
     )
 

@@ -14,11 +14,12 @@ When a dense part is missing or fails, the exact lexical result comes back with 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
+from swarmmem.core.model.candidates import CandidateRow
 from swarmmem.core.model.formatting import to_fixed
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import NO_SIGNALS, MemoryRecord, RecallItem, RecallRequest
@@ -45,7 +46,7 @@ from swarmmem.core.recall.lexical import (
     preselect_limit,
     slice_items,
 )
-from swarmmem.core.recall.scoring import LearningPolicy, rank_records
+from swarmmem.core.recall.scoring import LearningPolicy, RecordLoader, derived, rank_rows
 from swarmmem.ports.storage import StorageProvider
 
 #: Every recall profile. ``reference`` is the reference implementation's lexical path, kept
@@ -139,7 +140,7 @@ def run_recall(
         degradation_reason=reason,
         used_embedding=True,
         used_reranker=used_reranker,
-        lexical_candidate_count=len(lexical.records),
+        lexical_candidate_count=len(lexical.rows),
         dense_candidate_count=len(hits.candidates),
         rerank_candidate_count=rerank_count,
         query_embedding_invocation_count=embeds,
@@ -234,7 +235,7 @@ def _fused(
     # what rerank and the dense rescue read of the fused ranking (the rest is never shown)
     shown = request.max_items + (RERANK_TOP_N if settings.rerank else 0)
     return _scored_fusion(
-        lexical.records,
+        lexical,
         hits.candidates,
         hits.cosines,
         hits.profile,
@@ -253,7 +254,7 @@ def _has_signal(item: RecallItem) -> bool:
 
 
 def _scored_fusion(
-    lexical_records: Sequence[MemoryRecord],
+    lexical_result: RecallResult,
     dense: Sequence[tuple[MemoryRecord, float]],
     hit_cosines: dict[str, float],
     profile: CosineProfile | None,
@@ -268,13 +269,13 @@ def _scored_fusion(
     """``score`` and ``calibrated`` fusion: lexical and dense evidence become the scorer's
     text factor; items for the first ``limit`` of the fused ranking (all when ``None``)."""
     cosines = {record.id: cos for record, cos in dense}
-    lexical = {record.id: text_relevance.get(record.id, 0.0) for record in lexical_records}
-    records = list(lexical_records)
-    known = {record.id for record in records}
+    lexical = {row.id: text_relevance.get(row.id, 0.0) for row in lexical_result.rows}
+    known = set(lexical)
+    records: list[MemoryRecord] = []  # the dense-only candidates
     if settings.fusion == "calibrated":
         combined = calibrated_fusion(lexical, hit_cosines, profile, settings.dense_evidence)
         # a dense hit is a candidate when its calibrated evidence reaches the threshold
-        records += [
+        records = [
             record for record, _ in dense if record.id in combined and record.id not in known
         ]
     else:
@@ -282,15 +283,16 @@ def _scored_fusion(
         w = fusion_weight(settings, best)
         combined = score_fusion(lexical, cosines, w, settings.dense_floor)
         if request.mode != "injection":
-            records += [record for record, _ in dense if record.id not in known]
+            records = [record for record, _ in dense if record.id not in known]
         elif (nearest := _injectable(dense, hit_cosines, known, settings)) is not None:
             records.append(nearest[0])
             combined[nearest[0].id] = nearest[1]  # scored by its cosine
     now_ms = iso_to_ms(now)
     assert now_ms is not None
-    items = rank_records(
+    items = rank_rows(
         request,
-        records,
+        [*lexical_result.rows, *(derived(record) for record in records)],
+        _with_records(lexical_result.load, records),
         now_ms=now_ms,
         policy=attrs.evolve(policy, exploration_rate=0.0),  # the lexical stage explored
         text_relevance=combined,
@@ -302,6 +304,18 @@ def _scored_fusion(
         else it
         for it in items
     ]
+
+
+def _with_records(load: RecordLoader, records: Sequence[MemoryRecord]) -> RecordLoader:
+    """``load`` for the rows it knows, and ``records`` (at hand) for theirs."""
+    at_hand = {record.id: record for record in records}
+
+    def both(rows: Sequence[CandidateRow]) -> Mapping[str, MemoryRecord]:
+        found = dict(load([row for row in rows if row.id not in at_hand]))
+        found.update((row.id, at_hand[row.id]) for row in rows if row.id in at_hand)
+        return found
+
+    return both
 
 
 def _injectable(

@@ -9,14 +9,16 @@ score descending, then id ascending.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import attrs
 
 from swarmmem._speedups import lexical
 from swarmmem._speedups.lexical import LexicalRow
 from swarmmem.core.config import LearningSettings
+from swarmmem.core.model.candidates import CandidateRow
+from swarmmem.core.model.codec import scope_from_dict
 from swarmmem.core.model.formatting import to_fixed
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import (
@@ -68,58 +70,139 @@ def is_expired(record: MemoryRecord, now_ms: float) -> bool:
     return expires is not None and expires <= now_ms
 
 
-class Derived(NamedTuple):
-    """What the scorer reads of a record besides its text, in the kernel's shape."""
-
-    tags: str
-    files: str
-    symbols: str
-    kind_words: str
-    ref: str
-    specificity: float
-    scope_key: str
-    updated_ms: float | None
-    expires_ms: float | None
-    q: float
-    #: the seven full-text columns (text, tags, kind words, source path, source ref, symbols,
-    #: metadata files), as the stores index them (:func:`~.bm25.record_fields`)
-    columns: tuple[str, ...]
+#: what the scorer reads of a record besides its text (:mod:`swarmmem.core.model.candidates`)
+Derived = CandidateRow
+#: the full records of chosen candidate rows by id (an id whose record cannot be read is
+#: absent): what a ranking builds its items from
+RecordLoader = Callable[[Sequence[CandidateRow]], Mapping[str, MemoryRecord]]
 
 
-def derived(record: MemoryRecord) -> Derived:
+def derived(record: MemoryRecord) -> CandidateRow:
     """The scorer's fields of ``record``, computed once per record object and kept with it
     (a store that holds its records, like the in-memory and JSONL ones, pays for them once)."""
-    cached: Derived | None = record._derived
+    cached: CandidateRow | None = record._derived
     if cached is None:
-        tags = " ".join(record.tags)
-        kind_words = record.kind.replace("_", " ")
-        ref = record.source.ref or ""
-        symbols = symbol_field(record)
-        listed = metadata_strings(record.metadata, FILE_KEYS)
         path = record.source.file_path if isinstance(record.source.file_path, str) else None
-        cached = Derived(
-            tags=tags,
-            files=" ".join(listed if path is None else [path, *listed]),
-            symbols=symbols,
-            kind_words=kind_words,
-            ref=ref,
-            specificity=SCOPE_SPECIFICITY.get(record.scope.type, 0.0),
+        cached = _row(
+            record.metadata,
+            tags=" ".join(record.tags),
+            kind=record.kind,
+            ref=record.source.ref or "",
+            path=path,
+            scope_type=record.scope.type,
             scope_key=scope_key_of(record.scope),
-            updated_ms=iso_to_ms(record.updated_at),
-            expires_ms=iso_to_ms(record.expires_at),
-            q=q_value_of(record.metadata),
-            columns=(record.text, tags, kind_words, path or "", ref, symbols, " ".join(listed)),
+            updated_at=record.updated_at,
+            expires_at=record.expires_at,
+            memory_id=record.id,
+            text=record.text,
+            confidence=float(record.confidence),
+            inactive=bool(record.superseded_by) or record.deleted,
         )
         object.__setattr__(record, "_derived", cached)
     return cached
 
 
+def candidate_row(data: Mapping[str, Any]) -> CandidateRow:
+    """The scorer's fields of a stored record's JSON object (the reference shape), without
+    building the record: equal to ``derived`` of the record it parses to. Raises KeyError,
+    TypeError, ValueError, AttributeError or MemoryValidationError for a shape no record
+    has (the caller then reads it as a record, which reports it)."""
+    source = data["source"]
+    metadata = data.get("metadata")
+    if metadata is None:
+        metadata = {}
+    elif not isinstance(metadata, Mapping):
+        raise TypeError("metadata is not an object")
+    file_path = source.get("filePath")
+    tags = data.get("tags")
+    text = data["text"]
+    confidence = data["confidence"]
+    if not isinstance(text, str) or isinstance(confidence, bool):
+        raise TypeError("text or confidence of a wrong type")
+    return _row(
+        metadata,
+        tags="" if tags is None else " ".join(tags),
+        kind=data["kind"],
+        ref=source.get("ref") or "",
+        path=file_path if isinstance(file_path, str) else None,
+        scope_type=data["scope"]["type"],
+        scope_key=_scope_key(data["scope"]),
+        updated_at=data["updatedAt"],
+        expires_at=data.get("expiresAt"),
+        memory_id=data["id"],
+        text=text,
+        confidence=float(confidence),
+        inactive=bool(data.get("supersededBy")) or metadata.get("deleted") is True,
+    )
+
+
+_SCOPE_KEY_OF: dict[tuple[tuple[str, Any], ...], str] = {}
+
+
+def _scope_key(scope: Mapping[str, Any]) -> str:
+    """``scope_key_of`` the scope a stored scope object parses to (memoised per object)."""
+    items = tuple(scope.items())
+    key = _SCOPE_KEY_OF.get(items)
+    if key is None:
+        if len(_SCOPE_KEY_OF) > 4096:
+            _SCOPE_KEY_OF.clear()
+        key = _SCOPE_KEY_OF[items] = scope_key_of(scope_from_dict(scope))
+    return key
+
+
+def _row(
+    metadata: Mapping[str, Any],
+    *,
+    tags: str,
+    kind: str,
+    ref: str,
+    path: str | None,
+    scope_type: str,
+    scope_key: str,
+    updated_at: str | None,
+    expires_at: str | None,
+    memory_id: str,
+    text: str,
+    confidence: float,
+    inactive: bool,
+) -> CandidateRow:
+    kind_words = kind.replace("_", " ")
+    symbols = " ".join(metadata_strings(metadata, SYMBOL_KEYS))
+    listed = metadata_strings(metadata, FILE_KEYS)
+    return CandidateRow(
+        tags=tags,
+        files=" ".join(listed if path is None else [path, *listed]),
+        symbols=symbols,
+        kind_words=kind_words,
+        ref=ref,
+        specificity=SCOPE_SPECIFICITY.get(scope_type, 0.0),
+        scope_key=scope_key,
+        updated_ms=iso_to_ms(updated_at),
+        expires_ms=iso_to_ms(expires_at),
+        q=q_value_of(metadata),
+        columns=(text, tags, kind_words, path or "", ref, symbols, " ".join(listed)),
+        id=memory_id,
+        text=text,
+        kind=kind,
+        confidence=confidence,
+        scope_type=scope_type,
+        inactive=inactive,
+        recallable="outcomeQuestion" not in metadata,
+    )
+
+
+def records_loader(records: Iterable[MemoryRecord]) -> RecordLoader:
+    """The :data:`RecordLoader` of records at hand."""
+    by_id = {record.id: record for record in records}
+    return lambda rows: by_id
+
+
 @attrs.define
 class _Scored:
-    """A scored candidate: its kernel row (with the named-reference rule applied), base score,
-    score with the Q-value boost, and the text relevance and BM25 position when known."""
+    """A scored candidate: its fields, kernel row (with the named-reference rule applied), base
+    score, score with the Q-value boost, and the text relevance and BM25 position when known."""
 
-    record: MemoryRecord
+    fields: CandidateRow
     row: LexicalRow
     base: float
     score: float
@@ -130,7 +213,8 @@ class _Scored:
 @attrs.define
 class Ranking:
     """The scorer's kept candidates (best first) and the explored one, before any
-    :class:`RecallItem` is built: items are built only for what a caller returns."""
+    :class:`RecallItem` is built: items (and the full records they hold) are built only for
+    what a caller returns."""
 
     kept: list[_Scored]
     explored: _Scored | None
@@ -138,25 +222,48 @@ class Ranking:
     request: RecallRequest
     kinds: set[str] | None
     role_kinds: set[str] | None
+    load: RecordLoader
+    #: ids of candidates whose full record could not be read when it was wanted (the store
+    #: reported them; a recall scores again without them)
+    unreadable: set[str] = attrs.field(factory=set)
 
     def add_fts_bonus(self, fts_order: Mapping[str, int], bonus: float) -> None:
         """Add ``((n - pos) / n) * bonus`` by BM25 position and re-sort (score desc, id asc)."""
         denom = max(len(fts_order), 1)
         for scored in self.kept:
-            pos = fts_order.get(scored.record.id)
+            pos = fts_order.get(scored.fields.id)
             if pos is not None:
                 scored.score = scored.score + ((denom - pos) / denom) * bonus
                 scored.fts_rank = pos + 1
-        self.kept.sort(key=lambda s: (-s.score, s.record.id))
+        self.kept.sort(key=lambda s: (-s.score, s.fields.id))
+
+    def records(self, scored: Sequence[_Scored]) -> dict[str, MemoryRecord]:
+        """The full records of ``scored`` by id, read at once (unreadable ones noted)."""
+        found = self.load([s.fields for s in scored])
+        self.unreadable.update(s.fields.id for s in scored if s.fields.id not in found)
+        return {s.fields.id: found[s.fields.id] for s in scored if s.fields.id in found}
+
+    def kept_records(self) -> list[MemoryRecord]:
+        """The full records of every kept candidate, best first."""
+        found = self.records(self.kept)
+        return [found[s.fields.id] for s in self.kept if s.fields.id in found]
 
     def items(self, limit: int | None = None) -> list[RecallItem]:
         """Items for the first ``limit`` kept candidates (all when None), then the explored
         one."""
         kept = self.kept if limit is None else self.kept[:limit]
-        items = [_to_item(s, self.request, self.kinds, self.role_kinds) for s in kept]
-        if self.explored is not None:
-            item = _to_item(self.explored, self.request, self.kinds, self.role_kinds)
-            items.append(attrs.evolve(item, explored=True))
+        explored = [] if self.explored is None else [self.explored]
+        found = self.records([*kept, *explored])
+        request, kinds, role_kinds = self.request, self.kinds, self.role_kinds
+        items = [
+            _to_item(s, found[s.fields.id], request, kinds, role_kinds)
+            for s in kept
+            if s.fields.id in found
+        ]
+        for s in explored:
+            if s.fields.id in found:
+                item = _to_item(s, found[s.fields.id], request, kinds, role_kinds)
+                items.append(attrs.evolve(item, explored=True))
         return items
 
 
@@ -198,12 +305,42 @@ def rank_records(
     text_relevance: Mapping[str, float] | None = None,
     lexical_relevance: Mapping[str, float] | None = None,
 ) -> Ranking:
+    """:func:`rank_rows` of records at hand."""
+    return rank_rows(
+        request,
+        [derived(r) for r in records],
+        records_loader(records),
+        now_ms=now_ms,
+        policy=policy,
+        rng=rng,
+        apply_min_score=apply_min_score,
+        require_signal=require_signal,
+        text_relevance=text_relevance,
+        lexical_relevance=lexical_relevance,
+    )
+
+
+def rank_rows(
+    request: RecallRequest,
+    records: Sequence[CandidateRow],
+    load: RecordLoader,
+    *,
+    now_ms: float,
+    policy: LearningPolicy | None = None,
+    rng: Callable[[], float] | None = None,
+    apply_min_score: bool = True,
+    require_signal: bool | None = None,
+    text_relevance: Mapping[str, float] | None = None,
+    lexical_relevance: Mapping[str, float] | None = None,
+) -> Ranking:
     """Score ``records`` for ``request``: the kept candidates (best first), the explored one
     and the counts.
 
     Args:
         request: the recall request (scopes already authorised).
-        records: candidates from the provider.
+        records: the candidates' fields (from the provider, or ``derived`` of records).
+        load: their full records, read only for the items a caller builds (and, when the
+            query names files or symbols, for the records' cited references).
         now_ms: the current time in epoch milliseconds (expiry checks).
         policy: Q-value boost, suppression and exploration settings.
         rng: random source for exploration (``random.random`` when omitted).
@@ -220,9 +357,13 @@ def rank_records(
     role_kinds = set(profile_for(request.agent_role).kinds) if request.agent_role else None
     diag = _new_diagnostics(len(records))
     eligible, suppressed = _prefilter(request, records, now_ms, policy, kinds, diag)
+    unreadable: set[str] = set()
     scorer = _BatchScorer(
         request, eligible, policy, kinds, role_kinds, text_relevance, lexical_relevance
     )
+    if scorer.named is not None and scorer.named.active:  # the cited references are read
+        scorer.cited = load(eligible)
+        unreadable.update(f.id for f in eligible if f.id not in scorer.cited)
     min_score = _min_score(request, apply_min_score)
 
     scored_all = scorer.score(eligible)
@@ -234,12 +375,12 @@ def rank_records(
         scored_all = signalled
     kept = [s for s in scored_all if s.base >= min_score]
     diag["belowThresholdCount"] = len(scored_all) - len(kept)
-    kept.sort(key=lambda s: (-s.score, s.record.id))
+    kept.sort(key=lambda s: (-s.score, s.fields.id))
 
     explored = _explore(suppressed, scorer, policy, rng, min_score)
     diag["exploredCount"] = int(explored is not None)
     diag["returnedCount"] = len(kept) + (explored is not None)
-    return Ranking(kept, explored, diag, request, kinds, role_kinds)
+    return Ranking(kept, explored, diag, request, kinds, role_kinds, load, unreadable)
 
 
 def _new_diagnostics(candidates: int) -> dict[str, int]:
@@ -258,37 +399,35 @@ def _new_diagnostics(candidates: int) -> dict[str, int]:
 
 def _prefilter(
     request: RecallRequest,
-    records: Sequence[MemoryRecord],
+    records: Sequence[CandidateRow],
     now_ms: float,
     policy: LearningPolicy,
     kinds: set[str] | None,
     diag: dict[str, int],
-) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
+) -> tuple[list[CandidateRow], list[CandidateRow]]:
     """The candidates worth scoring and the low-Q ones held back for exploration; expired,
     superseded, deleted, out-of-scope and wrong-kind records are dropped (and counted)."""
     scope_keys = {scope.key for scope in request.scopes}
     check_expiry = not request.include_expired
     check_q = not request.include_low_q
     threshold = policy.suppression_threshold
-    eligible: list[MemoryRecord] = []
-    suppressed: list[MemoryRecord] = []
-    for record in records:
-        fields = derived(record)  # computed once per record object
+    eligible: list[CandidateRow] = []
+    suppressed: list[CandidateRow] = []
+    for fields in records:
         expires_ms = fields.expires_ms
         if (
             (check_expiry and expires_ms is not None and expires_ms <= now_ms)
-            or record.superseded_by
-            or record.deleted
+            or fields.inactive
             or fields.scope_key not in scope_keys
-            or (kinds is not None and record.kind not in kinds)
+            or (kinds is not None and fields.kind not in kinds)
         ):
             diag["preScoredFilteredCount"] += 1
             continue
         if check_q and fields.q < threshold:
             diag["suppressedLowQCount"] += 1
-            suppressed.append(record)
+            suppressed.append(fields)
             continue
-        eligible.append(record)
+        eligible.append(fields)
     return eligible, suppressed
 
 
@@ -306,7 +445,7 @@ def _has_query_signal(row: LexicalRow) -> bool:
 
 
 def _explore(
-    suppressed: Sequence[MemoryRecord],
+    suppressed: Sequence[CandidateRow],
     scorer: _BatchScorer,
     policy: LearningPolicy,
     rng: Callable[[], float] | None,
@@ -323,7 +462,7 @@ def _explore(
     candidates = [s for s in scorer.score(suppressed) if s.base >= min_score]
     if not candidates:
         return None
-    return min(candidates, key=lambda s: (-s.base, s.record.id))
+    return min(candidates, key=lambda s: (-s.base, s.fields.id))
 
 
 class _BatchScorer:
@@ -334,7 +473,7 @@ class _BatchScorer:
     def __init__(
         self,
         request: RecallRequest,
-        eligible: Sequence[MemoryRecord],
+        eligible: Sequence[CandidateRow],
         policy: LearningPolicy,
         kinds: set[str] | None,
         role_kinds: set[str] | None,
@@ -351,53 +490,51 @@ class _BatchScorer:
         self.lexical_part = text_relevance if lexical_relevance is None else lexical_relevance
         self.recency: dict[str, float] = {}
         self.named: _NamedReferences | None = None
+        #: the full records of the candidates, when the query names files or symbols
+        self.cited: Mapping[str, MemoryRecord] = {}
         if text_relevance is not None:
-            self.recency = _recency([derived(r) for r in eligible], eligible)
+            self.recency = _recency(eligible)
             self.named = _NamedReferences(request.query)
 
-    def score(self, batch: Sequence[MemoryRecord]) -> list[_Scored]:
-        """The scored candidates of ``batch``, in its order."""
-        fields = [derived(r) for r in batch]
-        rows = self._rows(batch, fields)
+    def score(self, fields: Sequence[CandidateRow]) -> list[_Scored]:
+        """The scored candidates of ``fields``, in its order."""
+        rows = self._rows(fields)
         if self.text_relevance is None:
-            return self._plain(batch, fields, rows)
-        return self._with_relevance(batch, fields, rows, self.text_relevance)
+            return self._plain(fields, rows)
+        return self._with_relevance(fields, rows, self.text_relevance)
 
-    def _rows(self, batch: Sequence[MemoryRecord], fields: Sequence[Derived]) -> list[LexicalRow]:
-        """The kernel's rows for ``batch`` (one column per factor)."""
+    def _rows(self, fields: Sequence[CandidateRow]) -> list[LexicalRow]:
+        """The kernel's rows for ``fields`` (one column per factor)."""
         request, kinds, role_kinds = self.request, self.kinds, self.role_kinds
         return lexical.score_lexical(
             request.query,
             request.task,
             self.injection and request.task is not None,
-            [r.text for r in batch],
+            [f.text for f in fields],
             [f.tags for f in fields],
             [f.files for f in fields],
             [f.symbols for f in fields],
             [f.kind_words for f in fields],
             [f.ref for f in fields],
             [f.specificity for f in fields],
-            [(0.5 if kinds is None else (1.0 if r.kind in kinds else 0.0)) for r in batch],
-            [(1.0 if role_kinds is not None and r.kind in role_kinds else 0.0) for r in batch],
-            [float(r.confidence) for r in batch],
+            [(0.5 if kinds is None else (1.0 if f.kind in kinds else 0.0)) for f in fields],
+            [(1.0 if role_kinds is not None and f.kind in role_kinds else 0.0) for f in fields],
+            [f.confidence for f in fields],
         )
 
-    def _plain(
-        self, batch: Sequence[MemoryRecord], fields: Sequence[Derived], rows: Sequence[LexicalRow]
-    ) -> list[_Scored]:
+    def _plain(self, fields: Sequence[CandidateRow], rows: Sequence[LexicalRow]) -> list[_Scored]:
         """Rows scored as the kernel weighed them, plus the Q-value boost."""
         q_weight = self.q_weight
         out: list[_Scored] = []
         append = out.append
-        for r, f, row in zip(batch, fields, rows, strict=True):
+        for f, row in zip(fields, rows, strict=True):
             base = row.base
-            append(_Scored(r, row, base, base + (f.q - 0.5) * q_weight))
+            append(_Scored(f, row, base, base + (f.q - 0.5) * q_weight))
         return out
 
     def _with_relevance(
         self,
-        batch: Sequence[MemoryRecord],
-        fields: Sequence[Derived],
+        fields: Sequence[CandidateRow],
         rows: Sequence[LexicalRow],
         text_relevance: Mapping[str, float],
     ) -> list[_Scored]:
@@ -413,14 +550,15 @@ class _BatchScorer:
         w_text = lexical.WEIGHTS[0]
         out: list[_Scored] = []
         append = out.append
-        for r, f, row in zip(batch, fields, rows, strict=True):
-            key = r.id
+        cited = self.cited
+        for f, row in zip(fields, rows, strict=True):
+            key = f.id
             relevance = text_relevance.get(key, 0.0)
             lexical_share = relevance if same else lexical_part.get(key, 0.0)
             fresh = RECENCY_WEIGHT * recency.get(key, 0.0) * lexical_share
-            signals, extra = named.signals(row, f, r)
+            signals, extra = named.signals(row, f, cited.get(key))
             base = row.base + (w_text * (relevance - row.text) + fresh + extra)
-            append(_Scored(r, signals, base, base + (f.q - 0.5) * q_weight, relevance))
+            append(_Scored(f, signals, base, base + (f.q - 0.5) * q_weight, relevance))
         return out
 
 
@@ -437,22 +575,30 @@ class _NamedReferences:
         self.query_size = len(tokens)
         self.extensions = frozenset(t for t in tokens if t in references.SOURCE_EXTENSIONS)
 
+    @property
+    def active(self) -> bool:
+        """True when the query names files or symbols (the records' citations are read)."""
+        return bool(self.files or self.symbols)
+
     def signals(
-        self, row: LexicalRow, fields: Derived, record: MemoryRecord
+        self, row: LexicalRow, fields: CandidateRow, record: MemoryRecord | None
     ) -> tuple[LexicalRow, float]:
         """The row with the named-reference rule applied to its signals (its base score
-        unchanged), and the change of the base score (the record's cited files and symbols
-        are read only when the query names some)."""
+        unchanged), and the change of the base score (``record``, whose cited files and
+        symbols are read, is given when the query names some)."""
         file = row_file = row.file
         symbol = row_symbol = row.symbol
         if self.extensions and file > 0:  # an extension alone says nothing
             shared = self.extensions & lexical.tokenize(fields.files)
             file = max(0.0, file - len(shared) / self.query_size)
         named = False
-        if self.files and references.names_file(self.files, references.cited_files(record)):
-            file, named = 1.0, True
-        if self.symbols and references.names_symbol(self.symbols, references.cited_symbols(record)):
-            symbol = 1.0
+        if record is not None:
+            if self.files and references.names_file(self.files, references.cited_files(record)):
+                file, named = 1.0, True
+            if self.symbols and references.names_symbol(
+                self.symbols, references.cited_symbols(record)
+            ):
+                symbol = 1.0
         if file == row_file and symbol == row_symbol and not named:
             return row, 0.0
         w = lexical.WEIGHTS
@@ -461,7 +607,7 @@ class _NamedReferences:
         return row._replace(file=file, symbol=symbol), extra
 
 
-def _recency(fields: Sequence[Derived], records: Sequence[MemoryRecord]) -> dict[str, float]:
+def _recency(fields: Sequence[CandidateRow]) -> dict[str, float]:
     """Per record, where its ``updatedAt`` falls between the oldest (0) and newest (1)."""
     known = [f.updated_ms for f in fields if f.updated_ms is not None]
     if len(known) < 2:
@@ -470,21 +616,17 @@ def _recency(fields: Sequence[Derived], records: Sequence[MemoryRecord]) -> dict
     if lo == hi:
         return {}
     span = hi - lo
-    return {
-        r.id: (f.updated_ms - lo) / span
-        for r, f in zip(records, fields, strict=True)
-        if f.updated_ms is not None
-    }
+    return {f.id: (f.updated_ms - lo) / span for f in fields if f.updated_ms is not None}
 
 
 def _to_item(
     scored: _Scored,
+    record: MemoryRecord,
     request: RecallRequest,
     kinds: set[str] | None,
     role_kinds: set[str] | None,
 ) -> RecallItem:
-    """The recall item of a kept or explored candidate."""
-    record = scored.record
+    """The recall item of a kept or explored candidate (``record``: its full record)."""
     row = scored.row
     role = role_kinds is not None and record.kind in role_kinds
     reason = _reason(record, row, role, q_value_of(record.metadata), scored.relevance)

@@ -39,6 +39,8 @@ class FullTextHits(NamedTuple):
     scores: dict[str, float] | None = None
     #: the stored ``text_terms`` of each ranked id, when the search read them already
     terms: dict[str, str | None] | None = None
+    #: the ``item_columns`` row of each ranked id, when the search read them already
+    items: dict[str, tuple[Any, ...]] | None = None
 
 
 #: the SQL order of each ``ListFilter.order``

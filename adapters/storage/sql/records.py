@@ -1,15 +1,19 @@
 """The memories of a SQL store: ``memory_items`` rows, their relations and outcome views.
 
 Records are parsed once and cached per id with a token that proves the row unchanged (the
-whole row, or the dialect's ``version_column``). Each database supplies a :class:`TextIndex`:
-how an item row is written with its full-text entry, erased, and searched; a database whose
-views are cached across transactions (PostgreSQL) supplies a :class:`ViewCache`.
+whole row, or the dialect's ``version_column``). A recall's candidates are decoded only as far
+as scoring needs (a :class:`~swarmmem.core.model.candidates.CandidateRow` read from the stored
+JSON, cached the same way); full records are built only for what the recall returns. Each
+database supplies a :class:`TextIndex`: how an item row is written with its full-text entry,
+erased, and searched; a database whose views are cached across transactions (PostgreSQL)
+supplies a :class:`ViewCache`.
 """
 
 from __future__ import annotations
 
 import abc
 import builtins
+import json
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -33,6 +37,7 @@ from swarmmem.adapters.storage.sql_rows import (
     outcome_event_from_row,
     record_from_columns,
 )
+from swarmmem.core.model.candidates import CandidateRow
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.events import OutcomeEvent
 from swarmmem.core.model.ids import iso_to_ms
@@ -46,6 +51,7 @@ from swarmmem.core.model.semantics import (
     stored_form,
     stored_row,
 )
+from swarmmem.core.recall.scoring import candidate_row, derived
 from swarmmem.ports.storage import Candidates, RecordKey
 
 CACHE_LIMIT = 50_000
@@ -146,6 +152,8 @@ class Records:
         self._now = now
         self._lock = threading.RLock()
         self.cache: dict[str, tuple[Any, MemoryRecord]] = {}
+        #: per id, its candidate row (``None``: the row is unreadable) and the row's token
+        self.row_cache: dict[str, tuple[Any, CandidateRow | None]] = {}
         self._reported_ids: set[str] = set()
         db.after_end.append(self.invalidate)
 
@@ -156,12 +164,15 @@ class Records:
         with self._lock:
             if touched.everything:
                 self.cache.clear()
+                self.row_cache.clear()
             for memory_id in touched.ids:
                 self.cache.pop(memory_id, None)
+                self.row_cache.pop(memory_id, None)
 
     def clear(self) -> None:
         with self._lock:
             self.cache.clear()
+            self.row_cache.clear()
 
     @property
     def item_columns(self) -> str:
@@ -176,10 +187,14 @@ class Records:
                 {"file": self.db.location, "line": None, "id": row_id, "error": str(exc)}
             )
 
+    def token(self, row: Sequence[Any]) -> Any:
+        """What proves an ``item_columns`` row unchanged: the row, or its version column."""
+        return tuple(row) if self.db.dialect.version_column is None else row[7]
+
     def row_to_record(self, row: Sequence[Any]) -> MemoryRecord | None:
         """The record of an ``item_columns`` row (cached), or None (reported) if invalid."""
         memory_id = row[0]
-        token = tuple(row) if self.db.dialect.version_column is None else row[7]
+        token = self.token(row)
         cached = self.cache.get(memory_id)
         if cached is not None and cached[0] == token:
             return cached[1]
@@ -196,6 +211,100 @@ class Records:
                 self.cache.clear()
             self.cache[memory_id] = (token, record)
         return record
+
+    def row_to_candidate(self, row: Sequence[Any]) -> CandidateRow | None:
+        """The candidate row of an ``item_columns`` row (cached), or None if the row is
+        unreadable (reported): the stored JSON is decoded only as far as scoring needs; a
+        JSON object of an unexpected shape is read as a record (which reports it)."""
+        memory_id = row[0]
+        token = self.token(row)
+        cached = self.row_cache.get(memory_id)
+        if cached is not None and cached[0] == token:
+            return cached[1]
+        known = self.cache.get(memory_id)
+        fields: CandidateRow | None
+        if known is not None and known[0] == token:
+            fields = derived(known[1])
+        else:
+            try:
+                fields = candidate_row(json.loads(row[1]))
+            except (KeyError, TypeError, ValueError, AttributeError, MemoryValidationError):
+                record = self.row_to_record(row)
+                fields = None if record is None else derived(record)
+        with self._lock:
+            if len(self.row_cache) >= CACHE_LIMIT:
+                self.row_cache.clear()
+            self.row_cache[memory_id] = (token, fields)
+        return fields
+
+    def candidates(
+        self,
+        conn: Any,
+        ids: Sequence[str],
+        rows: Mapping[str, Sequence[Any]] | None,
+        versions: Mapping[str, Any],
+    ) -> tuple[builtins.list[CandidateRow], Callable[..., dict[str, MemoryRecord]]]:
+        """The candidate rows of ``ids`` in order (unknown or unreadable ids skipped) from
+        their ``item_columns`` ``rows`` (read here when not given, but for those whose cached
+        version is in ``versions``), and the loader of their full records (with views),
+        built from those same rows."""
+        held: Mapping[str, Sequence[Any]] = {} if rows is None else rows
+        out = []
+        if rows is None:
+            stale = []
+            with self._lock:
+                for memory_id in ids:
+                    cached = self.row_cache.get(memory_id)
+                    if (
+                        cached is None
+                        or memory_id not in versions
+                        or cached[0] != versions[memory_id]
+                    ):
+                        stale.append(memory_id)
+            if stale:
+                dialect = self.db.dialect
+                read = self.db.execute(
+                    conn,
+                    f"SELECT {self.item_columns} FROM memory_items WHERE {dialect.any_of('id')}",
+                    (dialect.array(stale),),
+                ).fetchall()
+                held = {row[0]: row for row in read}
+        for memory_id in ids:
+            row = held.get(memory_id)
+            if row is not None:
+                fields = self.row_to_candidate(row)
+            else:
+                cached = self.row_cache.get(memory_id)
+                known = cached is not None and versions.get(memory_id, self) == cached[0]
+                fields = cached[1] if known and cached is not None else None
+            if fields is not None:
+                out.append(fields)
+
+        def load(chosen: Sequence[CandidateRow]) -> dict[str, MemoryRecord]:
+            records = []
+            unread = []
+            for fields in chosen:
+                row = held.get(fields.id)
+                if row is None:
+                    unread.append(fields.id)
+                    continue
+                record = self.row_to_record(row)
+                if record is None:  # reported, and offered no more
+                    with self._lock:
+                        self.row_cache[fields.id] = (self.token(row), None)
+                else:
+                    records.append(record)
+            with self.db.guard(), self.db.connection() as read_conn:
+                found = {r.id: r for r in self.views(read_conn, records)}
+                if unread:
+                    found.update((r.id, r) for r in self.by_id(read_conn, unread, versions))
+            for memory_id in unread:
+                if memory_id not in found and memory_id in versions:
+                    with self._lock:
+                        self.row_cache[memory_id] = (versions[memory_id], None)
+            return found
+
+        return out, load
 
     # -- views -------------------------------------------------------------------------------
 
@@ -418,7 +527,7 @@ class Records:
                 return None if want.scope_when_unmatched else Candidates(records=())
             order = {memory_id: position for position, memory_id in enumerate(hits.ranked)}
             chosen = [i for i in hits.scoped if i in order]
-            records = self.by_id(conn, chosen, hits.versions)
+            rows, load = self.candidates(conn, chosen, hits.items, hits.versions)
             held = None
             if stemmed:
                 terms = hits.terms
@@ -426,7 +535,7 @@ class Records:
                     terms = self._stored_terms(conn, chosen)
                 held = held_text_terms(terms, chosen)
         return Candidates(
-            records=tuple(records), fts_order=order, fts_scores=hits.scores, held_terms=held
+            rows=tuple(rows), load=load, fts_order=order, fts_scores=hits.scores, held_terms=held
         )
 
     def _stored_terms(self, conn: Any, ids: builtins.list[str]) -> dict[str, str | None]:
