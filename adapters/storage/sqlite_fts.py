@@ -291,7 +291,7 @@ class Fts5Index(TextIndex):
             window = max(limit, 1) * factor
             ranked = self._match(conn, ranked_sql, (fts_query, window))
             rowids = [row[0] for row in ranked]
-            hits = []
+            hits: list[Any] = []
             # the item rows of the best ``limit`` matches first (usually all of them pass)
             for start, stop in ((0, limit), (limit, len(rowids))):
                 if len(hits) >= limit or start >= stop:

@@ -124,11 +124,12 @@ def bm25_relevance(
         value = math.log((n - hits + 0.5) / (hits + 0.5))
         idf.append(value if value > 0.0 else 1e-6)
     out: dict[str, float] = {}
-    for record, doc, row in zip(records, docs, freqs, strict=True):
+    ids = [r.id for r in records]
+    for memory_id, doc, row in zip(ids, docs, freqs, strict=True):
         if not any(row):
             continue
         norm = BM25_K1 * (1 - BM25_B + BM25_B * doc.length / avgdl)
-        out[record.id] = sum(
+        out[memory_id] = sum(
             w * (f * (BM25_K1 + 1.0)) / (f + norm) for w, f in zip(idf, row, strict=True) if f
         )
     return out

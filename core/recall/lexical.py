@@ -126,6 +126,7 @@ def lexical_recall(
     """
     now_ms = iso_to_ms(now)
     assert now_ms is not None, "now must be an ISO timestamp"
+    ranking: Ranking | None
     for _ in range(UNREADABLE_RETRIES):
         if reference:
             ranking, text = _reference_ranking(store, request, now, now_ms, policy, rng)
