@@ -128,9 +128,17 @@ def assemble_bundle(
     *,
     generated_at: str,
     redact: Callable[[str], str],
+    screen: Callable[[Sequence[str]], bool] | None = None,
 ) -> RecallBundle:
-    """The bundle of ``items``: the token-budgeted, redacted prompt block and what fit in it."""
+    """The bundle of ``items``: the token-budgeted, redacted prompt block and what fit in it.
+
+    ``screen`` (a detector's ``may_contain_secret``) first looks at every string of
+    ``items`` that ``redact`` would see, in one pass: when it clears them, nothing is
+    redacted item by item."""
     bid = bundle_id(request.query, generated_at)
+    clean = screen is not None and not screen(item_strings(items))
+    if clean:
+        redact = _unchanged
     block, tokens, included = build_prompt_block(
         bid, items, generated_at=generated_at, token_budget=request.token_budget, redact=redact
     )
@@ -141,11 +149,31 @@ def assemble_bundle(
         id=bid,
         query=request.query,
         generated_at=generated_at,
-        items=tuple(redacted_item(item, redact) for item in included),
+        items=tuple(included) if clean else tuple(redacted_item(i, redact) for i in included),
         token_estimate=tokens,
         prompt_block=block,
         diagnostics=diag,
     )
+
+
+def _unchanged(text: str) -> str:
+    return text
+
+
+def item_strings(items: Sequence[RecallItem]) -> list[str]:
+    """Every string of ``items`` that leaves the library through :func:`redacted_item` or the
+    prompt block: each record's text, tags and source pointers (the locator is one of them)."""
+    out: list[str] = []
+    for item in items:
+        record, source = item.record, item.record.source
+        out.append(record.text)
+        out.extend(record.tags)
+        out.extend(
+            value
+            for value in (source.ref, source.url, source.file_path, source.commit_sha)
+            if isinstance(value, str)
+        )
+    return out
 
 
 def redacted_item(item: RecallItem, redact: Callable[[str], str]) -> RecallItem:
@@ -195,6 +223,7 @@ class RecallService:
         allowed_scopes: Sequence[MemoryScope],
         clock: Clock,
         redact: Callable[[str], str],
+        screen: Callable[[Sequence[str]], bool] | None = None,
         defaults: RecallDefaults | None = None,
         resolve_profile: ProfileResolver | None = None,
         evidence: EvidencePolicy | None = None,
@@ -204,6 +233,7 @@ class RecallService:
         self.allowed_scopes = list(allowed_scopes)
         self.clock = clock
         self.redact = redact
+        self.screen = screen
         self.defaults = defaults or RecallDefaults()
         self._resolve = resolve_profile
         self.evidence = evidence
@@ -297,6 +327,7 @@ class RecallService:
             result.diagnostics,
             generated_at=to_iso(self.clock.now()),
             redact=self.redact,
+            screen=self.screen,
         )
         if self.store.read_only:
             if not self._said_read_only:

@@ -46,6 +46,7 @@ from swarmmem.core.writes.policy import CurationPolicy
 from swarmmem.core.writes.service import WriteService
 from swarmmem.grants import granted
 from swarmmem.ports.clock import Clock, SystemClock
+from swarmmem.ports.detectors import SecretScreen
 from swarmmem.ports.embedder import ExplainsUnavailable, WarmsUp
 from swarmmem.ports.evidence import EvidenceStore, SourceChecker
 from swarmmem.ports.files import LessonFiles, RunLog
@@ -420,6 +421,9 @@ class Runtime:
             allowed_scopes=self.allowed_scopes,
             clock=self.clock,
             redact=self.secrets.redact,
+            screen=(
+                self.secrets.may_contain_secret if isinstance(self.secrets, SecretScreen) else None
+            ),
             defaults=RecallDefaults.from_config(self.settings.recall, self.settings.learning),
             resolve_profile=self.resolve_profile,
             evidence=(

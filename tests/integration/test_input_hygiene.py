@@ -399,6 +399,56 @@ def test_recall_output_is_redacted_in_every_channel(tmp_path: Path) -> None:
     assert result.exit_code == 0 and SECRET not in result.stdout
 
 
+@pytest.mark.parametrize(
+    "where",
+    [
+        {"text": f"Deploys use the release token {SECRET}."},
+        {"tags": ("deploy", SECRET)},
+        {"source": {"type": "file", "file_path": f"ops/{SECRET}.env"}},
+        {"source": {"type": "web", "url": f"https://ci.example/?t={SECRET}"}},
+        {"source": {"type": "commit", "commit_sha": "abc1234", "ref": f"refs/{SECRET}"}},
+    ],
+    ids=["text", "tag", "file", "url", "ref"],
+)
+def test_a_secret_in_any_one_field_of_a_recalled_record_is_redacted(
+    tmp_path: Path, where: dict[str, Any]
+) -> None:
+    """Recall screens every returned string in one pass and redacts item by item only when
+    the screen finds something: a secret in a single field of one record is still caught."""
+    from swarmmem.core.model.records import MemorySource
+
+    write_memory_config(tmp_path, ENABLED)
+    with swarmmem.open(tmp_path) as mem:
+        mem.import_records(
+            [
+                {"kind": "project_fact", "text": "Deploys use the release token."},
+                {"kind": "project_fact", "text": "Release deploys run on Fridays."},
+            ]
+        )
+        record = next(r for r in mem.list() if "token" in r.text)
+        changes = {
+            key: MemorySource(**value) if key == "source" else value for key, value in where.items()
+        }
+        mem.store.upsert(attrs.evolve(record, **changes))
+        bundle = mem.recall("release token deploys")
+        assert len(bundle.items) == 2
+        shown = [
+            value
+            for item in bundle.items
+            for value in (
+                item.record.text,
+                *item.record.tags,
+                item.record.source.file_path,
+                item.record.source.url,
+                item.record.source.ref,
+            )
+            if value
+        ]
+        assert not any(SECRET in value for value in shown)
+        assert SECRET not in bundle.prompt_block
+        assert any("[REDACTED" in value for value in shown)
+
+
 # ------------------------------------------------------------ nothing lost silently
 def _project_with_facts(root: Path, texts: list[str]) -> list[str]:
     """Memory on in ``root`` (SQLite), holding ``texts`` imported as project facts; their
