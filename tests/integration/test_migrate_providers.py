@@ -20,6 +20,7 @@ from factories import (
 )
 from pg_support import require_dsn, schema_for
 
+import swarmmem
 from swarmmem.adapters.storage.provider_migration import copy_store
 from swarmmem.adapters.storage.sqlite import SqliteStore
 from swarmmem.cli import main
@@ -223,6 +224,28 @@ def test_a_non_empty_target_is_refused(dsn: str, tmp_path: Path) -> None:
     finally:
         source.close()
         target.close()
+
+
+@pytest.mark.parametrize("given", [None, "relative", "absolute"])
+def test_migrate_refuses_the_source_database_as_its_target(
+    tmp_path: Path, given: str | None
+) -> None:
+    """A SQLite project migrated to SQLite needs a --path other than its own database
+    (exit 2); the store is left as it was."""
+    root = project(tmp_path, {"provider": "sqlite"})
+    own = root / ".swarm" / "memory" / "memory.db"
+    with swarmmem.open(root) as mem:
+        mem.import_records([{"kind": "project_fact", "text": "Builds run with make."}])
+    before = own.read_bytes()
+    path = {None: [], "relative": [".swarm/memory/memory.db"], "absolute": [str(own)]}[given]
+    result = CliRunner().invoke(
+        main,
+        ["--root", str(root), "--json", "migrate", "--to", "sqlite"]
+        + (["--path", *path] if path else []),
+    )
+    assert result.exit_code == 2, result.output
+    assert "is the source database" in json.loads(result.output)["message"]
+    assert own.read_bytes() == before
 
 
 def test_migrate_needs_a_dsn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

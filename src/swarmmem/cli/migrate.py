@@ -32,10 +32,11 @@ def _open_target(mem: Any, kind: str, dsn: str | None, schema: str | None, path:
             pool_size=mem.config["postgres"]["poolSize"],
             schema=schema or mem.config["postgres"]["schema"],
         )
-    target = Path(path) if path else mem.runtime.sqlite_path
+    own = mem.runtime.sqlite_path
+    target = Path(path) if path else own
     target = target if target.is_absolute() else mem.root / target
-    source_path = getattr(mem.store, "path", None)
-    if source_path is not None and Path(source_path).resolve() == target.resolve():
+    source = (own if own.is_absolute() else mem.root / own) if mem.store.name == "sqlite" else None
+    if source is not None and source.resolve() == target.resolve():
         raise ConfigError(f"the target {target} is the source database; pass --path")
     return mem.runtime.open_store("sqlite", path=target)
 
