@@ -10,8 +10,8 @@ Each benchmark round asks the next of 20 such queries.
 
 Rows: the bare stemmed FTS5 query (the floor, ``memory_items_fts_porter``, the query the
 lexical profile builds) and the full lexical recall (with the caches of earlier recalls, and
-cold) on SQLite at ``SWARMMEM_BENCH_SIZES``
-(default 1000), and the end-to-end lexical recall on JSONL at 5,000. Nothing here asserts a
+cold) on SQLite at ``SWARMMEM_BENCH_SIZES`` (default 1000); on JSONL at 5,000, the pipeline
+alone and the whole ``Memory.recall`` (bundle, redaction, usage row). Nothing here asserts a
 time; the ratios are in benchmarks/README.md.
 """
 
@@ -178,3 +178,31 @@ def test_jsonl_lexical_recall_selective(benchmark: Any, jsonl_store: Any) -> Non
     requests = _requests(jsonl_store.count())
     result = benchmark(lambda: run_recall(jsonl_store, next(requests), now=NOW)[0])
     assert result.items
+
+
+@pytest.fixture(scope="module")
+def jsonl_project(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A project on the JSONL provider holding the same facts, opened as an agent would."""
+    import swarmmem
+
+    root = tmp_path_factory.mktemp("jsonl-project")
+    config = {"enabled": True, "provider": "local-jsonl", "projectId": "bench-selective"}
+    size = int(os.environ.get("SWARMMEM_BENCH_JSONL_SIZE", "5000"))
+    with swarmmem.open(root, config=config) as mem:
+        mem.import_records(
+            {"kind": "project_fact", "text": text, "source": {"type": "file", "filePath": path}}
+            for text, path in _texts(size)
+        )
+    mem = swarmmem.open(root, config=config, context={"session_id": "bench"})
+    yield mem, size
+    mem.close()
+
+
+@pytest.mark.benchmark(group="recall-selective-jsonl")
+def test_jsonl_memory_recall_selective(benchmark: Any, jsonl_project: Any) -> None:
+    """The whole call an agent makes, ``Memory.recall``: the pipeline, the bundle with its
+    prompt block and redaction, and the usage row."""
+    mem, size = jsonl_project
+    queries = itertools.cycle(selective_queries(size))
+    bundle = benchmark(lambda: mem.recall(next(queries)))
+    assert bundle.items
