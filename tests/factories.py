@@ -471,3 +471,22 @@ KERNEL_IMPLS = [
         ],
     ),
 ]
+
+
+def stemmed_candidates(store: Any, query: str, *, include_expired: bool = False) -> Any:
+    """The stemmed channel's pre-selection for ``query`` over :data:`REPO_SCOPE`, as of
+    ``at(days=1)``."""
+    from swarmmem.core.recall.bm25 import stemmed_query
+
+    return store.select_candidates(
+        scope_keys=[REPO_SCOPE.key],
+        kinds=None,
+        fts_query=stemmed_query(query, None, "manual"),
+        preselect_limit=100,
+        scope_when_unmatched=False,
+        now=at(days=1),
+        include_expired=include_expired,
+        candidate_cap=1000,
+        cap_before_preselect=False,
+        stemmed=True,
+    )

@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from factories import REPO_SCOPE, at, make_memory, open_store
+from factories import REPO_SCOPE, at, make_memory, open_store, stemmed_candidates
 
 from swarmmem.core.model.records import Anchor, MemorySource, RecallRequest
-from swarmmem.core.recall.bm25 import stemmed_query
 from swarmmem.core.recall.pipeline import run_recall
 from swarmmem.core.recall.scoring import derived
 
@@ -53,29 +52,15 @@ def sqlite(tmp_path: Path) -> Any:
     store.close()
 
 
-def _candidates(store: Any, query: str) -> Any:
-    return store.select_candidates(
-        scope_keys=[REPO_SCOPE.key],
-        kinds=None,
-        fts_query=stemmed_query(query, None, "manual"),
-        preselect_limit=100,
-        scope_when_unmatched=False,
-        now=NOW,
-        include_expired=True,
-        candidate_cap=1000,
-        cap_before_preselect=False,
-        stemmed=True,
-    )
-
-
 @pytest.mark.parametrize("cold", [True, False])
 def test_rows_equal_what_the_records_give(sqlite: Any, cold: bool) -> None:
     if cold:
         sqlite.records.clear()
-    found = _candidates(sqlite, "billing webhook retries")
+    found = stemmed_candidates(sqlite, "billing webhook retries", include_expired=True)
     assert found.rows is not None and len(found.rows) == 5  # tombstones are not candidates
     assert list(found.rows) == [derived(r) for r in found.records]
-    again = _candidates(sqlite, "billing webhook retries")  # from the row cache
+    # the second time from the row cache
+    again = stemmed_candidates(sqlite, "billing webhook retries", include_expired=True)
     assert again.rows == found.rows
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from factories import REPO_SCOPE, at, make_memory, open_store
+from factories import REPO_SCOPE, at, make_memory, open_store, stemmed_candidates
 
 from swarmmem.core.model.records import RecallRequest
 from swarmmem.core.model.semantics import ListFilter
@@ -47,22 +47,6 @@ def recall(store: Any, query: str, profile: str = "lexical", mode: str = "manual
     request = RecallRequest(query=query, scopes=(REPO_SCOPE,), mode=mode, max_items=5)
     result, _trace = run_recall(store, request, now=NOW, config=RecallConfig(profile=profile))
     return [item.record.text for item in result.items]
-
-
-def stemmed_candidates(store: Any, query: str) -> Any:
-    """The stemmed channel's pre-selection for ``query`` over the repository scope."""
-    return store.select_candidates(
-        scope_keys=[REPO_SCOPE.key],
-        kinds=None,
-        fts_query=stemmed_query(query, None, "manual"),
-        preselect_limit=100,
-        scope_when_unmatched=False,
-        now=NOW,
-        include_expired=False,
-        candidate_cap=1000,
-        cap_before_preselect=False,
-        stemmed=True,
-    )
 
 
 def test_the_words_of_a_kind_alone_match_nothing(store: Any) -> None:
