@@ -12,15 +12,8 @@ from swarmmem.core.learning.lessons import dead_anchor_ids
 from swarmmem.core.learning.rewards import LearningSettings
 from swarmmem.core.maintenance import reports
 from swarmmem.core.maintenance.evidence import evidence_report
+from swarmmem.core.model import reports as results
 from swarmmem.core.model.errors import MemoryValidationError
-from swarmmem.core.model.reports import (
-    CompactionReport,
-    EvidenceReport,
-    PendingReport,
-    RecallLogReport,
-    StaleReport,
-    ValueLogReport,
-)
 from swarmmem.ports.files import LessonFiles
 from swarmmem.ports.storage import StorageProvider
 from swarmmem.ports.vectors import VectorIndex
@@ -41,25 +34,25 @@ class MaintenanceService:
     #: a memory's metadata -> the status of its cited files (``None``: not checked)
     evidence_status: Callable[[Mapping[str, Any]], str] | None = None
 
-    def value_log(self, limit: Limit = None) -> ValueLogReport:
+    def value_log(self, limit: Limit = None) -> results.ValueLogReport:
         """Per-memory Q-values, statuses and recent rewards."""
         return reports.value_log_report(
             self.store, now=self.now(), limit=reports.parse_limit(limit), policy=self.policy
         )
 
-    def pending(self, limit: Limit = None) -> PendingReport:
+    def pending(self, limit: Limit = None) -> results.PendingReport:
         """Pending proposals, rejected reasons and promotion candidates."""
         return reports.pending_report(
             self.store, now=self.now(), limit=reports.parse_limit(limit), policy=self.policy
         )
 
-    def recall_log(self, limit: Limit = None) -> RecallLogReport:
+    def recall_log(self, limit: Limit = None) -> results.RecallLogReport:
         """Recall usage by role and memory, most- and never-recalled memories."""
         return reports.recall_log_report(
             self.store, now=self.now(), limit=reports.parse_limit(limit)
         )
 
-    def stale(self, limit: Limit = None) -> StaleReport:
+    def stale(self, limit: Limit = None) -> results.StaleReport:
         """Expired scratch, tombstones, superseded chains, dead-anchor, low-utility, low-Q."""
         return reports.stale_report(
             self.store,
@@ -70,7 +63,7 @@ class MaintenanceService:
             evidence=self.verify(limit) if self.evidence_status is not None else None,
         )
 
-    def verify(self, limit: Limit = None) -> EvidenceReport:
+    def verify(self, limit: Limit = None) -> results.EvidenceReport:
         """The active memories whose cited files changed or are gone (see
         :func:`~swarmmem.core.maintenance.evidence.evidence_report`)."""
         if self.evidence_status is None:
@@ -79,7 +72,7 @@ class MaintenanceService:
             self.store.iter_all_records(), self.evidence_status, limit=reports.parse_limit(limit)
         )
 
-    def compact(self, confirm: bool = False) -> CompactionReport:
+    def compact(self, confirm: bool = False) -> results.CompactionReport:
         """Remove deleted tombstones, superseded records and expired scratch, and their
         vectors; a dry run unless ``confirm``."""
         report = reports.apply_compaction(self.store, now=self.now(), confirm=confirm)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
+from typing import NamedTuple
 
 import attrs
 
@@ -127,11 +128,9 @@ def lexical_recall(
     now_ms = iso_to_ms(now)
     assert now_ms is not None, "now must be an ISO timestamp"
     ranking: Ranking | None
+    ranking_of = _reference_ranking if reference else _stemmed_ranking
     for _ in range(UNREADABLE_RETRIES):
-        if reference:
-            ranking, text = _reference_ranking(store, request, now, now_ms, policy, rng)
-        else:
-            ranking, text = _stemmed_ranking(store, request, now, now_ms, policy, rng)
+        ranking, text = ranking_of(_Pass(store, request, now, now_ms, policy, rng))
         if ranking is None:
             return RecallResult(items=(), diagnostics=_empty_diagnostics())
         result = _ranked_result(ranking, keep, text)
@@ -148,14 +147,19 @@ def candidate_rows(candidates: Candidates) -> tuple[list[CandidateRow], RecordLo
     return [derived(r) for r in records], records_loader(records)
 
 
-def _reference_ranking(
-    store: StorageProvider,
-    request: RecallRequest,
-    now: str,
-    now_ms: float,
-    policy: LearningPolicy | None,
-    rng: Callable[[], float] | None,
-) -> tuple[Ranking, dict[str, float]]:
+class _Pass(NamedTuple):
+    """What one scoring pass of :func:`lexical_recall` reads."""
+
+    store: StorageProvider
+    request: RecallRequest
+    now: str
+    now_ms: float
+    policy: LearningPolicy | None
+    rng: Callable[[], float] | None
+
+
+def _reference_ranking(run: _Pass) -> tuple[Ranking | None, dict[str, float]]:
+    store, request, now, now_ms, policy, rng = run
     candidates = store.select_candidates(
         scope_keys=[scope.key for scope in request.scopes],
         kinds=request.kinds,
@@ -177,14 +181,8 @@ def _reference_ranking(
     return ranking, {}
 
 
-def _stemmed_ranking(
-    store: StorageProvider,
-    request: RecallRequest,
-    now: str,
-    now_ms: float,
-    policy: LearningPolicy | None,
-    rng: Callable[[], float] | None,
-) -> tuple[Ranking | None, dict[str, float]]:
+def _stemmed_ranking(run: _Pass) -> tuple[Ranking | None, dict[str, float]]:
+    store, request, now, now_ms, policy, rng = run
     # a named file's extension ("py" of "console.py") is no query word
     query = references.without_extensions(request.query)
     match = stemmed_query(query, request.task, request.mode)

@@ -294,30 +294,10 @@ def _reason(
 
 
 def rank_records(
-    request: RecallRequest,
-    records: Sequence[MemoryRecord],
-    *,
-    now_ms: float,
-    policy: LearningPolicy | None = None,
-    rng: Callable[[], float] | None = None,
-    apply_min_score: bool = True,
-    require_signal: bool | None = None,
-    text_relevance: Mapping[str, float] | None = None,
-    lexical_relevance: Mapping[str, float] | None = None,
+    request: RecallRequest, records: Sequence[MemoryRecord], **options: Any
 ) -> Ranking:
-    """:func:`rank_rows` of records at hand."""
-    return rank_rows(
-        request,
-        [derived(r) for r in records],
-        records_loader(records),
-        now_ms=now_ms,
-        policy=policy,
-        rng=rng,
-        apply_min_score=apply_min_score,
-        require_signal=require_signal,
-        text_relevance=text_relevance,
-        lexical_relevance=lexical_relevance,
-    )
+    """:func:`rank_rows` of records at hand (``options``: its keyword arguments)."""
+    return rank_rows(request, [derived(r) for r in records], records_loader(records), **options)
 
 
 def rank_rows(

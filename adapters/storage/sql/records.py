@@ -262,13 +262,7 @@ class Records:
                     ):
                         stale.append(memory_id)
             if stale:
-                dialect = self.db.dialect
-                read = self.db.execute(
-                    conn,
-                    f"SELECT {self.item_columns} FROM memory_items WHERE {dialect.any_of('id')}",
-                    (dialect.array(stale),),
-                ).fetchall()
-                held = {row[0]: row for row in read}
+                held = {row[0]: row for row in self.item_rows(conn, stale)}
         for memory_id in ids:
             row = held.get(memory_id)
             if row is not None:
@@ -353,6 +347,17 @@ class Records:
         ).fetchone()
         return None if row is None else self.row_to_record(row)
 
+    def item_rows(self, conn: Any, ids: Sequence[str]) -> builtins.list[Any]:
+        """The ``item_columns`` rows of ``ids`` (any order; unknown ids have none)."""
+        dialect = self.db.dialect
+        return builtins.list(
+            self.db.execute(
+                conn,
+                f"SELECT {self.item_columns} FROM memory_items WHERE {dialect.any_of('id')}",
+                (dialect.array(builtins.list(ids)),),
+            ).fetchall()
+        )
+
     def by_id(
         self, conn: Any, ids: Sequence[str], versions: Mapping[str, Any]
     ) -> builtins.list[MemoryRecord]:
@@ -372,13 +377,7 @@ class Records:
                 else:
                     stale.append(memory_id)
         if stale:
-            dialect = self.db.dialect
-            rows = self.db.execute(
-                conn,
-                f"SELECT {self.item_columns} FROM memory_items WHERE {dialect.any_of('id')}",
-                (dialect.array(stale),),
-            ).fetchall()
-            for record in map(self.row_to_record, rows):
+            for record in map(self.row_to_record, self.item_rows(conn, stale)):
                 if record is not None:
                     found[record.id] = record
         return self.views(conn, [found[i] for i in ids if i in found])
