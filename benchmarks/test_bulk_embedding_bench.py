@@ -95,6 +95,6 @@ def test_rebuild_embeddings(benchmark: Any, tmp_path: Path) -> None:
         result = benchmark.pedantic(
             mem.rebuild_embedding_index, rounds=ROUNDS, iterations=1, warmup_rounds=1
         )
-        assert result["failed"] == 0 and result["rebuilt"] == len({r.id for r in records})
-        assert len(mem.runtime.dense_parts().index.ids()) == result["rebuilt"]
+        assert result.failed == 0 and result.rebuilt == len({r.id for r in records})
+        assert len(mem.runtime.dense_parts().index.ids()) == result.rebuilt
     _rate(benchmark, len(texts))

@@ -213,6 +213,25 @@ class UndoResult(Result):
     refiled_status: str
 
 
+@attrs.frozen(kw_only=True)
+class EmbeddingRebuild(Result):
+    """A re-embedding of every active durable memory: how many were embedded and failed,
+    whether the stored model version ``advanced`` (nothing failed), the vectors that were
+    missing before and those of records gone, whether they were of another model, and the
+    approximate index rebuilt when its build options differed (``ann_index``); or, when no
+    embedder is available, only the counts and the ``reason``."""
+
+    rebuilt: int
+    failed: int
+    advanced: bool
+    model_version: str | None = attrs.field(default=None, metadata=OPTIONAL)
+    missing_before: int | None = attrs.field(default=None, metadata=OPTIONAL)
+    stale_removed: int | None = attrs.field(default=None, metadata=OPTIONAL)
+    outdated_model: bool | None = attrs.field(default=None, metadata=OPTIONAL)
+    ann_index: dict[str, Any] | None = attrs.field(default=None, metadata=OPTIONAL)
+    reason: str | None = attrs.field(default=None, metadata=OPTIONAL)
+
+
 # ---------------------------------------------------------------------------- reflection
 
 

@@ -14,6 +14,7 @@ import attrs
 
 from swarmmem.core.model.ids import normalize_text
 from swarmmem.core.model.records import DURABLE_MEMORY_KINDS, MemoryRecord
+from swarmmem.core.model.reports import EmbeddingRebuild
 from swarmmem.core.recall.hybrid import DenseParts
 from swarmmem.core.recall.lexical import recallable
 from swarmmem.ports.storage import ListFilter, StorageProvider
@@ -58,7 +59,7 @@ def rebuild_index(
     now: str,
     progress: Callable[[int, int], None] | None = None,
     batch_size: int = REBUILD_BATCH,
-) -> dict[str, Any]:
+) -> EmbeddingRebuild:
     """Re-embed every active durable memory, drop vectors of records that are gone, advance
     the stored model version when nothing failed, and rebuild an approximate index whose build
     options differ from the configured ones (optional ``rebuild_ann_index`` of the index).
@@ -88,18 +89,19 @@ def rebuild_index(
     advanced = failed == 0
     if advanced:
         parts.index.set_model_version(parts.embedder.model_version)
-    result = {
-        "rebuilt": done,
-        "failed": failed,
-        "advanced": advanced,
-        "model_version": parts.embedder.model_version,
-        "missing_before": missing,
-        "stale_removed": len(stale),
-        "outdated_model": outdated,
-    }
-    if isinstance(parts.index, ApproximateIndex):  # built with other options: rebuilt
-        result["ann_index"] = parts.index.rebuild_ann_index()
-    return result
+    return EmbeddingRebuild(
+        rebuilt=done,
+        failed=failed,
+        advanced=advanced,
+        model_version=parts.embedder.model_version,
+        missing_before=missing,
+        stale_removed=len(stale),
+        outdated_model=outdated,
+        # an approximate index built with other options than configured is rebuilt
+        ann_index=(
+            parts.index.rebuild_ann_index() if isinstance(parts.index, ApproximateIndex) else None
+        ),
+    )
 
 
 def coverage(store: StorageProvider, parts: DenseParts, *, now: str) -> dict[str, Any]:
@@ -155,11 +157,11 @@ class EmbeddingSync:
 
     def rebuild(
         self, progress: Callable[[int, int], None] | None = None, batch_size: int = REBUILD_BATCH
-    ) -> dict[str, Any]:
+    ) -> EmbeddingRebuild:
         """:func:`rebuild_index`, or why it could not run."""
         parts = self.parts()
         if parts is None:
-            return {"rebuilt": 0, "failed": 0, "advanced": False, "reason": self.reason()}
+            return EmbeddingRebuild(rebuilt=0, failed=0, advanced=False, reason=self.reason())
         return rebuild_index(
             self.store, parts, now=self.now(), progress=progress, batch_size=batch_size
         )

@@ -26,6 +26,7 @@ from swarmmem.core.model.records import (
 from swarmmem.core.model.reports import (
     CompactionReport,
     ConsolidationResult,
+    EmbeddingRebuild,
     EvidenceReport,
     ForgetResult,
     MemoryDetails,
@@ -290,7 +291,7 @@ class Memory:
 
     def rebuild_embedding_index(
         self, progress: Callable[[int, int], None] | None = None, batch_size: int = 256
-    ) -> dict[str, Any]:
+    ) -> EmbeddingRebuild:
         """Re-embed every active durable memory (the model version advances if all made it),
         ``batch_size`` records per embedder call."""
         rt = self._ready(startup=False)

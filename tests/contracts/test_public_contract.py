@@ -207,6 +207,7 @@ def test_python_return_shapes(tmp_path: Path) -> None:
         for report in ("value_log", "recall_log", "stale", "reflect", "consolidate", "compact"):
             results[report] = _report(getattr(mem, report)())
         results["verify"] = _report(mem.verify(propose=True))
+        results["rebuild_embedding_index"] = _report(mem.rebuild_embedding_index())
         results["forget"] = _report(mem.forget(memory, reason="obsolete"))
         results["undo_decision"] = _report(mem.undo_decision(proposal.id))
     check_golden("python_results.json", results)

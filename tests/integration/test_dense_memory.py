@@ -48,7 +48,7 @@ def test_rebuild_advances_the_model_version(tmp_path: Path) -> None:
         before = mem.recall("how are release tags signed")
         assert "fusionActive" not in before.diagnostics  # version mismatch -> lexical
         result = mem.rebuild_embedding_index()
-        assert result == {
+        assert result.to_json() == {
             "rebuilt": 1,
             "failed": 0,
             "advanced": True,

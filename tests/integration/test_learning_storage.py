@@ -293,7 +293,7 @@ def test_dense_facade_propagates_with_the_embedder_and_compacts_vectors(tmp_path
                 {"kind": "code_pattern", "text": "Release builds go through make"},
             ]
         )
-        assert mem.rebuild_embedding_index()["rebuilt"] == 2
+        assert mem.rebuild_embedding_index().rebuilt == 2
         first = mem.recall("release builds go through make", max_items=1, kinds=["code_pattern"])
         last = mem.recall("builds use make release", max_items=1, kinds=["repo_convention"])
         assert len(first.items) == len(last.items) == 1

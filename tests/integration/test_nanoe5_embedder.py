@@ -187,7 +187,7 @@ def test_end_to_end_and_switching_needs_a_rebuild(tmp_path) -> None:
         assert status["stored_model_version"] == "hashing-ngram-v1:384"
         assert "fusionActive" not in mem.recall("how often should secrets be replaced").diagnostics
         result = mem.rebuild_embedding_index()
-        assert result["advanced"] is True and result["model_version"] == VERSION
+        assert result.advanced is True and result.model_version == VERSION
         bundle = mem.recall("how often should secrets be replaced", max_items=2)
         assert bundle.diagnostics.get("fusionActive") is True
         assert bundle.items[0].record.id == target

@@ -254,8 +254,8 @@ def test_a_store_keeps_the_model_it_was_built_with(
             assert coverage["stored_model_version"] != embedder.model_version
             assert "fusionActive" not in mem.recall(question).diagnostics
             result = mem.rebuild_embedding_index()
-            assert result["advanced"] and result["outdated_model"]
-            assert result["model_version"] == embedder.model_version
+            assert result.advanced and result.outdated_model
+            assert result.model_version == embedder.model_version
             assert mem.recall(question).diagnostics.get("fusionActive") is True
 
 

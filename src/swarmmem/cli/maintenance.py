@@ -92,7 +92,7 @@ def rebuild_embeddings(state: State) -> None:
     pgvector index built with other options than configured is rebuilt too."""
     with state.open() as mem, progress_bar("embedding", state) as progress:
         result = mem.rebuild_embedding_index(progress=progress)
-    emit(state, result, render.rebuild_text)
+    emit(state, result.to_json(), render.rebuild_text)
 
 
 @main.command("audit-verify")
