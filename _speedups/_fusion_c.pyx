@@ -211,11 +211,17 @@ cdef Py_ssize_t _fuse(
     return n
 
 
-cdef double* _weights(weights, Py_ssize_t n) except NULL:
-    cdef double* w = <double*>malloc((n + 1) * sizeof(double))
-    cdef Py_ssize_t c
-    if w == NULL:
+cdef void* _allocated(size_t count, size_t size, bint zeroed=False) except NULL:
+    """``count`` items of ``size`` bytes (zeroed if asked; the caller frees them)."""
+    cdef void* memory = calloc(count, size) if zeroed else malloc(count * size)
+    if memory == NULL:
         raise MemoryError()
+    return memory
+
+
+cdef double* _weights(weights, Py_ssize_t n) except NULL:
+    cdef double* w = <double*>_allocated(n + 1, sizeof(double))
+    cdef Py_ssize_t c
     try:
         for c in range(n):
             w[c] = weights[c]
@@ -274,20 +280,18 @@ def rrf_fuse(rankings, weights, double k):
         total += PySequence_Fast_GET_SIZE(seq)
     while 3 * size < 4 * total:  # at most three quarters of the slots in use
         size <<= 1
-    cdef Py_ssize_t* flat = <Py_ssize_t*>malloc((total + 1) * sizeof(Py_ssize_t))
-    cdef Py_ssize_t* bounds = <Py_ssize_t*>malloc((n_channels + 1) * sizeof(Py_ssize_t))
-    cdef PyObject** names = <PyObject**>malloc((total + 1) * sizeof(PyObject*))
-    cdef Slot* slots = <Slot*>calloc(size, sizeof(Slot))
+    cdef Py_ssize_t* flat = NULL
+    cdef Py_ssize_t* bounds = NULL
+    cdef PyObject** names = NULL
+    cdef Slot* slots = NULL
     cdef double* w = NULL
     cdef Entry* entries = NULL
     cdef list out_ids, out_scores
-    if flat == NULL or bounds == NULL or names == NULL or slots == NULL:
-        free(flat)
-        free(bounds)
-        free(names)
-        free(slots)
-        raise MemoryError()
     try:
+        flat = <Py_ssize_t*>_allocated(total + 1, sizeof(Py_ssize_t))
+        bounds = <Py_ssize_t*>_allocated(n_channels + 1, sizeof(Py_ssize_t))
+        names = <PyObject**>_allocated(total + 1, sizeof(PyObject*))
+        slots = <Slot*>_allocated(size, sizeof(Slot), zeroed=True)
         w = _weights(weights, n_channels)
         total = 0
         for c in range(n_channels):
@@ -338,16 +342,14 @@ def rrf_fuse_ids(rankings, weights, double k, Py_ssize_t n_ids):
             arr = array("q", ranking)
         channels.append(arr)
         total += len(arr)
-    cdef Py_ssize_t* flat = <Py_ssize_t*>malloc((total + 1) * sizeof(Py_ssize_t))
-    cdef Py_ssize_t* bounds = <Py_ssize_t*>malloc((n_channels + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* flat = NULL
+    cdef Py_ssize_t* bounds = NULL
     cdef double* w = NULL
     cdef Entry* entries = NULL
     cdef long long doc
-    if flat == NULL or bounds == NULL:
-        free(flat)
-        free(bounds)
-        raise MemoryError()
     try:
+        flat = <Py_ssize_t*>_allocated(total + 1, sizeof(Py_ssize_t))
+        bounds = <Py_ssize_t*>_allocated(n_channels + 1, sizeof(Py_ssize_t))
         w = _weights(weights, n_channels)
         total = 0
         for c in range(n_channels):
