@@ -386,8 +386,18 @@ class RetrievalConfig:
         optional(_UNIT),
         "With `fusion: score`: when a query's best lexical relevance stays under this (its "
         "words match no memory well, as in a paraphrase), the fusion takes "
-        "`weights.lexicalWhenWeak` as its lexical weight for that query (`null`: one weight "
-        "for every query; measured in `benchmarks/README.md`).",
+        "`weights.lexicalWhenWeak` as its lexical weight and ranks dense hits by how far they "
+        "stand above the query's other cosines (`null`: one weight for every query; measured "
+        "in `benchmarks/README.md`).",
+    )
+    strong_lexical_from: float | None = setting(
+        0.7,
+        "strongLexicalFrom",
+        optional(_UNIT),
+        "With `fusion: score`: from this best lexical relevance on, the lexical weight is "
+        "`weights.lexical`'s share and the dense side a plain cosine; between "
+        "`weakLexicalBelow` and this, both move linearly (`null` or not above "
+        "`weakLexicalBelow`: a step at `weakLexicalBelow`).",
     )
     weak_lexical_weight: float = setting(
         0.2, "weights.lexicalWhenWeak", _UNIT, "The lexical weight of that case."
@@ -409,9 +419,12 @@ class RetrievalConfig:
         0.15,
         "denseGate",
         optional(number(0, 2)),
-        "No dense hit at all when the nearest memory's cosine exceeds the mean of the next 49 "
-        "by less than this (a large store always has some memory near a question); abstains "
-        "under 50 hits; `null` disables; fitted on public data.",
+        "The nearest memory stands out when its cosine exceeds the mean of the next 49 by "
+        "this (abstains under 50 hits). With `fusion: score`, a query whose words match well "
+        "(see `strongLexicalFrom`) takes dense evidence only from hits that stand out, a "
+        "paraphrase (`weakLexicalBelow`) from any hit above its background cosines, linear "
+        "between; with `rrf` or `convex`, no dense hit at all unless the nearest stands out. "
+        "`null` disables.",
     )
     dense_rescue: float | None = setting(
         0.25,

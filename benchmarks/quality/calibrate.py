@@ -25,7 +25,11 @@ Opt-in, like ``run.py`` (same cache, same sets, needs the ``quality`` and ``dens
    5-fold cross-validation over collections. The ranking is the scorer's (on these sets every
    memory has the same kind, scope and confidence): ``0.38 * text + r * recency * lexical``,
    ``text`` from :func:`swarmmem.core.recall.hybrid.score_fusion` (the function the pipeline
-   runs; ``check_agreement`` asserts the array form here ranks the same), ties by id. Each
+   runs) for a query of full lexical strength, where the dense side is the plain cosine
+   (:func:`~swarmmem.core.recall.hybrid.dense_relevance`; ``check_agreement`` asserts the
+   array form here ranks the same), ties by id. The weak-query rule (``weakLexicalBelow``,
+   ``strongLexicalFrom``, ``weights.lexicalWhenWeak``) was chosen on these sets and the
+   code-memory sets together (benchmarks/README.md). Each
    fold picks ``w`` in 0.0, 0.05, ..., 1.0 and ``r`` in 0, 0.02, ..., 0.16 (capped there:
    recency stays a secondary feature) maximising the mean over sets of the mean nDCG@10 on
    the other folds, then is scored with them. Printed per fold; the final values are the
@@ -54,7 +58,7 @@ from benchmarks.quality.run import _selected
 from benchmarks.quality.scoring import CHANNEL_DEPTH, hybrid_channels
 from swarmmem._speedups.lexical import WEIGHTS as FACTOR_WEIGHTS
 from swarmmem.core.config import RetrievalConfig
-from swarmmem.core.recall.hybrid import GATE_DEPTH, score_fusion, stands_out
+from swarmmem.core.recall.hybrid import GATE_DEPTH, dense_relevance, score_fusion, stands_out
 from swarmmem.core.recall.lexical import (
     BM25_HALF_SHARE_AT,
     LENGTH_EXPONENT,
@@ -117,9 +121,11 @@ def ndcg(
     entry: dict[str, Any], w: float, floor: float | None, recency: float = RECENCY_WEIGHT
 ) -> float:
     """nDCG@10 of the order the scorer gives these candidates: the fused text relevance
-    times the text weight plus the recency feature (every other factor is constant here)."""
+    times the text weight plus the recency feature (every other factor is constant here),
+    for a query of full lexical strength (the dense side the plain cosine over the floor)."""
     lexical = entry["lexical"]
-    fused = score_fusion(lexical, entry["dense"], w, floor)
+    cosines = {k: c for k, c in entry["dense"].items() if floor is None or c >= floor}
+    fused = score_fusion(lexical, dense_relevance(cosines, None, 1.0), w)
     written = {key: entry["written"][key] for key in fused}
     lo = min(written.values(), default=0.0)
     span = max(written.values(), default=0.0) - lo

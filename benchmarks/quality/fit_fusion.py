@@ -168,6 +168,48 @@ def fit(prepared: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, floa
     return direction * scale.coef_[0][0], float(scale.intercept_[0])
 
 
+FLOORS = (0.10, 0.15, 0.20, 0.25, 0.30)
+
+
+def background_rule(labelled: list[dict[str, Any]], foreign: list[dict[str, Any]]) -> None:
+    """Print the ``score`` fusion's candidate rule (a cosine at or above the floor and above
+    the query's background, :attr:`CosineProfile.floor`) per set and store at each floor:
+    false drops (relevant memories whose cosine the rule drops) and false alarms (questions
+    relevant to nothing in their store that keep a dense candidate)."""
+    print("\n## Dense candidates of `score` fusion: floor and background\n")
+    print("false drops / false alarms per set and floor (the default floor is 0.15)\n")
+
+    def group(e: dict[str, Any]) -> tuple[str, str]:  # code sets: alone / among apart
+        return e["set"], e.get("collection", "") if e["set"].startswith("code-") else ""
+
+    groups = sorted({group(e) for e in labelled})
+    print("| set | " + " | ".join(f"{f:.2f}" for f in FLOORS) + " |")
+    print("|---|" + "---|" * len(FLOORS))
+    for name, collection in groups:
+        mine = [e for e in labelled if group(e) == (name, collection)]
+        strangers = [e for e in foreign if group(e) == (name, collection)]
+        cells = []
+        for floor in FLOORS:
+            kept = dropped = 0
+            for e in mine:
+                nearest = sorted(e["dense"].values(), reverse=True)[:PROFILE_DEPTH]
+                profile = CosineProfile.of(nearest)
+                lowest = max(floor, (profile.floor if profile else None) or floor)
+                for key in e["relevant"]:
+                    cosine = e["dense"].get(key, -1.0)
+                    dropped += cosine < lowest
+                    kept += cosine >= lowest
+            alarms = 0
+            for e in strangers:
+                profile = CosineProfile.of(e["cosines"])
+                lowest = max(floor, (profile.floor if profile else None) or floor)
+                alarms += any(c >= lowest for c in e["cosines"])
+            drops = dropped / max(kept + dropped, 1)
+            cells.append(f"{drops:.1%} / {alarms / max(len(strangers), 1):.0%}")
+        label = f"{name}, {collection}" if collection else name
+        print(f"| {label} | " + " | ".join(cells) + " |")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     cache = fetch.cache_dir()
@@ -237,6 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"| {name} | {cells} |")
 
+    background_rule(labelled, foreign)
     print("\n## Dense evidence threshold (shipped model)\n")
     dense_only = []  # probability of each relevant memory the lexical channel did not find
     for e in labelled:

@@ -9,14 +9,25 @@ Fusion methods:
 * ``score`` (the default): the two text channels are fused into the text factor of the
   nine-factor scorer, so kind, scope, tags, files, symbols, role, confidence and the learned
   Q value keep their weight as features. The lexical side is the stemmed channel's text
-  relevance in ``[0, 1]``; the dense side the cosine, for cosines at or above the dense
-  relevance floor ``dense_floor`` (below it a dense hit is no candidate at all; with the
-  gate ``dense_gate``, no hit is one when the nearest does not stand out from the next ones,
-  :func:`stands_out`); the text
-  factor is ``w * lexical + (1 - w) * cosine`` with ``w = w_lex / (w_lex + w_dense)``,
-  a missing channel counting 0 for that memory. A channel without any candidate does not
-  vote: the other decides alone. The floor and ``w`` were fitted on public data
-  (benchmarks/quality/calibrate.py).
+  relevance in ``[0, 1]``. The dense side is a hit's cosine read against that query's own
+  cosines over the store (:class:`CosineProfile`): a hit is a candidate when its cosine
+  reaches the relevance floor ``dense_floor`` and stands above the query's background (the
+  mean of its 11th to 50th nearest hits), and its dense relevance
+  (:func:`dense_relevance`) is how far it stands above that background, relative to the
+  nearest hit, blended towards the plain cosine as the query's lexical evidence gets strong.
+  How strong that is (:func:`lexical_strength`) runs from 0 under ``weak_lexical_below`` to
+  1 at ``strong_lexical_from`` of the query's best lexical relevance, and the lexical weight
+  ``w`` moves with it from ``weak_lexical_weight`` to ``w_lex / (w_lex + w_dense)``. The
+  text factor is ``w * lexical + (1 - w) * dense``, a missing channel counting 0 for that
+  memory; a channel without any candidate does not vote. When the words of a question match
+  its memory, the cosine only breaks ties among the lexical candidates; in a paraphrase
+  the dense channel ranks. Over hits longer than :data:`DENSE_FREE_CHARS` on average the
+  dense weight shrinks (:func:`dense_trust`: an embedding of a long text averages many
+  statements, and the model reads only its beginning). With the gate ``dense_gate``, a
+  query of strong lexical evidence takes dense evidence only when the nearest hit stands
+  out from the next ones (:func:`stands_out`), so the cosine does not reorder good word
+  matches by noise. :func:`scored_evidence` puts it together. The floors, weights and the
+  length rule were fitted on public data and the code-memory dev sets (benchmarks/quality/).
 * ``rrf`` (the design's): ``sum_c w_c / (k + rank_c)`` over the lexical, dense and
   metadata rankings, min-max normalised.
 * ``convex``: ``w_lex * minmax(lexical score) + w_dense * minmax(cosine)`` over the union of
@@ -82,9 +93,11 @@ class HybridSettings:
     dense_floor: float | None = _RETRIEVAL.dense_floor
     dense_gate: float | None = _RETRIEVAL.dense_gate
     dense_evidence: float = _RETRIEVAL.dense_evidence
-    #: the ``score`` fusion's lexical weight for a query whose best lexical relevance stays
-    #: under ``weak_lexical_below`` (``None``: one weight for every query)
+    #: the ``score`` fusion's lexical weight is ``weak_lexical_weight`` for a query whose
+    #: best lexical relevance stays under ``weak_lexical_below`` and the weights' share from
+    #: ``strong_lexical_from`` on, linear between (``None``: one weight for every query)
     weak_lexical_below: float | None = _RETRIEVAL.weak_lexical_below
+    strong_lexical_from: float | None = _RETRIEVAL.strong_lexical_from
     weak_lexical_weight: float = _RETRIEVAL.weak_lexical_weight
     #: injection mode: the nearest dense hit without lexical support is injected when its
     #: cosine reaches this floor and it stands out from the next hits by ``injection_dense_gate``
@@ -112,6 +125,7 @@ class HybridSettings:
             dense_gate=retrieval.dense_gate,
             dense_evidence=retrieval.dense_evidence,
             weak_lexical_below=retrieval.weak_lexical_below,
+            strong_lexical_from=retrieval.strong_lexical_from,
             weak_lexical_weight=retrieval.weak_lexical_weight,
             injection_dense_floor=injection.dense_floor,
             injection_dense_gate=injection.dense_gate,
@@ -166,6 +180,7 @@ def dense_candidates(
     floor: float | None = None,
     gate: float | None = None,
     evidence_threshold: float | None = None,
+    above_background: bool = False,
 ) -> DenseHits:
     """Nearest stored memories, filtered exactly like the lexical candidates, with every
     fetched hit's cosine and the query's :class:`CosineProfile` (from the nearest hits,
@@ -173,7 +188,8 @@ def dense_candidates(
     others' records are not read); with a ``gate``, none when the nearest hit does not stand
     out from the next ones by that much (:func:`stands_out`); with an
     ``evidence_threshold``, only hits whose calibrated evidence as a dense-only candidate
-    reaches it (:meth:`CosineProfile.evidence_floor`).
+    reaches it (:meth:`CosineProfile.evidence_floor`); with ``above_background``, only hits
+    above the profile's background (the ``score`` fusion's rule, :attr:`CosineProfile.floor`).
 
     An index that offers ``search_scoped`` (see :mod:`swarmmem.ports.vectors`) filters by
     scope, kind, state and expiry itself; every hit is still checked here.
@@ -210,6 +226,8 @@ def dense_candidates(
             if profile is not None and evidence_threshold is not None:
                 lowest = profile.evidence_floor(evidence_threshold, [cos for _, cos in hits])
                 floor = lowest if floor is None else max(floor, lowest)
+            if profile is not None and above_background and profile.floor is not None:
+                floor = profile.floor if floor is None else max(floor, profile.floor)
         cosines = dict(hits)
         if gate is not None and not stands_out([cos for _, cos in hits], gate):
             return DenseHits([], cosines, profile)
@@ -247,6 +265,8 @@ def dense_candidates(
 GATE_DEPTH = 50
 #: how many nearest hits describe a query's cosines over the store (:class:`CosineProfile`)
 PROFILE_DEPTH = 50
+#: how many hits the background rule needs (:attr:`CosineProfile.floor`)
+BACKGROUND_HITS = 20
 #: the calibrated fusion: intercept, then one coefficient per
 #: :meth:`CosineProfile.features`, of a logistic model of "this memory answers the
 #: question", fitted by benchmarks/quality/fit_fusion.py
@@ -266,6 +286,8 @@ class CosineProfile:
     spread: float
     #: the last of them: at least the cosine of any memory that is not among the hits
     last: float
+    #: how many hits it was made of (at most :data:`PROFILE_DEPTH`)
+    count: int = PROFILE_DEPTH
 
     @classmethod
     def of(cls, cosines: Sequence[float]) -> CosineProfile | None:
@@ -281,7 +303,27 @@ class CosineProfile:
             background=math.fsum(tail) / len(tail),
             spread=max(spread, 0.01),
             last=top[-1],
+            count=len(top),
         )
+
+    @property
+    def floor(self) -> float | None:
+        """The lowest cosine above the background, the ``score`` fusion's candidate rule;
+        ``None`` (no rule) with fewer than :data:`BACKGROUND_HITS` hits, where the background
+        is no estimate of what unrelated memories score."""
+        if self.count < BACKGROUND_HITS:
+            return None
+        return math.nextafter(self.background, math.inf)
+
+    def relative(self, cosine: float) -> float:
+        """Where ``cosine`` falls between the background (0) and the best hit (1), clipped;
+        the cosine itself (at least 0) with fewer than :data:`BACKGROUND_HITS` hits."""
+        if self.count < BACKGROUND_HITS:
+            return max(cosine, 0.0)
+        span = self.best - self.background
+        if span <= 0.0:
+            return 1.0 if cosine >= self.best else 0.0
+        return min(1.0, max(0.0, (cosine - self.background) / span))
 
     def evidence_floor(self, threshold: float, cosines: Sequence[float]) -> float:
         """The lowest of ``cosines`` (the hits, nearest first) whose :func:`evidence` as a
@@ -359,22 +401,58 @@ def minmax(values: dict[str, float]) -> dict[str, float]:
 
 def score_fusion(
     text_relevance: Mapping[str, float],
-    cosines: Mapping[str, float],
+    dense: Mapping[str, float],
     weight_lexical: float,
-    floor: float | None,
 ) -> dict[str, float]:
     """The ``score`` fusion's text relevance per memory (see the module text):
-    ``w * lexical + (1 - w) * cosine`` over the cosines at or above ``floor`` (the floor only
-    gates: rescaling by it would magnify small cosine differences over the structured
-    factors); a channel without any candidate does not vote."""
-    if floor is not None:
-        cosines = {key: cos for key, cos in cosines.items() if cos >= floor}
-    dense = {key: max(0.0, v) for key, v in cosines.items()}
+    ``w * lexical + (1 - w) * dense`` over the lexical relevance and the dense relevance
+    (:func:`dense_relevance`) of the candidates; a channel without any candidate does not
+    vote."""
     w = weight_lexical if text_relevance and dense else (1.0 if text_relevance else 0.0)
     return {
         key: w * text_relevance.get(key, 0.0) + (1.0 - w) * dense.get(key, 0.0)
         for key in {*text_relevance, *dense}
     }
+
+
+#: when a query's dense hits are longer than this many characters on average, the dense
+#: weight is scaled by ``(DENSE_FREE_CHARS / mean) ** DENSE_LENGTH_EXPONENT``
+#: (:func:`dense_trust`)
+DENSE_FREE_CHARS = 1000
+DENSE_LENGTH_EXPONENT = 2.0
+
+
+def dense_relevance(
+    cosines: Mapping[str, float], profile: CosineProfile | None, strength: float
+) -> dict[str, float]:
+    """The dense side of the ``score`` fusion per hit, in ``[0, 1]``: ``(1 - s) * relative +
+    s * cosine`` for the query's lexical ``strength`` ``s`` (:func:`lexical_strength`), the
+    relative part being how far the cosine stands above the query's background
+    (:meth:`CosineProfile.relative`).
+
+    A paraphrase's memory has a cosine of 0.2 to 0.4 where the next ones have 0.15 to 0.3:
+    as a plain cosine it would hardly move the scorer's text factor, read against the
+    query's background it is the best evidence there is."""
+    out: dict[str, float] = {}
+    for key, cosine in cosines.items():
+        relative = profile.relative(cosine) if profile is not None else max(cosine, 0.0)
+        out[key] = (1.0 - strength) * relative + strength * max(cosine, 0.0)
+    return out
+
+
+def dense_trust(lengths: Mapping[str, int]) -> float:
+    """How far the dense channel's weight holds for hits of these ``lengths`` (characters):
+    1, or ``(DENSE_FREE_CHARS / mean) ** DENSE_LENGTH_EXPONENT`` when their mean length
+    exceeds :data:`DENSE_FREE_CHARS`. An embedding of a long text (a conversation session,
+    an imported document) averages many statements and is cut to the model's first 256
+    word pieces, so over such texts the lexical channel ranks (one factor for the query,
+    so no text is preferred for being shorter)."""
+    if not lengths:
+        return 1.0
+    mean = math.fsum(lengths.values()) / len(lengths)
+    if mean <= DENSE_FREE_CHARS:
+        return 1.0
+    return (DENSE_FREE_CHARS / mean) ** DENSE_LENGTH_EXPONENT
 
 
 def evidence(
@@ -428,16 +506,59 @@ def calibrated_fusion(
     return out
 
 
-def fusion_weight(settings: HybridSettings, lexical_best: float | None = None) -> float:
-    """``w`` of the ``score`` fusion: the lexical share of the lexical and dense weights, or
-    ``weak_lexical_weight`` when the query's best lexical relevance ``lexical_best`` stays
-    under ``weak_lexical_below`` (the words of the question match no memory well: a
-    paraphrase, where the dense channel knows better)."""
+def scored_evidence(
+    lexical: Mapping[str, float],
+    dense: Sequence[tuple[MemoryRecord, float]],
+    hit_cosines: Mapping[str, float],
+    profile: CosineProfile | None,
+    settings: HybridSettings,
+) -> dict[str, float]:
+    """The ``score`` fusion's text relevance per candidate (see the module text): the
+    lexical relevance of the lexical candidates and the dense relevance of the usable
+    ``dense`` hits, weighed by the query's lexical strength (:func:`lexical_strength`) and
+    the dense channel's trust: its length rule (:func:`dense_trust`) and, with
+    ``dense_gate``, for a query of strong lexical evidence, whether the nearest of every
+    fetched hit (``hit_cosines``, nearest first) stands out (:func:`stands_out`; a strong
+    query takes no dense evidence from hits that do not, a weak one is judged by the
+    background rule alone). A dense hit absent from the result is no candidate."""
+    strength = lexical_strength(settings, max(lexical.values(), default=0.0))
+    trust = dense_trust({record.id: len(record.text) for record, _ in dense})
+    gate = settings.dense_gate
+    if gate is not None and not stands_out(list(hit_cosines.values()), gate):
+        trust *= 1.0 - strength
+    if trust <= 0.0 or not dense:
+        return dict(lexical)
+    strength = 1.0 - (1.0 - strength) * trust  # distrusted dense evidence is not magnified
+    cosines = {record.id: cosine for record, cosine in dense}
+    relevance = dense_relevance(cosines, profile, strength)
+    return score_fusion(lexical, relevance, fusion_weight(settings, strength, trust))
+
+
+def lexical_strength(settings: HybridSettings, lexical_best: float | None) -> float:
+    """How strong a query's lexical evidence is, in ``[0, 1]``: 0 while its best lexical
+    relevance ``lexical_best`` stays under ``weak_lexical_below`` (the words of the question
+    match no memory well: a paraphrase, where the dense channel knows better), 1 from
+    ``strong_lexical_from`` on, linear between; 1 when the rule is off or nothing was
+    found lexically (``None``)."""
     weak = settings.weak_lexical_below
-    if weak is not None and lexical_best is not None and lexical_best < weak:
-        return settings.weak_lexical_weight
+    if weak is None or lexical_best is None:
+        return 1.0
+    strong = settings.strong_lexical_from
+    if strong is None or strong <= weak:
+        return 0.0 if lexical_best < weak else 1.0
+    return min(1.0, max(0.0, (lexical_best - weak) / (strong - weak)))
+
+
+def fusion_weight(settings: HybridSettings, strength: float = 1.0, trust: float = 1.0) -> float:
+    """``w`` of the ``score`` fusion for a query's lexical ``strength``
+    (:func:`lexical_strength`): from ``weak_lexical_weight`` (0) to the lexical share of
+    the lexical and dense weights (1), linear between; the dense part ``1 - w`` times the
+    dense channel's ``trust`` (:func:`dense_trust`)."""
     total = settings.weight_lexical + settings.weight_dense
-    return settings.weight_lexical / total if total > 0 else 0.5
+    w = settings.weight_lexical / total if total > 0 else 0.5
+    if settings.weak_lexical_below is not None:
+        w = settings.weak_lexical_weight + (w - settings.weak_lexical_weight) * strength
+    return 1.0 - (1.0 - w) * trust
 
 
 def fuse(

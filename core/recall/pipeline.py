@@ -32,11 +32,10 @@ from swarmmem.core.recall.hybrid import (
     calibrated_fusion,
     dense_candidates,
     fuse,
-    fusion_weight,
     minmax,
     query_vector,
     rescue,
-    score_fusion,
+    scored_evidence,
     stands_out,
 )
 from swarmmem.core.recall.lexical import (
@@ -213,8 +212,10 @@ def _dense_hits(
         now=now,
         k=k,
         floor=settings.dense_floor,
-        gate=None if calibrated else settings.dense_gate,
+        # score fusion weighs the gate per query (scored_evidence); calibrated has its own rule
+        gate=None if settings.fusion in ("score", "calibrated") else settings.dense_gate,
         evidence_threshold=settings.dense_evidence if calibrated else None,
+        above_background=settings.fusion == "score",
     )
     return hits, embeds
 
@@ -279,11 +280,11 @@ def _scored_fusion(
             record for record, _ in dense if record.id in combined and record.id not in known
         ]
     else:
-        best = max(lexical.values(), default=0.0)
-        w = fusion_weight(settings, best)
-        combined = score_fusion(lexical, cosines, w, settings.dense_floor)
+        combined = scored_evidence(lexical, dense, hit_cosines, profile, settings)
         if request.mode != "injection":
-            records = [record for record, _ in dense if record.id not in known]
+            records = [
+                record for record, _ in dense if record.id not in known and record.id in combined
+            ]
         elif (nearest := _injectable(dense, hit_cosines, known, settings)) is not None:
             records.append(nearest[0])
             combined[nearest[0].id] = nearest[1]  # scored by its cosine

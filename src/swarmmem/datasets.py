@@ -19,10 +19,11 @@ the same run on the same documents:
 * ``dense-only`` (when the run embeds, i.e. a dense profile is asked for): exact cosine kNN of
   the query embedding over the same vectors the hybrid profiles use, nothing lexical;
 * ``dense-floor`` (with ``dense-only``, when ``retrieval.denseFloor`` is set): the same
-  ranking without the cosines under that relevance floor, and empty when the nearest hit
-  does not pass the dense gate (``retrieval.denseGate``), i.e. what the dense channel offers
-  under the hybrid profiles' no-filler rule (``dense-only`` returns the top ``k`` whatever
-  the question).
+  ranking under the hybrid profiles' no-filler rule for dense evidence without lexical
+  support (``dense-only`` returns the top ``k`` whatever the question): with ``fusion:
+  score``, without the cosines under that relevance floor or at or under the query's
+  background cosine; with ``rrf`` or ``convex``, under the floor and empty when the nearest
+  hit does not pass the dense gate (``retrieval.denseGate``).
 
 Documents with the same text are stored once; judgements of a dropped duplicate count for the
 document that was kept. Every query's metrics and latency are kept (``per_query``, with the
@@ -373,8 +374,9 @@ class DatasetRun:
     def passing(self, hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
         """The hits under the hybrid profiles' no-filler rule: with the calibrated fusion,
         those whose evidence as dense-only candidates reaches ``retrieval.denseEvidence``;
-        else none when the nearest does not stand out (the dense gate), and those reaching
-        the floor."""
+        with ``score`` fusion (the rule of a query without lexical evidence), those reaching the
+        floor and standing above the query's background; else none when the nearest does not
+        stand out (the dense gate), and those reaching the floor."""
         cosines = [c for _, c in hits]
         if self._fusion == "calibrated":
             profile = CosineProfile.of(cosines)
@@ -384,9 +386,15 @@ class DatasetRun:
             if self._dense_floor is not None:
                 lowest = max(lowest, self._dense_floor)
             return [h for h in hits if h[1] >= lowest]
+        assert self._dense_floor is not None
+        if self._fusion == "score":  # a query without lexical evidence: the background rule
+            profile = CosineProfile.of(cosines)
+            lowest = self._dense_floor
+            if profile is not None and profile.floor is not None:
+                lowest = max(lowest, profile.floor)
+            return [h for h in hits if h[1] >= lowest]
         if self._dense_gate is not None and not stands_out(cosines, self._dense_gate):
             return []
-        assert self._dense_floor is not None
         return [h for h in hits if h[1] >= self._dense_floor]
 
     def recall(self, profile: str, request: RecallRequest) -> tuple[RecallResult, RecallTrace]:

@@ -380,12 +380,14 @@ def _gate_store(count: int):
 
 
 def _hybrid_texts(store, parts, query: str, gate: float | None) -> list[str]:
+    """The hybrid recall of ``query`` under rank fusion, where the gate decides for every
+    query (score fusion asks it only of queries whose words match well)."""
     from factories import REPO_SCOPE
 
     from swarmmem.core.model.records import RecallRequest
 
     request = RecallRequest(query=query, scopes=(REPO_SCOPE,), max_items=8)
-    settings = HybridSettings(dense_floor=0.15, dense_gate=gate, dense_rescue=None)
+    settings = HybridSettings(fusion="rrf", dense_floor=0.15, dense_gate=gate, dense_rescue=None)
     result, _ = run_recall(
         store, request, now=NOW, parts=parts, config=RecallConfig(profile="hybrid", hybrid=settings)
     )
@@ -426,3 +428,59 @@ def test_stands_out_compares_the_best_with_the_next_49() -> None:
     assert not stands_out([0.30] + [0.25] * (GATE_DEPTH - 1) + [-1.0] * 100, 0.15)
     assert stands_out([0.30] + [0.29] * (GATE_DEPTH - 2), 0.15)  # too few: abstains
     assert stands_out([], 0.15)
+
+
+def _minilm_store(count: int):
+    """The six conventions of a small project among ``count`` memories of varied English
+    about other services, embedded with the real MiniLM model (skips without it)."""
+    pytest.importorskip("onnxruntime")
+    from factories import make_memory
+
+    from swarmmem.adapters.models.onnx_embedder import OnnxMiniLmEmbedder
+
+    embedder = OnnxMiniLmEmbedder()
+    if not embedder.available:
+        pytest.skip("MiniLM model is not installed")
+    services = ["billing", "search", "ingest", "thumbnail", "audit", "notification", "export"]
+    actions = ["retries", "batches", "compresses", "shards", "signs", "throttles", "caches"]
+    things = ["invoices", "webhooks", "images", "reports", "sessions", "exports", "feeds"]
+    periods = ["every hour", "at midnight", "on each deploy", "after a failure", "weekly"]
+    texts = [
+        f"The {services[i % 7]} service {actions[(i // 7) % 7]} {things[(i // 49) % 7]} "
+        f"{periods[i % 5]} (queue {i})"
+        for i in range(count)
+    ]
+    conventions = [
+        "Use ruff for lint.",
+        "Database migrations are generated with alembic.",
+        "Release builds are signed with the team key.",
+        "Feature flags are read from flags.yaml at startup.",
+        "Integration tests need a running PostgreSQL on port 5433.",
+    ]
+    records = [make_memory(t, tags=()) for t in [*texts, *conventions]]
+    return _store(records), _dense(records, embedder=embedder)
+
+
+@pytest.mark.slow
+def test_a_paraphrase_is_found_in_a_large_store_and_nonsense_is_not() -> None:
+    """Among 600 memories a question sharing no word with its memory finds it first (the
+    dense evidence read against the query's own cosines; the fixed gate drops it), and
+    a question about nothing in the store (every cosine under 0.08, where the paraphrase's
+    memory has 0.22) gets an empty bundle."""
+    from factories import REPO_SCOPE
+
+    from swarmmem.core.model.records import RecallRequest
+
+    store, parts = _minilm_store(600)
+
+    def texts(query: str, **settings) -> list[str]:
+        request = RecallRequest(query=query, scopes=(REPO_SCOPE,), max_items=5)
+        result, _ = _recall(store, request, parts, **settings)
+        return [it.record.text for it in result.items]
+
+    paraphrase = "which tool checks code style"
+    assert texts(paraphrase)[:1] == ["Use ruff for lint."]
+    # judged like a query whose words match well (one weight for every query), the gate
+    # finds nothing standing out and the dense evidence is dropped
+    assert "Use ruff for lint." not in texts(paraphrase, weak_lexical_below=None)
+    assert texts("recipe for a chocolate cake") == []

@@ -64,15 +64,15 @@ def test_hybrid_finds_a_paraphrase_at_rank_one(store_dir: Path) -> None:
 
 def test_score_fusion_lets_a_silent_channel_abstain() -> None:
     lexical = {"a": 0.9, "b": 0.3}
-    cosines = {"b": 0.6, "c": 0.5, "d": 0.1}
-    fused = score_fusion(lexical, cosines, 0.5, 0.2)
-    assert set(fused) == {"a", "b", "c"}  # d is under the floor: no candidate
+    dense = {"b": 0.6, "c": 0.5}
+    fused = score_fusion(lexical, dense, 0.5)
+    assert set(fused) == {"a", "b", "c"}
     assert fused["b"] == pytest.approx(0.5 * 0.3 + 0.5 * 0.6)
     assert fused["a"] == pytest.approx(0.45) and fused["c"] == pytest.approx(0.25)
     # no lexical candidate at all: the dense side decides alone, at full weight
-    assert score_fusion({}, cosines, 0.5, 0.2) == {"b": 0.6, "c": 0.5}
-    # no dense hit above the floor: the lexical side decides alone
-    assert score_fusion(lexical, {"d": 0.1}, 0.5, 0.2) == lexical
+    assert score_fusion({}, dense, 0.5) == dense
+    # no dense hit: the lexical side decides alone
+    assert score_fusion(lexical, {}, 0.5) == lexical
 
 
 def test_calibrated_fusion_finds_the_paraphrase_and_ignores_nonsense(store_dir: Path) -> None:

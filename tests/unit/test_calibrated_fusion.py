@@ -81,22 +81,106 @@ def test_calibrated_fusion_keeps_lexical_candidates_and_thresholds_dense_only_hi
 
 
 def test_a_weak_lexical_match_lends_the_dense_channel_the_weight() -> None:
-    """``retrieval.weakLexicalBelow`` (0.5): when the query's best lexical relevance stays
-    under it, the ``score`` fusion takes ``weights.lexicalWhenWeak`` as its lexical weight
-    (``None``: one weight for every query)."""
-    from swarmmem.core.recall.hybrid import HybridSettings, fusion_weight, score_fusion
+    """``retrieval.weakLexicalBelow`` (0.5) and ``strongLexicalFrom`` (0.7): a query whose
+    best lexical relevance stays under the first has lexical strength 0 and the ``score``
+    fusion takes ``weights.lexicalWhenWeak`` as its lexical weight; from the second on,
+    strength 1 and the weights' share; linear between (``None``: one weight for every
+    query)."""
+    from swarmmem.core.recall.hybrid import (
+        HybridSettings,
+        dense_relevance,
+        fusion_weight,
+        lexical_strength,
+        score_fusion,
+    )
 
     off = HybridSettings(weight_lexical=0.85, weight_dense=0.15, weak_lexical_below=None)
-    assert fusion_weight(off, 0.1) == pytest.approx(0.85)
+    assert lexical_strength(off, 0.1) == 1.0
+    assert fusion_weight(off, 0.0) == pytest.approx(0.85)
     on = HybridSettings(
-        weight_lexical=0.85, weight_dense=0.15, weak_lexical_below=0.5, weak_lexical_weight=0.2
+        weight_lexical=0.85,
+        weight_dense=0.15,
+        weak_lexical_below=0.5,
+        strong_lexical_from=0.7,
+        weak_lexical_weight=0.2,
     )
-    assert fusion_weight(on, 0.49) == 0.2
-    assert fusion_weight(on, 0.5) == pytest.approx(0.85)
-    assert fusion_weight(on, None) == pytest.approx(0.85)
+    assert lexical_strength(on, 0.49) == 0.0
+    assert lexical_strength(on, 0.6) == pytest.approx(0.5)
+    assert lexical_strength(on, 0.7) == 1.0 and lexical_strength(on, 0.95) == 1.0
+    assert lexical_strength(on, None) == 1.0
+    step = HybridSettings(weak_lexical_below=0.5, strong_lexical_from=None)
+    assert [lexical_strength(step, b) for b in (0.49, 0.5)] == [0.0, 1.0]
+    assert fusion_weight(on, 0.0) == pytest.approx(0.2)
+    assert fusion_weight(on, 0.5) == pytest.approx(0.525)
+    assert fusion_weight(on, 1.0) == pytest.approx(0.85)
     # a paraphrase (cosine 0.6) overtakes a weak word match (0.3) only with the weak weight
     lexical, cosines = {"word": 0.3}, {"paraphrase": 0.6, "word": 0.1}
-    strong = score_fusion(lexical, cosines, fusion_weight(off, 0.3), None)
-    weak = score_fusion(lexical, cosines, fusion_weight(on, 0.3), None)
+    plain = dense_relevance(cosines, None, 1.0)
+    strong = score_fusion(lexical, plain, fusion_weight(off, 1.0))
+    weak = score_fusion(lexical, plain, fusion_weight(on, 0.0))
     assert strong["word"] > strong["paraphrase"]
     assert weak["paraphrase"] > weak["word"]
+
+
+def test_dense_relevance_reads_a_cosine_against_the_query_background() -> None:
+    """A weak query's dense relevance is where the cosine falls between the query's
+    background and its nearest hit; a strong query's is the plain cosine."""
+    from swarmmem.core.recall.hybrid import CosineProfile, dense_relevance
+
+    cosines = [0.40, 0.30] + [0.20] * 48
+    profile = CosineProfile.of(cosines)
+    assert profile is not None and profile.background == pytest.approx(0.20)
+    assert profile.floor == pytest.approx(0.20) and profile.floor > 0.20
+    assert profile.relative(0.40) == 1.0 and profile.relative(0.30) == pytest.approx(0.5)
+    assert profile.relative(0.10) == 0.0 and profile.relative(0.90) == 1.0
+    hits = {"best": 0.40, "next": 0.30}
+    assert dense_relevance(hits, profile, 0.0) == pytest.approx({"best": 1.0, "next": 0.5})
+    assert dense_relevance(hits, profile, 1.0) == pytest.approx(hits)
+    half = dense_relevance({"next": 0.30}, profile, 0.5)
+    assert half["next"] == pytest.approx(0.5 * 0.5 + 0.5 * 0.30)
+    flat = CosineProfile.of([0.3] * 50)
+    assert flat is not None and flat.relative(0.3) == 1.0 and flat.relative(0.29) == 0.0
+    # under 20 hits the background is no estimate: no candidate rule, plain cosines
+    few = CosineProfile.of([0.40, 0.30, 0.20])
+    assert few is not None and few.floor is None and few.relative(0.30) == 0.30
+
+
+def test_dense_trust_shrinks_the_dense_weight_over_long_texts() -> None:
+    """Hits of at most ``DENSE_FREE_CHARS`` characters on average keep the dense weight;
+    longer ones scale it by ``(DENSE_FREE_CHARS / mean) ** 2``, which hands the weight to
+    the lexical side (``fusion_weight``)."""
+    from swarmmem.core.recall.hybrid import (
+        DENSE_FREE_CHARS,
+        HybridSettings,
+        dense_trust,
+        fusion_weight,
+    )
+
+    assert dense_trust({}) == 1.0
+    assert dense_trust({"a": DENSE_FREE_CHARS, "b": 10}) == 1.0
+    assert dense_trust({"a": DENSE_FREE_CHARS, "b": 3 * DENSE_FREE_CHARS}) == pytest.approx(0.25)
+    settings = HybridSettings(weight_lexical=0.85, weight_dense=0.15, weak_lexical_weight=0.2)
+    assert fusion_weight(settings, 0.0, 0.25) == pytest.approx(1.0 - 0.8 * 0.25)
+    assert fusion_weight(settings, 1.0, 0.0) == 1.0
+
+
+def test_scored_evidence_asks_the_gate_only_of_strong_queries() -> None:
+    """A query whose words match well takes no dense evidence when the nearest hit does not
+    stand out; a paraphrase keeps the hits above its background, its best at full weight."""
+    from factories import make_memory
+
+    from swarmmem.core.recall.hybrid import CosineProfile, HybridSettings, scored_evidence
+
+    records = [make_memory(f"memory {i}") for i in range(50)]
+    cosines = [0.30, 0.28] + [0.25] * 48  # nothing stands out by 0.15
+    hits = {r.id: c for r, c in zip(records, cosines, strict=True)}
+    profile = CosineProfile.of(cosines)
+    settings = HybridSettings(dense_gate=0.15)
+    dense = [(records[0], 0.30), (records[1], 0.28)]
+    strong = {records[5].id: 0.9}
+    assert scored_evidence(strong, dense, hits, profile, settings) == strong
+    weak = {records[5].id: 0.3}
+    fused = scored_evidence(weak, dense, hits, profile, settings)
+    assert fused[records[0].id] == pytest.approx(0.8)  # (1 - 0.2) * relative 1.0
+    assert fused[records[0].id] > fused[records[1].id] > fused[records[5].id]
+    assert scored_evidence(weak, dense, hits, profile, HybridSettings(dense_gate=None)) == fused
