@@ -452,7 +452,7 @@ def dense_trust(lengths: Mapping[str, int]) -> float:
     mean = math.fsum(lengths.values()) / len(lengths)
     if mean <= DENSE_FREE_CHARS:
         return 1.0
-    return (DENSE_FREE_CHARS / mean) ** DENSE_LENGTH_EXPONENT
+    return float((DENSE_FREE_CHARS / mean) ** DENSE_LENGTH_EXPONENT)
 
 
 def evidence(
