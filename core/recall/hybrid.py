@@ -51,6 +51,7 @@ contribute what only they can find. Injection mode never rescues.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
@@ -524,11 +525,14 @@ def scored_evidence(
     strength = lexical_strength(settings, max(lexical.values(), default=0.0))
     trust = dense_trust({record.id: len(record.text) for record, _ in dense})
     gate = settings.dense_gate
-    if gate is not None and not stands_out(list(hit_cosines.values()), gate):
-        trust *= 1.0 - strength
+    if gate is not None and strength > 0.0:  # a weak query's hits need not stand out
+        nearest = list(itertools.islice(hit_cosines.values(), GATE_DEPTH))
+        if not stands_out(nearest, gate):
+            trust *= 1.0 - strength
     if trust <= 0.0 or not dense:
         return dict(lexical)
-    strength = 1.0 - (1.0 - strength) * trust  # distrusted dense evidence is not magnified
+    # distrusted dense evidence is read as a plain cosine, at a stronger query's weight
+    strength = 1.0 - (1.0 - strength) * trust
     cosines = {record.id: cosine for record, cosine in dense}
     relevance = dense_relevance(cosines, profile, strength)
     return score_fusion(lexical, relevance, fusion_weight(settings, strength, trust))
