@@ -82,19 +82,21 @@ _FTS_SELECT_SQL = (
 )
 _FTS_TABLES = (FTS_TABLE, PORTER_FTS_TABLE)
 # the best matches of the whole index, then the item columns the scope filter needs
+#: a window of the index's best matches (``LIMIT ? OFFSET ?``) in BM25 order, ties by rowid,
+#: each with its item row: no id list goes back and forth between Python and SQLite
 _FTS_RANKED_SQL = (
-    "SELECT rowid, bm25({table}) FROM {table} WHERE {table} MATCH ? "
-    "ORDER BY bm25({table}) ASC LIMIT ?"
+    "SELECT m.rowid, m.id, m.scope_key, m.kind, m.superseded_by, m.deleted, m.expires_at, "
+    "m.updated_at, m.text_terms, f.score, "
+    + ", ".join(f"m.{c}" for c in ITEM_COLUMNS.split(", ")[1:])
+    + " FROM (SELECT rowid AS hit, bm25({table}) AS score FROM {table} WHERE {table} MATCH ? "
+    "ORDER BY score, hit LIMIT ? OFFSET ?) AS f "
+    "LEFT JOIN memory_items AS m ON m.rowid = f.hit ORDER BY f.score, f.hit"
 )
-_FTS_ITEMS_SQL = (
-    "SELECT rowid, id, scope_key, kind, superseded_by, deleted, expires_at, updated_at, "
-    f"text_terms, {ITEM_COLUMNS.removeprefix('id, ')} "
-    "FROM memory_items WHERE rowid IN (SELECT value FROM json_each(?))"
-)
-#: where the ``ITEM_COLUMNS`` after ``id`` start in a row of ``_FTS_ITEMS_SQL``
-_ITEM_AT = 9
-#: how many of the index's best matches a recall reads per wanted hit, first and last try
-_WINDOWS = (2, 16)
+#: where the score and the ``ITEM_COLUMNS`` after ``id`` are in a row of ``_FTS_RANKED_SQL``
+_SCORE_AT = 9
+_ITEM_AT = 10
+#: how many of the index's best matches a recall reads per wanted hit, first to last try
+_WINDOWS = (1, 2, 16)
 
 
 class _FullTextFailed(Exception):
@@ -287,31 +289,24 @@ class Fts5Index(TextIndex):
         kinds = None if flt.kinds is None else frozenset(flt.kinds)
         now_ms = None if flt.include_expired else iso_to_ms(flt.now)
         ranked_sql = _FTS_RANKED_SQL.format(table=PORTER_FTS_TABLE if stemmed else FTS_TABLE)
+        hits: list[Any] = []
+        read = 0  # matches read so far; each window reads the next ones only
         for factor in _WINDOWS:
             window = max(limit, 1) * factor
-            ranked = self._match(conn, ranked_sql, (fts_query, window))
-            rowids = [row[0] for row in ranked]
-            hits: list[Any] = []
-            # the item rows of the best ``limit`` matches first (usually all of them pass)
-            for start, stop in ((0, limit), (limit, len(rowids))):
-                if len(hits) >= limit or start >= stop:
-                    break
-                chunk = rowids[start:stop]
-                items = {row[0]: row for row in conn.execute(_FTS_ITEMS_SQL, (dumps(chunk),))}
-                for rowid in chunk:
-                    row = items.get(rowid)
-                    if row is None:
-                        continue
-                    _rowid, _id, scope_key, kind, superseded_by, deleted, expires_at = row[:7]
-                    if (
-                        (scopes is None or scope_key in scopes)
-                        and (kinds is None or kind in kinds)
-                        and (flt.include_inactive or (superseded_by is None and not deleted))
-                        and (flt.include_expired or passes_sql_expiry(expires_at, flt.now))
-                        and passes_parsed_expiry(expires_at, now_ms)
-                    ):
-                        hits.append(row)
-            complete = len(rowids) < window  # every match was read
+            rows = self._match(conn, ranked_sql, (fts_query, window - read, read))
+            for row in rows:
+                _rowid, memory_id, scope_key, kind, superseded_by, deleted, expires_at = row[:7]
+                if (
+                    memory_id is not None  # an index row without its item is skipped
+                    and (scopes is None or scope_key in scopes)
+                    and (kinds is None or kind in kinds)
+                    and (flt.include_inactive or (superseded_by is None and not deleted))
+                    and (flt.include_expired or passes_sql_expiry(expires_at, flt.now))
+                    and passes_parsed_expiry(expires_at, now_ms)
+                ):
+                    hits.append(row)
+            complete = len(rows) < window - read  # every match was read
+            read = window
             if len(hits) >= limit or complete:
                 break
         else:
@@ -325,8 +320,7 @@ class Fts5Index(TextIndex):
             return FullTextHits([], [], {})
         listed = sorted(hits, key=lambda row: row[1])
         listed.sort(key=lambda row: row[7], reverse=True)
-        bm25 = {row[0]: float(row[1]) for row in ranked} if stemmed else {}
-        scores = {row[1]: -bm25[row[0]] for row in hits} if stemmed else None
+        scores = {row[1]: -float(row[_SCORE_AT]) for row in hits} if stemmed else None
         terms = {row[1]: row[8] for row in hits} if stemmed else None
         items = {row[1]: (row[1], *row[_ITEM_AT:]) for row in hits}
         return FullTextHits(

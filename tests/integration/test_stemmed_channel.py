@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
-from factories import REPO_SCOPE, at, make_memory, open_store, stemmed_candidates
+from factories import OTHER_SCOPE, REPO_SCOPE, at, make_memory, open_store, stemmed_candidates
 
 from swarmmem.core.model.records import RecallRequest
 from swarmmem.core.model.semantics import ListFilter
@@ -125,6 +126,40 @@ def test_the_sql_stores_agree_with_the_python_bm25(tmp_path: Path) -> None:
     for memory_id, value in expected.items():
         assert found.fts_scores[memory_id] == pytest.approx(value, rel=1e-9)
     sqlite.close()
+
+
+@pytest.mark.parametrize("provider", ["sqlite", "postgres"])
+def test_a_scope_behind_another_scopes_better_matches_is_still_found(
+    provider: str, tmp_path: Path
+) -> None:
+    """The index's best matches are read in windows: when hundreds of better matches of
+    another scope (and a retired memory of this one) come first, the scope's own matches are
+    still found, all of them, best first, and nothing of the other scope leaks in."""
+    if provider == "postgres":
+        from pg_support import require_dsn
+
+        require_dsn()
+    store = open_store(provider, tmp_path)
+    for i in range(260):
+        store.upsert(make_memory(f"Pytest fixtures pytest fixtures note {i}", scope=OTHER_SCOPE))
+    new = store.upsert(make_memory("Pytest fixtures pytest fixtures, the new way"))
+    old = make_memory("Pytest fixtures pytest fixtures, the old way")
+    store.upsert(attrs.evolve(old, superseded_by=new.id))
+    mine = [
+        store.upsert(make_memory(text))
+        for text in (
+            "Shared fixtures for pytest live in conftest",
+            "The fixtures of the integration tests start a database",
+            "Slow tests are marked and skipped by default when pytest runs in a hurry here",
+        )
+    ]
+    found = stemmed_candidates(store, "pytest fixtures")
+    assert found.fts_scores is not None and found.fts_order is not None
+    ids = {new.id} | {r.id for r in mine}
+    assert set(found.fts_order) == ids and set(found.fts_scores) == ids
+    scores = found.fts_scores
+    assert sorted(ids, key=found.fts_order.__getitem__) == sorted(ids, key=lambda i: -scores[i])
+    store.close()
 
 
 def test_postgres_ranks_the_stemmed_channel_like_sqlite(tmp_path: Path) -> None:

@@ -14,16 +14,20 @@ from swarmmem.core.model.semantics import ListFilter
 
 
 def held_text_terms(
-    terms: Mapping[str, str | None], ids: Iterable[str]
+    terms: Mapping[str, str | None], ids: Iterable[str], wanted: Iterable[str]
 ) -> dict[str, frozenset[str]] | None:
-    """Per id, its stored stemmed text terms as a set (``None`` when a row has none: written
-    by an older writer, its text is stemmed at recall instead)."""
+    """Per id, which of the ``wanted`` stemmed terms its stored text terms (space-separated)
+    hold (``None`` when a row has none: written by an older writer, its text is stemmed at
+    recall instead). Each wanted term is looked for as a whole word in the stored string, so
+    no row is split into a set of all its terms."""
+    padded = [(term, f" {term} ") for term in dict.fromkeys(wanted)]
     held = {}
     for memory_id in ids:
         stored = terms.get(memory_id)
         if stored is None:
             return None
-        held[memory_id] = frozenset(stored.split())
+        text = f" {stored} "
+        held[memory_id] = frozenset([term for term, word in padded if word in text])
     return held
 
 

@@ -51,6 +51,7 @@ from swarmmem.core.model.semantics import (
     stored_form,
     stored_row,
 )
+from swarmmem.core.recall.bm25 import match_terms
 from swarmmem.core.recall.scoring import candidate_row, derived
 from swarmmem.ports.storage import Candidates, RecordKey
 
@@ -532,7 +533,9 @@ class Records:
                 terms = hits.terms
                 if terms is None:
                     terms = self._stored_terms(conn, chosen)
-                held = held_text_terms(terms, chosen)
+                held = held_text_terms(
+                    terms, chosen, (t for p in match_terms(want.fts_query) for t in p)
+                )
         return Candidates(
             rows=tuple(rows), load=load, fts_order=order, fts_scores=hits.scores, held_terms=held
         )
