@@ -288,50 +288,106 @@ cdef int _scan(object field, _Vocab v, _Scan* sc) except -1:
     return 0
 
 
+cdef double W0 = 0.38, W1 = 0.16, W2 = 0.12, W3 = 0.08, W4 = 0.08
+cdef double W5 = 0.12, W6 = 0.06, W7 = 0.05, W8 = 0.08
+
+
+@cython.final
+cdef class _Scorer:
+    """The query side of a scoring call and the scan state its rows share."""
+    cdef _Vocab vocab
+    cdef double nq, nt
+    cdef _Scan sc
+
+    def __cinit__(self, str query, task, bint task_as_query):
+        cdef frozenset task_tokens = tokenize(task) if task is not None else None
+        cdef frozenset q_tokens = (
+            task_tokens if (task_as_query and task_tokens is not None) else tokenize(query)
+        )
+        self.vocab = _Vocab(q_tokens, task_tokens if task_tokens is not None else frozenset())
+        self.nq = len(q_tokens)
+        self.nt = len(task_tokens) if task_tokens is not None else 0
+        self.sc.buf = NULL
+        self.sc.cap = 0
+        self.sc.gen_q = 0
+        self.sc.gen_t = 0
+
+    def __dealloc__(self):
+        free(self.sc.buf)
+
+    cdef double overlap(self, object field) except -1:
+        """The query-normalised overlap of one field (a new field generation)."""
+        self.sc.gen_q += 1
+        self.sc.hit_q = 0
+        if self.vocab.n:
+            _scan(field, self.vocab, &self.sc)
+        return self.sc.hit_q / self.nq if self.sc.hit_q else 0.0
+
+    cdef object row(self, object text, object tags, object files, object symbols, object kinds,
+                    object ref, double scope, double kind, double role, double confidence):
+        """One candidate's ``LexicalRow``."""
+        cdef double sig[7]  # the row: five field overlaps, the task term, the base score
+        self.sc.gen_t += 1
+        self.sc.hit_t = 0
+        self.sc.count_q = True
+        sig[0] = self.overlap(text)
+        sig[1] = self.overlap(tags)
+        sig[2] = self.overlap(files)
+        sig[3] = self.overlap(symbols)
+        sig[4] = self.overlap(kinds)
+        if self.nt:
+            self.sc.count_q = False
+            _scan(ref, self.vocab, &self.sc)
+        sig[5] = self.sc.hit_t / self.nt if self.sc.hit_t else 0.0
+        sig[6] = (W0 * sig[0] + W1 * sig[1] + W2 * sig[2] + W3 * sig[3] + W4 * sig[5]
+                  + W5 * scope + W6 * kind + W7 * role + W8 * confidence)
+        return _new_row(_ROW, sig, 7)
+
+
 def score_lexical(str query, task, bint task_as_query, list texts, list tags, list files,
                   list symbols, list kinds, list refs, scope_boost, kind_boost, role_boost,
                   confidence):
     """Per candidate, a ``LexicalRow``: ``(text, tag, file, symbol, kind_query, task_term,
     base)``."""
-    cdef Py_ssize_t n = len(texts), i, f
+    cdef Py_ssize_t n = len(texts), i
     if not (len(tags) == len(files) == len(symbols) == len(kinds) == len(refs) == n
             and len(scope_boost) == len(kind_boost) == len(role_boost) == len(confidence) == n):
         raise ValueError("score_lexical: every candidate column must have the same length")
-    cdef frozenset task_tokens = tokenize(task) if task is not None else None
-    cdef frozenset q_tokens = (
-        task_tokens if (task_as_query and task_tokens is not None) else tokenize(query)
-    )
-    cdef _Vocab vocab = _Vocab(q_tokens, task_tokens if task_tokens is not None else frozenset())
-    cdef double nq = len(q_tokens), nt = len(task_tokens) if task_tokens is not None else 0
-    cdef double sig[7]  # the row: five field overlaps, the task term, the base score
-    cdef list columns = [texts, tags, files, symbols, kinds]
+    cdef _Scorer scorer = _Scorer(query, task, task_as_query)
     cdef list out = []
-    cdef _Scan sc
-    sc.buf = NULL
-    sc.cap = 0
-    sc.gen_q = 0
-    sc.gen_t = 0
-    cdef double w0 = 0.38, w1 = 0.16, w2 = 0.12, w3 = 0.08, w4 = 0.08
-    cdef double w5 = 0.12, w6 = 0.06, w7 = 0.05, w8 = 0.08
-    try:
-        for i in range(n):
-            sc.gen_t += 1
-            sc.hit_t = 0
-            sc.count_q = True
-            for f in range(5):
-                sc.gen_q += 1
-                sc.hit_q = 0
-                if vocab.n:
-                    _scan((<list>columns[f])[i], vocab, &sc)
-                sig[f] = sc.hit_q / nq if sc.hit_q else 0.0
-            if nt:
-                sc.count_q = False
-                _scan(refs[i], vocab, &sc)
-            sig[5] = sc.hit_t / nt if sc.hit_t else 0.0
-            sig[6] = (w0 * sig[0] + w1 * sig[1] + w2 * sig[2] + w3 * sig[3] + w4 * sig[5]
-                      + w5 * <double>scope_boost[i] + w6 * <double>kind_boost[i]
-                      + w7 * <double>role_boost[i] + w8 * <double>confidence[i])
-            out.append(_new_row(_ROW, sig, 7))
-    finally:
-        free(sc.buf)
+    for i in range(n):
+        out.append(scorer.row(texts[i], tags[i], files[i], symbols[i], kinds[i], refs[i],
+                              scope_boost[i], kind_boost[i], role_boost[i], confidence[i]))
+    return out
+
+
+CANDIDATE_FIELDS = (
+    "text", "tags", "files", "symbols", "kind_words", "ref", "specificity", "kind", "confidence"
+)
+
+
+def score_candidates(str query, task, bint task_as_query, list candidates, tuple fields,
+                     kinds, role_kinds):
+    """``score_lexical`` of candidate tuples read in place (see the twin)."""
+    if len(fields) != len(CANDIDATE_FIELDS):
+        raise ValueError("score_candidates: fields must give a position per CANDIDATE_FIELDS")
+    cdef Py_ssize_t f_text, f_tags, f_files, f_symbols, f_kinds, f_ref, f_scope, f_kind, f_conf
+    f_text, f_tags, f_files, f_symbols, f_kinds, f_ref, f_scope, f_kind, f_conf = fields
+    cdef Py_ssize_t need = max(fields) + 1
+    if min(fields) < 0:
+        raise ValueError("score_candidates: field positions must not be negative")
+    cdef _Scorer scorer = _Scorer(query, task, task_as_query)
+    cdef list out = []
+    cdef tuple c
+    cdef object kind
+    cdef double kind_boost, role_boost
+    for candidate in candidates:
+        if not isinstance(candidate, tuple) or len(<tuple>candidate) < need:
+            raise TypeError("score_candidates: every candidate must be a tuple holding the fields")
+        c = <tuple>candidate
+        kind = c[f_kind]
+        kind_boost = 0.5 if kinds is None else (1.0 if kind in kinds else 0.0)
+        role_boost = 1.0 if role_kinds is not None and kind in role_kinds else 0.0
+        out.append(scorer.row(c[f_text], c[f_tags], c[f_files], c[f_symbols], c[f_kinds],
+                              c[f_ref], c[f_scope], kind_boost, role_boost, c[f_conf]))
     return out

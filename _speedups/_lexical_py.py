@@ -7,14 +7,15 @@ tokenizer: ASCII word characters and hyphens survive, everything else separates)
 ``|Q ∩ X| / |Q|`` of the query tokens ``Q`` with the text, tags, files, symbols and kind
 fields, the task-term overlap of the task tokens with the union of all six fields, and the
 weighted base score of the nine-factor scorer. Sums run in the reference order, so both
-twins return identical floats.
+twins return identical floats. ``score_candidates`` scores the same way straight from the
+scorer's candidate tuples (no column lists built first).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Collection, Sequence
+from typing import Any, NamedTuple
 
 _TOKEN = re.compile(r"[a-z0-9_-]+")
 
@@ -112,3 +113,50 @@ def score_lexical(
         )
         out.append(_new_row(LexicalRow, (text, tag, file, symbol, kind_q, task_term, base)))
     return out
+
+
+#: the candidate fields ``score_candidates`` reads, in the order of its ``fields`` positions
+CANDIDATE_FIELDS = (
+    "text",
+    "tags",
+    "files",
+    "symbols",
+    "kind_words",
+    "ref",
+    "specificity",
+    "kind",
+    "confidence",
+)
+
+
+def score_candidates(
+    query: str,
+    task: str | None,
+    task_as_query: bool,
+    candidates: Sequence[Sequence[Any]],
+    fields: tuple[int, ...],
+    kinds: Collection[str] | None,
+    role_kinds: Collection[str] | None,
+) -> list[LexicalRow]:
+    """:func:`score_lexical` of candidate tuples: ``fields`` gives the position in each tuple
+    of every name of :data:`CANDIDATE_FIELDS` (the specificity is the scope boost). The kind
+    boost is 0.5 without ``kinds``, else 1 for a kind among them and 0; the role boost is 1
+    for a kind among ``role_kinds``."""
+    if len(fields) != len(CANDIDATE_FIELDS):
+        raise ValueError("score_candidates: fields must give a position per CANDIDATE_FIELDS")
+    text, tags, files, symbols, kind_words, ref, specificity, kind, confidence = fields
+    return score_lexical(
+        query,
+        task,
+        task_as_query,
+        [c[text] for c in candidates],
+        [c[tags] for c in candidates],
+        [c[files] for c in candidates],
+        [c[symbols] for c in candidates],
+        [c[kind_words] for c in candidates],
+        [c[ref] for c in candidates],
+        [c[specificity] for c in candidates],
+        [(0.5 if kinds is None else (1.0 if c[kind] in kinds else 0.0)) for c in candidates],
+        [(1.0 if role_kinds is not None and c[kind] in role_kinds else 0.0) for c in candidates],
+        [c[confidence] for c in candidates],
+    )

@@ -2,8 +2,23 @@
 
 from __future__ import annotations
 
-from swarmmem._speedups._lexical_py import WEIGHTS, LexicalRow, score_lexical, tokenize
+from swarmmem._speedups._lexical_py import (
+    CANDIDATE_FIELDS,
+    WEIGHTS,
+    LexicalRow,
+    score_candidates,
+    score_lexical,
+    tokenize,
+)
 from swarmmem._speedups._select import bind
 
-__all__ = ["KERNEL_IMPL", "WEIGHTS", "LexicalRow", "score_lexical", "tokenize"]
+__all__ = [
+    "CANDIDATE_FIELDS",
+    "KERNEL_IMPL",
+    "WEIGHTS",
+    "LexicalRow",
+    "score_candidates",
+    "score_lexical",
+    "tokenize",
+]
 KERNEL_IMPL = bind("lexical", globals())

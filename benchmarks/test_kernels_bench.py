@@ -48,6 +48,20 @@ def test_score_lexical(benchmark, kernels, lexical_columns):
     assert any(row[0] > 0 for row in rows)
 
 
+@pytest.mark.benchmark(group="lexical: 1k candidate rows")
+def test_score_candidates(benchmark, kernels, lexical_columns):
+    """Time the same scorer reading 1,000 candidate tuples in place (as recall calls it)."""
+    texts, tags, files, symbols, kind_words, refs, scope, _kind, role, confidence = lexical_columns
+    kinds = [("project_fact", "decision")[int(r)] for r in role]
+    columns = (texts, tags, files, symbols, kind_words, refs, scope, kinds, confidence)
+    rows = list(zip(*columns, strict=True))
+    fields = tuple(range(9))
+    scored = benchmark(
+        kernels.lexical.score_candidates, QUERY, TASK, False, rows, fields, None, {"decision"}
+    )
+    assert scored == kernels.lexical.score_lexical(QUERY, TASK, False, *lexical_columns)
+
+
 @pytest.fixture(scope="module")
 def rrf_int_channels(rrf_channels):
     """The same three channels with the string ids replaced by integers (``array('q')``)."""

@@ -284,8 +284,9 @@ class JsonlStore(InMemoryStore):
             if file not in self._rewrites:
                 by_file.setdefault(file, []).append(line)
         for file, lines in by_file.items():
-            path = self.directory / file
-            with path.open("a", encoding="utf-8", newline="\n") as fh:
+            with open(
+                os.path.join(self.directory, file), "a", encoding="utf-8", newline="\n"
+            ) as fh:
                 if self._needs_newline.get(file):
                     fh.write("\n")
                 fh.writelines(lines)

@@ -9,6 +9,7 @@ produced by :mod:`swarmmem.core.model.codec`.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -201,7 +202,14 @@ class MemoryScope:
     @property
     def key(self) -> str:
         """The stable scope key used for storage and scope filters."""
-        return stable_scope_key(self.as_dict())
+        return _scope_key(self)
+
+
+@functools.lru_cache(maxsize=4096)
+def _scope_key(scope: MemoryScope) -> str:
+    """:attr:`MemoryScope.key`, kept per scope value (a recall asks it of the same few
+    scopes many times, and a scope is immutable)."""
+    return stable_scope_key(scope.as_dict())
 
 
 _SCOPE_JSON_KEYS: tuple[tuple[str, str], ...] = (

@@ -78,12 +78,14 @@ def stemmed_query(query: str, task: str | None, mode: str) -> str | None:
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
-def match_terms(match: str | None) -> list[tuple[str, ...]]:
-    """The distinct stemmed phrases of a :func:`stemmed_query` string."""
+@functools.lru_cache(maxsize=256)
+def match_terms(match: str | None) -> tuple[tuple[str, ...], ...]:
+    """The distinct stemmed phrases of a :func:`stemmed_query` string (kept per string: the
+    store and the scorer of one recall both read them)."""
     if not match:
-        return []
+        return ()
     phrases = [tuple(stemmed_tokens(t)) for t in re.findall(r'"((?:[^"]|"")*)"', match)]
-    return [p for p in dict.fromkeys(phrases) if p]
+    return tuple(p for p in dict.fromkeys(phrases) if p)
 
 
 def held_terms(

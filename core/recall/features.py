@@ -285,8 +285,9 @@ class FeatureTable:
 
 
 @functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)
 def _marked(names: tuple[str, ...], bits: int) -> frozenset[str]:
-    """The ``names`` whose positions are set in ``bits``."""
+    """The ``names`` whose positions are set in ``bits`` (a query's hits share few sets)."""
     return frozenset(name for j, name in enumerate(names) if bits >> j & 1)
 
 

@@ -222,7 +222,7 @@ def _stemmed_ranking(run: _Pass) -> tuple[Ranking | None, dict[str, float]]:
     top = max([relevance[r.id] for r in records], default=0.0) or 1.0
     cover = weighted_coverage(held, frozenset(t for phrase in phrases for t in phrase))
     cover = length_scaled(cover, {r.id: len(r.text) for r in records})
-    text = {r.id: text_factor(cover[r.id], relevance[r.id], top, len(records)) for r in records}
+    text = text_factors(cover, relevance, top)
     ranking = rank_rows(
         request, records, load, now_ms=now_ms, policy=policy, rng=rng, text_relevance=text
     )
@@ -321,6 +321,26 @@ def text_factor(
     share = candidates / (candidates + half_share)
     ratio = bm25 / best if best > 0 else 0.0
     return math.sqrt(coverage) * (1.0 - share + share * ratio)
+
+
+def text_factors(
+    coverage: Mapping[str, float],
+    bm25: Mapping[str, float],
+    best: float,
+    half_share: float = BM25_HALF_SHARE_AT,
+) -> dict[str, float]:
+    """:func:`text_factor` of every candidate of ``coverage`` (its BM25 in ``bm25``), the
+    candidates being those of ``coverage``; the same floats, BM25's share computed once."""
+    share = len(coverage) / (len(coverage) + half_share)
+    keep = 1.0 - share
+    out = {}
+    for key, cover in coverage.items():
+        if cover <= 0.0:
+            out[key] = 0.0
+        else:
+            ratio = bm25[key] / best if best > 0 else 0.0
+            out[key] = math.sqrt(cover) * (keep + share * ratio)
+    return out
 
 
 def _empty_diagnostics() -> dict[str, int]:

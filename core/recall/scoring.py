@@ -8,6 +8,7 @@ score descending, then id ascending.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -445,6 +446,10 @@ def _explore(
     return min(candidates, key=lambda s: (-s.base, s.fields.id))
 
 
+#: where the lexical kernel finds each of its fields in a candidate row
+_KERNEL_FIELDS = tuple(CandidateRow._fields.index(name) for name in lexical.CANDIDATE_FIELDS)
+
+
 class _BatchScorer:
     """Scores a batch of candidates with the lexical kernel: the row's base score plus the
     Q-value boost, and on the reference path (a ``text_relevance`` given) the relevance in
@@ -474,7 +479,7 @@ class _BatchScorer:
         self.cited: Mapping[str, MemoryRecord] = {}
         if text_relevance is not None:
             self.recency = _recency(eligible)
-            self.named = _NamedReferences(request.query)
+            self.named = _named_references(request.query)
 
     def score(self, fields: Sequence[CandidateRow]) -> list[_Scored]:
         """The scored candidates of ``fields``, in its order."""
@@ -485,21 +490,15 @@ class _BatchScorer:
 
     def _rows(self, fields: Sequence[CandidateRow]) -> list[LexicalRow]:
         """The kernel's rows for ``fields`` (one column per factor)."""
-        request, kinds, role_kinds = self.request, self.kinds, self.role_kinds
-        return lexical.score_lexical(
+        request = self.request
+        return lexical.score_candidates(
             request.query,
             request.task,
             self.injection and request.task is not None,
-            [f.text for f in fields],
-            [f.tags for f in fields],
-            [f.files for f in fields],
-            [f.symbols for f in fields],
-            [f.kind_words for f in fields],
-            [f.ref for f in fields],
-            [f.specificity for f in fields],
-            [(0.5 if kinds is None else (1.0 if f.kind in kinds else 0.0)) for f in fields],
-            [(1.0 if role_kinds is not None and f.kind in role_kinds else 0.0) for f in fields],
-            [f.confidence for f in fields],
+            fields if isinstance(fields, list) else list(fields),
+            _KERNEL_FIELDS,
+            self.kinds,
+            self.role_kinds,
         )
 
     def _plain(self, fields: Sequence[CandidateRow], rows: Sequence[LexicalRow]) -> list[_Scored]:
@@ -531,12 +530,15 @@ class _BatchScorer:
         out: list[_Scored] = []
         append = out.append
         cited = self.cited
+        relevant = text_relevance.get
+        recent = recency.get
+        rule = named.active or bool(named.extensions)  # else the rule changes no row
         for f, row in zip(fields, rows, strict=True):
             key = f.id
-            relevance = text_relevance.get(key, 0.0)
+            relevance = relevant(key, 0.0)
             lexical_share = relevance if same else lexical_part.get(key, 0.0)
-            fresh = RECENCY_WEIGHT * recency.get(key, 0.0) * lexical_share
-            signals, extra = named.signals(row, f, cited.get(key))
+            fresh = RECENCY_WEIGHT * recent(key, 0.0) * lexical_share
+            signals, extra = named.signals(row, f, cited.get(key)) if rule else (row, 0.0)
             base = row.base + (w_text * (relevance - row.text) + fresh + extra)
             append(_Scored(f, signals, base, base + (f.q - 0.5) * q_weight, relevance))
         return out
@@ -585,6 +587,12 @@ class _NamedReferences:
         extra = w[2] * (file - row_file) + w[3] * (symbol - row_symbol)
         extra += NAMED_REFERENCE_WEIGHT if named else 0.0
         return row._replace(file=file, symbol=symbol), extra
+
+
+@functools.lru_cache(maxsize=256)
+def _named_references(query: str) -> _NamedReferences:
+    """The :class:`_NamedReferences` of ``query`` (read only, so kept per query string)."""
+    return _NamedReferences(query)
 
 
 def _recency(fields: Sequence[CandidateRow]) -> dict[str, float]:

@@ -221,6 +221,83 @@ def test_score_lexical_compiled_equals_twin(query, task, task_as_query, cands):
     )
 
 
+KINDS = ["project_fact", "test_pattern", "decision"]
+kind_sets = st.none() | st.frozensets(st.sampled_from(KINDS))
+
+
+def _candidate_tuples(cands, kinds):
+    """Candidate tuples with the kernel's fields in a scrambled order, and their positions."""
+    order = (8, 0, 7, 1, 6, 2, 5, 3, 4)  # CANDIDATE_FIELDS[i] sits at order[i]
+    rows = []
+    for (text, tags, files, symbols, kind_words, ref, scope, _k, _r, conf), kind in zip(
+        cands, kinds, strict=True
+    ):
+        values = (text, tags, files, symbols, kind_words, ref, scope, kind, conf)
+        row = [None] * 10
+        for value, at in zip(values, order, strict=True):
+            row[at] = value
+        rows.append(tuple(row))
+    return rows, order
+
+
+@settings(deadline=None)
+@given(
+    query=texts,
+    task=st.none() | texts,
+    task_as_query=st.booleans(),
+    cands=candidates,
+    kinds=st.lists(st.sampled_from(KINDS), min_size=5, max_size=5),
+    wanted=kind_sets,
+    role=kind_sets,
+)
+def test_score_candidates_equals_score_lexical_of_the_columns(
+    kernels, query, task, task_as_query, cands, kinds, wanted, role
+):
+    """Candidate tuples read in place score exactly as their columns do, in both twins."""
+    kinds = kinds[: len(cands)]
+    rows, order = _candidate_tuples(cands, kinds)
+    columns = _columns(cands)
+    columns[7] = [0.5 if wanted is None else float(k in wanted) for k in kinds]
+    columns[8] = [float(role is not None and k in role) for k in kinds]
+    expected = kernels.lexical.score_lexical(query, task, task_as_query, *columns)
+    found = kernels.lexical.score_candidates(query, task, task_as_query, rows, order, wanted, role)
+    assert found == expected
+
+
+@compiled
+@needs_compiled
+@settings(deadline=None)
+@given(
+    query=texts,
+    task=st.none() | texts,
+    task_as_query=st.booleans(),
+    cands=candidates,
+    kinds=st.lists(st.sampled_from(KINDS), min_size=5, max_size=5),
+    wanted=kind_sets,
+    role=kind_sets,
+)
+def test_score_candidates_compiled_equals_twin(
+    query, task, task_as_query, cands, kinds, wanted, role
+):
+    """The compiled candidate scorer returns exactly the twin's rows."""
+    rows, order = _candidate_tuples(cands, kinds[: len(cands)])
+    args = (query, task, task_as_query, rows, order, wanted, role)
+    assert _compiled("lexical").score_candidates(*args) == _lexical_py.score_candidates(*args)
+
+
+@pytest.mark.parametrize("impl", ["python", "compiled"])
+def test_score_candidates_refuses_bad_positions_and_rows(impl):
+    """Positions must be one per field and inside every candidate tuple."""
+    if impl == "compiled" and NO_EXTENSIONS:
+        pytest.skip("SWARMMEM_NO_EXTENSIONS=1")
+    kernel = _lexical_py if impl == "python" else _compiled("lexical")
+    row = ("text", "", "", "", "", "", 0.5, "project_fact", 0.8)
+    with pytest.raises(ValueError):
+        kernel.score_candidates("text", None, False, [row], (0, 1, 2), None, None)
+    with pytest.raises((TypeError, IndexError)):
+        kernel.score_candidates("text", None, False, [row[:5]], tuple(range(9)), None, None)
+
+
 @compiled
 @needs_compiled
 @settings(deadline=None)

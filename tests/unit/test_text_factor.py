@@ -6,12 +6,15 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from swarmmem.core.recall.lexical import (
     BM25_HALF_SHARE_AT,
     LENGTH_FREE_CHARS,
     length_scaled,
     text_factor,
+    text_factors,
     weighted_coverage,
 )
 
@@ -78,3 +81,22 @@ def test_concise_memories_keep_their_coverage() -> None:
     assert length_scaled(cover, lengths) == cover
     assert length_scaled(cover, {"todo": 80, "explained": 4_000}, exponent=0.0) == cover
     assert length_scaled({}, {}) == {}
+
+
+@given(
+    values=st.lists(
+        st.tuples(
+            st.floats(min_value=0.0, max_value=1.0), st.floats(min_value=0.0, max_value=50.0)
+        ),
+        max_size=12,
+    ),
+    best=st.floats(min_value=0.0, max_value=50.0),
+)
+def test_text_factors_are_the_text_factor_of_each_candidate(
+    values: list[tuple[float, float]], best: float
+) -> None:
+    """The batch computes exactly what the formula gives each candidate."""
+    cover = {f"m{i}": c for i, (c, _) in enumerate(values)}
+    bm25 = {f"m{i}": b for i, (_, b) in enumerate(values)}
+    expected = {key: text_factor(cover[key], bm25[key], best, len(values)) for key in cover}
+    assert text_factors(cover, bm25, best) == expected
