@@ -223,6 +223,16 @@ def test_score_lexical_compiled_equals_twin(query, task, task_as_query, cands):
 
 KINDS = ["project_fact", "test_pattern", "decision"]
 kind_sets = st.none() | st.frozensets(st.sampled_from(KINDS))
+#: a query, a task, candidates with a kind each, the wanted kinds and the role's kinds
+candidate_inputs = given(
+    query=texts,
+    task=st.none() | texts,
+    task_as_query=st.booleans(),
+    cands=candidates,
+    kinds=st.lists(st.sampled_from(KINDS), min_size=5, max_size=5),
+    wanted=kind_sets,
+    role=kind_sets,
+)
 
 
 def _candidate_tuples(cands, kinds):
@@ -241,15 +251,7 @@ def _candidate_tuples(cands, kinds):
 
 
 @settings(deadline=None)
-@given(
-    query=texts,
-    task=st.none() | texts,
-    task_as_query=st.booleans(),
-    cands=candidates,
-    kinds=st.lists(st.sampled_from(KINDS), min_size=5, max_size=5),
-    wanted=kind_sets,
-    role=kind_sets,
-)
+@candidate_inputs
 def test_score_candidates_equals_score_lexical_of_the_columns(
     kernels, query, task, task_as_query, cands, kinds, wanted, role
 ):
@@ -267,15 +269,7 @@ def test_score_candidates_equals_score_lexical_of_the_columns(
 @compiled
 @needs_compiled
 @settings(deadline=None)
-@given(
-    query=texts,
-    task=st.none() | texts,
-    task_as_query=st.booleans(),
-    cands=candidates,
-    kinds=st.lists(st.sampled_from(KINDS), min_size=5, max_size=5),
-    wanted=kind_sets,
-    role=kind_sets,
-)
+@candidate_inputs
 def test_score_candidates_compiled_equals_twin(
     query, task, task_as_query, cands, kinds, wanted, role
 ):
