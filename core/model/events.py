@@ -100,6 +100,8 @@ def _json_data(value: Any, name: str) -> Any:
 def _extra(value: Any) -> dict[str, Any]:
     if not isinstance(value, Mapping):
         raise _fail("extra", f"must be an object; got {type(value).__name__}")
+    if not value:  # every row this package records (no JSON round trip needed)
+        return {}
     data: dict[str, Any] = _json_data(value, "extra")
     return data
 

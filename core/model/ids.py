@@ -182,10 +182,16 @@ def estimate_tokens(text: str) -> int:
     The UTF-16 length is ``len(text)`` for text without characters beyond the Basic
     Multilingual Plane (checked by the encoder, not a loop), else half the length of its
     UTF-16 encoding."""
-    if not text:
-        return 0
+    return tokens_of_units(utf16_units(text))
+
+
+def utf16_units(text: str) -> int:
+    """The UTF-16 length of ``text`` (additive: a concatenation has the sum of its parts')."""
     if text.isascii():
-        units = len(text)
-    else:
-        units = len(text.encode("utf-16-le", "surrogatepass")) // 2
-    return math.ceil(units * 0.33)
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def tokens_of_units(units: int) -> int:
+    """:func:`estimate_tokens` of a text of ``units`` UTF-16 code units."""
+    return math.ceil(units * 0.33) if units else 0

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from swarmmem.core.model.formatting import to_fixed
-from swarmmem.core.model.ids import estimate_tokens, iso_to_ms
+from swarmmem.core.model.ids import iso_to_ms, tokens_of_units, utf16_units
 from swarmmem.core.model.records import RecallItem
 from swarmmem.core.model.text import INVISIBLE_RE
 from swarmmem.core.writes.validation import RECALL_SENTINEL_HEADER
@@ -89,15 +89,18 @@ def build_prompt_block(
     Returns:
         ``(prompt_block, token_estimate, included_items)``.
     """
-    block = header(bundle_id)
+    parts = [header(bundle_id)]
+    units = utf16_units(parts[0])  # the estimate is of the block's length, kept as a sum
     included: list[RecallItem] = []
     for item in items:
-        candidate = block + format_item(item, generated_at, redact)
-        if estimate_tokens(candidate) > token_budget:
+        text = format_item(item, generated_at, redact)
+        grown = units + utf16_units(text)
+        if tokens_of_units(grown) > token_budget:
             break
-        block = candidate
+        parts.append(text)
+        units = grown
         included.append(item)
-    return block.rstrip(), estimate_tokens(block), included
+    return "".join(parts).rstrip(), tokens_of_units(units), included
 
 
 def already_injected(message: str) -> bool:

@@ -17,6 +17,17 @@ from swarmmem.adapters.files.runlog import append_run_event, read_run_events
 from swarmmem.adapters.storage.jsonl import JsonlStore
 from swarmmem.core.model.events import RecallUsage
 from swarmmem.core.model.ids import estimate_tokens
+from swarmmem.core.model.records import RecallItem, RecallSignals
+from swarmmem.core.recall.prompt import build_prompt_block, format_item, header
+
+_SIGNALS = RecallSignals(
+    text_overlap=0.5,
+    tag_overlap=0.0,
+    file_overlap=0.0,
+    symbol_overlap=0.0,
+    kind_match=False,
+    scope_match=True,
+)
 
 
 def _counted(text: str) -> int:
@@ -33,6 +44,35 @@ def test_estimate_tokens_gives_the_counted_estimate_on_a_corpus() -> None:
     for _ in range(5000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 120)))
         assert estimate_tokens(text) == _counted(text), text
+
+
+def test_the_prompt_block_stops_where_the_counted_estimate_says(tmp_path: Path) -> None:
+    """The block sums its parts' lengths: the same items, block and estimate as counting the
+    whole block again after each item, over budgets around every item's edge."""
+    rng = random.Random(7)
+    words = ["deploy", "caf\u00e9", "\u4e2d\u6587", "\U0001f600", "tests", "run"]
+    items = []
+    for i in range(6):
+        text = " ".join(rng.choice(words) for _ in range(rng.randrange(3, 30)))
+        record = make_memory(text)
+        items.append(RecallItem(record=record, score=1.0 - i / 10, reason="r", signals=_SIGNALS))
+    now = "2026-01-02T00:00:00.000Z"
+    for budget in range(0, 900, 7):
+        block = header("bundle_20260101000000_deadbeef")
+        expected = []
+        for item in items:
+            grown = block + format_item(item, now, str)
+            if _counted(grown) > budget:
+                break
+            block, expected = grown, [*expected, item]
+        found = build_prompt_block(
+            "bundle_20260101000000_deadbeef",
+            items,
+            generated_at=now,
+            token_budget=budget,
+            redact=str,
+        )
+        assert found == (block.rstrip(), _counted(block), expected)
 
 
 @pytest.fixture
