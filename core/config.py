@@ -391,7 +391,7 @@ class RetrievalConfig:
         "in `benchmarks/README.md`).",
     )
     strong_lexical_from: float | None = setting(
-        0.7,
+        0.72,
         "strongLexicalFrom",
         optional(_UNIT),
         "With `fusion: score`: from this best lexical relevance on, the lexical weight is "
@@ -400,7 +400,19 @@ class RetrievalConfig:
         "`weakLexicalBelow`: a step at `weakLexicalBelow`).",
     )
     weak_lexical_weight: float = setting(
-        0.2, "weights.lexicalWhenWeak", _UNIT, "The lexical weight of that case."
+        0.2,
+        "weights.lexicalWhenWeak",
+        _UNIT,
+        "The lexical weight of that case with fewer than 20 dense hits, where the dense side "
+        "is a plain cosine.",
+    )
+    weak_lexical_weight_relative: float = setting(
+        0.0,
+        "weights.lexicalWhenWeakRelative",
+        _UNIT,
+        "The lexical weight of that case where the dense side is read against the query's "
+        "background cosines (20 or more dense hits); at 0 such a query's text relevance is "
+        "its dense relevance alone (chosen on the code-memory sets, `benchmarks/README.md`).",
     )
     dense_evidence: float = setting(
         0.1,

@@ -28,8 +28,8 @@ Opt-in, like ``run.py`` (same cache, same sets, needs the ``quality`` and ``dens
    runs) for a query of full lexical strength, where the dense side is the plain cosine
    (:func:`~swarmmem.core.recall.hybrid.dense_relevance`; ``check_agreement`` asserts the
    array form here ranks the same), ties by id. The weak-query rule (``weakLexicalBelow``,
-   ``strongLexicalFrom``, ``weights.lexicalWhenWeak``) was chosen on these sets and the
-   code-memory sets together (benchmarks/README.md). Each
+   ``strongLexicalFrom``, ``weights.lexicalWhenWeak``, ``weights.lexicalWhenWeakRelative``)
+   was chosen on these sets and the code-memory sets together (benchmarks/README.md). Each
    fold picks ``w`` in 0.0, 0.05, ..., 1.0 and ``r`` in 0, 0.02, ..., 0.16 (capped there:
    recency stays a secondary feature) maximising the mean over sets of the mean nDCG@10 on
    the other folds, then is scored with them. Printed per fold; the final values are the

@@ -100,6 +100,8 @@ class HybridSettings:
     weak_lexical_below: float | None = _RETRIEVAL.weak_lexical_below
     strong_lexical_from: float | None = _RETRIEVAL.strong_lexical_from
     weak_lexical_weight: float = _RETRIEVAL.weak_lexical_weight
+    #: ``weak_lexical_weight`` where the dense side is read against the query's background
+    weak_lexical_weight_relative: float = _RETRIEVAL.weak_lexical_weight_relative
     #: injection mode: the nearest dense hit without lexical support is injected when its
     #: cosine reaches this floor and it stands out from the next hits by ``injection_dense_gate``
     #: (:func:`stands_out`); ``None``: injection takes no dense-only hit
@@ -128,6 +130,7 @@ class HybridSettings:
             weak_lexical_below=retrieval.weak_lexical_below,
             strong_lexical_from=retrieval.strong_lexical_from,
             weak_lexical_weight=retrieval.weak_lexical_weight,
+            weak_lexical_weight_relative=retrieval.weak_lexical_weight_relative,
             injection_dense_floor=injection.dense_floor,
             injection_dense_gate=injection.dense_gate,
             dense_rescue=retrieval.dense_rescue,
@@ -535,7 +538,9 @@ def scored_evidence(
     strength = 1.0 - (1.0 - strength) * trust
     cosines = {record.id: cosine for record, cosine in dense}
     relevance = dense_relevance(cosines, profile, strength)
-    return score_fusion(lexical, relevance, fusion_weight(settings, strength, trust))
+    relative = profile is not None and profile.floor is not None
+    weight = fusion_weight(settings, strength, trust, relative=relative)
+    return score_fusion(lexical, relevance, weight)
 
 
 def lexical_strength(settings: HybridSettings, lexical_best: float | None) -> float:
@@ -553,15 +558,19 @@ def lexical_strength(settings: HybridSettings, lexical_best: float | None) -> fl
     return min(1.0, max(0.0, (lexical_best - weak) / (strong - weak)))
 
 
-def fusion_weight(settings: HybridSettings, strength: float = 1.0, trust: float = 1.0) -> float:
+def fusion_weight(
+    settings: HybridSettings, strength: float = 1.0, trust: float = 1.0, *, relative: bool = False
+) -> float:
     """``w`` of the ``score`` fusion for a query's lexical ``strength``
-    (:func:`lexical_strength`): from ``weak_lexical_weight`` (0) to the lexical share of
+    (:func:`lexical_strength`): from ``weak_lexical_weight`` (0; ``weak_lexical_weight_relative``
+    when the dense side is ``relative`` to the query's background) to the lexical share of
     the lexical and dense weights (1), linear between; the dense part ``1 - w`` times the
     dense channel's ``trust`` (:func:`dense_trust`)."""
     total = settings.weight_lexical + settings.weight_dense
     w = settings.weight_lexical / total if total > 0 else 0.5
     if settings.weak_lexical_below is not None:
-        w = settings.weak_lexical_weight + (w - settings.weak_lexical_weight) * strength
+        weak = settings.weak_lexical_weight_relative if relative else settings.weak_lexical_weight
+        w = weak + (w - weak) * strength
     return 1.0 - (1.0 - w) * trust
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import attrs
 import pytest
 
 from swarmmem.core.recall.hybrid import (
@@ -113,6 +114,12 @@ def test_a_weak_lexical_match_lends_the_dense_channel_the_weight() -> None:
     assert fusion_weight(on, 0.0) == pytest.approx(0.2)
     assert fusion_weight(on, 0.5) == pytest.approx(0.525)
     assert fusion_weight(on, 1.0) == pytest.approx(0.85)
+    # read against a background, a paraphrase's word matches weigh weak_lexical_weight_relative
+    relative = attrs.evolve(on, weak_lexical_weight_relative=0.0)
+    assert fusion_weight(relative, 0.0, relative=True) == 0.0
+    assert fusion_weight(relative, 0.0) == pytest.approx(0.2)
+    assert fusion_weight(relative, 0.5, relative=True) == pytest.approx(0.425)
+    assert fusion_weight(relative, 1.0, relative=True) == pytest.approx(0.85)
     # a paraphrase (cosine 0.6) overtakes a weak word match (0.3) only with the weak weight
     lexical, cosines = {"word": 0.3}, {"paraphrase": 0.6, "word": 0.1}
     plain = dense_relevance(cosines, None, 1.0)
@@ -181,6 +188,8 @@ def test_scored_evidence_asks_the_gate_only_of_strong_queries() -> None:
     assert scored_evidence(strong, dense, hits, profile, settings) == strong
     weak = {records[5].id: 0.3}
     fused = scored_evidence(weak, dense, hits, profile, settings)
-    assert fused[records[0].id] == pytest.approx(0.8)  # (1 - 0.2) * relative 1.0
+    # against a background the weak word match weighs weights.lexicalWhenWeakRelative (0)
+    assert fused[records[0].id] == pytest.approx(1.0)  # relative 1.0 at full weight
+    assert fused[records[5].id] == 0.0
     assert fused[records[0].id] > fused[records[1].id] > fused[records[5].id]
     assert scored_evidence(weak, dense, hits, profile, HybridSettings(dense_gate=None)) == fused

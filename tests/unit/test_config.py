@@ -42,6 +42,7 @@ def test_defaults_disable_memory() -> None:
         "dense": 0.15,
         "metadata": 0.1,
         "lexicalWhenWeak": 0.2,
+        "lexicalWhenWeakRelative": 0.0,
     }
     assert cfg["redaction"]["piiThreshold"] == 0.7
 
