@@ -552,3 +552,25 @@ def test_dataset_rows_refuse_an_unknown_kind(tmp_path: Path) -> None:
     paths[0].write_text("".join(json.dumps({**r, "kind": "gossip"}) + "\n" for r in rows))
     with pytest.raises(EvaluationError, match="unknown kind"):
         run_dataset(*paths)
+
+
+def test_late_interaction_forms_keep_what_a_store_would_give_back() -> None:
+    """The stored forms of token vectors: ``float32`` unchanged, ``int8`` within half a step
+    of its per-token scale, 1 bit the sign pattern at unit norm; MaxSim of a text with itself
+    is 1 and a query token's best match counts once."""
+    from benchmarks.quality.late_interaction import maxsim, metrics, stored
+
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(7, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    assert np.array_equal(stored(vectors, "float32"), vectors)
+    steps = np.abs(vectors).max(axis=1, keepdims=True) / 127.0
+    assert np.all(np.abs(stored(vectors, "int8") - vectors) <= steps / 2 + 1e-7)
+    bits = stored(vectors, "1-bit")
+    assert np.array_equal(bits > 0, vectors >= 0)
+    assert np.allclose(np.linalg.norm(bits, axis=1), 1.0)
+    assert maxsim(vectors, vectors) == pytest.approx(1.0)
+    assert maxsim(vectors[:1], vectors) == pytest.approx(1.0)
+    assert maxsim(vectors[:0], vectors) == 0.0
+    assert metrics(["a", "b", "c"], "b") == pytest.approx((0.5, 1 / np.log2(3)))
+    assert metrics(["x"] * 10 + ["b"], "b") == (0.0, 0.0)
