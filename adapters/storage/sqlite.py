@@ -94,6 +94,21 @@ DAMAGED_INDEX = (
     "WHERE NOT json_valid(record_json)"
 )
 
+#: v19: a version per item row, what proves a cached row unchanged without reading it. The
+#: store's writes bind a fresh random one (:func:`~.sqlite_fts.new_row_version`); any other
+#: write (an earlier release, a migration, a hand edit) gets one from these triggers, which
+#: fire only when the statement left the version as it was (the rows written before keep
+#: 0, a version like any other).
+ROW_VERSIONS = (
+    "ALTER TABLE memory_items ADD COLUMN row_version INTEGER NOT NULL DEFAULT 0",
+    "CREATE TRIGGER IF NOT EXISTS memory_items_row_version_insert AFTER INSERT ON memory_items "
+    "WHEN NEW.row_version = 0 BEGIN "
+    "UPDATE memory_items SET row_version = random() | 1 WHERE rowid = NEW.rowid; END",
+    "CREATE TRIGGER IF NOT EXISTS memory_items_row_version_update AFTER UPDATE ON memory_items "
+    "WHEN NEW.row_version = OLD.row_version BEGIN "
+    "UPDATE memory_items SET row_version = random() | 1 WHERE rowid = NEW.rowid; END",
+)
+
 # v2 is not here: it is the legacy-import marker row.
 MIGRATIONS = migration_steps(
     {
@@ -178,6 +193,7 @@ MIGRATIONS = migration_steps(
         # one file is one audit chain, and FTS5 keeps its own totals: nothing changes here
         17: (),
         18: tuple(s.format(if_not_exists="") for s in TEXT_TERMS),
+        19: ROW_VERSIONS,
     }
 )
 
@@ -206,6 +222,7 @@ class SqliteDialect(SqlDialect):
     """SQLite's SQL: ``BEGIN IMMEDIATE`` is the write lock, long lists go through ``json_each``."""
 
     order_column = "rowid"
+    version_column = "row_version"
     damaged_items_sql = "SELECT id FROM memory_items WHERE NOT json_valid(record_json)"
     slow_null_binding = True
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -51,13 +52,17 @@ PORTER_FTS_TABLE_SQL = (
     "tokenize = 'porter unicode61')"
 )
 
+# the item columns and a fresh ``row_version`` (:func:`new_row_version`) after them
+_WRITE_COLUMNS = f"{ITEM_WRITE_COLUMNS}, row_version"
+_UPDATE = f"{ITEM_UPDATE}, row_version = excluded.row_version"
 _UPSERT_SQL = (
-    f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS}) VALUES ({', '.join('?' * ITEM_WRITE_COUNT)}) "
-    f"ON CONFLICT(id) DO UPDATE SET {ITEM_UPDATE} RETURNING rowid, valid_from, supersedes_reason"
+    f"INSERT INTO memory_items ({_WRITE_COLUMNS}) "
+    f"VALUES ({', '.join('?' * (ITEM_WRITE_COUNT + 1))}) "
+    f"ON CONFLICT(id) DO UPDATE SET {_UPDATE} RETURNING rowid, valid_from, supersedes_reason"
 )
 # the batch upsert: ``_UPSERT_SQL`` without RETURNING, as the head and tail of its VALUES
-_UPSERT_MANY_HEAD = f"INSERT INTO memory_items ({ITEM_WRITE_COLUMNS})"
-_UPSERT_MANY_TAIL = f" ON CONFLICT(id) DO UPDATE SET {ITEM_UPDATE}"
+_UPSERT_MANY_HEAD = f"INSERT INTO memory_items ({_WRITE_COLUMNS})"
+_UPSERT_MANY_TAIL = f" ON CONFLICT(id) DO UPDATE SET {_UPDATE}"
 #: the item columns that are often None (``expires_at``, ``superseded_by``, ``valid_from``,
 #: ``supersedes_reason``)
 _ITEM_NULLABLE = tuple(
@@ -84,19 +89,39 @@ _FTS_TABLES = (FTS_TABLE, PORTER_FTS_TABLE)
 # the best matches of the whole index, then the item columns the scope filter needs
 #: a window of the index's best matches (``LIMIT ? OFFSET ?``) in BM25 order, ties by rowid,
 #: each with its item row: no id list goes back and forth between Python and SQLite
-_FTS_RANKED_SQL = (
+_FTS_RANKED_HEAD = (
     "SELECT m.rowid, m.id, m.scope_key, m.kind, m.superseded_by, m.deleted, m.expires_at, "
-    "m.updated_at, m.text_terms, f.score, "
-    + ", ".join(f"m.{c}" for c in ITEM_COLUMNS.split(", ")[1:])
-    + " FROM (SELECT rowid AS hit, bm25({table}) AS score FROM {table} WHERE {table} MATCH ? "
+    "m.updated_at, m.text_terms, f.score, m.row_version"
+)
+_FTS_RANKED_TAIL = (
+    " FROM (SELECT rowid AS hit, bm25({table}) AS score FROM {table} WHERE {table} MATCH ? "
     "ORDER BY score, hit LIMIT ? OFFSET ?) AS f "
     "LEFT JOIN memory_items AS m ON m.rowid = f.hit ORDER BY f.score, f.hit"
 )
-#: where the score and the ``ITEM_COLUMNS`` after ``id`` are in a row of ``_FTS_RANKED_SQL``
+#: the hits with their versions (a caller that cached rows reads only those it lacks) ...
+_FTS_VERSIONS_SQL = _FTS_RANKED_HEAD + _FTS_RANKED_TAIL
+#: ... or with their item rows (``ITEM_COLUMNS`` after ``id``, then the version)
+_FTS_RANKED_SQL = (
+    _FTS_RANKED_HEAD
+    + ", "
+    + ", ".join(f"m.{c}" for c in [*ITEM_COLUMNS.split(", ")[1:], "row_version"])
+    + _FTS_RANKED_TAIL
+)
+#: where the score, the version and the ``ITEM_COLUMNS`` after ``id`` are in a row of
+#: ``_FTS_RANKED_SQL``
 _SCORE_AT = 9
-_ITEM_AT = 10
+_VERSION_AT = 10
+_ITEM_AT = 11
 #: how many of the index's best matches a recall reads per wanted hit, first to last try
 _WINDOWS = (1, 2, 16)
+
+
+def new_row_version() -> int:
+    """A fresh ``memory_items.row_version``: random from the system's source (no seed, no
+    fork repeats it), so that no two writes (a rolled-back one included, or another
+    process's) leave a row with a version a cache has seen; never 0, the version of rows
+    written before versions were kept."""
+    return secrets.randbits(62) + 1
 
 
 class _FullTextFailed(Exception):
@@ -187,7 +212,9 @@ class Fts5Index(TextIndex):
     def write_item(
         self, conn: Any, row: StoredRow, params: tuple[Any, ...]
     ) -> tuple[str | None, str | None]:
-        rowid, valid_from, supersedes_reason = conn.execute(_UPSERT_SQL, params).fetchone()
+        rowid, valid_from, supersedes_reason = conn.execute(
+            _UPSERT_SQL, (*params, new_row_version())
+        ).fetchone()
         values = fts_values(row.data)
         for table in _FTS_TABLES:
             conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
@@ -199,7 +226,10 @@ class Fts5Index(TextIndex):
     ) -> list[Written]:
         """One batch of item rows (distinct ids): ``executemany`` for the rows, one pass over
         the full-text index (old entries out, new ones in), the stored columns read back."""
-        params = [item_params(row, version) for row, version in zip(rows, versions, strict=True)]
+        params = [
+            (*item_params(row, version), new_row_version())
+            for row, version in zip(rows, versions, strict=True)
+        ]
         ids = dumps([row.id for row in rows])
         old = [(found[0],) for found in conn.execute(_ROWIDS_SQL, (ids,))]
         top = None if old else conn.execute(_TOP_ROWID_SQL).fetchone()[0] or 0
@@ -245,7 +275,14 @@ class Fts5Index(TextIndex):
     # -- search ----------------------------------------------------------------------------
 
     def search(
-        self, conn: Any, flt: ListFilter, fts_query: str, limit: int, *, stemmed: bool = False
+        self,
+        conn: Any,
+        flt: ListFilter,
+        fts_query: str,
+        limit: int,
+        *,
+        stemmed: bool = False,
+        cached: bool = False,
     ) -> FullTextHits | None:
         """FTS5's ``bm25()`` over the scoped items; only ids are read until the hits are known.
 
@@ -258,7 +295,9 @@ class Fts5Index(TextIndex):
             fts_query = STEMMED_MATCH.format(query=fts_query)
         try:
             if flt.limit is None:
-                found = self._ranked(conn, flt, fts_query, limit, stemmed=stemmed)
+                found = self._ranked(
+                    conn, flt, fts_query, limit, stemmed=stemmed, with_rows=not cached
+                )
                 if found is not None:
                     return found
             return self._listed(conn, flt, fts_query, limit, stemmed=stemmed)
@@ -277,9 +316,17 @@ class Fts5Index(TextIndex):
             raise _FullTextFailed from exc
 
     def _ranked(
-        self, conn: Any, flt: ListFilter, fts_query: str, limit: int, *, stemmed: bool
+        self,
+        conn: Any,
+        flt: ListFilter,
+        fts_query: str,
+        limit: int,
+        *,
+        stemmed: bool,
+        with_rows: bool,
     ) -> FullTextHits | None:
-        """The index's best matches filtered by scope afterwards.
+        """The index's best matches filtered by scope afterwards, with their item rows
+        (``with_rows``) or their versions.
 
         The first ``limit`` matches (in BM25 order) that pass the list filter are exactly the
         best ``limit`` among the scoped items; ``None`` when a window of the index's best
@@ -288,7 +335,9 @@ class Fts5Index(TextIndex):
         scopes = None if flt.scope_keys is None else frozenset(flt.scope_keys)
         kinds = None if flt.kinds is None else frozenset(flt.kinds)
         now_ms = None if flt.include_expired else iso_to_ms(flt.now)
-        ranked_sql = _FTS_RANKED_SQL.format(table=PORTER_FTS_TABLE if stemmed else FTS_TABLE)
+        ranked_sql = (_FTS_RANKED_SQL if with_rows else _FTS_VERSIONS_SQL).format(
+            table=PORTER_FTS_TABLE if stemmed else FTS_TABLE
+        )
         hits: list[Any] = []
         read = 0  # matches read so far; each window reads the next ones only
         for factor in _WINDOWS:
@@ -322,10 +371,12 @@ class Fts5Index(TextIndex):
         listed.sort(key=lambda row: row[7], reverse=True)
         scores = {row[1]: -float(row[_SCORE_AT]) for row in hits} if stemmed else None
         terms = {row[1]: row[8] for row in hits} if stemmed else None
+        ranked = [row[1] for row in hits]
+        if not with_rows:
+            versions = {row[1]: row[_VERSION_AT] for row in hits}
+            return FullTextHits([row[1] for row in listed], ranked, versions, scores, terms)
         items = {row[1]: (row[1], *row[_ITEM_AT:]) for row in hits}
-        return FullTextHits(
-            [row[1] for row in listed], [row[1] for row in hits], {}, scores, terms, items
-        )
+        return FullTextHits([row[1] for row in listed], ranked, {}, scores, terms, items)
 
     def _listed(
         self, conn: Any, flt: ListFilter, fts_query: str, limit: int, *, stemmed: bool

@@ -128,7 +128,7 @@ def test_reopening_runs_nothing_again(pg: Any, tmp_path: Path) -> None:
     again = open_store("postgres", tmp_path)
     try:
         assert again.list_events() == before
-        assert raw(again, "SELECT count(*) FROM schema_migrations")[0][0] == 17
+        assert raw(again, "SELECT count(*) FROM schema_migrations")[0][0] == 18
     finally:
         again.close()
 
@@ -177,7 +177,7 @@ def test_an_older_schema_is_upgraded_in_place(dsn: str, tmp_path: Path) -> None:
     store = open_store("postgres", tmp_path)
     try:
         versions = [r[0] for r in raw(store, "SELECT version FROM schema_migrations")]
-        assert sorted(versions) == [1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18]
+        assert sorted(versions) == [1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19]
         got = store.get(record.id)
         assert got.text == record.text and got.valid_from == record.created_at
         assert raw(store, "SELECT scope_key FROM memory_items")[0][0] == record.scope.key
@@ -193,6 +193,7 @@ def test_an_older_schema_is_upgraded_in_place(dsn: str, tmp_path: Path) -> None:
             "16",
             "17",
             "18",
+            "19",
             "13",
         ]
         assert store.verify_audit_chain()["verified"]
@@ -230,7 +231,7 @@ def test_a_v16_schema_gains_per_role_chains_and_scope_totals(pg: Any, tmp_path: 
     try:
         assert raw(store, "SELECT count(*) FROM _meta WHERE key LIKE 'memory_events_%%'") == [(0,)]
         report = store.verify_audit_chain()
-        assert report["verified"] and report["totalRows"] == events + 2  # + the v17 and v18 rows
+        assert report["verified"] and report["totalRows"] == events + 3  # + the v17 to v19 rows
         totals = raw(store, "SELECT scope_key, row_count, token_count FROM memory_fts_stats")
         recount = raw(
             store,

@@ -46,6 +46,7 @@ EXPECTED_MIGRATIONS = [
     (16, "create_stemmed_full_text_index"),
     (17, "separate_audit_chains_and_full_text_totals"),
     (18, "add_memory_text_terms"),
+    (19, "add_memory_row_versions"),
 ]
 
 
@@ -106,6 +107,7 @@ class TestSchema:
                 "id", "scope_key", "kind", "updated_at", "expires_at", "superseded_by", "deleted",
                 "record_json", "source_task_id", "agent_role", "embedding_model_version",
                 "valid_from", "supersedes_reason", "q_value", "confidence", "text_terms",
+                "row_version",
             ]  # fmt: skip
             assert columns(conn, "memory_recall_usage") == [
                 "id", "bundle_id", "timestamp", "usage_json", "q_value", "last_reward",

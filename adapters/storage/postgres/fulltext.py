@@ -169,7 +169,14 @@ class TsvectorIndex(TextIndex):
         return stats, [known[k] for k in keys]
 
     def search(
-        self, conn: Any, flt: ListFilter, fts_query: str, limit: int, *, stemmed: bool = False
+        self,
+        conn: Any,
+        flt: ListFilter,
+        fts_query: str,
+        limit: int,
+        *,
+        stemmed: bool = False,
+        cached: bool = False,  # the rows' versions are read with every search
     ) -> FullTextHits | None:
         """The scoped rows with, for those matching the ``tsquery``, what the rank needs;
         ranks are computed here (see :mod:`.text_search`)."""

@@ -163,6 +163,8 @@ MIGRATIONS = migration_steps(
             RECOUNT_STATS_SQL[1],
         ),
         18: tuple(s.format(if_not_exists="IF NOT EXISTS ") for s in TEXT_TERMS),
+        # ``row_version`` is drawn from its sequence since v1 (SQLite's rows get theirs here)
+        19: (),
     }
 )
 RECALL_INDEX_SQL = (

@@ -28,6 +28,7 @@ MIGRATION_NAMES: dict[int, str] = {
     16: "create_stemmed_full_text_index",
     17: "separate_audit_chains_and_full_text_totals",
     18: "add_memory_text_terms",
+    19: "add_memory_row_versions",
 }
 #: v18: the stemmed terms of each memory's text (:func:`~.sql_rows.text_terms`), and the rows
 #: without them (an earlier release's writes) in a partial index, filled on the next open
