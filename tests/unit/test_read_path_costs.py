@@ -10,6 +10,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from factories import make_memory
 
@@ -17,17 +18,10 @@ from swarmmem.adapters.files.runlog import append_run_event, read_run_events
 from swarmmem.adapters.storage.jsonl import JsonlStore
 from swarmmem.core.model.events import RecallUsage
 from swarmmem.core.model.ids import estimate_tokens
-from swarmmem.core.model.records import RecallItem, RecallSignals
+from swarmmem.core.model.records import NO_SIGNALS, RecallItem
 from swarmmem.core.recall.prompt import build_prompt_block, format_item, header
 
-_SIGNALS = RecallSignals(
-    text_overlap=0.5,
-    tag_overlap=0.0,
-    file_overlap=0.0,
-    symbol_overlap=0.0,
-    kind_match=False,
-    scope_match=True,
-)
+_SIGNALS = attrs.evolve(NO_SIGNALS, text_overlap=0.5)
 
 
 def _counted(text: str) -> int:
