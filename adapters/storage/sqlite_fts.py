@@ -16,7 +16,14 @@ import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from swarmmem.adapters.storage.sql import Database, FullTextHits, TextIndex, Written, list_query
+from swarmmem.adapters.storage.sql import (
+    CACHE_LIMIT,
+    Database,
+    FullTextHits,
+    TextIndex,
+    Written,
+    list_query,
+)
 from swarmmem.adapters.storage.sql_rows import (
     ITEM_COLUMNS,
     ITEM_UPDATE,
@@ -86,32 +93,49 @@ _FTS_SELECT_SQL = (
     "MATCH ? AND id IN (SELECT value FROM json_each(?)) ORDER BY rank ASC LIMIT ?"
 )
 _FTS_TABLES = (FTS_TABLE, PORTER_FTS_TABLE)
-# the best matches of the whole index, then the item columns the scope filter needs
+#: what a hit's scope filter and ordering read of its item row
+_HIT_COLUMNS = (
+    "rowid",
+    "id",
+    "scope_key",
+    "kind",
+    "superseded_by",
+    "deleted",
+    "expires_at",
+    "updated_at",
+    "text_terms",
+)
 #: a window of the index's best matches (``LIMIT ? OFFSET ?``) in BM25 order, ties by rowid,
 #: each with its item row: no id list goes back and forth between Python and SQLite
-_FTS_RANKED_HEAD = (
-    "SELECT m.rowid, m.id, m.scope_key, m.kind, m.superseded_by, m.deleted, m.expires_at, "
-    "m.updated_at, m.text_terms, f.score, m.row_version"
-)
 _FTS_RANKED_TAIL = (
     " FROM (SELECT rowid AS hit, bm25({table}) AS score FROM {table} WHERE {table} MATCH ? "
     "ORDER BY score, hit LIMIT ? OFFSET ?) AS f "
     "LEFT JOIN memory_items AS m ON m.rowid = f.hit ORDER BY f.score, f.hit"
 )
-#: the hits with their versions (a caller that cached rows reads only those it lacks) ...
-_FTS_VERSIONS_SQL = _FTS_RANKED_HEAD + _FTS_RANKED_TAIL
-#: ... or with their item rows (``ITEM_COLUMNS`` after ``id``, then the version)
+#: the hits with their item rows (``_HIT_COLUMNS``, the score, the version, then the
+#: ``ITEM_COLUMNS`` after ``id``; the version ends an ``item_columns`` row) ...
 _FTS_RANKED_SQL = (
-    _FTS_RANKED_HEAD
-    + ", "
-    + ", ".join(f"m.{c}" for c in [*ITEM_COLUMNS.split(", ")[1:], "row_version"])
+    "SELECT "
+    + ", ".join(f"m.{c}" for c in _HIT_COLUMNS)
+    + ", f.score, m.row_version, "
+    + ", ".join(f"m.{c}" for c in ITEM_COLUMNS.split(", ")[1:])
     + _FTS_RANKED_TAIL
+)
+#: ... or with their versions only (``NULL`` for an index row without its item): a caller
+#: that cached rows reads only those it lacks, and the hits' columns come from
+#: :attr:`Fts5Index.hit_rows`
+_FTS_VERSIONS_SQL = "SELECT f.hit, f.score, m.row_version" + _FTS_RANKED_TAIL
+#: the ``_HIT_COLUMNS`` and the version of the rows of a JSON list of rowids
+_HIT_ROWS_SQL = (
+    f"SELECT {', '.join(_HIT_COLUMNS)}, row_version FROM memory_items "
+    "WHERE rowid IN (SELECT value FROM json_each(?))"
 )
 #: where the score, the version and the ``ITEM_COLUMNS`` after ``id`` are in a row of
 #: ``_FTS_RANKED_SQL``
-_SCORE_AT = 9
-_VERSION_AT = 10
-_ITEM_AT = 11
+_TERMS_AT = _HIT_COLUMNS.index("text_terms")
+_SCORE_AT = len(_HIT_COLUMNS)
+_VERSION_AT = _SCORE_AT + 1
+_ITEM_AT = _VERSION_AT + 1
 #: how many of the index's best matches a recall reads per wanted hit, first to last try
 _WINDOWS = (1, 2, 16)
 
@@ -122,6 +146,14 @@ def new_row_version() -> int:
     process's) leave a row with a version a cache has seen; never 0, the version of rows
     written before versions were kept."""
     return secrets.randbits(62) + 1
+
+
+def _hit_columns(row: Sequence[Any]) -> tuple[Any, ...]:
+    """The ``_HIT_COLUMNS`` that start ``row``, its stored ``text_terms`` split into a set
+    (``None`` when the row has none): kept per row version, so that a recall finds which
+    query terms a hit holds by a set intersection."""
+    terms = row[_TERMS_AT]
+    return (*row[:_TERMS_AT], None if terms is None else frozenset(terms.split()))
 
 
 class _FullTextFailed(Exception):
@@ -135,6 +167,10 @@ class Fts5Index(TextIndex):
         self.db = db
         #: the driver's error class (a failed ``MATCH`` turns full text off)
         self._errors = errors
+        #: per rowid, the ``_HIT_COLUMNS`` of its item row last read and that row's version:
+        #: a later hit of the same version is that same row (every write renews the version,
+        #: see :func:`new_row_version`), so a recall that has cached rows reads only versions
+        self.hit_rows: dict[int, tuple[tuple[Any, ...], Any]] = {}
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -343,6 +379,11 @@ class Fts5Index(TextIndex):
         for factor in _WINDOWS:
             window = max(limit, 1) * factor
             rows = self._match(conn, ranked_sql, (fts_query, window - read, read))
+            complete = len(rows) < window - read  # every match was read
+            if with_rows:
+                rows = self._remember(rows)
+            else:
+                rows = self._with_hit_columns(conn, rows)
             for row in rows:
                 _rowid, memory_id, scope_key, kind, superseded_by, deleted, expires_at = row[:7]
                 if (
@@ -354,7 +395,6 @@ class Fts5Index(TextIndex):
                     and passes_parsed_expiry(expires_at, now_ms)
                 ):
                     hits.append(row)
-            complete = len(rows) < window - read  # every match was read
             read = window
             if len(hits) >= limit or complete:
                 break
@@ -370,13 +410,59 @@ class Fts5Index(TextIndex):
         listed = sorted(hits, key=lambda row: row[1])
         listed.sort(key=lambda row: row[7], reverse=True)
         scores = {row[1]: -float(row[_SCORE_AT]) for row in hits} if stemmed else None
-        terms = {row[1]: row[8] for row in hits} if stemmed else None
+        terms = {row[1]: row[_TERMS_AT] for row in hits} if stemmed else None
         ranked = [row[1] for row in hits]
         if not with_rows:
             versions = {row[1]: row[_VERSION_AT] for row in hits}
             return FullTextHits([row[1] for row in listed], ranked, versions, scores, terms)
-        items = {row[1]: (row[1], *row[_ITEM_AT:]) for row in hits}
+        items = {row[1]: (row[1], *row[_ITEM_AT:], row[_VERSION_AT]) for row in hits}
         return FullTextHits([row[1] for row in listed], ranked, {}, scores, terms, items)
+
+    def _remember(self, rows: Sequence[Any]) -> list[Any]:
+        """``rows`` of ``_FTS_RANKED_SQL`` with their stored terms as sets (see
+        :func:`_hit_columns`), their hit columns and versions kept."""
+        known = self.hit_rows
+        if len(known) + len(rows) > CACHE_LIMIT:
+            known.clear()
+        out = []
+        for row in rows:
+            if row[1] is None:  # an index row without its item
+                out.append(row)
+                continue
+            columns = _hit_columns(row)
+            known[row[0]] = (columns, row[_VERSION_AT])
+            out.append((*columns, *row[_SCORE_AT:]))
+        return out
+
+    def _with_hit_columns(self, conn: Any, hits: Sequence[Any]) -> list[Any]:
+        """The ``(rowid, score, version)`` ``hits`` as rows of ``_FTS_RANKED_SQL``'s head
+        (``_HIT_COLUMNS``, score, version), in order: from :attr:`hit_rows` when the version
+        is the one kept, else read (all in one statement) and kept. A hit without its item
+        row, or whose row is gone by then, is left out."""
+        known = self.hit_rows
+        kept = [None if version is None else known.get(hit) for hit, _score, version in hits]
+        stale = [
+            hit
+            for (hit, _score, version), row in zip(hits, kept, strict=True)
+            if version is not None and (row is None or row[1] != version)
+        ]
+        read = {}
+        if stale:
+            for row in self._match(conn, _HIT_ROWS_SQL, (dumps(stale),)):
+                read[row[0]] = (_hit_columns(row), row[_SCORE_AT])
+            if len(known) + len(read) > CACHE_LIMIT:
+                known.clear()
+            known.update(read)
+        out = []
+        for (hit, score, version), row in zip(hits, kept, strict=True):
+            if version is None:
+                continue
+            if row is None or row[1] != version:
+                row = read.get(hit)
+                if row is None:  # deleted since the match
+                    continue
+            out.append((*row[0], score, row[1]))
+        return out
 
     def _listed(
         self, conn: Any, flt: ListFilter, fts_query: str, limit: int, *, stemmed: bool

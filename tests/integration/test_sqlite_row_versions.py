@@ -80,6 +80,53 @@ def test_a_warm_recall_reads_no_record_json_of_cached_candidates(store: SqliteSt
         store.db.conn.set_trace_callback(None)
     assert [it.record.text for it in again] == first
     assert statements and not [s for s in statements if "record_json" in s]
+    # nor the columns its scope filter and term matching read: those are kept per version
+    assert not [s for s in statements if "text_terms" in s or "scope_key" in s]
+
+
+def test_a_warm_recall_filters_with_columns_another_writer_changed(
+    store: SqliteStore, tmp_path: Path
+) -> None:
+    """The hits' scope, state and terms kept from an earlier recall are used only while the
+    row's version is the one read: a memory another connection deleted, or moved to another
+    scope, leaves the next recall of the same question."""
+    before = {it.record.text: it.record.id for it in recall(store, "billing payments")}
+    assert set(TEXTS[:2]) <= set(before)
+    outside = sqlite3.connect(tmp_path / "memory.db")
+    try:
+        outside.execute("UPDATE memory_items SET deleted = 1 WHERE id = ?", (before[TEXTS[0]],))
+        outside.execute(
+            "UPDATE memory_items SET scope_key = 'repository:elsewhere' WHERE id = ?",
+            (before[TEXTS[1]],),
+        )
+        outside.commit()
+    finally:
+        outside.close()
+    assert not [it for it in recall(store, "billing payments") if it.record.text in TEXTS[:2]]
+
+
+def test_the_terms_a_hit_holds_come_from_its_current_row(
+    store: SqliteStore, tmp_path: Path
+) -> None:
+    """A hit's stored terms, kept from an earlier recall, are read again once another writer
+    changed them (the version changed with them): the coverage follows the row."""
+    recall(store, "billing payments")
+    target = store.fts.hit_rows
+    assert target  # the hits' columns are kept
+    memory_id = next(it.record.id for it in recall(store, "billing payments"))
+    outside = sqlite3.connect(tmp_path / "memory.db")
+    try:
+        outside.execute(
+            "UPDATE memory_items SET text_terms = 'billing' WHERE id = ?", (memory_id,)
+        )
+        outside.commit()
+    finally:
+        outside.close()
+    recall(store, "billing payments")
+    rowid = store.db.conn.execute(
+        "SELECT rowid FROM memory_items WHERE id = ?", (memory_id,)
+    ).fetchone()[0]
+    assert store.fts.hit_rows[rowid][0][-1] == frozenset({"billing"})
 
 
 def test_a_warm_recall_sees_a_row_changed_by_another_writer(

@@ -14,20 +14,18 @@ from swarmmem.core.model.semantics import ListFilter
 
 
 def held_text_terms(
-    terms: Mapping[str, str | None], ids: Iterable[str], wanted: Iterable[str]
+    terms: Mapping[str, frozenset[str] | None], ids: Iterable[str], wanted: Iterable[str]
 ) -> dict[str, frozenset[str]] | None:
-    """Per id, which of the ``wanted`` stemmed terms its stored text terms (space-separated)
-    hold (``None`` when a row has none: written by an older writer, its text is stemmed at
-    recall instead). Each wanted term is looked for as a whole word in the stored string, so
-    no row is split into a set of all its terms."""
-    padded = [(term, f" {term} ") for term in dict.fromkeys(wanted)]
+    """Per id, which of the ``wanted`` stemmed terms its stored text terms (as a set) hold
+    (``None`` when a row has none: written by an older writer, its text is stemmed at recall
+    instead)."""
+    wanted = frozenset(wanted)
     held = {}
     for memory_id in ids:
         stored = terms.get(memory_id)
         if stored is None:
             return None
-        text = f" {stored} "
-        held[memory_id] = frozenset([term for term, word in padded if word in text])
+        held[memory_id] = wanted & stored
     return held
 
 
@@ -41,8 +39,8 @@ class FullTextHits(NamedTuple):
     versions: dict[str, Any]
     #: ``-bm25()`` of each ranked id (higher is better); empty when the rank has no score
     scores: dict[str, float] | None = None
-    #: the stored ``text_terms`` of each ranked id, when the search read them already
-    terms: dict[str, str | None] | None = None
+    #: the stored ``text_terms`` of each ranked id as a set, when the search read them already
+    terms: dict[str, frozenset[str] | None] | None = None
     #: the ``item_columns`` row of each ranked id, when the search read them already
     items: dict[str, tuple[Any, ...]] | None = None
 

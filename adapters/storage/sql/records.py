@@ -555,15 +555,18 @@ class Records:
             rows=tuple(rows), load=load, fts_order=order, fts_scores=hits.scores, held_terms=held
         )
 
-    def _stored_terms(self, conn: Any, ids: builtins.list[str]) -> dict[str, str | None]:
-        """The stored ``text_terms`` of ``ids``."""
+    def _stored_terms(self, conn: Any, ids: builtins.list[str]) -> dict[str, frozenset[str] | None]:
+        """The stored ``text_terms`` of ``ids``, each as a set."""
         if not ids:
             return {}
         clause, params = self.db.dialect.one_of("id", ids)
         rows = self.db.execute(
             conn, f"SELECT id, text_terms FROM memory_items WHERE {clause}", params
         ).fetchall()
-        return dict(rows)
+        return {
+            memory_id: None if terms is None else frozenset(terms.split())
+            for memory_id, terms in rows
+        }
 
     # -- writes ------------------------------------------------------------------------------
 
