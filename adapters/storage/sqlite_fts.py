@@ -371,6 +371,7 @@ class Fts5Index(TextIndex):
         scopes = None if flt.scope_keys is None else frozenset(flt.scope_keys)
         kinds = None if flt.kinds is None else frozenset(flt.kinds)
         now_ms = None if flt.include_expired else iso_to_ms(flt.now)
+        inactive = flt.include_inactive
         ranked_sql = (_FTS_RANKED_SQL if with_rows else _FTS_VERSIONS_SQL).format(
             table=PORTER_FTS_TABLE if stemmed else FTS_TABLE
         )
@@ -387,11 +388,14 @@ class Fts5Index(TextIndex):
             for row in rows:
                 _rowid, memory_id, scope_key, kind, superseded_by, deleted, expires_at = row[:7]
                 if (
-                    memory_id is not None  # an index row without its item is skipped
-                    and (scopes is None or scope_key in scopes)
-                    and (kinds is None or kind in kinds)
-                    and (flt.include_inactive or (superseded_by is None and not deleted))
-                    and (flt.include_expired or passes_sql_expiry(expires_at, flt.now))
+                    memory_id is None  # an index row without its item is skipped
+                    or (scopes is not None and scope_key not in scopes)
+                    or (kinds is not None and kind not in kinds)
+                    or not (inactive or (superseded_by is None and not deleted))
+                ):
+                    continue
+                if expires_at is None or (
+                    (flt.include_expired or passes_sql_expiry(expires_at, flt.now))
                     and passes_parsed_expiry(expires_at, now_ms)
                 ):
                     hits.append(row)

@@ -258,28 +258,26 @@ class Records:
         version is in ``versions``), and the loader of their full records (with views),
         built from those same rows."""
         held: Mapping[str, Sequence[Any]] = {} if rows is None else rows
-        out = []
-        if rows is None:
+        kept: builtins.list[Any] = [None] * len(ids)  # the cached rows still current
+        if rows is None:  # the cached rows of the versions read; the others are read now
+            row_cache = self.row_cache
             stale = []
             with self._lock:
-                for memory_id in ids:
-                    cached = self.row_cache.get(memory_id)
-                    if (
-                        cached is None
-                        or memory_id not in versions
-                        or cached[0] != versions[memory_id]
-                    ):
+                for n, memory_id in enumerate(ids):
+                    cached = row_cache.get(memory_id)
+                    if cached is not None and versions.get(memory_id, self) == cached[0]:
+                        kept[n] = cached
+                    else:
                         stale.append(memory_id)
             if stale:
                 held = {row[0]: row for row in self.item_rows(conn, stale)}
-        for memory_id in ids:
-            row = held.get(memory_id)
-            if row is not None:
-                fields = self.row_to_candidate(row)
+        out = []
+        for memory_id, cached in zip(ids, kept, strict=True):
+            if cached is None:
+                row = held.get(memory_id)
+                fields = None if row is None else self.row_to_candidate(row)
             else:
-                cached = self.row_cache.get(memory_id)
-                known = cached is not None and versions.get(memory_id, self) == cached[0]
-                fields = cached[1] if known and cached is not None else None
+                fields = cached[1]
             if fields is not None:
                 out.append(fields)
 
