@@ -422,6 +422,9 @@ class Fts5Index(TextIndex):
         items = {row[1]: (row[1], *row[_ITEM_AT:], row[_VERSION_AT]) for row in hits}
         return FullTextHits([row[1] for row in listed], ranked, {}, scores, terms, items)
 
+    def forget(self) -> None:
+        self.hit_rows.clear()
+
     def _remember(self, rows: Sequence[Any]) -> list[Any]:
         """``rows`` of ``_FTS_RANKED_SQL`` with their stored terms as sets (see
         :func:`_hit_columns`), their hit columns and versions kept."""

@@ -111,8 +111,7 @@ def test_the_terms_a_hit_holds_come_from_its_current_row(
     """A hit's stored terms, kept from an earlier recall, are read again once another writer
     changed them (the version changed with them): the coverage follows the row."""
     recall(store, "billing payments")
-    target = store.fts.hit_rows
-    assert target  # the hits' columns are kept
+    assert store.fts.hit_rows  # the hits' columns are kept
     memory_id = next(it.record.id for it in recall(store, "billing payments"))
     outside = sqlite3.connect(tmp_path / "memory.db")
     try:
@@ -127,6 +126,8 @@ def test_the_terms_a_hit_holds_come_from_its_current_row(
         "SELECT rowid FROM memory_items WHERE id = ?", (memory_id,)
     ).fetchone()[0]
     assert store.fts.hit_rows[rowid][0][-1] == frozenset({"billing"})
+    store.records.clear()  # what closing the store does: nothing is kept
+    assert not store.fts.hit_rows
 
 
 def test_a_warm_recall_sees_a_row_changed_by_another_writer(

@@ -108,6 +108,9 @@ class TextIndex(abc.ABC):
     def purge(self, conn: Any) -> None:  # noqa: B027 (optional hook)
         """Drop what the index still holds of erased rows (inside a purge)."""
 
+    def forget(self) -> None:  # noqa: B027 (optional hook)
+        """Drop the rows the index keeps between searches, if any."""
+
     def insert_item_rows(
         self, conn: Any, columns: Sequence[str], rows: builtins.list[tuple[Any, ...]]
     ) -> None:
@@ -182,6 +185,7 @@ class Records:
         with self._lock:
             self.cache.clear()
             self.row_cache.clear()
+        self.text.forget()
 
     @property
     def item_columns(self) -> str:
