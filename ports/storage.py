@@ -66,9 +66,10 @@ class Candidates:
     fts_order: dict[str, int] | None = attrs.field(default=None, hash=False)
     #: BM25 relevance per pre-selected id (``-bm25()``: higher is better), when known
     fts_scores: dict[str, float] | None = attrs.field(default=None, hash=False)
-    #: per pre-selected id, the stemmed terms its text holds (at least those of the query:
-    #: what :func:`~swarmmem.core.recall.bm25.content_matches` computes), when the store
-    #: knows them without stemming the text again (its index, or terms written with the row)
+    #: per pre-selected id, which of the query's stemmed terms its text holds (what
+    #: :func:`~swarmmem.core.recall.bm25.content_matches` computes, no other term), when the
+    #: store knows them without stemming the text again (its index, or terms written with
+    #: the row)
     held_terms: dict[str, frozenset[str]] | None = attrs.field(default=None, hash=False)
     _built: builtins.list[tuple[MemoryRecord, ...]] = attrs.field(
         factory=builtins.list, init=False, eq=False, repr=False, hash=False

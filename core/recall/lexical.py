@@ -214,9 +214,8 @@ def _stemmed_ranking(run: _Pass) -> tuple[Ranking | None, dict[str, float]]:
     records = [r for r in rows if r.id in relevance and r.recallable]
     known = candidates.held_terms  # the store may know it already
     if known is not None:
-        terms = frozenset(t for phrase in phrases for t in phrase)
         records = [r for r in records if r.id in known]
-        held = {r.id: terms & known[r.id] for r in records}
+        held = known if len(records) == len(known) else {r.id: known[r.id] for r in records}
     else:
         records, held = content_matches(records, phrases)
     top = max([relevance[r.id] for r in records], default=0.0) or 1.0
