@@ -115,9 +115,7 @@ def test_the_terms_a_hit_holds_come_from_its_current_row(
     memory_id = next(it.record.id for it in recall(store, "billing payments"))
     outside = sqlite3.connect(tmp_path / "memory.db")
     try:
-        outside.execute(
-            "UPDATE memory_items SET text_terms = 'billing' WHERE id = ?", (memory_id,)
-        )
+        outside.execute("UPDATE memory_items SET text_terms = 'billing' WHERE id = ?", (memory_id,))
         outside.commit()
     finally:
         outside.close()
