@@ -116,6 +116,20 @@ def atomic_write_lines(path: Path, lines: list[str]) -> None:
     _fsync_dir(path.parent)
 
 
+def append_text(path: str, text: str, *, sync: bool) -> None:
+    """Append ``text`` to ``path`` (created if missing) as UTF-8, unchanged (no newline
+    translation); ``sync`` waits for the disk."""
+    data = memoryview(text.encode("utf-8"))
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        while data:
+            data = data[os.write(fd, data) :]
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _fsync_dir(directory: Path) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)
@@ -284,15 +298,10 @@ class JsonlStore(InMemoryStore):
             if file not in self._rewrites:
                 by_file.setdefault(file, []).append(line)
         for file, lines in by_file.items():
-            with open(
-                os.path.join(self.directory, file), "a", encoding="utf-8", newline="\n"
-            ) as fh:
-                if self._needs_newline.get(file):
-                    fh.write("\n")
-                fh.writelines(lines)
-                fh.flush()
-                if self._durable:  # a commit of recall usage alone is not synced
-                    os.fsync(fh.fileno())
+            if self._needs_newline.get(file):
+                lines.insert(0, "\n")
+            # a commit of recall usage alone is not synced
+            append_text(os.path.join(self.directory, file), "".join(lines), sync=self._durable)
             self._needs_newline[file] = False
 
     def _snapshot_lines(self, file: str) -> list[str]:
