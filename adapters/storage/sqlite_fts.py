@@ -14,6 +14,7 @@ import contextlib
 import json
 import secrets
 from collections.abc import Iterator, Mapping, Sequence
+from sys import intern
 from typing import Any
 
 from swarmmem.adapters.storage.sql import (
@@ -151,9 +152,10 @@ def new_row_version() -> int:
 def _hit_columns(row: Sequence[Any]) -> tuple[Any, ...]:
     """The ``_HIT_COLUMNS`` that start ``row``, its stored ``text_terms`` split into a set
     (``None`` when the row has none): kept per row version, so that a recall finds which
-    query terms a hit holds by a set intersection."""
+    query terms a hit holds by a set intersection. The terms are interned: rows share most
+    of them (about 1 KB a kept row instead of 1.7)."""
     terms = row[_TERMS_AT]
-    return (*row[:_TERMS_AT], None if terms is None else frozenset(terms.split()))
+    return (*row[:_TERMS_AT], None if terms is None else frozenset(map(intern, terms.split())))
 
 
 class _FullTextFailed(Exception):
