@@ -8,6 +8,7 @@ from swarmmem._speedups._lexical_py import (
     LexicalRow,
     score_candidates,
     score_lexical,
+    score_relevant,
     tokenize,
 )
 from swarmmem._speedups._select import bind
@@ -19,6 +20,7 @@ __all__ = [
     "LexicalRow",
     "score_candidates",
     "score_lexical",
+    "score_relevant",
     "tokenize",
 ]
 KERNEL_IMPL = bind("lexical", globals())

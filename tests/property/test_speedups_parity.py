@@ -588,3 +588,77 @@ def test_term_marks_compiled_equals_twin(data):
     rows = data.draw(st.lists(st.integers(0, n_rows - 1), max_size=8)) if n_rows else []
     args = (array("q", starts), array("q", ends), array("i", terms), bytes(marks), rows, query)
     assert _compiled("bm25").term_marks(*args) == _bm25_py.term_marks(*args)
+
+
+# --- score_relevant ----------------------------------------------------------------------------
+
+_unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
+_relevant_inputs = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b", "c", "d", "e", "f"]),  # id (repeats allowed)
+        _unit,  # q
+        st.tuples(*[_unit] * 7),  # the kernel row
+        st.one_of(st.none(), _unit),  # text relevance (None: absent)
+        st.one_of(st.none(), _unit),  # lexical share (None: absent)
+        st.one_of(st.none(), _unit),  # recency (None: absent)
+    ),
+    max_size=12,
+)
+
+
+def _pack(*values):
+    """The ``scored`` of these tests: its arguments as a tuple."""
+    return values
+
+
+def _relevant_args(items, separate_share, q_weight):
+    candidates = [(key, q) for key, q, *_ in items]
+    rows = [_lexical_py.LexicalRow(*row) for _, _, row, *_ in items]
+    relevance = {key: r for key, _, _, r, _, _ in items if r is not None}
+    shares = {key: s for key, _, _, _, s, _ in items if s is not None}
+    recency = {key: t for key, _, _, _, _, t in items if t is not None}
+    part = shares if separate_share else None
+    return (_pack, candidates, rows, (0, 1), relevance, part, recency, 0.16, q_weight)
+
+
+@compiled
+@needs_compiled
+@settings(deadline=None)
+@given(items=_relevant_inputs, separate_share=st.booleans(), q_weight=_unit)
+def test_score_relevant_compiled_equals_twin(items, separate_share, q_weight):
+    """The compiled relevance scorer builds exactly the twin's values, in order."""
+    args = _relevant_args(items, separate_share, q_weight)
+    found = _compiled("lexical").score_relevant(*args)
+    assert found == _lexical_py.score_relevant(*args)
+    assert [type(x[4]) for x in found] == [type(x[4]) for x in _lexical_py.score_relevant(*args)]
+
+
+def test_score_relevant_by_hand(kernels):
+    """``base = row.base + (w * (r - row.text) + recency_weight * recency * share)``, the
+    score adds ``(q - 0.5) * q_weight``; an absent relevance, share or recency is 0."""
+    rows = [
+        _lexical_py.LexicalRow(0.5, 0, 0, 0, 0, 0, 0.4),
+        _lexical_py.LexicalRow(0.25, 0, 0, 0, 0, 0, 0.3),
+    ]
+    found = kernels.lexical.score_relevant(
+        _pack, [("a", 0.9), ("b", 0.5)], rows, (0, 1), {"a": 0.75}, None, {"a": 0.5}, 0.16, 0.2
+    )
+    base = 0.4 + (0.38 * (0.75 - 0.5) + 0.16 * 0.5 * 0.75)
+    assert found[0] == (("a", 0.9), rows[0], base, base + (0.9 - 0.5) * 0.2, 0.75)
+    base_b = 0.3 + (0.38 * (0.0 - 0.25) + 0.0)
+    assert found[1] == (("b", 0.5), rows[1], base_b, base_b, 0.0)
+    shared = kernels.lexical.score_relevant(
+        _pack, [("a", 0.5)], rows[:1], (0, 1), {"a": 0.75}, {"a": 0.25}, {"a": 1.0}, 0.16, 0.2
+    )
+    assert shared[0][2] == 0.4 + (0.38 * (0.75 - 0.5) + 0.16 * 1.0 * 0.25)
+
+
+@pytest.mark.parametrize("impl", ["python", "compiled"])
+def test_score_relevant_refuses_mismatched_rows(impl):
+    """One row per candidate, or a ValueError."""
+    if impl == "compiled" and NO_EXTENSIONS:
+        pytest.skip("SWARMMEM_NO_EXTENSIONS=1")
+    kernel = _lexical_py if impl == "python" else _compiled("lexical")
+    row = _lexical_py.LexicalRow(0, 0, 0, 0, 0, 0, 0)
+    with pytest.raises(ValueError):
+        kernel.score_relevant(_pack, [("a", 0.5)], [row, row], (0, 1), {}, None, {}, 0.16, 0.2)
