@@ -189,7 +189,7 @@ def score_relevant(
     relevant = relevance.get
     recent = recency.get
     part = None if lexical_part is None else lexical_part.get
-    out = []
+    out: list[Any] = []
     append = out.append
     for c, row in zip(candidates, rows, strict=True):
         key = c[at_id]

@@ -300,8 +300,9 @@ class JsonlStore(InMemoryStore):
         for file, lines in by_file.items():
             if self._needs_newline.get(file):
                 lines.insert(0, "\n")
+            path = os.path.join(self.directory, file)
             # a commit of recall usage alone is not synced
-            append_text(os.path.join(self.directory, file), "".join(lines), sync=self._durable)
+            append_text(path, "".join(lines), sync=bool(self._durable))
             self._needs_newline[file] = False
 
     def _snapshot_lines(self, file: str) -> list[str]:
