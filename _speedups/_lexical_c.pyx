@@ -391,37 +391,3 @@ def score_candidates(str query, task, bint task_as_query, list candidates, tuple
         out.append(scorer.row(c[f_text], c[f_tags], c[f_files], c[f_symbols], c[f_kinds],
                               c[f_ref], c[f_scope], kind_boost, role_boost, c[f_conf]))
     return out
-
-
-def score_relevant(object scored, list candidates, list rows, tuple fields, dict relevance,
-                   lexical_part, dict recency, double recency_weight, double q_weight):
-    """The scored candidates with the text relevance in the text overlap's place (see the
-    twin): the same sums in the same order, one ``scored`` call per candidate."""
-    cdef Py_ssize_t n = len(candidates), i
-    if len(rows) != n:
-        raise ValueError("score_relevant: one row per candidate")
-    cdef Py_ssize_t at_id, at_q
-    at_id, at_q = fields
-    if at_id < 0 or at_q < 0:
-        raise ValueError("score_relevant: field positions must not be negative")
-    cdef Py_ssize_t need = max(at_id, at_q) + 1
-    cdef dict part = None if lexical_part is None else <dict?>lexical_part
-    cdef list out = [None] * n
-    cdef tuple c, row
-    cdef object key, r, value
-    cdef double share, fresh, base
-    for i in range(n):
-        if not isinstance(candidates[i], tuple) or len(<tuple>candidates[i]) < need:
-            raise TypeError("score_relevant: every candidate must be a tuple holding the fields")
-        if not isinstance(rows[i], tuple) or len(<tuple>rows[i]) < 7:
-            raise TypeError("score_relevant: every row must be a LexicalRow")
-        c = <tuple>candidates[i]
-        row = <tuple>rows[i]
-        key = c[at_id]
-        r = relevance.get(key, 0.0)
-        share = <double>r if part is None else <double>part.get(key, 0.0)
-        value = recency.get(key, 0.0)
-        fresh = recency_weight * <double>value * share
-        base = <double>row[6] + (W0 * (<double>r - <double>row[0]) + fresh)
-        out[i] = scored(c, row, base, base + (<double>c[at_q] - 0.5) * q_weight, r)
-    return out

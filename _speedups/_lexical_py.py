@@ -14,7 +14,7 @@ scorer's candidate tuples (no column lists built first).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, NamedTuple
 
 _TOKEN = re.compile(r"[a-z0-9_-]+")
@@ -160,42 +160,3 @@ def score_candidates(
         [(1.0 if role_kinds is not None and c[kind] in role_kinds else 0.0) for c in candidates],
         [c[confidence] for c in candidates],
     )
-
-
-def score_relevant(
-    scored: Callable[..., Any],
-    candidates: Sequence[Sequence[Any]],
-    rows: Sequence[LexicalRow],
-    fields: tuple[int, int],
-    relevance: Mapping[str, float],
-    lexical_part: Mapping[str, float] | None,
-    recency: Mapping[str, float],
-    recency_weight: float,
-    q_weight: float,
-) -> list[Any]:
-    """``scored(candidate, row, base, score, relevance)`` of every candidate, in order, with
-    the text relevance in the text overlap's place: ``fields`` gives the positions of the id
-    and the Q-value in each candidate tuple, and with ``r`` its ``relevance`` (0 when absent)
-
-    ``base = row.base + (w * (r - row.text) + recency_weight * recency[id] * share)``,
-    ``score = base + (q - 0.5) * q_weight``
-
-    where ``w`` is the text weight and ``share`` the candidate's ``lexical_part`` (``r`` when
-    ``None``). The sums run in this order, so both twins return identical floats."""
-    if len(rows) != len(candidates):
-        raise ValueError("score_relevant: one row per candidate")
-    at_id, at_q = fields
-    w_text = WEIGHTS[0]
-    relevant = relevance.get
-    recent = recency.get
-    part = None if lexical_part is None else lexical_part.get
-    out: list[Any] = []
-    append = out.append
-    for c, row in zip(candidates, rows, strict=True):
-        key = c[at_id]
-        r = relevant(key, 0.0)
-        share = r if part is None else part(key, 0.0)
-        fresh = recency_weight * recent(key, 0.0) * share
-        base = row[6] + (w_text * (r - row[0]) + fresh)
-        append(scored(c, row, base, base + (c[at_q] - 0.5) * q_weight, r))
-    return out

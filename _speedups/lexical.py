@@ -8,7 +8,6 @@ from swarmmem._speedups._lexical_py import (
     LexicalRow,
     score_candidates,
     score_lexical,
-    score_relevant,
     tokenize,
 )
 from swarmmem._speedups._select import bind
@@ -20,7 +19,6 @@ __all__ = [
     "LexicalRow",
     "score_candidates",
     "score_lexical",
-    "score_relevant",
     "tokenize",
 ]
 KERNEL_IMPL = bind("lexical", globals())

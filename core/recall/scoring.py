@@ -448,8 +448,6 @@ def _explore(
 
 #: where the lexical kernel finds each of its fields in a candidate row
 _KERNEL_FIELDS = tuple(CandidateRow._fields.index(name) for name in lexical.CANDIDATE_FIELDS)
-#: where ``lexical.score_relevant`` reads a candidate's id and Q-value
-_RELEVANT_FIELDS = (CandidateRow._fields.index("id"), CandidateRow._fields.index("q"))
 
 
 class _BatchScorer:
@@ -528,32 +526,19 @@ class _BatchScorer:
         same = lexical_part is text_relevance
         recency = self.recency
         q_weight = self.q_weight
-        if not (named.active or named.extensions):  # the rule changes no row: the kernel
-            return lexical.score_relevant(
-                _Scored,
-                fields if isinstance(fields, list) else list(fields),
-                rows if isinstance(rows, list) else list(rows),
-                _RELEVANT_FIELDS,
-                text_relevance if type(text_relevance) is dict else dict(text_relevance),
-                None
-                if same
-                else (lexical_part if type(lexical_part) is dict else dict(lexical_part)),
-                recency,
-                RECENCY_WEIGHT,
-                q_weight,
-            )
         w_text = lexical.WEIGHTS[0]
         out: list[_Scored] = []
         append = out.append
         cited = self.cited
         relevant = text_relevance.get
         recent = recency.get
+        rule = named.active or bool(named.extensions)  # else the rule changes no row
         for f, row in zip(fields, rows, strict=True):
             key = f.id
             relevance = relevant(key, 0.0)
             lexical_share = relevance if same else lexical_part.get(key, 0.0)
             fresh = RECENCY_WEIGHT * recent(key, 0.0) * lexical_share
-            signals, extra = named.signals(row, f, cited.get(key))
+            signals, extra = named.signals(row, f, cited.get(key)) if rule else (row, 0.0)
             base = row.base + (w_text * (relevance - row.text) + fresh + extra)
             append(_Scored(f, signals, base, base + (f.q - 0.5) * q_weight, relevance))
         return out
