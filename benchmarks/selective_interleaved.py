@@ -2,9 +2,10 @@
 
 ``test_selective_recall_bench.py`` times the bare query and the recall one after the other,
 so a change of the machine's load between the two skews their ratio. Here each round asks
-the same selective query of both, in turns, on one SQLite file, and the ratio is of the two
-minima and of the two medians; the recall's statements (``Fts5Index._match``) are timed apart,
-so the Python share of a recall shows too. Not a test; run by hand::
+the same selective query of both, in turns (each of the two first every other round), on one
+SQLite file, and the ratio is of the two minima and of the two medians; the recall's
+statements (``Fts5Index._match``) are timed apart, so the Python share of a recall shows too.
+Not a test; run by hand::
 
     python benchmarks/selective_interleaved.py --size 100000 --rounds 2000 [--db FILE]
 
@@ -76,16 +77,26 @@ def measure(path: Path, size: int, rounds: int) -> None:
         run_recall(store, request, now=NOW)
         conn.execute(BARE, (text,)).fetchall()
     bare, recall, statements = [], [], []
-    for n in range(rounds):
-        j = n % len(queries)
+
+    def ask_bare(j: int) -> None:
         started = time.perf_counter()
         conn.execute(BARE, (matches[j],)).fetchall()
         bare.append(time.perf_counter() - started)
+
+    def ask_recall(j: int) -> None:
         spent[0] = 0.0
         started = time.perf_counter()
         run_recall(store, requests[j], now=NOW)
         recall.append(time.perf_counter() - started)
         statements.append(spent[0])
+
+    for n in range(rounds):
+        # each query is asked of the two in both orders: the first one asked warms the
+        # operating system's and the processor's caches for the second
+        j = (n // 2) % len(queries)
+        first, second = (ask_bare, ask_recall) if n % 2 == 0 else (ask_recall, ask_bare)
+        first(j)
+        second(j)
     conn.close()
     store.close()
     python = [r - s for r, s in zip(recall, statements, strict=True)]
