@@ -1,0 +1,158 @@
+"""The whole JSONL ``Memory.recall``, compiled kernels against their pure twins, in lockstep.
+
+``test_selective_recall_bench.py -k jsonl_memory`` times each build in its own process, one
+after the other, so a change of the machine's speed between the two runs moves their ratio
+(by a factor of two on a shared machine). Here two worker processes, one per build, each open
+their own copy of the same 5,000-fact project, and the parent asks them the same selective
+query in turns (each of the two first every other round), so both see the same moment of the
+machine. Not a test; run by hand::
+
+    python benchmarks/jsonl_interleaved.py --size 5000 --rounds 2000
+
+Each worker checks which build it runs (``KERNEL_IMPL``) before it answers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# the benchmarks' conftest and the tests' factories it reads
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+CONFIG = {"enabled": True, "provider": "local-jsonl", "projectId": "bench-selective"}
+
+
+def build(root: Path, size: int) -> None:
+    """A project of ``size`` facts on the JSONL provider (as the pytest fixture builds it)."""
+    from test_selective_recall_bench import _texts
+
+    import swarmmem
+
+    with swarmmem.open(root, config=CONFIG) as mem:
+        mem.import_records(
+            {"kind": "project_fact", "text": text, "source": {"type": "file", "filePath": path}}
+            for text, path in _texts(size)
+        )
+
+
+def worker(root: Path, size: int, impl: str) -> int:
+    """Answer one recall per line of stdin (a query number) with its time in seconds."""
+    from test_selective_recall_bench import selective_queries
+
+    import swarmmem
+    from swarmmem._speedups import lexical
+
+    if impl != lexical.KERNEL_IMPL:
+        print(f"expected the {impl} build, got {lexical.KERNEL_IMPL}", file=sys.stderr)
+        return 2
+    queries = selective_queries(size)
+    mem = swarmmem.open(root, config=CONFIG, context={"session_id": "bench"})
+    for query in queries:  # warm: the feature table is built by the first recall
+        mem.recall(query)
+    print("ready", flush=True)
+    for line in sys.stdin:
+        query = queries[int(line)]
+        started = time.perf_counter()
+        bundle = mem.recall(query)
+        elapsed = time.perf_counter() - started
+        if not bundle.items:
+            print(f"no items for {query!r}", file=sys.stderr)
+            return 2
+        print(elapsed, flush=True)
+    mem.close()
+    return 0
+
+
+def spawn(root: Path, size: int, impl: str) -> subprocess.Popen[str]:
+    env = dict(os.environ)
+    env.pop("SWARMMEM_NO_EXTENSIONS", None)
+    if impl == "python":
+        env["SWARMMEM_NO_EXTENSIONS"] = "1"
+    command = [sys.executable, __file__, "--worker", impl, "--root", str(root), "--size"]
+    proc = subprocess.Popen(
+        [*command, str(size)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+    )
+    assert proc.stdout is not None
+    if proc.stdout.readline().strip() != "ready":
+        raise SystemExit(f"the {impl} worker did not start")
+    return proc
+
+
+def ask(proc: subprocess.Popen[str], number: int) -> float:
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(f"{number}\n")
+    proc.stdin.flush()
+    answer = proc.stdout.readline()
+    if not answer:
+        raise SystemExit("a worker stopped")
+    return float(answer)
+
+
+def measure(directory: Path, size: int, rounds: int) -> None:
+    from test_selective_recall_bench import selective_queries
+
+    source = directory / "project"
+    if not (source / ".swarm").exists():
+        source.mkdir(parents=True, exist_ok=True)
+        build(source, size)
+    copies = {}
+    for impl in ("compiled", "python"):
+        copies[impl] = directory / impl
+        shutil.rmtree(copies[impl], ignore_errors=True)
+        shutil.copytree(source, copies[impl])
+    count = len(selective_queries(size))
+    workers = {impl: spawn(path, size, impl) for impl, path in copies.items()}
+    times: dict[str, list[float]] = {impl: [] for impl in workers}
+    try:
+        for n in range(rounds):
+            number = (n // 2) % count
+            order = ("compiled", "python") if n % 2 == 0 else ("python", "compiled")
+            for impl in order:
+                times[impl].append(ask(workers[impl], number))
+    finally:
+        for proc in workers.values():
+            assert proc.stdin is not None
+            proc.stdin.close()
+            proc.wait()
+    for impl, values in times.items():
+        print(
+            f"{impl}: min {min(values) * 1e3:.3f} ms, median {statistics.median(values) * 1e3:.3f}"
+            " ms"
+        )
+    fast, slow = times["compiled"], times["python"]
+    print(
+        f"the twins take {min(slow) / min(fast):.2f}x by the minimum, "
+        f"{statistics.median(slow) / statistics.median(fast):.2f}x by the median"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, default=5000)
+    parser.add_argument("--rounds", type=int, default=2000)
+    parser.add_argument("--dir", type=Path, default=None, help="keep the project here")
+    parser.add_argument("--worker", choices=("compiled", "python"), help=argparse.SUPPRESS)
+    parser.add_argument("--root", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        return worker(args.root, args.size, args.worker)
+    if args.dir is not None:
+        args.dir.mkdir(parents=True, exist_ok=True)
+        measure(args.dir, args.size, args.rounds)
+        return 0
+    with tempfile.TemporaryDirectory(prefix="swarmmem-jsonl-interleaved-") as tmp:
+        measure(Path(tmp), args.size, args.rounds)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
