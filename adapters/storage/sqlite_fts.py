@@ -430,18 +430,25 @@ class Fts5Index(TextIndex):
     def _remember(self, rows: Sequence[Any]) -> list[Any]:
         """``rows`` of ``_FTS_RANKED_SQL`` with their stored terms as sets (see
         :func:`_hit_columns`), their hit columns and versions kept."""
-        known = self.hit_rows
-        if len(known) + len(rows) > CACHE_LIMIT:
-            known.clear()
+        read = {}
         out = []
         for row in rows:
             if row[1] is None:  # an index row without its item
                 out.append(row)
                 continue
             columns = _hit_columns(row)
-            known[row[0]] = (columns, row[_VERSION_AT])
+            read[row[0]] = (columns, row[_VERSION_AT])
             out.append((*columns, *row[_SCORE_AT:]))
+        self._keep(read)
         return out
+
+    def _keep(self, read: Mapping[int, tuple[tuple[Any, ...], Any]]) -> None:
+        """Keep ``read`` in :attr:`hit_rows` (emptied first when it would outgrow the
+        store's cache limit)."""
+        known = self.hit_rows
+        if len(known) + len(read) > CACHE_LIMIT:
+            known.clear()
+        known.update(read)
 
     def _with_hit_columns(self, conn: Any, hits: Sequence[Any]) -> list[Any]:
         """The ``(rowid, score, version)`` ``hits`` as rows of ``_FTS_RANKED_SQL``'s head
@@ -459,9 +466,7 @@ class Fts5Index(TextIndex):
         if stale:
             for row in self._match(conn, _HIT_ROWS_SQL, (dumps(stale),)):
                 read[row[0]] = (_hit_columns(row), row[_SCORE_AT])
-            if len(known) + len(read) > CACHE_LIMIT:
-                known.clear()
-            known.update(read)
+            self._keep(read)
         out = []
         for (hit, score, version), row in zip(hits, kept, strict=True):
             if version is None:
