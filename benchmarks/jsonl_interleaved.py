@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -123,16 +122,11 @@ def measure(directory: Path, size: int, rounds: int) -> None:
             assert proc.stdin is not None
             proc.stdin.close()
             proc.wait()
+    from selective_interleaved import ratios, summary
+
     for impl, values in times.items():
-        print(
-            f"{impl}: min {min(values) * 1e3:.3f} ms, median {statistics.median(values) * 1e3:.3f}"
-            " ms"
-        )
-    fast, slow = times["compiled"], times["python"]
-    print(
-        f"the twins take {min(slow) / min(fast):.2f}x by the minimum, "
-        f"{statistics.median(slow) / statistics.median(fast):.2f}x by the median"
-    )
+        print(summary(impl, values))
+    print(f"the twins take {ratios(times['python'], times['compiled'])}")
 
 
 def main() -> int:

@@ -52,6 +52,14 @@ def summary(name: str, values: list[float]) -> str:
     )
 
 
+def ratios(slow: list[float], fast: list[float]) -> str:
+    """``slow`` against ``fast``: the ratio of their minima and of their medians."""
+    return (
+        f"{min(slow) / min(fast):.2f}x by the minimum, "
+        f"{statistics.median(slow) / statistics.median(fast):.2f}x by the median"
+    )
+
+
 def measure(path: Path, size: int, rounds: int) -> None:
     if not path.exists():
         store = SqliteStore(path)
@@ -104,10 +112,7 @@ def measure(path: Path, size: int, rounds: int) -> None:
     print(summary("lexical recall", recall))
     print(summary("  its statements", statements))
     print(summary("  the rest (Python)", python))
-    print(
-        f"ratio: {min(recall) / min(bare):.2f}x by the minimum, "
-        f"{statistics.median(recall) / statistics.median(bare):.2f}x by the median"
-    )
+    print(f"ratio: {ratios(recall, bare)}")
 
 
 def main() -> int:
