@@ -232,6 +232,10 @@ class SqliteDialect(SqlDialect):
     def unindexed(self, column: str) -> str:
         return f"+{column}"
 
+    def items_through(self, index: str | None) -> str:
+        # without statistics the planner takes the wider recall index for the expiring rows
+        return "memory_items" if index is None else f"memory_items INDEXED BY {index}"
+
     def select_items(self, q: ItemQuery) -> tuple[str, list[Any]]:
         """Several scope keys become one ordered (and limited) branch per key under
         ``UNION ALL``: each branch reads one scope's index in order, where ``scope_key IN``

@@ -9,6 +9,7 @@ import operator
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from swarmmem.adapters.storage.sql.schema import EXPIRING_INDEX
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.semantics import ListFilter
 
@@ -64,6 +65,8 @@ class ItemQuery(NamedTuple):
     params: builtins.list[Any]
     limit: int | None
     order: str = ITEM_ORDERS["updated"]
+    #: the index the rows are read through (the planner is told where it must be)
+    index: str | None = None
 
 
 class SqlDialect(abc.ABC):
@@ -94,6 +97,11 @@ class SqlDialect(abc.ABC):
         """``column`` written so that the planner does not pick an index for it."""
         return column
 
+    def items_through(self, index: str | None) -> str:
+        """The items table read through ``index`` (a planner with statistics finds it
+        alone)."""
+        return "memory_items"
+
     @abc.abstractmethod
     def one_of(self, column: str, values: Sequence[str]) -> tuple[str, builtins.list[Any]]:
         """A condition ``column`` in a short list of ``values``, with its parameters."""
@@ -112,7 +120,7 @@ class SqlDialect(abc.ABC):
         if q.scope_keys is not None:
             clause, values = self.one_of("scope_key", q.scope_keys)
             where, params = [clause, *where], [*values, *params]
-        statement = f"SELECT {q.columns} FROM memory_items"
+        statement = f"SELECT {q.columns} FROM {self.items_through(q.index)}"
         if where:
             statement += " WHERE " + " AND ".join(where)
         statement += f" ORDER BY {q.order}"
@@ -166,7 +174,8 @@ def list_query(
     limit = None if flt.limit is None else max(flt.limit, 0)
     if flt.order not in ITEM_ORDERS:
         raise MemoryValidationError(f"unknown list order {flt.order!r}")
-    query = ItemQuery(columns, flt.scope_keys, where, params, limit, ITEM_ORDERS[flt.order])
+    index = EXPIRING_INDEX if flt.has_expiry else None
+    query = ItemQuery(columns, flt.scope_keys, where, params, limit, ITEM_ORDERS[flt.order], index)
     return dialect.select_items(query)
 
 

@@ -31,6 +31,7 @@ from swarmmem.adapters.storage.sql.dialect import (
     list_conditions,
     list_query,
 )
+from swarmmem.adapters.storage.sql.schema import EXPIRING_INDEX
 from swarmmem.adapters.storage.sql_rows import (
     ITEM_COLUMNS,
     item_params,
@@ -402,11 +403,15 @@ class Records:
         return self._count(flt)
 
     def _count(self, flt: ListFilter) -> int:
+        """Rows without an expiry are counted without reading it (one scan of the scope's
+        index); rows with one are few and read through their own index: the string
+        pre-filter, then the parsed expiry test, decide which of them count."""
         keys = None if flt.scope_keys is None else builtins.list(dict.fromkeys(flt.scope_keys))
         if keys is not None and len(keys) > 1:  # one scope at a time: each reads its index
             return sum(self._count(attrs.evolve(flt, scope_keys=(key,))) for key in keys)
         db = self.db
-        found = list_conditions(db.dialect, flt)
+        unread = attrs.evolve(flt, include_expired=True, has_expiry=None)
+        found = list_conditions(db.dialect, unread)
         if found is None:
             return 0
         where, params = found
@@ -415,21 +420,27 @@ class Records:
             column = "scope_key" if flt.ids is None else db.dialect.unindexed("scope_key")
             clause, values = db.dialect.one_of(column, flt.scope_keys)
             where, params = [clause, *where], [*values, *params]
-        statement = "SELECT COUNT(*) FROM memory_items"
-        if flt.include_expired:
-            with db.connection() as conn:
-                clause = " WHERE " + " AND ".join(where) if where else ""
-                return int(db.execute(conn, statement + clause, params).fetchone()[0])
-        # rows with an expiry are read (ids and expiry only) for the parsed expiry test
-        now_ms = iso_to_ms(flt.now)
-        no_expiry = " WHERE " + " AND ".join([*where, "expires_at IS NULL"])
-        expiring = " WHERE " + " AND ".join([*where, "expires_at IS NOT NULL"])
+        count = "SELECT COUNT(*) FROM memory_items"
+        count += " WHERE " + " AND ".join(where) if where else ""
         with db.connection() as conn:
-            count = int(db.execute(conn, statement + no_expiry, params).fetchone()[0])
+            if flt.include_expired and flt.has_expiry is None:
+                return int(db.execute(conn, count, params).fetchone()[0])
+            table = db.dialect.items_through(EXPIRING_INDEX)
+            expiring = " AND ".join([*where, "expires_at IS NOT NULL"])
             rows = db.execute(
-                conn, "SELECT expires_at FROM memory_items" + expiring, params
+                conn,
+                f"SELECT expires_at > ?, expires_at FROM {table} WHERE {expiring}",
+                [flt.now, *params],
             ).fetchall()
-        return count + sum(1 for (expires_at,) in rows if passes_parsed_expiry(expires_at, now_ms))
+            if flt.include_expired:
+                kept = len(rows)
+            else:
+                now_ms = iso_to_ms(flt.now)
+                kept = sum(1 for ahead, at in rows if ahead and passes_parsed_expiry(at, now_ms))
+            if flt.has_expiry:
+                return kept
+            unexpiring = int(db.execute(conn, count, params).fetchone()[0]) - len(rows)
+        return unexpiring if flt.has_expiry is False else unexpiring + kept
 
     def list_keys(self, flt: ListFilter) -> builtins.list[RecordKey]:
         query = list_query(self.db.dialect, flt, "id, updated_at, expires_at, q_value, confidence")

@@ -47,6 +47,8 @@ RELATIONS_TABLE = """CREATE TABLE IF NOT EXISTS memory_relations (
   FOREIGN KEY (source_id) REFERENCES memory_items(id) ON DELETE CASCADE,
   FOREIGN KEY (target_id) REFERENCES memory_items(id) ON DELETE CASCADE,
   FOREIGN KEY (proposal_id) REFERENCES memory_proposals(id))"""
+#: the partial index of the rows with an expiry (few): the reports read these rows through it
+EXPIRING_INDEX = "idx_memory_items_report_expiring"
 #: v15: what the reports filter on (``q_value`` is ``MemoryRecord.q``, ``confidence`` the
 #: record's), with their indexes; ``{real}`` is the dialect's 8-byte float type
 REPORT_COLUMNS = (
@@ -58,7 +60,7 @@ REPORT_COLUMNS = (
     "ON memory_items(scope_key, deleted, superseded_by, confidence)",
     "CREATE INDEX IF NOT EXISTS idx_memory_items_report_unset "
     "ON memory_items(id) WHERE q_value IS NULL OR confidence IS NULL",
-    "CREATE INDEX IF NOT EXISTS idx_memory_items_report_expiring "
+    f"CREATE INDEX IF NOT EXISTS {EXPIRING_INDEX} "
     "ON memory_items(scope_key, superseded_by, deleted, updated_at DESC, id, expires_at) "
     "WHERE expires_at IS NOT NULL",
 )
