@@ -231,7 +231,7 @@ class InMemoryStore(StoreBase):
         if self._features is None:
             self._features = FeatureTable(self._records.values())
         flt = want.flt
-        found, held = self._features.search(
+        hits = self._features.search(
             want.fts_query,
             scope_keys=flt.scope_keys,
             kinds=flt.kinds,
@@ -240,9 +240,9 @@ class InMemoryStore(StoreBase):
             limit=want.limit,
         )
         return Candidates(
-            records=tuple(self._view(record) for record, _ in found),
-            fts_scores={record.id: score for record, score in found},
-            held_terms=held,
+            records=tuple(map(self._view, hits.records)),
+            fts_scores=dict(zip(hits.ids, hits.scores, strict=True)),
+            held_terms=hits.held,
         )
 
     def related_ids(self, memory_id: str) -> builtins.list[str]:

@@ -43,14 +43,15 @@ _MARKED_TERMS = 64
 
 
 class Hits(NamedTuple):
-    """What :meth:`FeatureTable.search` found: the best records with their ``-bm25()``, and,
-    per found record, the query's terms its text holds (what
+    """What :meth:`FeatureTable.search` found: the best records (best first) with their
+    ``-bm25()``, and, per found record id, the query's terms its text holds (what
     :func:`~swarmmem.core.recall.bm25.content_matches` computes from the records; ``None``
     when the marks cannot tell: a query with a phrase of several terms)."""
 
-    found: list[tuple[MemoryRecord, float]]
+    records: list[MemoryRecord]
+    ids: list[str]
+    scores: list[float]
     held: dict[str, frozenset[str]] | None
-
 
 class FeatureTable:
     """Per-record BM25 features of a store's records, updated as records are written."""
@@ -195,7 +196,7 @@ class FeatureTable:
         (``None``: any)."""
         phrases = match_terms(match)
         if not phrases or limit <= 0 or not self._slots:
-            return Hits([], {})
+            return Hits([], [], [], {})
         live = self._live_now(now, include_expired)
         allowed_scopes = (
             bytearray(b"\x01" * len(self._scope_ids))
@@ -217,7 +218,7 @@ class FeatureTable:
                 columns.append(self._phrase_counts(phrase, ids, live))
             names.append(phrase[0])
         if not query:
-            return Hits([], {})
+            return Hits([], [], [], {})
         if self._postings is None:
             self._postings = kernel.postings(
                 self._starts,
@@ -244,20 +245,23 @@ class FeatureTable:
             limit,
         )
         records = cast("list[MemoryRecord]", self._records)  # a returned row is never free
-        # best first, ties by id (tuples compare without a key function)
-        keys = [records[row].id for row in rows]
-        ranked = sorted(zip([-score for score in scores], keys, rows, strict=True))[:limit]
-        found = [(records[row], -negated) for negated, _, row in ranked]
+        ids = [records[row].id for row in rows]
+        # best first, ties by id; the key is the score alone unless two scores are equal
+        span = range(len(rows))
+        if len(set(scores)) == len(scores):
+            order = sorted(span, key=scores.__getitem__, reverse=True)[:limit]
+        else:
+            order = sorted(span, key=lambda i: (-scores[i], ids[i]))[:limit]
+        rows = [rows[i] for i in order]
+        found = [ids[i] for i in order]
+        hits = Hits([records[row] for row in rows], found, [scores[i] for i in order], None)
         if any(len(phrase) > 1 for phrase in phrases) or len(query) > _MARKED_TERMS:
-            return Hits(found, None)  # the marks cannot tell (phrases are counted apart)
-        rows = [row for _, _, row in ranked]
+            return hits  # the marks cannot tell (phrases are counted apart)
         texts = kernel.term_marks(self._starts, self._ends, self._terms, self._marks, rows, query)
         named = tuple(names)
-        held = {
-            memory_id: _marked(named, bits)
-            for (_, memory_id, _), bits in zip(ranked, texts, strict=True)
-        }
-        return Hits(found, held)
+        sets = {bits: _marked(named, bits) for bits in set(texts)}  # hits share few sets
+        held = dict(zip(found, map(sets.__getitem__, texts), strict=True))
+        return hits._replace(held=held)
 
     def _live_now(self, now: str, include_expired: bool) -> bytearray:
         """The live flags with rows expired at ``now`` cleared (unless they are wanted)."""
@@ -284,10 +288,9 @@ class FeatureTable:
         return counts
 
 
-@functools.lru_cache(maxsize=4096)
 @functools.lru_cache(maxsize=1024)
 def _marked(names: tuple[str, ...], bits: int) -> frozenset[str]:
-    """The ``names`` whose positions are set in ``bits`` (a query's hits share few sets)."""
+    """The ``names`` whose positions are set in ``bits`` (kept: queries share their sets)."""
     return frozenset(name for j, name in enumerate(names) if bits >> j & 1)
 
 

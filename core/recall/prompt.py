@@ -21,6 +21,8 @@ def one_line(text: str) -> str:
     character becomes a space (so stored text can never start a line of its own, such as a
     forged header or bundle marker), and invisible format characters (zero-width, bidi
     controls, tag characters) are dropped."""
+    if text.isascii() and text.isprintable():  # no ASCII character is invisible
+        return text
     return _BREAKS.sub(" ", INVISIBLE_RE.sub("", text))
 
 

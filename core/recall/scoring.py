@@ -9,6 +9,7 @@ score descending, then id ascending.
 from __future__ import annotations
 
 import functools
+import operator
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -236,7 +237,7 @@ class Ranking:
             if pos is not None:
                 scored.score = scored.score + ((denom - pos) / denom) * bonus
                 scored.fts_rank = pos + 1
-        self.kept.sort(key=lambda s: (-s.score, s.fields.id))
+        best_first(self.kept)
 
     def records(self, scored: Sequence[_Scored]) -> dict[str, MemoryRecord]:
         """The full records of ``scored`` by id, read at once (unreadable ones noted)."""
@@ -292,6 +293,18 @@ def _reason(
     if q != 0.5:
         parts.append(f"qvalue={to_fixed(q, 2)}")
     return ", ".join(parts)
+
+
+def best_first(scored: list[_Scored]) -> None:
+    """Sort ``scored`` by score, highest first, ties by id (the scores alone decide unless
+    two are equal, which is rare)."""
+    if len({s.score for s in scored}) == len(scored):
+        scored.sort(key=_SCORE, reverse=True)
+    else:
+        scored.sort(key=lambda s: (-s.score, s.fields.id))
+
+
+_SCORE = operator.attrgetter("score")
 
 
 def rank_records(
@@ -356,7 +369,7 @@ def rank_rows(
         scored_all = signalled
     kept = [s for s in scored_all if s.base >= min_score]
     diag["belowThresholdCount"] = len(scored_all) - len(kept)
-    kept.sort(key=lambda s: (-s.score, s.fields.id))
+    best_first(kept)
 
     explored = _explore(suppressed, scorer, policy, rng, min_score)
     diag["exploredCount"] = int(explored is not None)

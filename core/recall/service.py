@@ -194,11 +194,16 @@ def redacted_item(item: RecallItem, redact: Callable[[str], str]) -> RecallItem:
     return item if clean == record else attrs.evolve(item, record=clean)
 
 
-def usage_row(bundle: RecallBundle, request: RecallRequest, context: MemoryContext) -> RecallUsage:
-    """The recall usage of ``bundle`` (what learning later rewards)."""
+def usage_row(
+    bundle: RecallBundle,
+    request: RecallRequest,
+    context: MemoryContext,
+    redact: Callable[[str], str] = _unchanged,
+) -> RecallUsage:
+    """The recall usage of ``bundle`` (what learning later rewards), its query redacted."""
     return RecallUsage(
         bundle_id=bundle.id,
-        query=request.query,
+        query=redact(request.query) if request.query else request.query,
         scopes=request.scopes,
         kinds=request.kinds or (),
         memory_ids=tuple(item.record.id for item in bundle.items),
@@ -334,8 +339,5 @@ class RecallService:
                 log.warning("recall usage is not recorded: the memory store is read-only")
                 self._said_read_only = True
             return attrs.evolve(bundle, diagnostics={**bundle.diagnostics, "usageRecorded": False})
-        usage = usage_row(bundle, request, self.context)
-        if usage.query:
-            usage = attrs.evolve(usage, query=self.redact(usage.query))
-        self.store.record_recall_usage(usage)
+        self.store.record_recall_usage(usage_row(bundle, request, self.context, self.redact))
         return bundle

@@ -83,7 +83,8 @@ def _found(table: FeatureTable, match: str | None, scopes, kinds, limit: int):
     hits = table.search(
         match, scope_keys=scopes, kinds=kinds, now=NOW, include_expired=False, limit=limit
     )
-    return [(record.id, score) for record, score in hits.found]
+    assert [record.id for record in hits.records] == hits.ids
+    return list(zip(hits.ids, hits.scores, strict=True))
 
 
 QUERIES = [
@@ -128,7 +129,7 @@ def test_held_terms_equal_the_records_content(kernel: str, query: str) -> None:
         if any(len(phrase) > 1 for phrase in phrases):
             assert hits.held is None
             continue
-        kept, held = content_matches([record for record, _ in hits.found], phrases)
+        kept, held = content_matches(hits.records, phrases)
         assert hits.held == held
         assert hits.held.keys() == {record.id for record in kept}
         if "zzzqqq" not in query:
@@ -145,7 +146,7 @@ def test_held_terms_equal_the_records_content(kernel: str, query: str) -> None:
             include_expired=False,
             limit=60,
         )
-        assert only_kind.found == [] and only_kind.held == {}
+        assert only_kind.records == [] and only_kind.held == {}
 
 
 def test_rows_follow_replacements_removals_and_compaction(kernel: str) -> None:

@@ -112,3 +112,22 @@ def test_run_log_lines_are_written_but_not_synced(tmp_path: Path, syncs: list[An
     append_run_event(tmp_path, "run-1", {"type": "prompt_injected"}, "2026-01-01T00:00:00.000Z")
     assert syncs == []
     assert read_run_events(tmp_path, "run-1")[0]["type"] == "prompt_injected"
+
+
+def test_one_line_skips_its_patterns_only_where_they_match_nothing() -> None:
+    """Plain ASCII text is returned as it is; every character, ASCII or not, is treated as
+    the two patterns treat it (line breaks and controls to spaces, invisible ones dropped)."""
+    from swarmmem.core.model.text import INVISIBLE_RE
+    from swarmmem.core.recall.prompt import _BREAKS, one_line
+
+    def patterns(text: str) -> str:
+        return _BREAKS.sub(" ", INVISIBLE_RE.sub("", text))
+
+    samples = [chr(c) for c in range(0x300)] + [chr(c) for c in range(0x2000, 0x2070)]
+    samples += ["\u3164", "\ufeff", "\uffa0", "\U000e0041", "\U0001d173", "\u061c"]
+    for ch in samples:
+        text = f"cache {ch} key"
+        assert one_line(text) == patterns(text), repr(ch)
+    assert one_line("a\nb\x7fc\u200bd\u2028e") == "a b cd e"
+    plain = "retry the sqlite write with backoff"
+    assert one_line(plain) is plain
