@@ -246,12 +246,9 @@ class FeatureTable:
         )
         records = cast("list[MemoryRecord]", self._records)  # a returned row is never free
         ids = [records[row].id for row in rows]
-        # best first, ties by id; the key is the score alone unless two scores are equal
-        span = range(len(rows))
-        if len(set(scores)) == len(scores):
-            order = sorted(span, key=scores.__getitem__, reverse=True)[:limit]
-        else:
-            order = sorted(span, key=lambda i: (-scores[i], ids[i]))[:limit]
+        # best first, ties by id: by id, then (stable) by score
+        order = sorted(range(len(rows)), key=ids.__getitem__)
+        order = sorted(order, key=scores.__getitem__, reverse=True)[:limit]
         rows = [rows[i] for i in order]
         found = [ids[i] for i in order]
         hits = Hits([records[row] for row in rows], found, [scores[i] for i in order], None)
