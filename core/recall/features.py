@@ -53,6 +53,7 @@ class Hits(NamedTuple):
     scores: list[float]
     held: dict[str, frozenset[str]] | None
 
+
 class FeatureTable:
     """Per-record BM25 features of a store's records, updated as records are written."""
 
@@ -245,12 +246,12 @@ class FeatureTable:
             limit,
         )
         records = cast("list[MemoryRecord]", self._records)  # a returned row is never free
-        ids = [records[row].id for row in rows]
+        keys = [records[row].id for row in rows]
         # best first, ties by id: by id, then (stable) by score
-        order = sorted(range(len(rows)), key=ids.__getitem__)
+        order = sorted(range(len(rows)), key=keys.__getitem__)
         order = sorted(order, key=scores.__getitem__, reverse=True)[:limit]
         rows = [rows[i] for i in order]
-        found = [ids[i] for i in order]
+        found = [keys[i] for i in order]
         hits = Hits([records[row] for row in rows], found, [scores[i] for i in order], None)
         if any(len(phrase) > 1 for phrase in phrases) or len(query) > _MARKED_TERMS:
             return hits  # the marks cannot tell (phrases are counted apart)

@@ -66,7 +66,7 @@ class ItemQuery(NamedTuple):
     limit: int | None
     order: str = ITEM_ORDERS["updated"]
     #: the index the rows are read through (the planner is told where it must be)
-    index: str | None = None
+    through: str | None = None
 
 
 class SqlDialect(abc.ABC):
@@ -120,7 +120,7 @@ class SqlDialect(abc.ABC):
         if q.scope_keys is not None:
             clause, values = self.one_of("scope_key", q.scope_keys)
             where, params = [clause, *where], [*values, *params]
-        statement = f"SELECT {q.columns} FROM {self.items_through(q.index)}"
+        statement = f"SELECT {q.columns} FROM {self.items_through(q.through)}"
         if where:
             statement += " WHERE " + " AND ".join(where)
         statement += f" ORDER BY {q.order}"
@@ -174,8 +174,9 @@ def list_query(
     limit = None if flt.limit is None else max(flt.limit, 0)
     if flt.order not in ITEM_ORDERS:
         raise MemoryValidationError(f"unknown list order {flt.order!r}")
-    index = EXPIRING_INDEX if flt.has_expiry else None
-    query = ItemQuery(columns, flt.scope_keys, where, params, limit, ITEM_ORDERS[flt.order], index)
+    order = ITEM_ORDERS[flt.order]
+    through = EXPIRING_INDEX if flt.has_expiry else None
+    query = ItemQuery(columns, flt.scope_keys, where, params, limit, order, through)
     return dialect.select_items(query)
 
 
