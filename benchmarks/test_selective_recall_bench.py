@@ -10,7 +10,8 @@ Each benchmark round asks the next of 20 such queries.
 
 Rows: the bare stemmed FTS5 query (the floor, ``memory_items_fts_porter``, the query the
 lexical profile builds) and the full lexical recall (with the caches of earlier recalls, and
-cold) on SQLite at ``SWARMMEM_BENCH_SIZES`` (default 1000); on JSONL at 5,000, the pipeline
+cold) on SQLite at ``SWARMMEM_BENCH_SIZES`` (default 1000), the same on PostgreSQL (its floor the
+stemmed ``tsquery`` over its GIN index, ranked by ``ts_rank_cd``); on JSONL at 5,000, the pipeline
 alone and the whole ``Memory.recall`` (bundle, redaction, usage row). Nothing here asserts a
 time; the ratios are in benchmarks/README.md.
 """
@@ -206,3 +207,51 @@ def test_jsonl_memory_recall_selective(benchmark: Any, jsonl_project: Any) -> No
     queries = itertools.cycle(selective_queries(size))
     bundle = benchmark(lambda: mem.recall(next(queries)))
     assert bundle.items
+
+
+@pytest.fixture(scope="module", params=SIZES, ids=lambda n: f"{n}")
+def pg_store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The same facts in a PostgreSQL schema (skips without a server)."""
+    from pg_support import require_dsn, schema_for
+
+    from swarmmem.adapters.storage.postgres import PostgresStore
+
+    dsn = require_dsn()
+    schema = schema_for(tmp_path_factory.mktemp(f"pg-selective{request.param}"))
+    db = PostgresStore(dsn, schema=schema, pool_size=2)
+    db.upsert_many(_records(request.param))
+    yield db, dsn, schema
+    db.close()
+
+
+@pytest.mark.benchmark(group="recall-selective-postgres")
+def test_postgres_bare_fulltext_selective(benchmark: Any, pg_store: Any) -> None:
+    """PostgreSQL's floor: the lexical profile's stemmed query as a ``tsquery`` over the GIN
+    index of ``fts_porter``, ranked by ``ts_rank_cd`` (the database's own rank), bare."""
+    import psycopg
+
+    from swarmmem.adapters.storage.postgres.text_search import match_phrases, tsquery_text
+
+    store, dsn, schema = pg_store
+    size = store.count()
+    queries = [
+        tsquery_text(match_phrases(match, stemmed=True))
+        for match in (stemmed_query(q, None, "manual") for q in selective_queries(size))
+    ]
+    tsqueries = itertools.cycle(queries)
+    sql = (
+        f"SELECT id, ts_rank_cd(fts_porter, q) AS r FROM {schema}.memory_items, "
+        "CAST(%s AS tsquery) q WHERE fts_porter @@ q ORDER BY r DESC LIMIT 160"
+    )
+    with psycopg.connect(dsn) as conn:
+        rows = benchmark(lambda: conn.execute(sql, (next(tsqueries),)).fetchall())
+    assert rows
+
+
+@pytest.mark.benchmark(group="recall-selective-postgres")
+def test_postgres_lexical_recall_selective(benchmark: Any, pg_store: Any) -> None:
+    """The full lexical recall on PostgreSQL (the candidates' rows, BM25 as FTS5 ranks)."""
+    store = pg_store[0]
+    requests = _requests(store.count())
+    result = benchmark(lambda: run_recall(store, next(requests), now=NOW)[0])
+    assert result.items

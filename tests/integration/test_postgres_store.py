@@ -33,6 +33,7 @@ from pg_support import chain_writer, require_dsn, require_vector, schema_for
 from swarmmem.core.model.codec import record_to_dict
 from swarmmem.core.model.errors import StorageError
 from swarmmem.core.model.records import CuratorDecision, MemoryScope, MemorySource
+from swarmmem.core.recall.bm25 import stemmed_query
 from swarmmem.core.recall.fts import build_fts_query
 from swarmmem.core.writes.curator import apply_decision
 from swarmmem.ports.storage import ListFilter
@@ -292,6 +293,59 @@ def test_preselection_is_scoped_and_falls_back_like_sqlite(pg: Any) -> None:
     assert candidates(pg, "kubernetes helm chart", mode="injection").records == ()
     kinds = candidates(pg, "pytest", kinds=["test_pattern"])
     assert [r.kind for r in kinds.records] == ["test_pattern"]
+
+
+def _stemmed(
+    store: Any, query: str, *, scopes: Any = (REPO_SCOPE,), unmatched: bool = False
+) -> Any:
+    return store.select_candidates(
+        scope_keys=[s.key for s in scopes],
+        kinds=None,
+        fts_query=stemmed_query(query, None, "manual"),
+        preselect_limit=100,
+        scope_when_unmatched=unmatched,
+        now=NOW,
+        include_expired=False,
+        candidate_cap=1000,
+        cap_before_preselect=False,
+        stemmed=True,
+    )
+
+
+def test_stemmed_preselection_reads_only_matching_rows_and_agrees_with_sqlite(
+    pg: Any, tmp_path: Path
+) -> None:
+    """Without a cap on the scope the stemmed statement reads the rows its ``tsquery``
+    matches (the GIN index finds them), not the whole scope; candidates, scores and held
+    terms are SQLite's, and a question matching nothing still tells an empty scope from a
+    scope without matches."""
+    sqlite = open_store("sqlite", tmp_path / "sqlite")
+    try:
+        seed(pg)
+        seed(sqlite)
+        flt = ListFilter(now=NOW, scope_keys=(REPO_SCOPE.key,))
+        with pg.db.connection() as conn:
+            hits = pg.fts.search(
+                conn, flt, stemmed_query("pytest runs", None, "manual"), 100, stemmed=True
+            )
+        assert hits is not None and sorted(hits.scoped) == sorted(hits.ranked)
+        assert 0 < len(hits.scoped) < len(CORPUS)
+        for query in ("how are tests run with pytest", "ruff formatting commits", "deploying"):
+            for scopes in ((REPO_SCOPE,), (OTHER_SCOPE, REPO_SCOPE)):
+                mine, theirs = (
+                    _stemmed(pg, query, scopes=scopes),
+                    _stemmed(sqlite, query, scopes=scopes),
+                )
+                assert sorted(r.id for r in mine.rows) == sorted(r.id for r in theirs.rows)
+                assert mine.fts_scores == pytest.approx(theirs.fts_scores), query
+                assert mine.held_terms == theirs.held_terms, query
+        assert _stemmed(pg, "kubernetes helm chart").records == ()
+        listed = _stemmed(pg, "kubernetes helm chart", unmatched=True)
+        assert len(listed.records) == len(CORPUS)  # the scope is listed (the manual fallback)
+        empty = MemoryScope(type="repository", repo_id="nothing-here")
+        assert _stemmed(pg, "kubernetes helm chart", scopes=(empty,), unmatched=True).records == ()
+    finally:
+        sqlite.close()
 
 
 def test_one_pooled_connection_is_enough_for_every_path(dsn: str, tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
 import psycopg
 
 from swarmmem.adapters.storage.postgres.database import PgTxState, PostgresDatabase
@@ -185,7 +186,11 @@ class TsvectorIndex(TextIndex):
         if query is None:
             return FullTextHits([], [], {})
         phrases = match_phrases(fts_query, stemmed=stemmed)
-        statement, args = candidate_query(*query, phrases, self.fts_rank, RANKED_VECTORS[stemmed])
+        # without a cap on the scope only the matching rows are read (through the GIN index)
+        matching = flt.limit is None and bool(phrases)
+        statement, args = candidate_query(
+            *query, phrases, self.fts_rank, RANKED_VECTORS[stemmed], matching_only=matching
+        )
         try:
             rows = self.db.execute(conn, statement, args).fetchall()
         except psycopg.errors.SyntaxError as exc:
@@ -199,6 +204,11 @@ class TsvectorIndex(TextIndex):
             rows = [r for r in rows if passes_parsed_expiry(r[2], now_ms)]
         hits = [r for r in rows if r[5] is not None]
         versions = {r[0]: int(r[1]) for r in rows}
+        if not hits and matching:  # nothing matched: one scoped id says the scope holds rows
+            probe = list_query(self.db.dialect, attrs.evolve(flt, limit=1), "id")
+            assert probe is not None
+            found = self.db.execute(conn, *probe).fetchall()
+            return FullTextHits([r[0] for r in found], [], {})
         if not hits:
             return FullTextHits([r[0] for r in rows], [], versions)
         if self.fts_rank == "ts_rank_cd" and not stemmed:

@@ -206,6 +206,8 @@ def candidate_query(
     phrases: Sequence[Sequence[str]],
     fts_rank: str,
     vector: str = RANKED_VECTORS[False],
+    *,
+    matching_only: bool = False,
 ) -> tuple[str, list[Any]]:
     """The ranking query over the scoped query (``CANDIDATE_COLUMNS``, ``?`` placeholders),
     matching and counting in ``vector`` (an expression of the scoped ``fts``).
@@ -213,7 +215,9 @@ def candidate_query(
     Each row: ``id, row_version, expires_at, seq, fts_len``, then for rows matching the
     ``tsquery`` the occurrences of each query lexeme (aligned with :func:`query_lexemes`,
     else NULL), the ``ts_rank_cd`` value (or NULL) and, only when a phrase has several
-    tokens, the positions of the query's lexemes as JSON.
+    tokens, the positions of the query's lexemes as JSON. ``matching_only`` keeps only the
+    matching rows (the scoped query must have no ``LIMIT``: the match is pushed into it, so
+    the GIN index finds the rows instead of a read of the whole scope).
     """
     if not phrases:
         statement = (
@@ -237,13 +241,17 @@ def candidate_query(
         "?::tsquery THEN ARRAY(SELECT COALESCE(array_length(u.positions, 1), 0) "
         "FROM unnest(?::text[]) WITH ORDINALITY AS l(lexeme, o) LEFT JOIN "
         f"unnest({vector}) u ON u.lexeme = l.lexeme ORDER BY l.o) END, "
-        f"{rank_sql}, {positions_sql} FROM scoped ORDER BY updated_at DESC, id ASC"
+        f"{rank_sql}, {positions_sql} FROM scoped "
+        + (f"WHERE fts @@ ?::tsquery AND {vector} @@ ?::tsquery " if matching_only else "")
+        + "ORDER BY updated_at DESC, id ASC"
     )
     args = [*params, tsquery, lexemes]
     if fts_rank == "ts_rank_cd":
         args.append(tsquery)
     if phrase_positions:
         args.extend([tsquery, lexemes])
+    if matching_only:
+        args.extend([tsquery, tsquery])
     return statement, args
 
 
