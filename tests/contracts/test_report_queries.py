@@ -98,8 +98,7 @@ def _seed(store: Any) -> None:
 
 
 def _live(record: Any, now_ms: float) -> bool:
-    expires = iso_to_ms(record.expires_at)
-    return record.active and not (expires is not None and expires <= now_ms)
+    return record.active and not _expired(record, now_ms)
 
 
 def _reference(view: Any, report: str, limit: int) -> dict[str, Any]:
