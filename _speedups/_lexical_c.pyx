@@ -32,7 +32,7 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp
 
-from swarmmem._speedups._lexical_py import LexicalRow
+from swarmmem._speedups._lexical_py import LexicalRow, Scored
 
 cdef extern from *:
     """
@@ -48,12 +48,54 @@ cdef extern from *:
         }
         return row;
     }
+
+    /* A `Scored` (the tuple subclass `type`): the candidate, its row, base, score, relevance
+       (None unless `has_relevance`) and no BM25 position. */
+    static PyObject* swarmmem_scored(PyObject* type, PyObject* fields, PyObject* row,
+                                     double base, double score, int has_relevance,
+                                     double relevance) {
+        PyTypeObject* tp = (PyTypeObject*)type;
+        PyObject* values[3];
+        PyObject* out = tp->tp_alloc(tp, 6);
+        if (out == NULL) return NULL;
+        values[0] = PyFloat_FromDouble(base);
+        values[1] = PyFloat_FromDouble(score);
+        if (has_relevance) {
+            values[2] = PyFloat_FromDouble(relevance);
+        } else {
+            Py_INCREF(Py_None);
+            values[2] = Py_None;
+        }
+        if (values[0] == NULL || values[1] == NULL || values[2] == NULL) {
+            Py_XDECREF(values[0]);
+            Py_XDECREF(values[1]);
+            Py_XDECREF(values[2]);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_INCREF(fields);
+        PyTuple_SET_ITEM(out, 0, fields);
+        Py_INCREF(row);
+        PyTuple_SET_ITEM(out, 1, row);
+        PyTuple_SET_ITEM(out, 2, values[0]);
+        PyTuple_SET_ITEM(out, 3, values[1]);
+        PyTuple_SET_ITEM(out, 4, values[2]);
+        Py_INCREF(Py_None);
+        PyTuple_SET_ITEM(out, 5, Py_None);
+        return out;
+    }
     """
     object _new_row "swarmmem_lexical_row" (type row_type, const double* values, Py_ssize_t n)
+    object _new_scored "swarmmem_scored" (type scored_type, object fields, object row,
+                                          double base, double score, int has_relevance,
+                                          double relevance)
 
 cdef type _ROW = LexicalRow
 if not issubclass(_ROW, tuple) or len(_ROW._fields) != 7:
     raise ImportError("_lexical_c: LexicalRow must be a tuple of seven fields")
+cdef type _SCORED = Scored
+if not issubclass(_SCORED, tuple) or len(_SCORED._fields) != 6:
+    raise ImportError("_lexical_c: Scored must be a tuple of six fields")
 
 cdef object _TOKEN = re.compile(r"[a-z0-9_-]+")
 WEIGHTS = (0.38, 0.16, 0.12, 0.08, 0.08, 0.12, 0.06, 0.05, 0.08)
@@ -327,6 +369,13 @@ cdef class _Scorer:
                     object ref, double scope, double kind, double role, double confidence):
         """One candidate's ``LexicalRow``."""
         cdef double sig[7]  # the row: five field overlaps, the task term, the base score
+        return self.fill(text, tags, files, symbols, kinds, ref, scope, kind, role, confidence,
+                         sig)
+
+    cdef object fill(self, object text, object tags, object files, object symbols, object kinds,
+                     object ref, double scope, double kind, double role, double confidence,
+                     double* sig):
+        """One candidate's ``LexicalRow``, its values also left in ``sig``."""
         self.sc.gen_t += 1
         self.sc.hit_t = 0
         self.sc.count_q = True
@@ -390,4 +439,64 @@ def score_candidates(str query, task, bint task_as_query, list candidates, tuple
         role_boost = 1.0 if role_kinds is not None and kind in role_kinds else 0.0
         out.append(scorer.row(c[f_text], c[f_tags], c[f_files], c[f_symbols], c[f_kinds],
                               c[f_ref], c[f_scope], kind_boost, role_boost, c[f_conf]))
+    return out
+
+
+SCORED_FIELDS = (*CANDIDATE_FIELDS, "id", "q", "updated_ms")
+
+
+def scored_candidates(str query, task, bint task_as_query, list candidates, tuple fields,
+                      kinds, role_kinds, relevance, lexical, recency, double recency_weight,
+                      double q_weight):
+    """Per candidate, its ``Scored`` (see the twin)."""
+    if len(fields) != len(SCORED_FIELDS):
+        raise ValueError("scored_candidates: fields must give a position per SCORED_FIELDS")
+    cdef Py_ssize_t f_text, f_tags, f_files, f_symbols, f_kinds, f_ref, f_scope, f_kind, f_conf
+    cdef Py_ssize_t f_id, f_q, f_updated
+    (f_text, f_tags, f_files, f_symbols, f_kinds, f_ref, f_scope, f_kind, f_conf,
+     f_id, f_q, f_updated) = fields
+    cdef Py_ssize_t need = max(fields) + 1
+    if min(fields) < 0:
+        raise ValueError("scored_candidates: field positions must not be negative")
+    cdef dict rel_map = None, lex_map = None
+    if relevance is not None:
+        rel_map = relevance if type(relevance) is dict else dict(relevance)
+    if lexical is not None:
+        lex_map = lexical if type(lexical) is dict else dict(lexical)
+    cdef double oldest = 0.0, span = 0.0
+    if recency is not None:
+        oldest, span = recency
+    cdef _Scorer scorer = _Scorer(query, task, task_as_query)
+    cdef list out = []
+    cdef tuple c
+    cdef object kind, row, key, found, updated
+    cdef double kind_boost, role_boost, value, share, fresh, base
+    cdef double sig[7]
+    for candidate in candidates:
+        if not isinstance(candidate, tuple) or len(<tuple>candidate) < need:
+            raise TypeError("scored_candidates: every candidate must be a tuple holding the fields")
+        c = <tuple>candidate
+        kind = c[f_kind]
+        kind_boost = 0.5 if kinds is None else (1.0 if kind in kinds else 0.0)
+        role_boost = 1.0 if role_kinds is not None and kind in role_kinds else 0.0
+        row = scorer.fill(c[f_text], c[f_tags], c[f_files], c[f_symbols], c[f_kinds], c[f_ref],
+                          c[f_scope], kind_boost, role_boost, c[f_conf], sig)
+        if rel_map is None:
+            base = sig[6]
+            out.append(_new_scored(_SCORED, c, row, base, base + (<double>c[f_q] - 0.5) * q_weight,
+                                   0, 0.0))
+            continue
+        key = c[f_id]
+        found = rel_map.get(key)
+        value = 0.0 if found is None else <double>found
+        if lex_map is None:
+            share = value
+        else:
+            found = lex_map.get(key)
+            share = 0.0 if found is None else <double>found
+        updated = c[f_updated]
+        fresh = 0.0 if span == 0.0 or updated is None else (<double>updated - oldest) / span
+        base = sig[6] + (W0 * (value - sig[0]) + recency_weight * fresh * share)
+        out.append(_new_scored(_SCORED, c, row, base, base + (<double>c[f_q] - 0.5) * q_weight,
+                               1, value))
     return out

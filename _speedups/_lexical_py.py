@@ -8,13 +8,15 @@ tokenizer: ASCII word characters and hyphens survive, everything else separates)
 fields, the task-term overlap of the task tokens with the union of all six fields, and the
 weighted base score of the nine-factor scorer. Sums run in the reference order, so both
 twins return identical floats. ``score_candidates`` scores the same way straight from the
-scorer's candidate tuples (no column lists built first).
+scorer's candidate tuples (no column lists built first); ``scored_candidates`` goes on to the
+ranking score of each: the text relevance in the text factor's place, the recency feature and
+the Q-value boost.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, NamedTuple
 
 _TOKEN = re.compile(r"[a-z0-9_-]+")
@@ -33,6 +35,19 @@ class LexicalRow(NamedTuple):
     kind_query: float
     task_term: float
     base: float
+
+
+class Scored(NamedTuple):
+    """A scored candidate: its tuple, its :class:`LexicalRow`, its base score, its score with
+    the Q-value boost, its text relevance (when one was given) and its 1-based BM25 position
+    (once a bonus by that position was added)."""
+
+    fields: Any
+    row: LexicalRow
+    base: float
+    score: float
+    relevance: float | None = None
+    fts_rank: int | None = None
 
 
 #: builds a row from a plain tuple without a Python-level call (the kernel's hot loop)
@@ -160,3 +175,58 @@ def score_candidates(
         [(1.0 if role_kinds is not None and c[kind] in role_kinds else 0.0) for c in candidates],
         [c[confidence] for c in candidates],
     )
+
+
+#: the candidate fields ``scored_candidates`` reads: those of ``score_candidates``, then these
+SCORED_FIELDS = (*CANDIDATE_FIELDS, "id", "q", "updated_ms")
+
+
+def scored_candidates(
+    query: str,
+    task: str | None,
+    task_as_query: bool,
+    candidates: Sequence[Sequence[Any]],
+    fields: tuple[int, ...],
+    kinds: Collection[str] | None,
+    role_kinds: Collection[str] | None,
+    relevance: Mapping[str, float] | None,
+    lexical: Mapping[str, float] | None,
+    recency: tuple[float, float] | None,
+    recency_weight: float,
+    q_weight: float,
+) -> list[Scored]:
+    """Per candidate, its :class:`Scored`: the row of :func:`score_candidates` (``fields``
+    gives the position of every name of :data:`SCORED_FIELDS`), and
+
+    - without ``relevance``, the row's base score;
+    - with it, ``base + (w_text * (relevance - text) + recency_weight * recency * lexical)``:
+      the candidate's text relevance (0 when absent) in the text factor's place, plus its
+      recency (``(updated_ms - oldest) / span`` of ``recency = (oldest, span)``, 0 without
+      ``recency`` or an update time) times the lexical share of its relevance (``lexical``,
+      the relevance itself when ``None``);
+
+    and as its score that base plus ``(q - 0.5) * q_weight``."""
+    if len(fields) != len(SCORED_FIELDS):
+        raise ValueError("scored_candidates: fields must give a position per SCORED_FIELDS")
+    rows = score_candidates(query, task, task_as_query, candidates, fields[:-3], kinds, role_kinds)
+    key_at, q_at, updated_at = fields[-3:]
+    out: list[Scored] = []
+    append = out.append
+    if relevance is None:
+        for c, row in zip(candidates, rows, strict=True):
+            base = row.base
+            append(_new_row(Scored, (c, row, base, base + (c[q_at] - 0.5) * q_weight, None, None)))
+        return out
+    w_text = WEIGHTS[0]
+    oldest, span = recency if recency is not None else (0.0, 0.0)
+    relevant = relevance.get
+    for c, row in zip(candidates, rows, strict=True):
+        key = c[key_at]
+        value = relevant(key, 0.0)
+        share = value if lexical is None else lexical.get(key, 0.0)
+        updated = c[updated_at]
+        fresh = 0.0 if not span or updated is None else (updated - oldest) / span
+        base = row.base + (w_text * (value - row.text) + recency_weight * fresh * share)
+        score = base + (c[q_at] - 0.5) * q_weight
+        append(_new_row(Scored, (c, row, base, score, value, None)))
+    return out

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from swarmmem._speedups._lexical_py import (
     CANDIDATE_FIELDS,
+    SCORED_FIELDS,
     WEIGHTS,
     LexicalRow,
+    Scored,
     score_candidates,
     score_lexical,
+    scored_candidates,
     tokenize,
 )
 from swarmmem._speedups._select import bind
@@ -15,10 +18,13 @@ from swarmmem._speedups._select import bind
 __all__ = [
     "CANDIDATE_FIELDS",
     "KERNEL_IMPL",
+    "SCORED_FIELDS",
     "WEIGHTS",
     "LexicalRow",
+    "Scored",
     "score_candidates",
     "score_lexical",
+    "scored_candidates",
     "tokenize",
 ]
 KERNEL_IMPL = bind("lexical", globals())

@@ -199,17 +199,9 @@ def records_loader(records: Iterable[MemoryRecord]) -> RecordLoader:
     return lambda rows: by_id
 
 
-@attrs.define
-class _Scored:
-    """A scored candidate: its fields, kernel row (with the named-reference rule applied), base
-    score, score with the Q-value boost, and the text relevance and BM25 position when known."""
-
-    fields: CandidateRow
-    row: LexicalRow
-    base: float
-    score: float
-    relevance: float | None = None
-    fts_rank: int | None = None  # 1-based BM25 position once the bonus was added
+#: a scored candidate: its fields, kernel row (with the named-reference rule applied), base
+#: score, score with the Q-value boost, and the text relevance and BM25 position when known
+Scored = lexical.Scored
 
 
 @attrs.define
@@ -218,8 +210,8 @@ class Ranking:
     :class:`RecallItem` is built: items (and the full records they hold) are built only for
     what a caller returns."""
 
-    kept: list[_Scored]
-    explored: _Scored | None
+    kept: list[Scored]
+    explored: Scored | None
     diagnostics: dict[str, int]
     request: RecallRequest
     kinds: set[str] | None
@@ -232,14 +224,17 @@ class Ranking:
     def add_fts_bonus(self, fts_order: Mapping[str, int], bonus: float) -> None:
         """Add ``((n - pos) / n) * bonus`` by BM25 position and re-sort (score desc, id asc)."""
         denom = max(len(fts_order), 1)
+        kept = []
         for scored in self.kept:
             pos = fts_order.get(scored.fields.id)
             if pos is not None:
-                scored.score = scored.score + ((denom - pos) / denom) * bonus
-                scored.fts_rank = pos + 1
-        best_first(self.kept)
+                score = scored.score + ((denom - pos) / denom) * bonus
+                scored = scored._replace(score=score, fts_rank=pos + 1)
+            kept.append(scored)
+        best_first(kept)
+        self.kept = kept
 
-    def records(self, scored: Sequence[_Scored]) -> dict[str, MemoryRecord]:
+    def records(self, scored: Sequence[Scored]) -> dict[str, MemoryRecord]:
         """The full records of ``scored`` by id, read at once (unreadable ones noted)."""
         found = self.load([s.fields for s in scored])
         self.unreadable.update(s.fields.id for s in scored if s.fields.id not in found)
@@ -295,7 +290,7 @@ def _reason(
     return ", ".join(parts)
 
 
-def best_first(scored: list[_Scored]) -> None:
+def best_first(scored: list[Scored]) -> None:
     """Sort ``scored`` by score, highest first, ties by id (by id, then stably by score:
     two sorts on one key each are quicker than one on a pair)."""
     scored.sort(key=_ID)
@@ -443,7 +438,7 @@ def _explore(
     policy: LearningPolicy,
     rng: Callable[[], float] | None,
     min_score: float,
-) -> _Scored | None:
+) -> Scored | None:
     """With probability ``exploration_rate``, the best suppressed low-Q candidate that reaches
     ``min_score`` (by base score, then id), so a memory that lost its standing can earn it
     back."""
@@ -452,7 +447,7 @@ def _explore(
     draw = (rng or random.random)()
     if not draw < policy.exploration_rate:
         return None
-    candidates = [s for s in scorer.score(suppressed) if s.base >= min_score]
+    candidates = [s for s in scorer.score(suppressed, recent=False) if s.base >= min_score]
     if not candidates:
         return None
     return min(candidates, key=lambda s: (-s.base, s.fields.id))
@@ -460,12 +455,13 @@ def _explore(
 
 #: where the lexical kernel finds each of its fields in a candidate row
 _KERNEL_FIELDS = tuple(CandidateRow._fields.index(name) for name in lexical.CANDIDATE_FIELDS)
+_SCORED_FIELDS = tuple(CandidateRow._fields.index(name) for name in lexical.SCORED_FIELDS)
 
 
 class _BatchScorer:
     """Scores a batch of candidates with the lexical kernel: the row's base score plus the
-    Q-value boost, and on the reference path (a ``text_relevance`` given) the relevance in
-    the text factor's place, the recency feature and the named-reference rule."""
+    Q-value boost, and on the stemmed and fused paths (a ``text_relevance`` given) the
+    relevance in the text factor's place, the recency feature and the named-reference rule."""
 
     def __init__(
         self,
@@ -483,9 +479,11 @@ class _BatchScorer:
         self.q_weight = policy.q_boost_weight
         self.injection = request.mode == "injection"
         self.text_relevance = text_relevance
-        #: the lexical share of the relevance (the recency feature scales with it)
-        self.lexical_part = text_relevance if lexical_relevance is None else lexical_relevance
-        self.recency: dict[str, float] = {}
+        #: the lexical share of the relevance (the recency feature scales with it); ``None``:
+        #: the relevance itself
+        self.lexical_part = lexical_relevance
+        #: the eligible candidates' oldest update time and the span to the newest
+        self.recency: tuple[float, float] | None = None
         self.named: _NamedReferences | None = None
         #: the full records of the candidates, when the query names files or symbols
         self.cited: Mapping[str, MemoryRecord] = {}
@@ -493,66 +491,70 @@ class _BatchScorer:
             self.recency = _recency(eligible)
             self.named = _named_references(request.query)
 
-    def score(self, fields: Sequence[CandidateRow]) -> list[_Scored]:
-        """The scored candidates of ``fields``, in its order."""
-        rows = self._rows(fields)
-        if self.text_relevance is None:
-            return self._plain(fields, rows)
-        return self._with_relevance(fields, rows, self.text_relevance)
+    def score(self, fields: Sequence[CandidateRow], *, recent: bool = True) -> list[Scored]:
+        """The scored candidates of ``fields``, in its order (``recent``: with the recency
+        feature, which only the eligible candidates have)."""
+        request = self.request
+        fields = fields if isinstance(fields, list) else list(fields)
+        named = self.named
+        recency = self.recency if recent else None
+        if named is not None and (named.active or named.extensions):
+            return self._with_named(fields, self._rows(fields), named, recency)
+        return lexical.scored_candidates(
+            request.query,
+            request.task,
+            self.injection and request.task is not None,
+            fields,
+            _SCORED_FIELDS,
+            self.kinds,
+            self.role_kinds,
+            self.text_relevance,
+            self.lexical_part,
+            recency,
+            RECENCY_WEIGHT,
+            self.q_weight,
+        )
 
-    def _rows(self, fields: Sequence[CandidateRow]) -> list[LexicalRow]:
+    def _rows(self, fields: list[CandidateRow]) -> list[LexicalRow]:
         """The kernel's rows for ``fields`` (one column per factor)."""
         request = self.request
         return lexical.score_candidates(
             request.query,
             request.task,
             self.injection and request.task is not None,
-            fields if isinstance(fields, list) else list(fields),
+            fields,
             _KERNEL_FIELDS,
             self.kinds,
             self.role_kinds,
         )
 
-    def _plain(self, fields: Sequence[CandidateRow], rows: Sequence[LexicalRow]) -> list[_Scored]:
-        """Rows scored as the kernel weighed them, plus the Q-value boost."""
-        q_weight = self.q_weight
-        out: list[_Scored] = []
-        append = out.append
-        for f, row in zip(fields, rows, strict=True):
-            base = row.base
-            append(_Scored(f, row, base, base + (f.q - 0.5) * q_weight))
-        return out
-
-    def _with_relevance(
+    def _with_named(
         self,
         fields: Sequence[CandidateRow],
         rows: Sequence[LexicalRow],
-        text_relevance: Mapping[str, float],
-    ) -> list[_Scored]:
-        """Rows scored with the text relevance in the text factor's place, the recency
-        feature and the named-reference rule, plus the Q-value boost."""
-        lexical_part = self.lexical_part
-        assert lexical_part is not None
-        named = self.named
-        assert named is not None
-        same = lexical_part is text_relevance
-        recency = self.recency
+        named: _NamedReferences,
+        recency: tuple[float, float] | None,
+    ) -> list[Scored]:
+        """``lexical.scored_candidates`` of ``fields`` with the named-reference rule applied
+        to each row (the same floats for a row the rule leaves alone)."""
+        text_relevance = self.text_relevance
+        assert text_relevance is not None
+        lexical_part = text_relevance if self.lexical_part is None else self.lexical_part
+        oldest, span = recency if recency is not None else (0.0, 0.0)
         q_weight = self.q_weight
         w_text = lexical.WEIGHTS[0]
-        out: list[_Scored] = []
-        append = out.append
         cited = self.cited
-        relevant = text_relevance.get
-        recent = recency.get
-        rule = named.active or bool(named.extensions)  # else the rule changes no row
+        out: list[Scored] = []
         for f, row in zip(fields, rows, strict=True):
             key = f.id
-            relevance = relevant(key, 0.0)
-            lexical_share = relevance if same else lexical_part.get(key, 0.0)
-            fresh = RECENCY_WEIGHT * recent(key, 0.0) * lexical_share
-            signals, extra = named.signals(row, f, cited.get(key)) if rule else (row, 0.0)
+            relevance = text_relevance.get(key, 0.0)
+            share = lexical_part.get(key, 0.0)
+            updated = f.updated_ms
+            recent = 0.0 if not span or updated is None else (updated - oldest) / span
+            fresh = RECENCY_WEIGHT * recent * share
+            signals, extra = named.signals(row, f, cited.get(key))
             base = row.base + (w_text * (relevance - row.text) + fresh + extra)
-            append(_Scored(f, signals, base, base + (f.q - 0.5) * q_weight, relevance))
+            out.append(Scored(f, signals, base, base + (f.q - 0.5) * q_weight, relevance))
         return out
 
 
@@ -607,20 +609,20 @@ def _named_references(query: str) -> _NamedReferences:
     return _NamedReferences(query)
 
 
-def _recency(fields: Sequence[CandidateRow]) -> dict[str, float]:
-    """Per record, where its ``updatedAt`` falls between the oldest (0) and newest (1)."""
+def _recency(fields: Sequence[CandidateRow]) -> tuple[float, float] | None:
+    """The oldest ``updatedAt`` of ``fields`` and the span to the newest (``None`` unless two
+    differ): a record's recency is where its time falls between them, 0 to 1."""
     known = [f.updated_ms for f in fields if f.updated_ms is not None]
     if len(known) < 2:
-        return {}
+        return None
     lo, hi = min(known), max(known)
     if lo == hi:
-        return {}
-    span = hi - lo
-    return {f.id: (f.updated_ms - lo) / span for f in fields if f.updated_ms is not None}
+        return None
+    return lo, hi - lo
 
 
 def _to_item(
-    scored: _Scored,
+    scored: Scored,
     record: MemoryRecord,
     request: RecallRequest,
     kinds: set[str] | None,

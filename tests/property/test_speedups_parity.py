@@ -279,6 +279,126 @@ def test_score_candidates_compiled_equals_twin(
     assert _compiled("lexical").score_candidates(*args) == _lexical_py.score_candidates(*args)
 
 
+#: the candidate inputs, and a source for each candidate's id, Q-value and update time and the
+#: relevance maps and recency bounds
+scored_inputs = given(
+    query=texts,
+    task=st.none() | texts,
+    task_as_query=st.booleans(),
+    cands=candidates,
+    kinds=st.lists(st.sampled_from(KINDS), min_size=5, max_size=5),
+    wanted=kind_sets,
+    role=kind_sets,
+    data=st.data(),
+)
+
+
+def _scored_inputs(cands, kinds, data):
+    """Candidate tuples holding every ``SCORED_FIELDS`` name (scrambled), their positions, and
+    the relevance maps and recency bounds ``data`` draws for them."""
+    order = (10, 0, 9, 1, 8, 2, 7, 3, 4, 11, 6, 5)  # SCORED_FIELDS[i] sits at order[i]
+    numbers = st.floats(0.0, 1.0, allow_nan=False)
+    rows = []
+    for n, ((text, tags, files, symbols, kind_words, ref, scope, _k, _r, conf), kind) in enumerate(
+        zip(cands, kinds, strict=True)
+    ):
+        updated = data.draw(st.none() | st.floats(0.0, 2e12, allow_nan=False))
+        q = data.draw(numbers)
+        values = (text, tags, files, symbols, kind_words, ref, scope, kind, conf, f"m{n}", q)
+        row = [None] * 12
+        for value, at in zip((*values, updated), order, strict=True):
+            row[at] = value
+        rows.append(tuple(row))
+    ids = [f"m{n}" for n in range(len(cands))] + ["absent"]
+    maps = st.dictionaries(st.sampled_from(ids), numbers)
+    relevance = data.draw(st.none() | maps)
+    lexical = data.draw(st.none() | maps)
+    recency = data.draw(
+        st.none()
+        | st.tuples(st.floats(0.0, 2e12, allow_nan=False), st.floats(0.0, 2e12, allow_nan=False))
+    )
+    return rows, order, relevance, lexical, recency
+
+
+@settings(deadline=None)
+@scored_inputs
+def test_scored_candidates_extend_the_rows_by_the_documented_formula(
+    kernels, query, task, task_as_query, cands, kinds, wanted, role, data
+):
+    """Each candidate keeps its ``score_candidates`` row; its base is the row's, or with a
+    relevance the row's plus the relevance and recency terms; its score adds the Q boost."""
+    rows, order, relevance, lexical, recency = _scored_inputs(cands, kinds[: len(cands)], data)
+    kernel = kernels.lexical
+    found = kernel.scored_candidates(
+        query,
+        task,
+        task_as_query,
+        rows,
+        order,
+        wanted,
+        role,
+        relevance,
+        lexical,
+        recency,
+        0.16,
+        0.2,
+    )
+    plain = kernel.score_candidates(query, task, task_as_query, rows, order[:9], wanted, role)
+    assert [s.row for s in found] == plain
+    oldest, span = recency or (0.0, 0.0)
+    for s, c, row in zip(found, rows, plain, strict=True):
+        assert s.fields is c and s.fts_rank is None
+        if relevance is None:
+            assert (s.base, s.relevance) == (row.base, None)
+        else:
+            value = relevance.get(c[order[9]], 0.0)
+            share = value if lexical is None else lexical.get(c[order[9]], 0.0)
+            updated = c[order[11]]
+            fresh = 0.0 if not span or updated is None else (updated - oldest) / span
+            assert s.relevance == value
+            assert s.base == row.base + (0.38 * (value - row.text) + 0.16 * fresh * share)
+        assert s.score == s.base + (c[order[10]] - 0.5) * 0.2
+
+
+@compiled
+@needs_compiled
+@settings(deadline=None)
+@scored_inputs
+def test_scored_candidates_compiled_equals_twin(
+    query, task, task_as_query, cands, kinds, wanted, role, data
+):
+    """The compiled scorer returns exactly the twin's scored candidates."""
+    rows, order, relevance, lexical, recency = _scored_inputs(cands, kinds[: len(cands)], data)
+    args = (query, task, task_as_query, rows, order, wanted, role, relevance, lexical, recency)
+    compiled_scored = _compiled("lexical").scored_candidates(*args, 0.16, 0.2)
+    twin_scored = _lexical_py.scored_candidates(*args, 0.16, 0.2)
+    assert compiled_scored == twin_scored
+    assert [type(s) for s in compiled_scored] == [_lexical_py.Scored] * len(rows)
+
+
+@pytest.mark.parametrize("impl", ["python", "compiled"])
+def test_scored_candidates_refuses_bad_positions_and_values(impl):
+    """Positions must be one per field; a candidate without a number for its Q-value fails."""
+    if impl == "compiled" and NO_EXTENSIONS:
+        pytest.skip("SWARMMEM_NO_EXTENSIONS=1")
+    kernel = _lexical_py if impl == "python" else _compiled("lexical")
+    row = ("text", "", "", "", "", "", 0.5, "project_fact", 0.8, "m1", 0.5, None)
+    fields = tuple(range(12))
+    ok = kernel.scored_candidates(
+        "text", None, False, [row], fields, None, None, {}, None, None, 0.16, 0.2
+    )
+    assert ok[0].relevance == 0.0 and ok[0].score == ok[0].base
+    with pytest.raises(ValueError):
+        kernel.scored_candidates(
+            "text", None, False, [row], fields[:9], None, None, None, None, None, 0.16, 0.2
+        )
+    with pytest.raises(TypeError):
+        bad = (*row[:10], None, None)
+        kernel.scored_candidates(
+            "text", None, False, [bad], fields, None, None, None, None, None, 0.16, 0.2
+        )
+
+
 @pytest.mark.parametrize("impl", ["python", "compiled"])
 def test_score_candidates_refuses_bad_positions_and_rows(impl):
     """Positions must be one per field and inside every candidate tuple."""

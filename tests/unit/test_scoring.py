@@ -224,3 +224,40 @@ def test_provider_recall_related_expansion() -> None:
     assert ids == [a.id, b.id]
     assert result.items[1].related_from == a.id
     assert "related_from=" in result.items[1].reason
+
+
+def test_the_named_reference_path_scores_as_the_kernel_where_its_rule_changes_nothing() -> None:
+    """A query naming files or symbols scores its candidates in Python (the rule reads their
+    records); a row the rule leaves alone gets exactly the kernel's base and score."""
+    from swarmmem.core.recall.scoring import _BatchScorer, derived
+
+    records = [
+        make_memory(
+            f"pytest fixtures note {n}",
+            tags=("pytest",) if n % 2 else (),
+            source=MemorySource(type="file", file_path=f"tests/test_{n}.py"),
+            updated_at=f"2026-01-0{1 + n % 4}T00:00:00.000Z",
+        )
+        for n in range(6)
+    ]
+    fields = [derived(r) for r in records]
+    relevance = {f.id: 0.1 * n for n, f in enumerate(fields[:5])}
+    lexical_part = {f.id: 0.05 * n for n, f in enumerate(fields)}
+    for lexical in (None, lexical_part):
+        scorer = _BatchScorer(
+            request(query="pytest fixtures notes"),
+            fields,
+            LearningPolicy(),
+            None,
+            None,
+            relevance,
+            lexical,
+        )
+        assert scorer.named is not None and not scorer.named.active
+        assert scorer.recency is not None
+        for recent in (True, False):
+            recency = scorer.recency if recent else None
+            by_kernel = scorer.score(fields, recent=recent)
+            in_python = scorer._with_named(fields, scorer._rows(fields), scorer.named, recency)
+            assert by_kernel == in_python
+            assert len({s.base for s in by_kernel}) > 1
