@@ -160,6 +160,31 @@ def _unchanged(text: str) -> str:
     return text
 
 
+class RememberedScreen:
+    """A screen (a detector's ``may_contain_secret``) that remembers the strings it cleared,
+    so that a memory recalled again is not scanned again: only strings it has not cleared are
+    screened, and those are remembered once the screen clears them (up to ``limit`` strings,
+    then it starts afresh). Its answers mean what the screen's do: False, no string holds a
+    secret; True, one may."""
+
+    def __init__(self, screen: Callable[[Sequence[str]], bool], limit: int = 4096) -> None:
+        self._screen = screen
+        self._limit = limit
+        self._cleared: set[str] = set()
+
+    def __call__(self, texts: Sequence[str]) -> bool:
+        cleared = self._cleared
+        unseen = [text for text in texts if text not in cleared]
+        if not unseen:
+            return False
+        if self._screen(unseen):
+            return True
+        if len(cleared) + len(unseen) > self._limit:
+            cleared.clear()
+        cleared.update(unseen)
+        return False
+
+
 def item_strings(items: Sequence[RecallItem]) -> list[str]:
     """Every string of ``items`` that leaves the library through :func:`redacted_item` or the
     prompt block: each record's text, tags and source pointers (the locator is one of them)."""
@@ -238,7 +263,7 @@ class RecallService:
         self.allowed_scopes = list(allowed_scopes)
         self.clock = clock
         self.redact = redact
-        self.screen = screen
+        self.screen = None if screen is None else RememberedScreen(screen)
         self.defaults = defaults or RecallDefaults()
         self._resolve = resolve_profile
         self.evidence = evidence

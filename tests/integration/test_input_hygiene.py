@@ -449,6 +449,45 @@ def test_a_secret_in_any_one_field_of_a_recalled_record_is_redacted(
         assert any("[REDACTED" in value for value in shown)
 
 
+def test_a_secret_written_after_a_clean_recall_is_still_redacted(tmp_path: Path) -> None:
+    """Recall remembers the strings its screen cleared, not the memories: a memory recalled
+    clean, then rewritten with a secret, comes back redacted."""
+    write_memory_config(tmp_path, ENABLED)
+    with swarmmem.open(tmp_path) as mem:
+        mem.import_records([{"kind": "project_fact", "text": "Deploys use the release token."}])
+        (record,) = mem.list()
+        (clean,) = mem.recall("release token deploys").items
+        assert clean.record.text == record.text
+        mem.store.upsert(attrs.evolve(record, text=f"Deploys use the release token {SECRET}."))
+        for _ in range(2):
+            (item,) = mem.recall("release token deploys").items
+            assert SECRET not in item.record.text and "[REDACTED" in item.record.text
+
+
+def test_the_remembered_screen_scans_each_cleared_string_once() -> None:
+    """Strings the screen cleared are not screened again; one it flags never counts as
+    cleared; past its limit it starts afresh."""
+    from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
+    from swarmmem.core.recall.service import RememberedScreen
+
+    detector = RegexSecretDetector()
+    seen: list[list[str]] = []
+
+    def screen(texts: Any) -> bool:
+        seen.append(list(texts))
+        return detector.may_contain_secret(texts)
+
+    remembered = RememberedScreen(screen, limit=3)
+    assert remembered(["a note", "another note"]) is False
+    assert remembered(["another note", "a note"]) is False
+    assert remembered(["a note", f"token {SECRET}"]) is True
+    assert remembered([f"token {SECRET}"]) is True
+    assert seen == [["a note", "another note"], [f"token {SECRET}"], [f"token {SECRET}"]]
+    assert remembered(["third", "fourth"]) is False  # five cleared strings: starts afresh
+    assert remembered(["a note"]) is False
+    assert seen[-2:] == [["third", "fourth"], ["a note"]]
+
+
 # ------------------------------------------------------------ nothing lost silently
 def _project_with_facts(root: Path, texts: list[str]) -> list[str]:
     """Memory on in ``root`` (SQLite), holding ``texts`` imported as project facts; their
