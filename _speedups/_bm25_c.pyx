@@ -7,10 +7,25 @@ stale ones skipped), giving each matched row its counts and each term its docume
 frequency; a third scores the matched rows, summing in query order; a quickselect finds the
 ``limit``-th best score. Only the postings of the query's terms are read, not every row's
 terms.
+
+``text_relevance`` reads each candidate tuple once, keeping its BM25, length and held terms in
+C arrays; the IDF weights are computed once per distinct set of held terms (with
+``math.fsum``, as the twin), then each candidate's text factor with libm's ``pow`` and
+``sqrt``, which Python's float operations call too.
 """
 
+from math import fsum
+
+cimport cython
 from cpython.array cimport array, clone
-from libc.math cimport log
+from cpython.float cimport PyFloat_FromDouble
+from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
+from cpython.object cimport PyObject
+from cpython.sequence cimport PySequence_Fast, PySequence_Fast_ITEMS
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_Check, PyTuple_GET_ITEM, PyTuple_GET_SIZE
+from cpython.unicode cimport PyUnicode_CheckExact, PyUnicode_GET_LENGTH
+from libc.math cimport log, pow, sqrt
 from libc.stdlib cimport calloc, free, malloc
 
 cdef array _INTS = array("i")
@@ -339,3 +354,201 @@ def postings(
     finally:
         free(counts)
         free(heads)
+
+
+
+cdef extern from *:
+    """
+    #include <math.h>
+    /* The correctly rounded sum of xs[0..n) (finite values), as math.fsum computes it:
+       Shewchuk's non-overlapping partials, then a sum from the largest partial that stops
+       once it is inexact, with the half-even correction across partials. `scratch` holds
+       n + 1 doubles. */
+    static double swarmmem_fsum(const double* xs, Py_ssize_t n, double* scratch) {
+        double* p = scratch;
+        Py_ssize_t used = 0, i, j, k;
+        double x, y, t, hi, lo = 0.0, yr;
+        for (i = 0; i < n; i++) {
+            x = xs[i];
+            for (j = k = 0; j < used; j++) {
+                y = p[j];
+                if (fabs(x) < fabs(y)) { t = x; x = y; y = t; }
+                hi = x + y;
+                yr = hi - x;
+                lo = y - yr;
+                if (lo != 0.0) p[k++] = lo;
+                x = hi;
+            }
+            used = k;
+            if (x != 0.0) p[used++] = x;
+        }
+        hi = 0.0;
+        if (used > 0) {
+            hi = p[--used];
+            while (used > 0) {
+                x = hi;
+                y = p[--used];
+                hi = x + y;
+                yr = hi - x;
+                lo = y - yr;
+                if (lo != 0.0) break;
+            }
+            if (used > 0 && ((lo < 0.0 && p[used - 1] < 0.0) || (lo > 0.0 && p[used - 1] > 0.0))) {
+                y = lo * 2.0;
+                x = hi + y;
+                yr = x - hi;
+                if (y == yr) hi = x;
+            }
+        }
+        return hi;
+    }
+    """
+    double _fsum "swarmmem_fsum" (const double* xs, Py_ssize_t n, double* scratch) noexcept
+
+
+cdef extern from *:
+    """
+    static inline int swarmmem_lowest_bit(unsigned long long m) { return __builtin_ctzll(m); }
+    static inline int swarmmem_width(unsigned long long m) { return m ? 64 - __builtin_clzll(m) : 0; }
+    """
+    int _lowest_bit "swarmmem_lowest_bit" (unsigned long long m) noexcept nogil
+    int _width "swarmmem_width" (unsigned long long m) noexcept nogil
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+def text_relevance(list candidates, Py_ssize_t text_at, scores, marks, Py_ssize_t n_terms,
+                   free_chars, double exponent, double half_share):
+    """Per candidate, the stemmed channel's text relevance (see the twin)."""
+    cdef Py_ssize_t n = len(candidates), i, j, slot, cap, length, longest = 0, size, width = 0
+    if len(scores) != n or len(marks) != n:
+        raise ValueError("text_relevance: one score and one mask per candidate")
+    if n_terms < 0:
+        raise ValueError("text_relevance: n_terms must not be negative")
+    if n == 0:
+        return []
+    if text_at < 0:
+        raise IndexError("text_relevance: text position must not be negative")
+    cdef double* values = <double*>malloc(n * sizeof(double))
+    cdef unsigned long long* masks = <unsigned long long*>malloc(n * sizeof(unsigned long long))
+    cdef Py_ssize_t* lengths = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* groups = NULL  # open addressing: the candidate holding each distinct mask
+    cdef double* weights = NULL
+    cdef Py_ssize_t* held = NULL
+    cdef double* idf = NULL
+    cdef double* picked = NULL
+    cdef double* scratch = NULL
+    cdef unsigned long long m
+    cdef long long total_length = 0
+    cdef double best, total, limit, cover, share, keep, value
+    cdef bint scaled
+    cdef PyObject* row
+    cdef PyObject* text
+    cdef list out
+    # the scores and masks as lists or tuples, read through their item arrays
+    cdef object fast_scores = PySequence_Fast(scores, "text_relevance: scores is no sequence")
+    cdef object fast_marks = PySequence_Fast(marks, "text_relevance: marks is no sequence")
+    cdef PyObject** score_items = PySequence_Fast_ITEMS(fast_scores)
+    cdef PyObject** mark_items = PySequence_Fast_ITEMS(fast_marks)
+    try:
+        if values == NULL or masks == NULL or lengths == NULL:
+            raise MemoryError()
+        for i in range(n):
+            try:
+                masks[i] = <object>mark_items[i]
+            except OverflowError:  # a negative mask, or one wider than 64 terms
+                from swarmmem._speedups import _bm25_py
+                return _bm25_py.text_relevance(candidates, text_at, scores, marks, n_terms,
+                                               free_chars, exponent, half_share)
+            row = PyList_GET_ITEM(candidates, i)  # borrowed: the list holds it
+            if not PyTuple_Check(<object>row) or PyTuple_GET_SIZE(<object>row) <= text_at:
+                raise TypeError("text_relevance: every candidate must be a tuple holding its text")
+            text = PyTuple_GET_ITEM(<object>row, text_at)
+            if PyUnicode_CheckExact(<object>text):
+                length = PyUnicode_GET_LENGTH(<object>text)
+            else:
+                length = len(<object>text)
+            values[i] = <object>score_items[i]
+            lengths[i] = length
+            total_length += length
+            if length > longest:
+                longest = length
+            if _width(masks[i]) > width:
+                width = _width(masks[i])
+        if width > n_terms:
+            raise ValueError("text_relevance: a mask names a term beyond n_terms")
+        cap = 16
+        while cap < 2 * n:
+            cap *= 2
+        groups = <Py_ssize_t*>malloc(cap * sizeof(Py_ssize_t))
+        weights = <double*>malloc(n * sizeof(double))
+        held = <Py_ssize_t*>calloc(n_terms + 1, sizeof(Py_ssize_t))
+        idf = <double*>malloc((n_terms + 1) * sizeof(double))
+        picked = <double*>malloc(65 * sizeof(double))
+        scratch = <double*>malloc((n_terms + 2) * sizeof(double))
+        if (groups == NULL or weights == NULL or held == NULL or idf == NULL or picked == NULL
+                or scratch == NULL):
+            raise MemoryError()
+        # each candidate's terms counted; best BM25
+        best = values[0]
+        for i in range(n):
+            if values[i] > best:
+                best = values[i]
+            m = masks[i]
+            while m:
+                held[_lowest_bit(m)] += 1
+                m &= m - 1
+        if best == 0.0:
+            best = 1.0
+        for j in range(n_terms):
+            size = held[j] if held[j] > 1 else 1
+            idf[j] = log(1.0 + (n - size + 0.5) / (size + 0.5))
+        total = _fsum(idf, n_terms, scratch)
+        # each distinct mask weighed once: its group's first candidate keeps the weight
+        for slot in range(cap):
+            groups[slot] = -1
+        for i in range(n):
+            slot = <Py_ssize_t>((masks[i] * 0x9E3779B97F4A7C15ULL) >> 40) & (cap - 1)
+            while groups[slot] != -1 and masks[groups[slot]] != masks[i]:
+                slot = (slot + 1) & (cap - 1)
+            if groups[slot] == -1:
+                groups[slot] = i
+                size = 0
+                m = masks[i]
+                while m:
+                    picked[size] = idf[_lowest_bit(m)]
+                    size += 1
+                    m &= m - 1
+                weights[i] = _fsum(picked, size, scratch) / total if total != 0.0 else 0.0
+            else:
+                weights[i] = weights[groups[slot]]
+        limit = <double>total_length / n
+        if not limit > free_chars:
+            limit = free_chars
+        scaled = exponent != 0.0 and longest > limit
+        share = n / (n + half_share)
+        keep = 1.0 - share
+        out = PyList_New(n)
+        for i in range(n):
+            cover = weights[i]
+            if scaled and lengths[i] > limit:
+                cover = cover * pow(limit / lengths[i], exponent)
+            if cover <= 0.0:
+                value = 0.0
+            else:
+                value = sqrt(cover) * (keep + share * (values[i] / best if best > 0 else 0.0))
+            item = PyFloat_FromDouble(value)
+            Py_INCREF(item)
+            PyList_SET_ITEM(out, i, item)
+        return out
+    finally:
+        free(values)
+        free(masks)
+        free(lengths)
+        free(groups)
+        free(weights)
+        free(held)
+        free(idf)
+        free(picked)
+        free(scratch)

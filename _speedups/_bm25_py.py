@@ -12,6 +12,9 @@ caller counts the phrase's occurrences there); :func:`term_marks` reads, for the
 returned, which query terms their text holds;
 :func:`postings` builds the postings of every term from the rows at once.
 
+:func:`text_relevance` turns the BM25 scores of the candidates a recall found, and masks of
+the query terms their texts hold, into the stemmed channel's text relevance.
+
 Scores are summed in query order with the same operations as ``core/recall/bm25.py``, so both
 twins and that reference return identical floats.
 """
@@ -22,7 +25,9 @@ import bisect
 import heapq
 import math
 from array import array
+from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 
 def _eligible(
@@ -207,3 +212,72 @@ def postings(
                 raise ValueError("postings: a term id is outside the vocabulary")
             out[terms[p]] += (i, versions[i], tfs[p])
     return [array("i", listed) for listed in out]
+
+
+def text_relevance(
+    candidates: Sequence[Sequence[Any]],
+    text_at: int,
+    scores: Sequence[float],
+    marks: Sequence[int],
+    n_terms: int,
+    free: int,
+    exponent: float,
+    half_share: float,
+) -> list[float]:
+    """Per candidate, the stemmed channel's text relevance in ``[0, 1]``.
+
+    Args:
+        candidates: the candidate tuples (their text at position ``text_at``).
+        scores: each one's ``-bm25()`` (higher is better).
+        marks: each one's query terms its text holds, as a mask: bit ``j`` for term ``j``.
+        n_terms: how many distinct terms the query has (those no mask names count too).
+        free, exponent: the length scaling: a text longer than ``limit`` (the candidates'
+            average length or ``free``, whichever is larger) has its coverage multiplied by
+            ``(limit / length) ** exponent`` (0: no scaling).
+        half_share: the candidate count at which BM25 has half of the factor.
+
+    The relevance is ``sqrt(coverage) * (1 - s + s * score / best score)`` with
+    ``s = n / (n + half_share)`` over the ``n`` candidates, and coverage the IDF-weighted
+    share of the query's terms the text holds, the IDF the candidates' own:
+    ``ln(1 + (n - df + 0.5) / (df + 0.5))``, ``df`` the candidates holding the term (at least
+    1). (``swarmmem.core.recall.lexical`` spells out the same formulas over sets of terms.)
+    """
+    n = len(candidates)
+    if len(scores) != n or len(marks) != n:
+        raise ValueError("text_relevance: one score and one mask per candidate")
+    if n_terms < 0:
+        raise ValueError("text_relevance: n_terms must not be negative")
+    if not n:
+        return []
+    if any(mark < 0 for mark in marks) or max(marks).bit_length() > n_terms:
+        raise ValueError("text_relevance: a mask names a term beyond n_terms")
+    groups = Counter(marks)  # candidates share few distinct masks
+    held = [0] * n_terms
+    for mark, size in groups.items():
+        for j in range(mark.bit_length()):
+            if mark >> j & 1:
+                held[j] += size
+    idf = [math.log(1.0 + (n - df + 0.5) / (df + 0.5)) for df in (max(1, d) for d in held)]
+    total = math.fsum(idf)
+    weights = {
+        mark: math.fsum([idf[j] for j in range(mark.bit_length()) if mark >> j & 1]) / total
+        if total
+        else 0.0
+        for mark in groups
+    }
+    best = max(scores) or 1.0
+    lengths = [len(c[text_at]) for c in candidates]
+    limit = max(free, math.fsum(lengths) / n)
+    scaled = bool(exponent) and max(lengths) > limit
+    share = n / (n + half_share)
+    keep = 1.0 - share
+    out = []
+    for mark, score, length in zip(marks, scores, lengths, strict=True):
+        cover = weights[mark]
+        if scaled and length > limit:
+            cover = cover * (limit / length) ** exponent
+        if cover <= 0.0:
+            out.append(0.0)
+        else:
+            out.append(math.sqrt(cover) * (keep + share * (score / best if best > 0 else 0.0)))
+    return out

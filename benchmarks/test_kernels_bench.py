@@ -209,3 +209,26 @@ def test_postings(benchmark, kernels, bm25_table):
         len(t._vocabulary),
     )
     assert sum(len(listed) for listed in built) == 3 * len(t._terms)
+
+
+@pytest.fixture(scope="module")
+def text_relevance_inputs(memory_corpus):
+    """1,000 candidates as the stemmed channel hands them over: candidate tuples (the text
+    at 0), each with a BM25 score and a mask of the query terms its text holds (the few
+    distinct ones a real query's candidates share), for a query of six terms."""
+    rng = random.Random(13)
+    rows, scores, marks = [], [], []
+    for candidate in memory_corpus:
+        rows.append((candidate.text * rng.choice([1, 1, 1, 4]),))
+        scores.append(rng.uniform(0.5, 12.0))
+        marks.append(sum(1 << j for j in rng.sample(range(4), rng.randint(1, 2))))
+    return rows, 0, scores, marks, 6, 500, 2.0, 5.0
+
+
+@pytest.mark.benchmark(group="bm25: text relevance of 1k candidates")
+def test_text_relevance(benchmark, kernels, text_relevance_inputs):
+    """Time the stemmed channel's text relevance (coverage, length scaling, text factor) of
+    1,000 candidates."""
+    relevance = benchmark(kernels.bm25.text_relevance, *text_relevance_inputs)
+    assert len(relevance) == 1000
+    assert 0.0 < min(relevance) < max(relevance) <= 1.0

@@ -71,6 +71,10 @@ class Candidates:
     #: store knows them without stemming the text again (its index, or terms written with
     #: the row)
     held_terms: dict[str, frozenset[str]] | None = attrs.field(default=None, hash=False)
+    #: the same as masks, one per row in order (bit ``j``: ``marked_terms[j]``), from a store
+    #: whose rows are exactly the pre-selected, recallable ones (its own index knows them)
+    term_marks: tuple[int, ...] | None = attrs.field(default=None, hash=False)
+    marked_terms: tuple[str, ...] = attrs.field(default=(), hash=False)
     _built: builtins.list[tuple[MemoryRecord, ...]] = attrs.field(
         factory=builtins.list, init=False, eq=False, repr=False, hash=False
     )

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from swarmmem.adapters.storage.base import Preselection, StoreBase
+from swarmmem.core.model.candidates import CandidateRow
 from swarmmem.core.model.codec import (
     outcome_event_to_dict,
     proposal_to_dict,
@@ -240,10 +241,17 @@ class InMemoryStore(StoreBase):
             limit=want.limit,
         )
         return Candidates(
-            records=tuple(map(self._view, hits.records)),
+            rows=hits.rows,
+            load=self._load_rows,
             fts_scores=dict(zip(hits.ids, hits.scores, strict=True)),
-            held_terms=hits.held,
+            term_marks=hits.marks,
+            marked_terms=hits.marked,
         )
+
+    def _load_rows(self, rows: Sequence[CandidateRow]) -> dict[str, MemoryRecord]:
+        """The records of candidate ``rows`` by id, as :meth:`get` reads them."""
+        found = (self._records.get(row.id) for row in rows)
+        return {r.id: self._view(r) for r in found if r is not None}
 
     def related_ids(self, memory_id: str) -> builtins.list[str]:
         self._check_open()

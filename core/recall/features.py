@@ -8,7 +8,8 @@ in tokens over all seven columns, its scope and kind (as small integer ids) and 
 it may be recalled at all (active, not outcome evidence); and, per term, the postings of the
 rows holding it. A row is computed when the record is written; a recall then runs the
 ``bm25`` kernel over the postings of the query's terms (scope and kind filtered by id, never
-by re-serialising scopes) and turns only the best rows back into records.
+by re-serialising scopes) and hands back the scorer's fields of the best rows (kept with each
+row: :func:`~swarmmem.core.recall.scoring.derived`), not their records.
 
 The scores equal :func:`swarmmem.core.recall.bm25.bm25_relevance` over the same records (the
 scope's own statistics); tests compare the two.
@@ -16,12 +17,13 @@ scope's own statistics); tests compare the two.
 
 from __future__ import annotations
 
-import functools
 from array import array
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple, cast
+from operator import itemgetter
+from typing import Any, NamedTuple
 
 from swarmmem._speedups import bm25 as kernel
+from swarmmem.core.model.candidates import CandidateRow
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import MemoryRecord
 from swarmmem.core.model.semantics import passes_parsed_expiry, passes_sql_expiry, scope_key_of
@@ -33,6 +35,7 @@ from swarmmem.core.recall.bm25 import (
     record_fields,
     stemmed_document,
 )
+from swarmmem.core.recall.scoring import derived
 
 #: compact the term arrays once this share of them belongs to replaced or removed rows
 _GARBAGE_SHARE = 0.5
@@ -43,15 +46,27 @@ _MARKED_TERMS = 64
 
 
 class Hits(NamedTuple):
-    """What :meth:`FeatureTable.search` found: the best records (best first) with their
-    ``-bm25()``, and, per found record id, the query's terms its text holds (what
-    :func:`~swarmmem.core.recall.bm25.content_matches` computes from the records; ``None``
-    when the marks cannot tell: a query with a phrase of several terms)."""
+    """What :meth:`FeatureTable.search` found: the scorer's fields of the best records (best
+    first), their ids and ``-bm25()``, and per record a mask of the query's terms its text
+    holds, bit ``j`` for ``marked[j]`` (what :func:`~swarmmem.core.recall.bm25.content_matches`
+    computes from the records; ``None`` when the marks cannot tell: a query with a phrase of
+    several terms)."""
 
-    records: list[MemoryRecord]
-    ids: list[str]
-    scores: list[float]
-    held: dict[str, frozenset[str]] | None
+    rows: tuple[CandidateRow, ...]
+    ids: tuple[str, ...]
+    scores: tuple[float, ...]
+    marks: tuple[int, ...] | None
+    marked: tuple[str, ...]
+
+    def held(self) -> dict[str, frozenset[str]] | None:
+        """Per found id, the query's terms its text holds (the masks as sets)."""
+        if self.marks is None:
+            return None
+        names = self.marked
+        return {
+            key: frozenset(name for j, name in enumerate(names) if mask >> j & 1)
+            for key, mask in zip(self.ids, self.marks, strict=True)
+        }
 
 
 class FeatureTable:
@@ -63,6 +78,10 @@ class FeatureTable:
         self._kind_ids: dict[str, int] = {}
         self._slots: dict[str, int] = {}
         self._records: list[MemoryRecord | None] = []
+        #: per slot, the scorer's fields of its record
+        self._fields: list[CandidateRow | None] = []
+        #: per slot, its record's id
+        self._ids: list[str | None] = []
         self._free: list[int] = []
         self._expiring: dict[int, str] = {}
         self._starts = array("q")
@@ -98,6 +117,8 @@ class FeatureTable:
             else:
                 slot = len(self._records)
                 self._records.append(None)
+                self._fields.append(None)
+                self._ids.append(None)
                 for column in (self._starts, self._ends):
                     column.append(0)
                 for column in (self._lengths, self._scopes, self._kinds):
@@ -121,6 +142,8 @@ class FeatureTable:
         entries.sort()
         term_ids, counts, marks = zip(*entries, strict=True) if entries else ((), (), ())
         self._records[slot] = record
+        self._fields[slot] = derived(record)
+        self._ids[slot] = record.id
         version = self._versions[slot] = self._versions[slot] + 1
         if self._postings is not None:
             self._post(slot, version, zip(term_ids, counts, strict=True))
@@ -148,7 +171,7 @@ class FeatureTable:
             return
         self._garbage += self._ends[slot] - self._starts[slot]
         self._starts[slot] = self._ends[slot] = 0
-        self._records[slot] = None
+        self._records[slot] = self._fields[slot] = self._ids[slot] = None
         self._versions[slot] += 1  # its postings are stale from now on
         self._live[slot] = 0
         self._scopes[slot] = self._kinds[slot] = -1
@@ -197,7 +220,7 @@ class FeatureTable:
         (``None``: any)."""
         phrases = match_terms(match)
         if not phrases or limit <= 0 or not self._slots:
-            return Hits([], [], [], {})
+            return _NO_HITS
         live = self._live_now(now, include_expired)
         allowed_scopes = (
             bytearray(b"\x01" * len(self._scope_ids))
@@ -219,7 +242,7 @@ class FeatureTable:
                 columns.append(self._phrase_counts(phrase, ids, live))
             names.append(phrase[0])
         if not query:
-            return Hits([], [], [], {})
+            return _NO_HITS
         if self._postings is None:
             self._postings = kernel.postings(
                 self._starts,
@@ -245,21 +268,20 @@ class FeatureTable:
             BM25_B,
             limit,
         )
-        records = cast("list[MemoryRecord]", self._records)  # a returned row is never free
-        keys = [records[row].id for row in rows]
-        # best first, ties by id: by id, then (stable) by score
+        if not rows:
+            return _NO_HITS
+        # best first, ties by id: by id, then (stable) by score; a returned row is never free
+        keys = _gather(rows, self._ids)
         order = sorted(range(len(rows)), key=keys.__getitem__)
-        order = sorted(order, key=scores.__getitem__, reverse=True)[:limit]
-        rows = [rows[i] for i in order]
-        found = [keys[i] for i in order]
-        hits = Hits([records[row] for row in rows], found, [scores[i] for i in order], None)
+        order.sort(key=scores.__getitem__, reverse=True)
+        del order[limit:]
+        best = _gather(order, rows)
+        found = _gather(order, keys)
+        hits = Hits(_gather(best, self._fields), found, _gather(order, scores), None, ())
         if any(len(phrase) > 1 for phrase in phrases) or len(query) > _MARKED_TERMS:
             return hits  # the marks cannot tell (phrases are counted apart)
-        texts = kernel.term_marks(self._starts, self._ends, self._terms, self._marks, rows, query)
-        named = tuple(names)
-        sets = {bits: _marked(named, bits) for bits in set(texts)}  # hits share few sets
-        held = dict(zip(found, map(sets.__getitem__, texts), strict=True))
-        return hits._replace(held=held)
+        texts = kernel.term_marks(self._starts, self._ends, self._terms, self._marks, best, query)
+        return hits._replace(marks=tuple(texts), marked=tuple(names))
 
     def _live_now(self, now: str, include_expired: bool) -> bytearray:
         """The live flags with rows expired at ``now`` cleared (unless they are wanted)."""
@@ -286,10 +308,14 @@ class FeatureTable:
         return counts
 
 
-@functools.lru_cache(maxsize=1024)
-def _marked(names: tuple[str, ...], bits: int) -> frozenset[str]:
-    """The ``names`` whose positions are set in ``bits`` (kept: queries share their sets)."""
-    return frozenset(name for j, name in enumerate(names) if bits >> j & 1)
+_NO_HITS = Hits((), (), (), (), ())
+
+
+def _gather(indices: Sequence[int], values: Sequence[Any]) -> tuple[Any, ...]:
+    """``tuple(values[i] for i in indices)``, gathered in one C call."""
+    if len(indices) == 1:
+        return (values[indices[0]],)
+    return itemgetter(*indices)(values) if indices else ()
 
 
 def _allowed(ids: dict[str, int], keys: Iterable[str]) -> bytearray:

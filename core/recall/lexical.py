@@ -8,7 +8,8 @@ the nine-factor scorer with a stemmed text relevance in place of its text-overla
 (:func:`text_factor`): ``sqrt(coverage) * (1 - s + s * bm25 / best bm25)``, where coverage
 is the IDF-weighted share of the query's stemmed terms the memory's text holds
 (:func:`weighted_coverage`), less for a text far longer than the others
-(:func:`length_scaled`), and BM25's share ``s`` grows with the number of candidates.
+(:func:`length_scaled`), and BM25's share ``s`` grows with the number of candidates. The
+``bm25`` kernel's ``text_relevance`` computes them for a recall's candidates at once.
 (BM25 alone is unreliable in the small scopes agents keep: with a handful of memories every
 shared term's IDF is floored and a task word in a file path decides; coverage alone loses
 BM25's length normalisation on long texts. Measured on public data and our own fixtures:
@@ -24,11 +25,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import NamedTuple
 
 import attrs
 
+from swarmmem._speedups.bm25 import text_relevance
 from swarmmem.core.model.candidates import CandidateRow
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest, Relation
@@ -211,21 +213,50 @@ def _stemmed_ranking(run: _Pass) -> tuple[Ranking | None, dict[str, float]]:
         relevance = {i: every[i] for i in best}
     # a memory matching the query only through its kind's words is no candidate
     phrases = match_terms(match)
-    records = [r for r in rows if r.id in relevance and r.recallable]
-    known = candidates.held_terms  # the store may know it already
-    if known is not None:
-        records = [r for r in records if r.id in known]
-        held = known if len(records) == len(known) else {r.id: known[r.id] for r in records}
+    terms = tuple(dict.fromkeys(t for phrase in phrases for t in phrase))
+    marks: Sequence[int] | None = candidates.term_marks
+    if marks is not None:  # the store's rows are those it scored, with their masks
+        records = rows
     else:
-        records, held = content_matches(records, phrases)
-    top = max([relevance[r.id] for r in records], default=0.0) or 1.0
-    cover = weighted_coverage(held, frozenset(t for phrase in phrases for t in phrase))
-    cover = length_scaled(cover, {r.id: len(r.text) for r in records})
-    text = text_factors(cover, relevance, top)
+        held = candidates.held_terms  # the store may know the terms as sets
+        if held is None:
+            matched = [r for r in rows if r.id in relevance and r.recallable]
+            rows, held = content_matches(matched, phrases)
+        records = [r for r in rows if r.id in relevance and r.recallable and r.id in held]
+        marks = _masks([held[r.id] for r in records], terms)
+    keys = [r.id for r in records]
+    values = text_relevance(
+        records,
+        _TEXT_AT,
+        [relevance[key] for key in keys],
+        marks,
+        len(terms),
+        LENGTH_FREE_CHARS,
+        LENGTH_EXPONENT,
+        BM25_HALF_SHARE_AT,
+    )
+    text = dict(zip(keys, values, strict=True))
     ranking = rank_rows(
         request, records, load, now_ms=now_ms, policy=policy, rng=rng, text_relevance=text
     )
     return ranking, text
+
+
+#: where ``text_relevance`` finds a candidate's text
+_TEXT_AT = CandidateRow._fields.index("text")
+
+
+def _masks(sets: Sequence[frozenset[str]], terms: Sequence[str]) -> list[int]:
+    """Each set of query ``terms`` as a mask (bit ``j``: ``terms[j]``), once per distinct set."""
+    position = {t: j for j, t in enumerate(terms)}
+    known: dict[frozenset[str], int] = {}
+    out = []
+    for have in sets:
+        mask = known.get(have)
+        if mask is None:
+            mask = known[have] = sum(1 << position[t] for t in have if t in position)
+        out.append(mask)
+    return out
 
 
 def _ranked_result(

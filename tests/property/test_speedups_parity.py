@@ -313,10 +313,11 @@ def _scored_inputs(cands, kinds, data):
     maps = st.dictionaries(st.sampled_from(ids), numbers)
     relevance = data.draw(st.none() | maps)
     lexical = data.draw(st.none() | maps)
-    recency = data.draw(
-        st.none()
-        | st.tuples(st.floats(0.0, 2e12, allow_nan=False), st.floats(0.0, 2e12, allow_nan=False))
-    )
+    # the scorer's bounds: the oldest update time and the span to the newest, when two differ
+    times = [row[order[11]] for row in rows if row[order[11]] is not None]
+    recency = None
+    if len(set(times)) > 1 and data.draw(st.booleans()):
+        recency = (min(times), max(times) - min(times))
     return rows, order, relevance, lexical, recency
 
 
@@ -708,3 +709,84 @@ def test_term_marks_compiled_equals_twin(data):
     rows = data.draw(st.lists(st.integers(0, n_rows - 1), max_size=8)) if n_rows else []
     args = (array("q", starts), array("q", ends), array("i", terms), bytes(marks), rows, query)
     assert _compiled("bm25").term_marks(*args) == _bm25_py.term_marks(*args)
+
+
+# --- bm25: the stemmed channel's text relevance ------------------------------------------------
+
+TERMS = ["user", "allergi", "fruit", "cach", "sqlite"]
+
+
+@st.composite
+def text_relevance_inputs(draw):
+    """Candidate tuples ``(text, id)`` with texts short and long, a BM25 score and the set of
+    query terms each text holds; the query's terms (some held by no candidate); the length
+    and share parameters."""
+    n = draw(st.integers(0, 14))
+    lengths = st.sampled_from([0, 40, 499, 500, 501, 900, 4000])
+    cands = [("x" * draw(lengths), f"m{i}") for i in range(n)]
+    score = st.sampled_from([0.0, 0.5, 1.25, 3.0]) | st.floats(0.0, 30.0)
+    scores = [draw(score) for _ in cands]
+    terms = draw(st.lists(st.sampled_from(TERMS), unique=True))
+    held = [draw(st.frozensets(st.sampled_from(terms))) if terms else frozenset() for _ in cands]
+    free = draw(st.sampled_from([0, 100, 500]))
+    exponent = draw(st.sampled_from([0.0, 1.0, 2.0, 0.7]))
+    half = draw(st.sampled_from([5.0, 1.0, 0.25]))
+    return cands, scores, held, terms, free, exponent, half
+
+
+def _as_masks(held, terms):
+    return [sum(1 << terms.index(t) for t in have) for have in held]
+
+
+@settings(deadline=None, max_examples=300)
+@given(inputs=text_relevance_inputs())
+def test_text_relevance_is_the_text_factor_over_the_terms_held(kernels, inputs):
+    """Each candidate's relevance is the text factor of its length-scaled, IDF-weighted
+    coverage of the query's terms (the recall path's formulas over sets of terms)."""
+    from swarmmem.core.recall.lexical import length_scaled, text_factors, weighted_coverage
+
+    cands, scores, held, terms, free, exponent, half = inputs
+    found = kernels.bm25.text_relevance(
+        cands, 0, scores, _as_masks(held, terms), len(terms), free, exponent, half
+    )
+    by_id = {c[1]: have for c, have in zip(cands, held, strict=True)}
+    cover = weighted_coverage(by_id, frozenset(terms))
+    cover = length_scaled(cover, {c[1]: len(c[0]) for c in cands}, free, exponent)
+    bm25 = {c[1]: score for c, score in zip(cands, scores, strict=True)}
+    expected = text_factors(cover, bm25, max(scores, default=0.0) or 1.0, half)
+    assert found == [expected[c[1]] for c in cands]
+
+
+@compiled
+@needs_compiled
+@settings(deadline=None, max_examples=400)
+@given(inputs=text_relevance_inputs(), width=st.sampled_from([0, 60, 70]))
+def test_text_relevance_compiled_equals_twin(inputs, width):
+    """Both kernels give the same floats, masks wider than 64 terms included."""
+    from swarmmem._speedups import _bm25_py
+
+    cands, scores, held, terms, free, exponent, half = inputs
+    terms = [f"pad{i}" for i in range(width)] + terms  # the terms move to high bits
+    args = (cands, 0, scores, _as_masks(held, terms), len(terms), free, exponent, half)
+    assert _compiled("bm25").text_relevance(*args) == _bm25_py.text_relevance(*args)
+
+
+@pytest.mark.parametrize("impl", ["python", "compiled"])
+def test_text_relevance_refuses_bad_input(impl):
+    """One score and one mask per candidate, masks within the terms, a text in each tuple."""
+    from swarmmem._speedups import _bm25_py
+
+    if impl == "compiled" and NO_EXTENSIONS:
+        pytest.skip("SWARMMEM_NO_EXTENSIONS=1")
+    kernel = _bm25_py if impl == "python" else _compiled("bm25")
+    params = (500, 2.0, 5.0)
+    assert kernel.text_relevance([("t",)], 0, [2.0], [1], 1, *params) == [1.0]
+    assert kernel.text_relevance([], 0, [], [], 3, *params) == []
+    with pytest.raises(ValueError):
+        kernel.text_relevance([("t",)], 0, [2.0, 1.0], [1], 1, *params)
+    with pytest.raises(ValueError):
+        kernel.text_relevance([("t",)], 0, [2.0], [4], 2, *params)
+    with pytest.raises(ValueError):
+        kernel.text_relevance([("t",)], 0, [2.0], [-1], 2, *params)
+    with pytest.raises((TypeError, IndexError)):
+        kernel.text_relevance([("t",)], 1, [2.0], [1], 1, *params)

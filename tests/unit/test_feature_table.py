@@ -83,7 +83,7 @@ def _found(table: FeatureTable, match: str | None, scopes, kinds, limit: int):
     hits = table.search(
         match, scope_keys=scopes, kinds=kinds, now=NOW, include_expired=False, limit=limit
     )
-    assert [record.id for record in hits.records] == hits.ids
+    assert tuple(row.id for row in hits.rows) == hits.ids
     return list(zip(hits.ids, hits.scores, strict=True))
 
 
@@ -127,11 +127,11 @@ def test_held_terms_equal_the_records_content(kernel: str, query: str) -> None:
             match, scope_keys=None, kinds=kinds, now=NOW, include_expired=False, limit=60
         )
         if any(len(phrase) > 1 for phrase in phrases):
-            assert hits.held is None
+            assert hits.held() is None
             continue
-        kept, held = content_matches(hits.records, phrases)
-        assert hits.held == held
-        assert hits.held.keys() == {record.id for record in kept}
+        kept, held = content_matches(hits.rows, phrases)
+        assert hits.held() == held
+        assert held.keys() == {record.id for record in kept} == set(hits.ids)
         if "zzzqqq" not in query:
             assert held and any(held.values())
     # kind words alone match nothing: a third of the records are project_facts, none says
@@ -146,7 +146,7 @@ def test_held_terms_equal_the_records_content(kernel: str, query: str) -> None:
             include_expired=False,
             limit=60,
         )
-        assert only_kind.records == [] and only_kind.held == {}
+        assert only_kind.rows == () and only_kind.held() == {}
 
 
 def test_rows_follow_replacements_removals_and_compaction(kernel: str) -> None:
