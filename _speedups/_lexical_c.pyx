@@ -21,8 +21,14 @@ as a plain tuple would take.
 import re
 
 cimport cython
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.unicode cimport (
     PyUnicode_1BYTE_KIND,
+    PyUnicode_CheckExact,
+    PyUnicode_Compare,
     PyUnicode_2BYTE_KIND,
     PyUnicode_DATA,
     PyUnicode_GET_LENGTH,
@@ -470,33 +476,111 @@ def scored_candidates(str query, task, bint task_as_query, list candidates, tupl
     cdef list out = []
     cdef tuple c
     cdef object kind, row, key, found, updated
-    cdef double kind_boost, role_boost, value, share, fresh, base
+    cdef double kind_boost, role_boost, value, share, fresh, base, score
     cdef double sig[7]
-    for candidate in candidates:
-        if not isinstance(candidate, tuple) or len(<tuple>candidate) < need:
-            raise TypeError("scored_candidates: every candidate must be a tuple holding the fields")
-        c = <tuple>candidate
-        kind = c[f_kind]
-        kind_boost = 0.5 if kinds is None else (1.0 if kind in kinds else 0.0)
-        role_boost = 1.0 if role_kinds is not None and kind in role_kinds else 0.0
-        row = scorer.fill(c[f_text], c[f_tags], c[f_files], c[f_symbols], c[f_kinds], c[f_ref],
-                          c[f_scope], kind_boost, role_boost, c[f_conf], sig)
-        if rel_map is None:
-            base = sig[6]
-            out.append(_new_scored(_SCORED, c, row, base, base + (<double>c[f_q] - 0.5) * q_weight,
-                                   0, 0.0))
-            continue
-        key = c[f_id]
-        found = rel_map.get(key)
-        value = 0.0 if found is None else <double>found
-        if lex_map is None:
-            share = value
-        else:
-            found = lex_map.get(key)
-            share = 0.0 if found is None else <double>found
-        updated = c[f_updated]
-        fresh = 0.0 if span == 0.0 or updated is None else (<double>updated - oldest) / span
-        base = sig[6] + (W0 * (value - sig[0]) + recency_weight * fresh * share)
-        out.append(_new_scored(_SCORED, c, row, base, base + (<double>c[f_q] - 0.5) * q_weight,
-                               1, value))
-    return out
+    cdef Py_ssize_t k = 0
+    cdef double* scores = <double*>malloc((len(candidates) + 1) * sizeof(double))
+    if scores == NULL:
+        raise MemoryError()
+    try:
+        for candidate in candidates:
+            if not isinstance(candidate, tuple) or len(<tuple>candidate) < need:
+                raise TypeError("scored_candidates: every candidate must be a tuple holding the fields")
+            c = <tuple>candidate
+            kind = c[f_kind]
+            kind_boost = 0.5 if kinds is None else (1.0 if kind in kinds else 0.0)
+            role_boost = 1.0 if role_kinds is not None and kind in role_kinds else 0.0
+            row = scorer.fill(c[f_text], c[f_tags], c[f_files], c[f_symbols], c[f_kinds], c[f_ref],
+                              c[f_scope], kind_boost, role_boost, c[f_conf], sig)
+            if rel_map is None:
+                base = sig[6]
+                score = base + (<double>c[f_q] - 0.5) * q_weight
+                out.append(_new_scored(_SCORED, c, row, base, score, 0, 0.0))
+                scores[k] = score
+                k += 1
+                continue
+            key = c[f_id]
+            found = rel_map.get(key)
+            value = 0.0 if found is None else <double>found
+            if lex_map is None:
+                share = value
+            else:
+                found = lex_map.get(key)
+                share = 0.0 if found is None else <double>found
+            updated = c[f_updated]
+            fresh = 0.0 if span == 0.0 or updated is None else (<double>updated - oldest) / span
+            base = sig[6] + (W0 * (value - sig[0]) + recency_weight * fresh * share)
+            score = base + (<double>c[f_q] - 0.5) * q_weight
+            out.append(_new_scored(_SCORED, c, row, base, score, 1, value))
+            scores[k] = score
+            k += 1
+        return _best_first(out, scores, f_id)
+    finally:
+        free(scores)
+
+
+cdef inline bint _before(const double* scores, PyObject** ids, Py_ssize_t a,
+                         Py_ssize_t b) except -1:
+    """True when candidate ``a`` ranks strictly before ``b``: a higher score, or the same
+    score and a smaller id."""
+    if scores[a] != scores[b]:
+        return scores[a] > scores[b]
+    return PyUnicode_Compare(<object>ids[a], <object>ids[b]) < 0
+
+
+cdef list _best_first(list scored, const double* scores, Py_ssize_t f_id):
+    """``scored`` by score, highest first, ties by id (a stable merge sort of positions)."""
+    cdef Py_ssize_t n = len(scored), width, lo, mid, hi, i, j, k
+    cdef Py_ssize_t* order = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* spare = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* swap
+    cdef PyObject** ids = <PyObject**>malloc((n + 1) * sizeof(PyObject*))
+    cdef object key, item
+    cdef list out
+    try:
+        if order == NULL or spare == NULL or ids == NULL:
+            raise MemoryError()
+        for i in range(n):
+            order[i] = i
+            # borrowed: each id is held by its candidate tuple, held by ``scored``
+            ids[i] = PyTuple_GET_ITEM(<object>PyTuple_GET_ITEM(scored[i], 0), f_id)
+            if not PyUnicode_CheckExact(<object>ids[i]):
+                raise TypeError("scored_candidates: candidate ids must be str")
+        width = 1
+        while width < n:
+            lo = 0
+            while lo < n:
+                mid = min(lo + width, n)
+                hi = min(lo + 2 * width, n)
+                i, j, k = lo, mid, lo
+                while i < mid and j < hi:
+                    if _before(scores, ids, order[j], order[i]):
+                        spare[k] = order[j]
+                        j += 1
+                    else:
+                        spare[k] = order[i]
+                        i += 1
+                    k += 1
+                while i < mid:
+                    spare[k] = order[i]
+                    i += 1
+                    k += 1
+                while j < hi:
+                    spare[k] = order[j]
+                    j += 1
+                    k += 1
+                lo = hi
+            swap = order
+            order = spare
+            spare = swap
+            width *= 2
+        out = PyList_New(n)
+        for i in range(n):
+            item = scored[order[i]]
+            Py_INCREF(item)
+            PyList_SET_ITEM(out, i, item)
+        return out
+    finally:
+        free(order)
+        free(spare)
+        free(ids)

@@ -15,6 +15,7 @@ the Q-value boost.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -205,7 +206,8 @@ def scored_candidates(
       ``recency`` or an update time) times the lexical share of its relevance (``lexical``,
       the relevance itself when ``None``);
 
-    and as its score that base plus ``(q - 0.5) * q_weight``."""
+    and as its score that base plus ``(q - 0.5) * q_weight``; best first: by score, highest
+    first, ties by id (a str), then in their order."""
     if len(fields) != len(SCORED_FIELDS):
         raise ValueError("scored_candidates: fields must give a position per SCORED_FIELDS")
     rows = score_candidates(query, task, task_as_query, candidates, fields[:-3], kinds, role_kinds)
@@ -216,7 +218,7 @@ def scored_candidates(
         for c, row in zip(candidates, rows, strict=True):
             base = row.base
             append(_new_row(Scored, (c, row, base, base + (c[q_at] - 0.5) * q_weight, None, None)))
-        return out
+        return _best_first(out, key_at)
     w_text = WEIGHTS[0]
     oldest, span = recency if recency is not None else (0.0, 0.0)
     relevant = relevance.get
@@ -229,4 +231,16 @@ def scored_candidates(
         base = row.base + (w_text * (value - row.text) + recency_weight * fresh * share)
         score = base + (c[q_at] - 0.5) * q_weight
         append(_new_row(Scored, (c, row, base, score, value, None)))
-    return out
+    return _best_first(out, key_at)
+
+
+def _best_first(scored: list[Scored], key_at: int) -> list[Scored]:
+    """``scored`` by score, highest first, ties by id: by id, then stably by score."""
+    if any(not isinstance(s.fields[key_at], str) for s in scored):
+        raise TypeError("scored_candidates: candidate ids must be str")
+    scored.sort(key=lambda s: s.fields[key_at])
+    scored.sort(key=_SCORE, reverse=True)
+    return scored
+
+
+_SCORE = operator.itemgetter(3)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 from array import array
 
@@ -65,7 +66,8 @@ def test_score_candidates(benchmark, kernels, lexical_columns):
 @pytest.mark.benchmark(group="lexical: 1k scored candidates")
 def test_scored_candidates(benchmark, kernels, lexical_columns):
     """Time the scorer going on to each candidate's ranking score (text relevance in the text
-    factor's place, recency, Q boost) over 1,000 candidate tuples, as stemmed recall calls it."""
+    factor's place, recency, Q boost) over 1,000 candidate tuples, best first, as stemmed
+    recall calls it."""
     texts, tags, files, symbols, kind_words, refs, scope, _kind, role, confidence = lexical_columns
     rng = random.Random(5)
     n = len(texts)
@@ -80,10 +82,12 @@ def test_scored_candidates(benchmark, kernels, lexical_columns):
     recency = (oldest, max(updated) - oldest)
     args = (QUERY, TASK, False, rows, tuple(range(12)), None, {"decision"}, relevance)
     scored = benchmark(kernels.lexical.scored_candidates, *args, None, recency, 0.16, 0.2)
-    assert [s.row for s in scored] == kernels.lexical.score_candidates(
+    rows_by_id = {s.fields[9]: s.row for s in scored}
+    assert [rows_by_id[key] for key in ids] == kernels.lexical.score_candidates(
         QUERY, TASK, False, rows, tuple(range(9)), None, {"decision"}
     )
     assert all(s.relevance == relevance[s.fields[9]] for s in scored)
+    assert all(a.score >= b.score for a, b in itertools.pairwise(scored))
 
 
 @pytest.fixture(scope="module")

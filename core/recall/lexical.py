@@ -24,6 +24,7 @@ expansion.
 from __future__ import annotations
 
 import math
+import operator
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import NamedTuple
@@ -242,6 +243,9 @@ def _stemmed_ranking(run: _Pass) -> tuple[Ranking | None, dict[str, float]]:
     return ranking, text
 
 
+_SCORED_ID = operator.attrgetter("fields.id")
+_SCORED_FIELDS = operator.attrgetter("fields")
+
 #: where ``text_relevance`` finds a candidate's text
 _TEXT_AT = CandidateRow._fields.index("text")
 
@@ -267,9 +271,9 @@ def _ranked_result(
     return RecallResult(
         items=tuple(ranking.items(keep)),
         diagnostics=ranking.diagnostics,
-        lexical_order=tuple(s.fields.id for s in ranking.kept),
+        lexical_order=tuple(map(_SCORED_ID, ranking.kept)),
         candidate_count=len(ranking.kept) + (ranking.explored is not None),
-        rows=tuple(s.fields for s in ranking.kept),
+        rows=tuple(map(_SCORED_FIELDS, ranking.kept)),
         load=ranking.load,
         text_relevance=text_relevance,
     )

@@ -361,9 +361,8 @@ def rank_rows(
         signalled = [s for s in scored_all if s.relevance or _has_query_signal(s.row)]
         diag["noSignalCount"] = len(scored_all) - len(signalled)
         scored_all = signalled
-    kept = [s for s in scored_all if s.base >= min_score]
+    kept = [s for s in scored_all if s.base >= min_score]  # best first already
     diag["belowThresholdCount"] = len(scored_all) - len(kept)
-    best_first(kept)
 
     explored = _explore(suppressed, scorer, policy, rng, min_score)
     diag["exploredCount"] = int(explored is not None)
@@ -492,7 +491,7 @@ class _BatchScorer:
             self.named = _named_references(request.query)
 
     def score(self, fields: Sequence[CandidateRow], *, recent: bool = True) -> list[Scored]:
-        """The scored candidates of ``fields``, in its order (``recent``: with the recency
+        """The scored candidates of ``fields``, best first (``recent``: with the recency
         feature, which only the eligible candidates have)."""
         request = self.request
         fields = fields if isinstance(fields, list) else list(fields)
@@ -536,7 +535,7 @@ class _BatchScorer:
         recency: tuple[float, float] | None,
     ) -> list[Scored]:
         """``lexical.scored_candidates`` of ``fields`` with the named-reference rule applied
-        to each row (the same floats for a row the rule leaves alone)."""
+        to each row (the same floats for a row the rule leaves alone), best first."""
         text_relevance = self.text_relevance
         assert text_relevance is not None
         lexical_part = text_relevance if self.lexical_part is None else self.lexical_part
@@ -555,6 +554,7 @@ class _BatchScorer:
             signals, extra = named.signals(row, f, cited.get(key))
             base = row.base + (w_text * (relevance - row.text) + fresh + extra)
             out.append(Scored(f, signals, base, base + (f.q - 0.5) * q_weight, relevance))
+        best_first(out)
         return out
 
 

@@ -327,7 +327,8 @@ def test_scored_candidates_extend_the_rows_by_the_documented_formula(
     kernels, query, task, task_as_query, cands, kinds, wanted, role, data
 ):
     """Each candidate keeps its ``score_candidates`` row; its base is the row's, or with a
-    relevance the row's plus the relevance and recency terms; its score adds the Q boost."""
+    relevance the row's plus the relevance and recency terms; its score adds the Q boost;
+    they come best first, ties by id."""
     rows, order, relevance, lexical, recency = _scored_inputs(cands, kinds[: len(cands)], data)
     kernel = kernels.lexical
     found = kernel.scored_candidates(
@@ -345,6 +346,10 @@ def test_scored_candidates_extend_the_rows_by_the_documented_formula(
         0.2,
     )
     plain = kernel.score_candidates(query, task, task_as_query, rows, order[:9], wanted, role)
+    ranks = [(-s.score, s.fields[order[9]]) for s in found]
+    assert ranks == sorted(ranks)  # best first, ties by id
+    position = {id(c): n for n, c in enumerate(rows)}
+    found = sorted(found, key=lambda s: position[id(s.fields)])
     assert [s.row for s in found] == plain
     oldest, span = recency or (0.0, 0.0)
     for s, c, row in zip(found, rows, plain, strict=True):
