@@ -224,15 +224,16 @@ def test_score_lexical_compiled_equals_twin(query, task, task_as_query, cands):
 KINDS = ["project_fact", "test_pattern", "decision"]
 kind_sets = st.none() | st.frozensets(st.sampled_from(KINDS))
 #: a query, a task, candidates with a kind each, the wanted kinds and the role's kinds
-candidate_inputs = given(
-    query=texts,
-    task=st.none() | texts,
-    task_as_query=st.booleans(),
-    cands=candidates,
-    kinds=st.lists(st.sampled_from(KINDS), min_size=5, max_size=5),
-    wanted=kind_sets,
-    role=kind_sets,
-)
+CANDIDATE_INPUTS = {
+    "query": texts,
+    "task": st.none() | texts,
+    "task_as_query": st.booleans(),
+    "cands": candidates,
+    "kinds": st.lists(st.sampled_from(KINDS), min_size=5, max_size=5),
+    "wanted": kind_sets,
+    "role": kind_sets,
+}
+candidate_inputs = given(**CANDIDATE_INPUTS)
 
 
 def _candidate_tuples(cands, kinds):
@@ -280,17 +281,8 @@ def test_score_candidates_compiled_equals_twin(
 
 
 #: the candidate inputs, and a source for each candidate's id, Q-value and update time and the
-#: relevance maps and recency bounds
-scored_inputs = given(
-    query=texts,
-    task=st.none() | texts,
-    task_as_query=st.booleans(),
-    cands=candidates,
-    kinds=st.lists(st.sampled_from(KINDS), min_size=5, max_size=5),
-    wanted=kind_sets,
-    role=kind_sets,
-    data=st.data(),
-)
+#: relevance maps
+scored_inputs = given(**CANDIDATE_INPUTS, data=st.data())
 
 
 def _scored_inputs(cands, kinds, data):
