@@ -421,30 +421,48 @@ CANDIDATE_FIELDS = (
 )
 
 
+cdef struct _Positions:
+    # where each of CANDIDATE_FIELDS sits in a candidate tuple, and the length it needs
+    Py_ssize_t text, tags, files, symbols, kinds, ref, scope, kind, conf, need
+
+
+cdef int _read_positions(tuple fields, _Positions* at, str caller) except -1:
+    """Read the first nine of ``fields`` (the positions of ``CANDIDATE_FIELDS``) into ``at``."""
+    if min(fields) < 0:
+        raise ValueError(f"{caller}: field positions must not be negative")
+    at.text, at.tags, at.files, at.symbols, at.kinds, at.ref, at.scope, at.kind, at.conf = (
+        fields[:9]
+    )
+    at.need = max(fields) + 1
+    return 0
+
+
+cdef object _candidate_row(_Scorer scorer, object candidate, const _Positions* at, kinds,
+                           role_kinds, double* sig, str caller):
+    """One candidate tuple's ``LexicalRow``, its values also left in ``sig``."""
+    if not isinstance(candidate, tuple) or len(<tuple>candidate) < at.need:
+        raise TypeError(f"{caller}: every candidate must be a tuple holding the fields")
+    cdef tuple c = <tuple>candidate
+    cdef object kind = c[at.kind]
+    cdef double kind_boost = 0.5 if kinds is None else (1.0 if kind in kinds else 0.0)
+    cdef double role_boost = 1.0 if role_kinds is not None and kind in role_kinds else 0.0
+    return scorer.fill(c[at.text], c[at.tags], c[at.files], c[at.symbols], c[at.kinds],
+                       c[at.ref], c[at.scope], kind_boost, role_boost, c[at.conf], sig)
+
+
 def score_candidates(str query, task, bint task_as_query, list candidates, tuple fields,
                      kinds, role_kinds):
     """``score_lexical`` of candidate tuples read in place (see the twin)."""
     if len(fields) != len(CANDIDATE_FIELDS):
         raise ValueError("score_candidates: fields must give a position per CANDIDATE_FIELDS")
-    cdef Py_ssize_t f_text, f_tags, f_files, f_symbols, f_kinds, f_ref, f_scope, f_kind, f_conf
-    f_text, f_tags, f_files, f_symbols, f_kinds, f_ref, f_scope, f_kind, f_conf = fields
-    cdef Py_ssize_t need = max(fields) + 1
-    if min(fields) < 0:
-        raise ValueError("score_candidates: field positions must not be negative")
+    cdef _Positions at
+    _read_positions(fields, &at, "score_candidates")
     cdef _Scorer scorer = _Scorer(query, task, task_as_query)
     cdef list out = []
-    cdef tuple c
-    cdef object kind
-    cdef double kind_boost, role_boost
+    cdef double sig[7]
     for candidate in candidates:
-        if not isinstance(candidate, tuple) or len(<tuple>candidate) < need:
-            raise TypeError("score_candidates: every candidate must be a tuple holding the fields")
-        c = <tuple>candidate
-        kind = c[f_kind]
-        kind_boost = 0.5 if kinds is None else (1.0 if kind in kinds else 0.0)
-        role_boost = 1.0 if role_kinds is not None and kind in role_kinds else 0.0
-        out.append(scorer.row(c[f_text], c[f_tags], c[f_files], c[f_symbols], c[f_kinds],
-                              c[f_ref], c[f_scope], kind_boost, role_boost, c[f_conf]))
+        out.append(_candidate_row(scorer, candidate, &at, kinds, role_kinds, sig,
+                                  "score_candidates"))
     return out
 
 
@@ -457,13 +475,9 @@ def scored_candidates(str query, task, bint task_as_query, list candidates, tupl
     """Per candidate, its ``Scored`` (see the twin)."""
     if len(fields) != len(SCORED_FIELDS):
         raise ValueError("scored_candidates: fields must give a position per SCORED_FIELDS")
-    cdef Py_ssize_t f_text, f_tags, f_files, f_symbols, f_kinds, f_ref, f_scope, f_kind, f_conf
-    cdef Py_ssize_t f_id, f_q, f_updated
-    (f_text, f_tags, f_files, f_symbols, f_kinds, f_ref, f_scope, f_kind, f_conf,
-     f_id, f_q, f_updated) = fields
-    cdef Py_ssize_t need = max(fields) + 1
-    if min(fields) < 0:
-        raise ValueError("scored_candidates: field positions must not be negative")
+    cdef _Positions at
+    _read_positions(fields, &at, "scored_candidates")
+    cdef Py_ssize_t f_id = fields[9], f_q = fields[10], f_updated = fields[11]
     cdef dict rel_map = None, lex_map = None
     if relevance is not None:
         rel_map = relevance if type(relevance) is dict else dict(relevance)
@@ -475,8 +489,8 @@ def scored_candidates(str query, task, bint task_as_query, list candidates, tupl
     cdef _Scorer scorer = _Scorer(query, task, task_as_query)
     cdef list out = []
     cdef tuple c
-    cdef object kind, row, key, found, updated
-    cdef double kind_boost, role_boost, value, share, fresh, base, score
+    cdef object row, key, found, updated
+    cdef double value, share, fresh, base, score
     cdef double sig[7]
     cdef Py_ssize_t k = 0
     cdef double* scores = <double*>malloc((len(candidates) + 1) * sizeof(double))
@@ -484,14 +498,9 @@ def scored_candidates(str query, task, bint task_as_query, list candidates, tupl
         raise MemoryError()
     try:
         for candidate in candidates:
-            if not isinstance(candidate, tuple) or len(<tuple>candidate) < need:
-                raise TypeError("scored_candidates: every candidate must be a tuple holding the fields")
+            row = _candidate_row(scorer, candidate, &at, kinds, role_kinds, sig,
+                                 "scored_candidates")
             c = <tuple>candidate
-            kind = c[f_kind]
-            kind_boost = 0.5 if kinds is None else (1.0 if kind in kinds else 0.0)
-            role_boost = 1.0 if role_kinds is not None and kind in role_kinds else 0.0
-            row = scorer.fill(c[f_text], c[f_tags], c[f_files], c[f_symbols], c[f_kinds], c[f_ref],
-                              c[f_scope], kind_boost, role_boost, c[f_conf], sig)
             if rel_map is None:
                 base = sig[6]
                 score = base + (<double>c[f_q] - 0.5) * q_weight
