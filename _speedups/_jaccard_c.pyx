@@ -1,11 +1,12 @@
 # cython: language_level=3
 """Jaccard token-overlap kernel, compiled twin of ``_jaccard_py`` (same keys, same floats).
 
-Tokens are scanned straight from the string's bytes through a table that lower-cases and
-classifies each (text of wider code points goes through ``str.lower`` first) and turned into
-64-bit keys as each ends. ``token_keys`` sorts and de-duplicates them in a C buffer and
-``jaccard_keys`` compares two such sets with a branch-free merge; ``jaccard_many`` counts
-through two small hash sets instead.
+Tokens are found in the string's bytes 64 at a time: a table lower-cases and classifies each
+byte (text of wider code points goes through ``str.lower`` first), and the starts and ends of
+tokens are read off a bit mask of token bytes, so token boundaries cost no branch per byte.
+Each token then becomes a 64-bit key. ``token_keys`` sorts and de-duplicates the keys in a C
+buffer and ``jaccard_keys`` compares two such sets with a branch-free merge; ``jaccard_many``
+counts each candidate's keys through one hash table that holds the source's keys instead.
 """
 
 from cpython.array cimport array, clone
@@ -15,11 +16,10 @@ from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from cpython.sequence cimport PySequence_Fast
 from libc.stdint cimport uint64_t
-from libc.stdlib cimport free, malloc, qsort, realloc
+from libc.stdlib cimport free, qsort, realloc
 from libc.string cimport memset
 
 cdef extern from "Python.h":
-    bint PyUnicode_IS_ASCII(object o)
     int PyUnicode_KIND(object o)
     void* PyUnicode_DATA(object o)
     Py_ssize_t PyUnicode_GET_LENGTH(object o)
@@ -35,11 +35,29 @@ cdef uint64_t _FNV_PRIME = 0x100000001B3ULL
 cdef uint64_t _LONG = 1ULL << 63
 
 
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    static __inline int swarmmem_ctz64(unsigned long long x) {
+        unsigned long i;
+        _BitScanForward64(&i, x);
+        return (int)i;
+    }
+    #else
+    #define swarmmem_ctz64(x) __builtin_ctzll(x)
+    #endif
+    """
+    int _ctz64 "swarmmem_ctz64"(uint64_t x) noexcept nogil
+
+
 cdef struct KeyBuf:
     uint64_t* keys
+    Py_ssize_t* starts  # where each scanned token starts (then scratch space for jaccard_many)
+    Py_ssize_t* ends  # where each scanned token ends
     Py_ssize_t n
-    Py_ssize_t cap
-    unsigned char* copy  # a wide text's code points as bytes (``cap * 2`` >= its length)
+    Py_ssize_t cap  # room for this many tokens
+    unsigned char* chars  # the text's token bytes (0 for a separator), 8 bytes of padding after
 
 
 cdef int _cmp_u64(const void* a, const void* b) noexcept nogil:
@@ -47,26 +65,37 @@ cdef int _cmp_u64(const void* a, const void* b) noexcept nogil:
     return (x > y) - (x < y)
 
 
-cdef int _reserve(KeyBuf* buf, Py_ssize_t cap) except -1:
-    cdef uint64_t* grown
-    cdef unsigned char* copy
+cdef int _reserve(KeyBuf* buf, Py_ssize_t length) except -1:
+    """Make room in ``buf`` for the tokens of a text of ``length`` code points."""
+    cdef Py_ssize_t cap = length // 2 + 1
+    cdef void* grown
     if cap <= buf.cap:
         return 0
-    grown = <uint64_t*>realloc(buf.keys, cap * sizeof(uint64_t))
+    grown = realloc(buf.keys, cap * sizeof(uint64_t))
     if grown == NULL:
         raise MemoryError()
-    buf.keys = grown
-    copy = <unsigned char*>realloc(buf.copy, cap * 2)
-    if copy == NULL:
+    buf.keys = <uint64_t*>grown
+    grown = realloc(buf.starts, cap * sizeof(Py_ssize_t))
+    if grown == NULL:
         raise MemoryError()
-    buf.copy = copy
+    buf.starts = <Py_ssize_t*>grown
+    grown = realloc(buf.ends, cap * sizeof(Py_ssize_t))
+    if grown == NULL:
+        raise MemoryError()
+    buf.ends = <Py_ssize_t*>grown
+    grown = realloc(buf.chars, 2 * cap + 8)
+    if grown == NULL:
+        raise MemoryError()
+    buf.chars = <unsigned char*>grown
     buf.cap = cap
     return 0
 
 
 cdef void _release(KeyBuf* buf) noexcept:
     free(buf.keys)
-    free(buf.copy)
+    free(buf.starts)
+    free(buf.ends)
+    free(buf.chars)
 
 
 cdef unsigned char _TOKEN_BYTE[256]
@@ -135,86 +164,160 @@ cdef Py_ssize_t _scan_unsorted(str text, KeyBuf* buf) except -1:
     cdef void* data = PyUnicode_DATA(lowered)
     cdef unsigned int ch
     cdef unsigned char* copy
-    _reserve(buf, length // 2 + 1)
+    _reserve(buf, length)
     if kind == 1:
-        return _scan_bytes(<const unsigned char*>data, length, buf.keys)
-    copy = buf.copy
+        return _scan_bytes(<const unsigned char*>data, length, buf)
+    copy = buf.chars
     for i in range(length):
         ch = PyUnicode_READ(kind, data, i)
         copy[i] = ch if ch < 128 else 32
-    return _scan_bytes(copy, length, buf.keys)
+    return _scan_bytes(copy, length, buf)
+
+
+cdef inline uint64_t _big_endian(const unsigned char* b) noexcept nogil:
+    """The 8 bytes at ``b`` read as a big-endian number (compilers make this one load)."""
+    return (
+        (<uint64_t>b[0] << 56) | (<uint64_t>b[1] << 48) | (<uint64_t>b[2] << 40)
+        | (<uint64_t>b[3] << 32) | (<uint64_t>b[4] << 24) | (<uint64_t>b[5] << 16)
+        | (<uint64_t>b[6] << 8) | <uint64_t>b[7]
+    )
 
 
 cdef Py_ssize_t _scan_bytes(
-    const unsigned char* chars, Py_ssize_t length, uint64_t* keys
+    const unsigned char* text, Py_ssize_t length, KeyBuf* buf
 ) noexcept nogil:
-    """The keys of the tokens of ``length`` bytes, in order (``keys`` has room for them)."""
-    cdef Py_ssize_t i, start = 0, run, n = 0, j
-    cdef unsigned char c
-    cdef uint64_t packed = 0, h
-    for i in range(length + 1):
-        c = _TOKEN_BYTE[chars[i]] if i < length else 0
-        if c:
-            packed = (packed << 8) | c
-            continue
-        run = i - start
-        if run:
-            if run <= 7:
-                keys[n] = packed
-            else:  # a long token: hash its lower-cased bytes
-                h = _FNV_OFFSET
-                for j in range(start, i):
-                    h = (h ^ _TOKEN_BYTE[chars[j]]) * _FNV_PRIME
-                keys[n] = h | _LONG
-            n += 1
-            packed = 0
-        start = i + 1
-    return n
+    """The keys of the tokens of ``length`` bytes, in order (``buf`` has room for them).
+
+    Token boundaries are found without a branch per byte: each block of 64 bytes is turned
+    into its token bytes (``buf.chars``, which ``text`` may be) and a bit mask of them, and
+    the starts and ends of tokens are read off the mask's edges bit by bit. A token of up
+    to 7 bytes is then one 8-byte load cut to length; a longer one is hashed.
+    """
+    cdef unsigned char* chars = buf.chars
+    cdef uint64_t* keys = buf.keys
+    cdef Py_ssize_t* starts = buf.starts
+    cdef Py_ssize_t* ends = buf.ends
+    cdef Py_ssize_t base, i, j, stop, run, ns = 0, ne = 0
+    cdef uint64_t c, mask, edges, carry = 0, h
+    for base in range(0, length, 64):
+        stop = min(64, length - base)
+        mask = 0
+        for i in range(stop):
+            c = _TOKEN_BYTE[text[base + i]]
+            chars[base + i] = <unsigned char>c
+            mask |= <uint64_t>(c != 0) << i
+        edges = mask & ~((mask << 1) | carry)  # token starts
+        while edges:
+            starts[ns] = base + _ctz64(edges)
+            ns += 1
+            edges &= edges - 1
+        edges = ~mask & ((mask << 1) | carry)  # token ends (bit ``stop`` past a block's end)
+        while edges:
+            ends[ne] = base + _ctz64(edges)
+            ne += 1
+            edges &= edges - 1
+        carry = mask >> 63
+    if ne < ns:  # the text ends inside a token at a block's end
+        ends[ne] = length
+    memset(chars + length, 0, 8)
+    for i in range(ns):
+        run = ends[i] - starts[i]
+        if run <= 7:
+            keys[i] = _big_endian(chars + starts[i]) >> (64 - 8 * run)
+        else:  # a long token: hash its bytes
+            h = _FNV_OFFSET
+            for j in range(starts[i], ends[i]):
+                h = (h ^ chars[j]) * _FNV_PRIME
+            keys[i] = h | _LONG
+    return ns
 
 
-cdef struct KeySet:
+cdef struct KeyTable:
     uint64_t* slots  # open addressing, 0 marks a free slot (no token has key 0)
+    uint64_t* marks  # per slot: the last candidate that held the key (times 2), plus 1 for a source key
     Py_ssize_t mask
     int shift
 
 
-cdef int _keyset_reset(KeySet* table, Py_ssize_t n) except -1:
+cdef int _table_reset(KeyTable* table, Py_ssize_t n) except -1:
     """Empty ``table`` and make room for ``n`` keys (at most half the slots used)."""
     cdef Py_ssize_t size = 16
     cdef int bits = 4
-    cdef uint64_t* grown
+    cdef void* grown
     while size < 2 * n:
         size <<= 1
         bits += 1
     if size - 1 > table.mask:
-        grown = <uint64_t*>realloc(table.slots, size * sizeof(uint64_t))
+        grown = realloc(table.slots, size * sizeof(uint64_t))
         if grown == NULL:
             raise MemoryError()
-        table.slots = grown
+        table.slots = <uint64_t*>grown
+        grown = realloc(table.marks, size * sizeof(uint64_t))
+        if grown == NULL:
+            raise MemoryError()
+        table.marks = <uint64_t*>grown
     table.mask = size - 1
     table.shift = 64 - bits
     memset(table.slots, 0, size * sizeof(uint64_t))
     return 0
 
 
-cdef inline bint _keyset_add(KeySet* table, uint64_t key) noexcept nogil:
-    """Add ``key``; true when it was not there yet."""
+cdef inline Py_ssize_t _slot(const KeyTable* table, uint64_t key) noexcept nogil:
+    """The slot that holds ``key``, or the free slot where it would go."""
     cdef Py_ssize_t i = <Py_ssize_t>((key * 0x9E3779B97F4A7C15ULL) >> table.shift)
-    while table.slots[i]:
-        if table.slots[i] == key:
-            return False
+    cdef uint64_t held = table.slots[i]
+    while held != key and held != 0:
         i = (i + 1) & table.mask
-    table.slots[i] = key
-    return True
+        held = table.slots[i]
+    return i
 
 
-cdef inline bint _keyset_has(const KeySet* table, uint64_t key) noexcept nogil:
-    cdef Py_ssize_t i = <Py_ssize_t>((key * 0x9E3779B97F4A7C15ULL) >> table.shift)
-    while table.slots[i]:
-        if table.slots[i] == key:
-            return True
-        i = (i + 1) & table.mask
-    return False
+cdef Py_ssize_t _source_table(KeyTable* table, const uint64_t* keys, Py_ssize_t n, Py_ssize_t room) except -1:
+    """Fill ``table`` with the source's ``n`` keys, with room for ``room`` more; return how
+    many distinct keys the source has."""
+    cdef Py_ssize_t i, slot, distinct = 0
+    _table_reset(table, n + room)
+    for i in range(n):
+        slot = _slot(table, keys[i])
+        if table.slots[slot] == 0:
+            table.slots[slot] = keys[i]
+            table.marks[slot] = 1
+            distinct += 1
+    return distinct
+
+
+cdef inline void _count_candidate(
+    KeyTable* table, const uint64_t* keys, Py_ssize_t n, uint64_t stamp, Py_ssize_t* added,
+    Py_ssize_t* distinct, Py_ssize_t* shared,
+) noexcept nogil:
+    """Count a candidate's distinct keys and those the source holds.
+
+    Each key is looked up once in the table that holds the source's keys: a key met for the
+    first time in this candidate gets the candidate's ``stamp``; a key the table lacks is
+    added and its slot listed in ``added``, and the table is put back afterwards by emptying
+    those slots in reverse order (which undoes linear-probing inserts exactly).
+    """
+    cdef Py_ssize_t i, slot, nb = 0, inter = 0, fresh = 0
+    cdef uint64_t key, mark
+    for i in range(n):
+        key = keys[i]
+        slot = _slot(table, key)
+        if table.slots[slot] == 0:
+            table.slots[slot] = key
+            table.marks[slot] = stamp
+            added[fresh] = slot
+            fresh += 1
+            nb += 1
+            continue
+        mark = table.marks[slot]
+        if (mark | 1) != (stamp | 1):
+            table.marks[slot] = stamp | (mark & 1)
+            nb += 1
+            inter += <Py_ssize_t>(mark & 1)
+    for i in range(fresh - 1, -1, -1):
+        table.slots[added[i]] = 0
+    distinct[0] = nb
+    shared[0] = inter
 
 
 cdef inline double _jaccard(
@@ -240,7 +343,7 @@ cdef array _as_keys(obj):
 
 def token_keys(str text):
     """The sorted, duplicate-free keys of ``text``'s tokens."""
-    cdef KeyBuf buf = KeyBuf(NULL, 0, 0, NULL)
+    cdef KeyBuf buf = KeyBuf(NULL, NULL, NULL, 0, 0, NULL)
     cdef array out
     try:
         _scan(text, &buf)
@@ -273,41 +376,36 @@ def jaccard_keys(source, candidates):
 def jaccard_many(str source, candidates):
     """Jaccard similarity of ``source``'s tokens with each candidate's tokens.
 
-    The source's keys go into one hash set; each candidate's keys are counted through a
-    second (its distinct keys, and how many of them the source holds), so no key set is
-    sorted here. The floats equal those of sorted key sets merged (same counts, same
-    division).
+    The source's keys go into one hash table; each candidate's keys are counted through it
+    (its distinct keys, and how many of them the source holds), so no key set is sorted
+    here. The floats equal those of sorted key sets merged (same counts, same division).
     """
-    cdef KeyBuf b = KeyBuf(NULL, 0, 0, NULL)
-    cdef KeySet a_set = KeySet(NULL, -1, 0)
-    cdef KeySet b_set = KeySet(NULL, -1, 0)
-    cdef Py_ssize_t na = 0, nb, inter, union_, i, n, c
-    cdef uint64_t key
+    cdef KeyBuf a = KeyBuf(NULL, NULL, NULL, 0, 0, NULL)
+    cdef KeyBuf b = KeyBuf(NULL, NULL, NULL, 0, 0, NULL)
+    cdef KeyTable table = KeyTable(NULL, NULL, -1, 0)
+    cdef Py_ssize_t na, nb, inter, union_, n, c, room = 64
+    cdef uint64_t stamp = 0
     cdef object texts = PySequence_Fast(candidates, "jaccard_many: candidates must be a sequence")
     cdef Py_ssize_t count = PySequence_Fast_GET_SIZE(texts)
     cdef PyObject** items = PySequence_Fast_ITEMS(texts)
     cdef list out = PyList_New(count)
     try:
-        n = _scan_unsorted(source, &b)
-        _keyset_reset(&a_set, n)
-        for i in range(n):
-            na += _keyset_add(&a_set, b.keys[i])
+        a.n = _scan_unsorted(source, &a)
+        na = _source_table(&table, a.keys, a.n, room)
         for c in range(count):
             n = _scan_unsorted(<str?><object>items[c], &b)
-            _keyset_reset(&b_set, n)
-            nb = 0
-            inter = 0
-            for i in range(n):
-                key = b.keys[i]
-                if _keyset_add(&b_set, key):
-                    nb += 1
-                    inter += _keyset_has(&a_set, key)
+            if n > room:  # more keys than the table has room for: rebuild it larger
+                room = n
+                _source_table(&table, a.keys, a.n, room)
+            stamp += 2
+            _count_candidate(&table, b.keys, n, stamp, b.starts, &nb, &inter)
             union_ = na + nb - inter
             similarity = PyFloat_FromDouble(inter / <double>union_ if union_ else 0.0)
             Py_INCREF(similarity)
             PyList_SET_ITEM(out, c, similarity)
         return out
     finally:
+        _release(&a)
         _release(&b)
-        free(a_set.slots)
-        free(b_set.slots)
+        free(table.slots)
+        free(table.marks)

@@ -492,6 +492,30 @@ def test_rrf_fuse_errors_equal(n_rankings, n_weights, k):
     assert outcomes[0] == outcomes[1]
 
 
+# Texts of up to a few hundred characters: the compiled scan reads 64 bytes a block, and
+# its hash table grows for candidates of many tokens.
+long_texts = st.lists(
+    st.tuples(
+        st.one_of(st.sampled_from(WORDS), st.text(alphabet=ALPHABET, min_size=1, max_size=12)),
+        st.sampled_from(SEPARATORS),
+    ),
+    max_size=90,
+).map(lambda parts: "".join(word + sep for word, sep in parts))
+
+
+@compiled
+@needs_compiled
+@settings(deadline=None)
+@given(source=long_texts, others=st.lists(long_texts, max_size=4))
+@example(source="x" * 64, others=["x" * 63 + " " + "x", "a" * 70, "a" * 7 + " " * 57 + "b" * 8])
+def test_jaccard_long_texts_compiled_equals_twin(source, others):
+    """On long texts the compiled Jaccard kernel and key scan equal the twin."""
+    compiled_jaccard = _compiled("jaccard")
+    assert compiled_jaccard.jaccard_many(source, others) == _jaccard_py.jaccard_many(source, others)
+    for text in [source, *others]:
+        assert compiled_jaccard.token_keys(text) == _jaccard_py.token_keys(text)
+
+
 @compiled
 @needs_compiled
 @settings(deadline=None)

@@ -377,6 +377,27 @@ class TestJaccard:
         """An empty candidate list returns an empty list."""
         assert kernels.jaccard.jaccard_many("a b", []) == []
 
+    @pytest.mark.parametrize("length", [1, 6, 7, 8, 9, 15, 70])
+    def test_tokens_across_block_edges(self, kernels, length):
+        """Tokens that start, end or run across a 64-character block edge are whole tokens."""
+        for offset in range(50, 70):
+            token = "Ab_-9xyZ" * 9
+            text = "." * offset + token[:length] + ". tail" * (offset % 2)
+            assert kernels.jaccard.jaccard_many(text, [token[:length].lower()]) == [
+                1 / (1 + offset % 2)
+            ]
+            assert len(kernels.jaccard.token_keys(text)) == 1 + offset % 2
+
+    def test_candidate_with_many_tokens(self, kernels):
+        """A candidate of more distinct tokens than the source is counted exactly."""
+        source = "w0 w1 w2"
+        many = " ".join(f"w{i}" for i in range(500))
+        assert kernels.jaccard.jaccard_many(source, ["w1", many, "w2 w0"]) == [
+            1 / 3,
+            3 / 500,
+            2 / 3,
+        ]
+
     def test_symmetric(self, kernels):
         """Swapping source and candidate leaves the similarity unchanged."""
         a, b = "src/memory/scoring.ts tests", "tests scoring lint"
