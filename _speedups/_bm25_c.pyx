@@ -24,9 +24,11 @@ from cpython.object cimport PyObject
 from cpython.sequence cimport PySequence_Fast, PySequence_Fast_ITEMS
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_Check, PyTuple_GET_ITEM, PyTuple_GET_SIZE
-from cpython.unicode cimport PyUnicode_CheckExact, PyUnicode_GET_LENGTH
+from cpython.unicode cimport PyUnicode_CheckExact, PyUnicode_Compare, PyUnicode_GET_LENGTH
 from libc.math cimport log, pow, sqrt
 from libc.stdlib cimport calloc, free, malloc
+
+include "_best_first.pxi"
 
 cdef array _INTS = array("i")
 
@@ -72,6 +74,7 @@ def bm25_top(
     double k1,
     double b,
     Py_ssize_t limit,
+    ids,
 ):
     cdef Py_ssize_t n_rows = live.shape[0]
     cdef Py_ssize_t n_query = len(postings)
@@ -79,7 +82,6 @@ def bm25_top(
     cdef Py_ssize_t i, j, e, q, r, size, n = 0, n_matched = 0
     cdef long long total = 0
     cdef int s, f
-    cdef bint every
     cdef const unsigned char[::1] kind_ok
     cdef bint check_kinds = allowed_kinds is not None
     cdef Py_ssize_t n_scopes = allowed_scopes.shape[0], n_kinds = 0
@@ -97,6 +99,11 @@ def bm25_top(
         raise ValueError("bm25_top: one phrase column per phrase entry of the query")
     if versions.shape[0] < n_rows:
         raise ValueError("bm25_top: one version per row")
+    cdef object id_seq = PySequence_Fast(ids, "bm25_top: ids must be a sequence")
+    if len(id_seq) < n_rows:
+        raise ValueError("bm25_top: one id per row")
+    cdef PyObject** id_items = PySequence_Fast_ITEMS(id_seq)
+    cdef object key, row_obj, value_obj
     if n_rows == 0 or n_query == 0:
         return [], []
     cdef const int** lists = <const int**>malloc((n_query + 1) * sizeof(int*))
@@ -110,11 +117,14 @@ def bm25_top(
     cdef double* scores = <double*>malloc((n_rows + 1) * sizeof(double))
     cdef double* scratch = <double*>malloc((n_rows + 1) * sizeof(double))
     cdef double* idf = <double*>malloc((n_query + 1) * sizeof(double))
+    cdef PyObject** keys = <PyObject**>malloc((n_rows + 1) * sizeof(PyObject*))
+    cdef Py_ssize_t* positions = <Py_ssize_t*>malloc(2 * (n_rows + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* order
     keep_alive = []
     try:
         if (lists == NULL or sizes == NULL or cols == NULL or hits == NULL or ok == NULL
                 or row_of == NULL or freq == NULL or matched == NULL or scores == NULL
-                or scratch == NULL or idf == NULL):
+                or scratch == NULL or idf == NULL or keys == NULL or positions == NULL):
             raise MemoryError()
         q = 0
         for j in range(n_query):
@@ -207,21 +217,39 @@ def bm25_top(
                     if f:
                         score += idf[j] * (f * (k1 + 1.0)) / (f + norm)
                 scores[q] = score
-        every = n_matched <= limit
-        if not every:
-            if limit <= 0:
-                return [], []
+        if limit <= 0:
+            return [], []
+        if n_matched > limit:  # keep the rows that reach the limit-th best score
             for q in range(n_matched):
                 scratch[q] = scores[q]
             floor = _select(scratch, n_matched, limit - 1)
-        out_rows = []
-        out_scores = []
+            size = 0
+            for q in range(n_matched):
+                if scores[q] >= floor:
+                    matched[size] = matched[q]
+                    scores[size] = scores[q]
+                    size += 1
+            n_matched = size
         for q in range(n_matched):
-            if every or scores[q] >= floor:
-                out_rows.append(matched[q])
-                out_scores.append(scores[q])
+            key = <object>id_items[matched[q]]
+            if not PyUnicode_CheckExact(key):
+                raise TypeError("bm25_top: the id of a matched row must be a str")
+            keys[q] = id_items[matched[q]]
+        order = _merge_order(scores, keys, n_matched, positions, positions + n_matched)
+        size = min(n_matched, limit)
+        out_rows = PyList_New(size)
+        out_scores = PyList_New(size)
+        for q in range(size):
+            row_obj = matched[order[q]]
+            Py_INCREF(row_obj)
+            PyList_SET_ITEM(out_rows, q, row_obj)
+            value_obj = PyFloat_FromDouble(scores[order[q]])
+            Py_INCREF(value_obj)
+            PyList_SET_ITEM(out_scores, q, value_obj)
         return out_rows, out_scores
     finally:
+        free(keys)
+        free(positions)
         free(lists)
         free(sizes)
         free(cols)

@@ -67,8 +67,9 @@ def bm25_top(
     k1: float,
     b: float,
     limit: int,
+    ids: Sequence[str | None],
 ) -> tuple[list[int], list[float]]:
-    """The rows with the ``limit`` best BM25 scores (every row tied with the last one too).
+    """The rows with the ``limit`` best BM25 scores, best first.
 
     Args:
         versions: the current version of each row; a posting of another version is stale.
@@ -81,11 +82,12 @@ def bm25_top(
             counts are the next array of ``phrases`` (one count per row).
         k1, b: BM25 parameters.
         limit: how many rows are wanted.
+        ids: each row's id; the id of a row that matches must be a ``str``.
 
     Returns:
-        Row indices and their scores (``-bm25()``: higher is better), unordered: every
-        passing row matching a term when there are at most ``limit``, else every one scoring
-        at least the ``limit``-th best score.
+        Row indices and their scores (``-bm25()``: higher is better), at most ``limit`` of
+        them, best first: by score, highest first, ties by id, then in the order the rows
+        were first matched (query term by query term, posting by posting).
     """
     n_query = len(postings)
     if len(phrases) != sum(1 for listed in postings if listed is None):
@@ -94,6 +96,8 @@ def bm25_top(
         raise ValueError("bm25_top: one version per row")
     if any(listed is not None and len(listed) % 3 for listed in postings):
         raise ValueError("bm25_top: postings hold (row, version, count) triples")
+    if len(ids) < len(live):
+        raise ValueError("bm25_top: one id per row")
     rows = _eligible(live, scopes, allowed_scopes, kinds, allowed_kinds)
     n = len(rows)
     if n == 0 or n_query == 0:
@@ -137,13 +141,24 @@ def bm25_top(
                 score += idf[j] * (f * (k1 + 1.0)) / (f + norm)
         out_rows.append(i)
         out_scores.append(score)
-    if len(out_rows) <= limit:
-        return out_rows, out_scores
     if limit <= 0:
         return [], []
-    floor = heapq.nlargest(limit, out_scores)[-1]
-    keep = [k for k, s in enumerate(out_scores) if s >= floor]
-    return [out_rows[k] for k in keep], [out_scores[k] for k in keep]
+    if len(out_rows) > limit:  # keep the rows that reach the limit-th best score
+        floor = heapq.nlargest(limit, out_scores)[-1]
+        keep = [k for k, s in enumerate(out_scores) if s >= floor]
+        out_rows = [out_rows[k] for k in keep]
+        out_scores = [out_scores[k] for k in keep]
+    names: list[str] = []
+    for i in out_rows:
+        name = ids[i]
+        if not isinstance(name, str):
+            raise TypeError("bm25_top: the id of a matched row must be a str")
+        names.append(name)
+    # best first, ties by id: by id, then (stable) by score
+    order = sorted(range(len(out_rows)), key=names.__getitem__)
+    order.sort(key=out_scores.__getitem__, reverse=True)
+    del order[limit:]
+    return [out_rows[k] for k in order], [out_scores[k] for k in order]
 
 
 def having_all(

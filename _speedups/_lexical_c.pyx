@@ -24,6 +24,7 @@ cimport cython
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
+from cpython.sequence cimport PySequence_Fast
 from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.unicode cimport (
     PyUnicode_1BYTE_KIND,
@@ -39,6 +40,10 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp
 
 from swarmmem._speedups._lexical_py import LexicalRow, Scored
+
+cdef extern from "Python.h":
+    Py_ssize_t PySequence_Fast_GET_SIZE(object o)
+    PyObject** PySequence_Fast_ITEMS(object o)
 
 cdef extern from *:
     """
@@ -528,61 +533,26 @@ def scored_candidates(str query, task, bint task_as_query, list candidates, tupl
         free(scores)
 
 
-cdef inline bint _before(const double* scores, PyObject** ids, Py_ssize_t a,
-                         Py_ssize_t b) except -1:
-    """True when candidate ``a`` ranks strictly before ``b``: a higher score, or the same
-    score and a smaller id."""
-    if scores[a] != scores[b]:
-        return scores[a] > scores[b]
-    return PyUnicode_Compare(<object>ids[a], <object>ids[b]) < 0
+include "_best_first.pxi"
 
 
 cdef list _best_first(list scored, const double* scores, Py_ssize_t f_id):
     """``scored`` by score, highest first, ties by id (a stable merge sort of positions)."""
-    cdef Py_ssize_t n = len(scored), width, lo, mid, hi, i, j, k
-    cdef Py_ssize_t* order = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
-    cdef Py_ssize_t* spare = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
-    cdef Py_ssize_t* swap
+    cdef Py_ssize_t n = len(scored), i
+    cdef Py_ssize_t* buffers = <Py_ssize_t*>malloc((2 * n + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* order
     cdef PyObject** ids = <PyObject**>malloc((n + 1) * sizeof(PyObject*))
-    cdef object key, item
+    cdef object item
     cdef list out
     try:
-        if order == NULL or spare == NULL or ids == NULL:
+        if buffers == NULL or ids == NULL:
             raise MemoryError()
         for i in range(n):
-            order[i] = i
             # borrowed: each id is held by its candidate tuple, held by ``scored``
             ids[i] = PyTuple_GET_ITEM(<object>PyTuple_GET_ITEM(scored[i], 0), f_id)
             if not PyUnicode_CheckExact(<object>ids[i]):
                 raise TypeError("scored_candidates: candidate ids must be str")
-        width = 1
-        while width < n:
-            lo = 0
-            while lo < n:
-                mid = min(lo + width, n)
-                hi = min(lo + 2 * width, n)
-                i, j, k = lo, mid, lo
-                while i < mid and j < hi:
-                    if _before(scores, ids, order[j], order[i]):
-                        spare[k] = order[j]
-                        j += 1
-                    else:
-                        spare[k] = order[i]
-                        i += 1
-                    k += 1
-                while i < mid:
-                    spare[k] = order[i]
-                    i += 1
-                    k += 1
-                while j < hi:
-                    spare[k] = order[j]
-                    j += 1
-                    k += 1
-                lo = hi
-            swap = order
-            order = spare
-            spare = swap
-            width *= 2
+        order = _merge_order(scores, ids, n, buffers, buffers + n)
         out = PyList_New(n)
         for i in range(n):
             item = scored[order[i]]
@@ -590,6 +560,6 @@ cdef list _best_first(list scored, const double* scores, Py_ssize_t f_id):
             PyList_SET_ITEM(out, i, item)
         return out
     finally:
-        free(order)
-        free(spare)
+        free(buffers)
         free(ids)
+

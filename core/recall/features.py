@@ -267,20 +267,14 @@ class FeatureTable:
             BM25_K1,
             BM25_B,
             limit,
+            self._ids,
         )
         if not rows:
             return _NO_HITS
-        # best first, ties by id: by id, then (stable) by score; a returned row is never free
-        keys = _gather(rows, self._ids)
-        order = sorted(range(len(rows)), key=keys.__getitem__)
-        order.sort(key=scores.__getitem__, reverse=True)
-        del order[limit:]
-        best = _gather(order, rows)
-        found = _gather(order, keys)
-        hits = Hits(_gather(best, self._fields), found, _gather(order, scores), None, ())
+        hits = Hits(_gather(rows, self._fields), _gather(rows, self._ids), tuple(scores), None, ())
         if any(len(phrase) > 1 for phrase in phrases) or len(query) > _MARKED_TERMS:
             return hits  # the marks cannot tell (phrases are counted apart)
-        texts = kernel.term_marks(self._starts, self._ends, self._terms, self._marks, best, query)
+        texts = kernel.term_marks(self._starts, self._ends, self._terms, self._marks, rows, query)
         return hits._replace(marks=tuple(texts), marked=tuple(names))
 
     def _live_now(self, now: str, include_expired: bool) -> bytearray:

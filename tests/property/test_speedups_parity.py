@@ -655,7 +655,9 @@ def bm25_inputs(draw):
             triples += [row, version, draw(st.integers(1, 5))]
         postings.append(triples)
     limit = draw(st.integers(0, 14))
+    ids = [draw(st.sampled_from(["a", "b", "c", "é"])) for _ in range(n_rows)]
     return (
+        ids,
         versions,
         lengths,
         live,
@@ -672,9 +674,19 @@ def bm25_inputs(draw):
 def _bm25_call(module, inputs):
     from array import array
 
-    versions, lengths, live, scopes, allowed, kinds, allowed_kinds, postings, phrases, limit = (
-        inputs
-    )
+    (
+        ids,
+        versions,
+        lengths,
+        live,
+        scopes,
+        allowed,
+        kinds,
+        allowed_kinds,
+        postings,
+        phrases,
+        limit,
+    ) = inputs
     ints = lambda values: array("i", values)  # noqa: E731
     return module.bm25_top(
         ints(versions),
@@ -689,6 +701,7 @@ def _bm25_call(module, inputs):
         1.2,
         0.75,
         limit,
+        ids,
     )
 
 
@@ -697,15 +710,26 @@ def _bm25_call(module, inputs):
 @settings(deadline=None, max_examples=300)
 @given(inputs=bm25_inputs())
 def test_bm25_top_compiled_equals_twin(inputs):
-    """Both BM25 kernels return the same rows with the same scores (as sets: the rows come
-    unordered)."""
+    """Both BM25 kernels return the same rows with the same scores, in the same order."""
     from swarmmem._speedups import _bm25_py
 
-    rows_c, scores_c = _bm25_call(_compiled("bm25"), inputs)
-    rows_py, scores_py = _bm25_call(_bm25_py, inputs)
-    assert sorted(zip(rows_c, scores_c, strict=True)) == sorted(
-        zip(rows_py, scores_py, strict=True)
-    )
+    assert _bm25_call(_compiled("bm25"), inputs) == _bm25_call(_bm25_py, inputs)
+
+
+@settings(deadline=None)
+@given(inputs=bm25_inputs())
+def test_bm25_top_returns_the_best_first(kernels, inputs):
+    """At most ``limit`` rows, by score (highest first), ties by id; every row left out
+    scores no higher than the last one returned."""
+    ids, limit = inputs[0], inputs[-1]
+    rows, scores = _bm25_call(kernels.bm25, inputs)
+    assert len(rows) <= limit and len(set(rows)) == len(rows)
+    keys = [(-score, ids[row]) for row, score in zip(rows, scores, strict=True)]
+    assert keys == sorted(keys)
+    if len(rows) == limit and limit:
+        unlimited = _bm25_call(kernels.bm25, (*inputs[:-1], 10_000))
+        left_out = [s for r, s in zip(*unlimited, strict=True) if r not in rows]
+        assert all(s <= scores[-1] for s in left_out)
 
 
 @compiled

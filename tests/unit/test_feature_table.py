@@ -205,9 +205,9 @@ def test_the_kernel_refuses_malformed_input(kernel: str) -> None:
     ints = features.array("i", [0])
     live = bytearray(b"\x01")
 
-    def call(postings: list, phrases: list, versions=ints) -> None:
+    def call(postings: list, phrases: list, versions=ints, ids=("m0",)) -> None:
         module.bm25_top(
-            versions, ints, live, ints, b"\x01", ints, None, postings, phrases, 1.2, 0.75, 10
+            versions, ints, live, ints, b"\x01", ints, None, postings, phrases, 1.2, 0.75, 10, ids
         )
 
     with pytest.raises(ValueError, match="phrase column"):
@@ -216,6 +216,10 @@ def test_the_kernel_refuses_malformed_input(kernel: str) -> None:
         call([features.array("i", [0, 1])], [])
     with pytest.raises(ValueError, match="version per row"):
         call([features.array("i", [0, 1, 1])], [], versions=features.array("i"))
+    with pytest.raises(ValueError, match="id per row"):
+        call([features.array("i", [0, 1, 1])], [], ids=())
+    with pytest.raises(TypeError, match="must be a str"):
+        call([features.array("i", [0, 0, 1])], [], ids=(None,))
 
 
 @pytest.mark.parametrize("kind", ["memory", "local-jsonl"])
