@@ -464,6 +464,23 @@ class RecallItem:
     #: or ``unverified`` (``None``: not checked, as in the reference profile)
     evidence_status: str | None = None
 
+    def with_evidence(self, status: str | None) -> RecallItem:
+        """This item with ``evidence_status`` set to ``status`` (``attrs.evolve`` written out:
+        it runs for every returned item of a recall, at half the cost)."""
+        if status == self.evidence_status:
+            return self
+        return RecallItem(
+            record=self.record,
+            score=self.score,
+            reason=self.reason,
+            signals=self.signals,
+            base_score=self.base_score,
+            relation=self.relation,
+            related_from=self.related_from,
+            explored=self.explored,
+            evidence_status=status,
+        )
+
 
 @attrs.frozen(kw_only=True)
 class RecallBundle:

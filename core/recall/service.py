@@ -51,9 +51,7 @@ class EvidencePolicy:
     inject_missing: bool = False
 
     def apply(self, items: Sequence[RecallItem], *, injection: bool) -> list[RecallItem]:
-        checked = [
-            attrs.evolve(item, evidence_status=self.status(item.record.metadata)) for item in items
-        ]
+        checked = [item.with_evidence(self.status(item.record.metadata)) for item in items]
         missing = [item for item in checked if item.evidence_status == "missing"]
         kept = [item for item in checked if item.evidence_status != "missing"]
         if injection and not self.inject_missing:

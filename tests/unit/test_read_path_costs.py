@@ -131,3 +131,36 @@ def test_one_line_skips_its_patterns_only_where_they_match_nothing() -> None:
     assert one_line("a\nb\x7fc\u200bd\u2028e") == "a b cd e"
     plain = "retry the sqlite write with backoff"
     assert one_line(plain) is plain
+
+
+def test_with_evidence_equals_evolve_on_every_field() -> None:
+    """``RecallItem.with_evidence`` copies every field (a field added to the class must be
+    added to it: the field list is checked) and keeps the item when nothing changes."""
+    from swarmmem.core.model.records import Relation
+
+    names = [field.name for field in attrs.fields(RecallItem)]
+    assert names == [
+        "record",
+        "score",
+        "reason",
+        "signals",
+        "base_score",
+        "relation",
+        "related_from",
+        "explored",
+        "evidence_status",
+    ]
+    item = RecallItem(
+        record=make_memory("deploy with make release"),
+        score=0.7,
+        reason="text_overlap=0.50",
+        signals=_SIGNALS,
+        base_score=0.6,
+        relation=Relation(memory_id="mem_2"),
+        related_from="mem_1",
+        explored=True,
+        evidence_status="fresh",
+    )
+    for status in ("changed", "missing", "unverified", None):
+        assert item.with_evidence(status) == attrs.evolve(item, evidence_status=status)
+    assert item.with_evidence("fresh") is item
