@@ -39,7 +39,7 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp
 
-from swarmmem._speedups._lexical_py import LexicalRow, Scored
+from swarmmem._speedups._lexical_py import LexicalRow, Ranked, RankRules, Scored
 
 cdef extern from "Python.h":
     Py_ssize_t PySequence_Fast_GET_SIZE(object o)
@@ -482,20 +482,34 @@ def scored_candidates(str query, task, bint task_as_query, list candidates, tupl
         raise ValueError("scored_candidates: fields must give a position per SCORED_FIELDS")
     cdef _Positions at
     _read_positions(fields, &at, "scored_candidates")
-    cdef Py_ssize_t f_id = fields[9], f_q = fields[10], f_updated = fields[11]
+    cdef double oldest = 0.0, span = 0.0
+    if recency is not None:
+        oldest, span = recency
+    cdef Py_ssize_t no_signal = 0, below = 0
+    return _scored_batch(
+        _Scorer(query, task, task_as_query), candidates, &at, fields[9], fields[10],
+        fields[11], kinds, role_kinds, relevance, lexical, oldest, span, recency_weight,
+        q_weight, False, False, 0.0, &no_signal, &below, "scored_candidates",
+    )
+
+
+cdef list _scored_batch(
+    _Scorer scorer, list candidates, const _Positions* at, Py_ssize_t f_id, Py_ssize_t f_q,
+    Py_ssize_t f_updated, kinds, role_kinds, relevance, lexical, double oldest, double span,
+    double recency_weight, double q_weight, bint require_signal, bint check_min,
+    double min_base, Py_ssize_t* no_signal, Py_ssize_t* below, str caller,
+):
+    """The ``Scored`` of ``candidates`` best first, less those the signal rule
+    (``require_signal``) and the base-score rule (``check_min``) drop (counted)."""
     cdef dict rel_map = None, lex_map = None
     if relevance is not None:
         rel_map = relevance if type(relevance) is dict else dict(relevance)
     if lexical is not None:
         lex_map = lexical if type(lexical) is dict else dict(lexical)
-    cdef double oldest = 0.0, span = 0.0
-    if recency is not None:
-        oldest, span = recency
-    cdef _Scorer scorer = _Scorer(query, task, task_as_query)
     cdef list out = []
     cdef tuple c
     cdef object row, key, found, updated
-    cdef double value, share, fresh, base, score
+    cdef double value = 0.0, share, fresh, base, score
     cdef double sig[7]
     cdef Py_ssize_t k = 0
     cdef double* scores = <double*>malloc((len(candidates) + 1) * sizeof(double))
@@ -503,34 +517,102 @@ def scored_candidates(str query, task, bint task_as_query, list candidates, tupl
         raise MemoryError()
     try:
         for candidate in candidates:
-            row = _candidate_row(scorer, candidate, &at, kinds, role_kinds, sig,
-                                 "scored_candidates")
+            row = _candidate_row(scorer, candidate, at, kinds, role_kinds, sig, caller)
             c = <tuple>candidate
             if rel_map is None:
                 base = sig[6]
-                score = base + (<double>c[f_q] - 0.5) * q_weight
-                out.append(_new_scored(_SCORED, c, row, base, score, 0, 0.0))
-                scores[k] = score
-                k += 1
-                continue
-            key = c[f_id]
-            found = rel_map.get(key)
-            value = 0.0 if found is None else <double>found
-            if lex_map is None:
-                share = value
             else:
-                found = lex_map.get(key)
-                share = 0.0 if found is None else <double>found
-            updated = c[f_updated]
-            fresh = 0.0 if span == 0.0 or updated is None else (<double>updated - oldest) / span
-            base = sig[6] + (W0 * (value - sig[0]) + recency_weight * fresh * share)
+                key = c[f_id]
+                found = rel_map.get(key)
+                value = 0.0 if found is None else <double>found
+                if lex_map is None:
+                    share = value
+                else:
+                    found = lex_map.get(key)
+                    share = 0.0 if found is None else <double>found
+                updated = c[f_updated]
+                fresh = (
+                    0.0 if span == 0.0 or updated is None else (<double>updated - oldest) / span
+                )
+                base = sig[6] + (W0 * (value - sig[0]) + recency_weight * fresh * share)
             score = base + (<double>c[f_q] - 0.5) * q_weight
-            out.append(_new_scored(_SCORED, c, row, base, score, 1, value))
+            if require_signal and not (rel_map is not None and value != 0.0) and not (
+                sig[0] > 0.0 or sig[1] > 0.0 or sig[2] > 0.0 or sig[3] > 0.0 or sig[4] > 0.0
+            ):
+                no_signal[0] += 1
+                continue
+            if check_min and not base >= min_base:
+                below[0] += 1
+                continue
+            out.append(_new_scored(_SCORED, c, row, base, score, rel_map is not None, value))
             scores[k] = score
             k += 1
         return _best_first(out, scores, f_id)
     finally:
         free(scores)
+
+
+RANKED_FIELDS = (*SCORED_FIELDS, "expires_ms", "inactive", "scope_key")
+
+
+def ranked_candidates(str query, task, bint task_as_query, list candidates, tuple fields,
+                      kinds, role_kinds, relevance, lexical, double recency_weight,
+                      double q_weight, rules):
+    """One ranking of a batch: filters, scores, signal and base-score rules (see the twin)."""
+    if len(fields) != len(RANKED_FIELDS):
+        raise ValueError("ranked_candidates: fields must give a position per RANKED_FIELDS")
+    if len(rules) != 7:
+        raise ValueError("ranked_candidates: rules must hold every field of RankRules")
+    cdef _Positions at
+    _read_positions(fields, &at, "ranked_candidates")
+    scope_keys, now_obj, check_expiry_obj, check_q_obj, threshold_obj, signal_obj, min_obj = rules
+    cdef double now_ms = now_obj, threshold = threshold_obj, min_base = 0.0
+    cdef bint check_expiry = check_expiry_obj, check_q = check_q_obj
+    cdef bint require_signal = signal_obj, check_min = min_obj is not None
+    if check_min:
+        min_base = min_obj
+    cdef Py_ssize_t f_q = fields[10], f_updated = fields[11]
+    cdef Py_ssize_t f_expires = fields[12], f_inactive = fields[13], f_scope = fields[14]
+    cdef list eligible = [], held = []
+    cdef Py_ssize_t dropped = 0, known = 0, no_signal = 0, below = 0
+    cdef double lo = 0.0, hi = 0.0, moment
+    cdef bint timed = relevance is not None
+    cdef tuple c
+    cdef object expires, updated
+    for candidate in candidates:
+        if not isinstance(candidate, tuple) or len(<tuple>candidate) < at.need:
+            raise TypeError("ranked_candidates: every candidate must be a tuple holding the fields")
+        c = <tuple>candidate
+        expires = c[f_expires]
+        if (
+            (check_expiry and expires is not None and <double>expires <= now_ms)
+            or c[f_inactive]
+            or c[f_scope] not in scope_keys
+            or (kinds is not None and c[at.kind] not in kinds)
+        ):
+            dropped += 1
+            continue
+        if check_q and <double>c[f_q] < threshold:
+            held.append(c)
+            continue
+        eligible.append(c)
+        if timed:
+            updated = c[f_updated]
+            if updated is not None:
+                moment = <double>updated
+                if known == 0 or moment < lo:
+                    lo = moment
+                if known == 0 or moment > hi:
+                    hi = moment
+                known += 1
+    recency = (lo, hi - lo) if known >= 2 and lo != hi else None
+    kept = _scored_batch(
+        _Scorer(query, task, task_as_query), eligible, &at, fields[9], f_q, f_updated, kinds,
+        role_kinds, relevance, lexical, lo, hi - lo if recency is not None else 0.0,
+        recency_weight, q_weight, require_signal, check_min, min_base, &no_signal, &below,
+        "ranked_candidates",
+    )
+    return Ranked(kept, held, dropped, no_signal, below, recency)
 
 
 include "_best_first.pxi"

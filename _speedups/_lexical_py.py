@@ -244,3 +244,129 @@ def _best_first(scored: list[Scored], key_at: int) -> list[Scored]:
 
 
 _SCORE = operator.itemgetter(3)
+
+
+#: the candidate fields ``ranked_candidates`` reads: those of ``scored_candidates``, then the
+#: ones its filters need
+RANKED_FIELDS = (*SCORED_FIELDS, "expires_ms", "inactive", "scope_key")
+
+
+class RankRules(NamedTuple):
+    """The rules :func:`ranked_candidates` applies around the scores."""
+
+    #: a candidate of another scope is dropped
+    scope_keys: Collection[str]
+    #: with ``check_expiry``, a candidate whose ``expires_ms`` is at most this is dropped
+    now_ms: float
+    check_expiry: bool
+    #: with ``check_q``, a candidate whose Q-value is below ``threshold`` is held back
+    check_q: bool
+    threshold: float
+    #: drop a scored candidate without relevance whose row matched no query word
+    require_signal: bool
+    #: drop a scored candidate whose base score is below this (``None``: keep every one)
+    min_base: float | None
+
+
+class Ranked(NamedTuple):
+    """What :func:`ranked_candidates` returns."""
+
+    #: the candidates that passed every rule, scored, best first
+    kept: list[Scored]
+    #: the low-Q candidates held back, in their order
+    held: list[Any]
+    #: how many candidates the filters dropped (expired, inactive, out of scope, wrong kind)
+    dropped: int
+    #: how many scored candidates ``require_signal`` dropped
+    no_signal: int
+    #: how many of the rest ``min_base`` dropped
+    below: int
+    #: the eligible candidates' oldest update time and the span to the newest (``None``
+    #: without ``relevance``, or unless two update times differ)
+    recency: tuple[float, float] | None
+
+
+def ranked_candidates(
+    query: str,
+    task: str | None,
+    task_as_query: bool,
+    candidates: Sequence[Sequence[Any]],
+    fields: tuple[int, ...],
+    kinds: Collection[str] | None,
+    role_kinds: Collection[str] | None,
+    relevance: Mapping[str, float] | None,
+    lexical: Mapping[str, float] | None,
+    recency_weight: float,
+    q_weight: float,
+    rules: RankRules,
+) -> Ranked:
+    """One ranking of a batch: the filters, then :func:`scored_candidates`, then the signal
+    and base-score rules (``fields`` gives the position of every name of
+    :data:`RANKED_FIELDS`).
+
+    A candidate is dropped when it expired, is inactive, is out of ``rules.scope_keys`` or
+    (``kinds`` given) of another kind; of the rest, a low-Q one is held back; the others are
+    eligible. With ``relevance``, the recency bounds are those of the eligible candidates'
+    update times. Of the scored eligible candidates, ``require_signal`` drops those with no
+    relevance whose row matched no query word (text, tag, file, symbol or kind words), then
+    ``min_base`` those whose base is below it."""
+    if len(fields) != len(RANKED_FIELDS):
+        raise ValueError("ranked_candidates: fields must give a position per RANKED_FIELDS")
+    if len(rules) != len(RankRules._fields):
+        raise ValueError("ranked_candidates: rules must hold every field of RankRules")
+    if min(fields) < 0:
+        raise ValueError("ranked_candidates: field positions must not be negative")
+    scope_keys, now_ms, check_expiry, check_q, threshold, require_signal, min_base = rules
+    kind_at, q_at, updated_at = fields[7], fields[10], fields[11]
+    expires_at, inactive_at, scope_at = fields[12:]
+    eligible: list[Any] = []
+    held: list[Any] = []
+    dropped = 0
+    for c in candidates:
+        expires = c[expires_at]
+        if (
+            (check_expiry and expires is not None and expires <= now_ms)
+            or c[inactive_at]
+            or c[scope_at] not in scope_keys
+            or (kinds is not None and c[kind_at] not in kinds)
+        ):
+            dropped += 1
+        elif check_q and c[q_at] < threshold:
+            held.append(c)
+        else:
+            eligible.append(c)
+    recency = None
+    if relevance is not None:
+        known = [c[updated_at] for c in eligible if c[updated_at] is not None]
+        if len(known) >= 2 and min(known) != max(known):
+            recency = (min(known), max(known) - min(known))
+    scored = scored_candidates(
+        query,
+        task,
+        task_as_query,
+        eligible,
+        fields[:12],
+        kinds,
+        role_kinds,
+        relevance,
+        lexical,
+        recency,
+        recency_weight,
+        q_weight,
+    )
+    no_signal = 0
+    if require_signal:
+        signalled = [
+            s
+            for s in scored
+            if s.relevance
+            or max(s.row.text, s.row.tag, s.row.file, s.row.symbol, s.row.kind_query) > 0
+        ]
+        no_signal = len(scored) - len(signalled)
+        scored = signalled
+    below = 0
+    if min_base is not None:
+        kept = [s for s in scored if s.base >= min_base]
+        below = len(scored) - len(kept)
+        scored = kept
+    return Ranked(scored, held, dropped, no_signal, below, recency)

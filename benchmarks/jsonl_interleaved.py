@@ -9,6 +9,11 @@ machine. Not a test; run by hand::
 
     python benchmarks/jsonl_interleaved.py --size 5000 --rounds 2000
 
+Asked one query a turn, each build answers right after the other ran, so its caches are cold
+(a recall of a server that waited on its client). ``--burst N`` asks N queries in a row a
+turn and keeps the times of all but the first, so the two builds are compared warm, as
+``pytest-benchmark`` times them, while still taking turns on the same machine moment.
+
 Each worker checks which build it runs (``KERNEL_IMPL``) before it answers.
 """
 
@@ -59,14 +64,17 @@ def worker(root: Path, size: int, impl: str) -> int:
         mem.recall(query)
     print("ready", flush=True)
     for line in sys.stdin:
-        query = queries[int(line)]
-        started = time.perf_counter()
-        bundle = mem.recall(query)
-        elapsed = time.perf_counter() - started
-        if not bundle.items:
-            print(f"no items for {query!r}", file=sys.stderr)
-            return 2
-        print(elapsed, flush=True)
+        first, count = map(int, line.split())
+        times = []
+        for number in range(first, first + count):
+            query = queries[number % len(queries)]
+            started = time.perf_counter()
+            bundle = mem.recall(query)
+            times.append(time.perf_counter() - started)
+            if not bundle.items:
+                print(f"no items for {query!r}", file=sys.stderr)
+                return 2
+        print(" ".join(map(str, times)), flush=True)
     mem.close()
     return 0
 
@@ -86,17 +94,18 @@ def spawn(root: Path, size: int, impl: str) -> subprocess.Popen[str]:
     return proc
 
 
-def ask(proc: subprocess.Popen[str], number: int) -> float:
+def ask(proc: subprocess.Popen[str], first: int, count: int) -> list[float]:
+    """The times of queries ``first`` to ``first + count - 1``, asked in a row."""
     assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(f"{number}\n")
+    proc.stdin.write(f"{first} {count}\n")
     proc.stdin.flush()
     answer = proc.stdout.readline()
     if not answer:
         raise SystemExit("a worker stopped")
-    return float(answer)
+    return [float(value) for value in answer.split()]
 
 
-def measure(directory: Path, size: int, rounds: int) -> None:
+def measure(directory: Path, size: int, rounds: int, burst: int = 1) -> None:
     from test_selective_recall_bench import selective_queries
 
     source = directory / "project"
@@ -113,10 +122,11 @@ def measure(directory: Path, size: int, rounds: int) -> None:
     times: dict[str, list[float]] = {impl: [] for impl in workers}
     try:
         for n in range(rounds):
-            number = (n // 2) % count
+            first = (n // 2) * burst % count
             order = ("compiled", "python") if n % 2 == 0 else ("python", "compiled")
             for impl in order:
-                times[impl].append(ask(workers[impl], number))
+                answered = ask(workers[impl], first, burst)
+                times[impl].extend(answered[1:] if burst > 1 else answered)
     finally:
         for proc in workers.values():
             assert proc.stdin is not None
@@ -133,18 +143,26 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=2000)
+    parser.add_argument(
+        "--burst",
+        type=int,
+        default=1,
+        help="queries asked in a row a turn (all but the first timed)",
+    )
     parser.add_argument("--dir", type=Path, default=None, help="keep the project here")
     parser.add_argument("--worker", choices=("compiled", "python"), help=argparse.SUPPRESS)
     parser.add_argument("--root", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.burst < 1:
+        parser.error("--burst must be at least 1")
     if args.worker:
         return worker(args.root, args.size, args.worker)
     if args.dir is not None:
         args.dir.mkdir(parents=True, exist_ok=True)
-        measure(args.dir, args.size, args.rounds)
+        measure(args.dir, args.size, args.rounds, args.burst)
         return 0
     with tempfile.TemporaryDirectory(prefix="swarmmem-jsonl-interleaved-") as tmp:
-        measure(Path(tmp), args.size, args.rounds)
+        measure(Path(tmp), args.size, args.rounds, args.burst)
     return 0
 
 

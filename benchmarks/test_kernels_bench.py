@@ -90,6 +90,39 @@ def test_scored_candidates(benchmark, kernels, lexical_columns):
     assert all(a.score >= b.score for a, b in itertools.pairwise(scored))
 
 
+@pytest.mark.benchmark(group="lexical: 1k candidates ranked")
+def test_ranked_candidates(benchmark, kernels, lexical_columns):
+    """Time one whole ranking of 1,000 candidate tuples as stemmed recall calls it: the
+    filters (expiry, scope, low Q), the recency bounds, the scores, the base-score rule."""
+    texts, tags, files, symbols, kind_words, refs, scope, _kind, role, confidence = lexical_columns
+    rng = random.Random(6)
+    n = len(texts)
+    kinds = [("project_fact", "decision")[int(r)] for r in role]
+    ids = [f"m{i:05d}" for i in range(n)]
+    qs = [rng.choice([0.5, 0.5, 0.3, 0.8, 0.1]) for _ in range(n)]
+    updated = [1.7e12 + rng.uniform(0.0, 9e9) for _ in range(n)]
+    expires = [rng.choice([None, None, None, 1.0, 2e12]) for _ in range(n)]
+    inactive = [rng.random() < 0.05 for _ in range(n)]
+    scopes = [rng.choice(["repository:r", "repository:r", "workspace:w"]) for _ in range(n)]
+    columns = (texts, tags, files, symbols, kind_words, refs, scope, kinds, confidence)
+    rows = list(zip(*columns, ids, qs, updated, expires, inactive, scopes, strict=True))
+    relevance = {key: rng.random() for key in ids}
+    rules = kernels.lexical.RankRules(
+        scope_keys={"repository:r", "workspace:w"},
+        now_ms=1.75e12,
+        check_expiry=True,
+        check_q=True,
+        threshold=0.15,
+        require_signal=False,
+        min_base=0.3,
+    )
+    args = (QUERY, TASK, False, rows, tuple(range(15)), None, {"decision"}, relevance, None)
+    ranked = benchmark(kernels.lexical.ranked_candidates, *args, 0.16, 0.2, rules)
+    assert ranked.dropped > 0 and ranked.held and ranked.below > 0 and ranked.recency
+    assert len(ranked.kept) + len(ranked.held) + ranked.dropped + ranked.below == n
+    assert all(a.score >= b.score for a, b in itertools.pairwise(ranked.kept))
+
+
 @pytest.fixture(scope="module")
 def rrf_int_channels(rrf_channels):
     """The same three channels with the string ids replaced by integers (``array('q')``)."""

@@ -344,25 +344,55 @@ def rank_rows(
     kinds = set(request.kinds) if request.kinds else None
     role_kinds = set(profile_for(request.agent_role).kinds) if request.agent_role else None
     diag = _new_diagnostics(len(records))
-    eligible, suppressed = _prefilter(request, records, now_ms, policy, kinds, diag)
     unreadable: set[str] = set()
-    scorer = _BatchScorer(
-        request, eligible, policy, kinds, role_kinds, text_relevance, lexical_relevance
-    )
-    if scorer.named is not None and scorer.named.active:  # the cited references are read
-        scorer.cited = load(eligible)
-        unreadable.update(f.id for f in eligible if f.id not in scorer.cited)
     min_score = _min_score(request, apply_min_score)
-
-    scored_all = scorer.score(eligible)
-    diag["scoredCount"] = len(scored_all)
     wants_signal = request.require_query_signal if require_signal is None else require_signal
-    if scorer.injection and wants_signal is not False:
-        signalled = [s for s in scored_all if s.relevance or _has_query_signal(s.row)]
-        diag["noSignalCount"] = len(scored_all) - len(signalled)
-        scored_all = signalled
-    kept = [s for s in scored_all if s.base >= min_score]  # best first already
-    diag["belowThresholdCount"] = len(scored_all) - len(kept)
+    scorer = _BatchScorer(request, policy, kinds, role_kinds, text_relevance, lexical_relevance)
+    signal_rule = scorer.injection and wants_signal is not False
+    if not scorer.names_references:  # the whole batch in one kernel call
+        ranked = lexical.ranked_candidates(
+            request.query,
+            request.task,
+            scorer.injection and request.task is not None,
+            records if isinstance(records, list) else list(records),
+            _RANKED_FIELDS,
+            kinds,
+            role_kinds,
+            text_relevance,
+            scorer.lexical_part,
+            RECENCY_WEIGHT,
+            scorer.q_weight,
+            lexical.RankRules(
+                scope_keys={scope.key for scope in request.scopes},
+                now_ms=now_ms,
+                check_expiry=not request.include_expired,
+                check_q=not request.include_low_q,
+                threshold=policy.suppression_threshold,
+                require_signal=signal_rule,
+                min_base=min_score,
+            ),
+        )
+        scorer.recency = ranked.recency
+        kept, suppressed = ranked.kept, ranked.held
+        diag["preScoredFilteredCount"] = ranked.dropped
+        diag["suppressedLowQCount"] = len(suppressed)
+        diag["scoredCount"] = len(kept) + ranked.no_signal + ranked.below
+        diag["noSignalCount"] = ranked.no_signal
+        diag["belowThresholdCount"] = ranked.below
+    else:
+        eligible, suppressed = _prefilter(request, records, now_ms, policy, kinds, diag)
+        scorer.recency = _recency(eligible)
+        if scorer.named is not None and scorer.named.active:  # the cited references are read
+            scorer.cited = load(eligible)
+            unreadable.update(f.id for f in eligible if f.id not in scorer.cited)
+        scored_all = scorer.score(eligible)
+        diag["scoredCount"] = len(scored_all)
+        if signal_rule:
+            signalled = [s for s in scored_all if s.relevance or _has_query_signal(s.row)]
+            diag["noSignalCount"] = len(scored_all) - len(signalled)
+            scored_all = signalled
+        kept = [s for s in scored_all if s.base >= min_score]  # best first already
+        diag["belowThresholdCount"] = len(scored_all) - len(kept)
 
     explored = _explore(suppressed, scorer, policy, rng, min_score)
     diag["exploredCount"] = int(explored is not None)
@@ -455,6 +485,7 @@ def _explore(
 #: where the lexical kernel finds each of its fields in a candidate row
 _KERNEL_FIELDS = tuple(CandidateRow._fields.index(name) for name in lexical.CANDIDATE_FIELDS)
 _SCORED_FIELDS = tuple(CandidateRow._fields.index(name) for name in lexical.SCORED_FIELDS)
+_RANKED_FIELDS = tuple(CandidateRow._fields.index(name) for name in lexical.RANKED_FIELDS)
 
 
 class _BatchScorer:
@@ -465,7 +496,6 @@ class _BatchScorer:
     def __init__(
         self,
         request: RecallRequest,
-        eligible: Sequence[CandidateRow],
         policy: LearningPolicy,
         kinds: set[str] | None,
         role_kinds: set[str] | None,
@@ -481,14 +511,21 @@ class _BatchScorer:
         #: the lexical share of the relevance (the recency feature scales with it); ``None``:
         #: the relevance itself
         self.lexical_part = lexical_relevance
-        #: the eligible candidates' oldest update time and the span to the newest
+        #: the eligible candidates' oldest update time and the span to the newest (set once
+        #: they are known; only with a ``text_relevance``)
         self.recency: tuple[float, float] | None = None
         self.named: _NamedReferences | None = None
         #: the full records of the candidates, when the query names files or symbols
         self.cited: Mapping[str, MemoryRecord] = {}
         if text_relevance is not None:
-            self.recency = _recency(eligible)
             self.named = _named_references(request.query)
+
+    @property
+    def names_references(self) -> bool:
+        """True when the query names files or symbols (or file extensions): the named-
+        reference rule then scores each row in Python."""
+        named = self.named
+        return named is not None and (named.active or named.extensions)
 
     def score(self, fields: Sequence[CandidateRow], *, recent: bool = True) -> list[Scored]:
         """The scored candidates of ``fields``, best first (``recent``: with the recency
@@ -497,7 +534,7 @@ class _BatchScorer:
         fields = fields if isinstance(fields, list) else list(fields)
         named = self.named
         recency = self.recency if recent else None
-        if named is not None and (named.active or named.extensions):
+        if named is not None and self.names_references:
             return self._with_named(fields, self._rows(fields), named, recency)
         return lexical.scored_candidates(
             request.query,

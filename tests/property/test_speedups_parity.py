@@ -374,6 +374,141 @@ def test_scored_candidates_compiled_equals_twin(
     assert [type(s) for s in compiled_scored] == [_lexical_py.Scored] * len(rows)
 
 
+def _ranked_inputs(cands, kinds, data):
+    """``_scored_inputs`` with the filter fields appended to each row (expiry, inactive flag,
+    scope key) and the rules ``data`` draws for them."""
+    rows, order, relevance, lexical, _recency = _scored_inputs(cands, kinds, data)
+    extended = []
+    for row in rows:
+        expires = data.draw(st.sampled_from([None, 0, 999.0, 1000, 1000.5, 2e12]))
+        inactive = data.draw(st.booleans()) and data.draw(st.booleans())
+        scope = data.draw(st.sampled_from(["repository:r", "workspace:w", "agent:a"]))
+        extended.append((*row, expires, inactive, scope))
+    rules = _lexical_py.RankRules(
+        scope_keys=data.draw(st.sets(st.sampled_from(["repository:r", "workspace:w", "run:x"]))),
+        now_ms=1000.0,
+        check_expiry=data.draw(st.booleans()),
+        check_q=data.draw(st.booleans()),
+        threshold=data.draw(st.sampled_from([0.0, 0.15, 0.5])),
+        require_signal=data.draw(st.booleans()),
+        min_base=data.draw(st.none() | st.sampled_from([float("-inf"), 0.0, 0.2, 0.4])),
+    )
+    return extended, (*order, 12, 13, 14), relevance, lexical, rules
+
+
+@settings(deadline=None)
+@scored_inputs
+def test_ranked_candidates_is_the_filters_then_the_scores_then_the_rules(
+    kernels, query, task, task_as_query, cands, kinds, wanted, role, data
+):
+    """One ranking call equals its parts: the filters, ``scored_candidates`` with the
+    eligible candidates' recency bounds, then the signal and base-score rules."""
+    rows, order, relevance, lexical, rules = _ranked_inputs(cands, kinds[: len(cands)], data)
+    kernel = kernels.lexical
+    ranked = kernel.ranked_candidates(
+        query, task, task_as_query, rows, order, wanted, role, relevance, lexical, 0.16, 0.2, rules
+    )
+    dropped = [
+        r
+        for r in rows
+        if (rules.check_expiry and r[12] is not None and r[12] <= rules.now_ms)
+        or r[13]
+        or r[14] not in rules.scope_keys
+        or (wanted is not None and r[order[7]] not in wanted)
+    ]
+    rest = [r for r in rows if not any(r is d for d in dropped)]
+    held = [r for r in rest if rules.check_q and r[order[10]] < rules.threshold]
+    eligible = [r for r in rest if not any(r is h for h in held)]
+    times = [r[order[11]] for r in eligible if r[order[11]] is not None]
+    recency = None
+    if relevance is not None and len(set(times)) > 1:
+        recency = (min(times), max(times) - min(times))
+    scored = kernel.scored_candidates(
+        query, task, task_as_query, eligible, order[:12], wanted, role, relevance, lexical,
+        recency, 0.16, 0.2,
+    )  # fmt: skip
+    signalled = [
+        s
+        for s in scored
+        if not rules.require_signal
+        or s.relevance
+        or max(s.row.text, s.row.tag, s.row.file, s.row.symbol, s.row.kind_query) > 0
+    ]
+    kept = [s for s in signalled if rules.min_base is None or s.base >= rules.min_base]
+    assert ranked == (
+        kept,
+        held,
+        len(dropped),
+        len(scored) - len(signalled),
+        len(signalled) - len(kept),
+        recency,
+    )
+
+
+@compiled
+@needs_compiled
+@settings(deadline=None)
+@scored_inputs
+def test_ranked_candidates_compiled_equals_twin(
+    query, task, task_as_query, cands, kinds, wanted, role, data
+):
+    """The compiled ranking returns exactly the twin's."""
+    rows, order, relevance, lexical, rules = _ranked_inputs(cands, kinds[: len(cands)], data)
+    args = (query, task, task_as_query, rows, order, wanted, role, relevance, lexical, 0.16, 0.2)
+    compiled_ranked = _compiled("lexical").ranked_candidates(*args, rules)
+    twin_ranked = _lexical_py.ranked_candidates(*args, rules)
+    assert compiled_ranked == twin_ranked
+    assert type(compiled_ranked) is _lexical_py.Ranked
+
+
+@pytest.mark.parametrize("impl", ["python", "compiled"])
+def test_ranked_candidates_signal_rule_keeps_relevant_rows(impl):
+    """The signal rule keeps a candidate with relevance even when no query word is in its
+    fields, and drops (and counts) one with neither; the base-score rule comes after it."""
+    if impl == "compiled" and NO_EXTENSIONS:
+        pytest.skip("SWARMMEM_NO_EXTENSIONS=1")
+    kernel = _lexical_py if impl == "python" else _compiled("lexical")
+
+    def row(key, text):
+        return (text, "", "", "", "", "", 0.5, "gotcha", 0.8, key, 0.5, None, None, False, "r")
+
+    rows = [row("m1", "unrelated words"), row("m2", "nothing here"), row("m3", "deploy script")]
+    relevance = {"m1": 0.6, "m3": 0.4}
+    for min_base, below in ((None, 0), (0.35, 1)):
+        rules = _lexical_py.RankRules({"r"}, 0.0, True, True, 0.1, True, min_base)
+        ranked = kernel.ranked_candidates(
+            "deploy script", None, False, rows, tuple(range(15)), None, None, relevance, None,
+            0.16, 0.2, rules,
+        )  # fmt: skip
+        assert ranked.no_signal == 1 and ranked.below == below
+        kept = {s.fields[9] for s in ranked.kept}
+        assert kept == ({"m1", "m3"} if min_base is None else {"m1"})
+
+
+@pytest.mark.parametrize("impl", ["python", "compiled"])
+def test_ranked_candidates_refuses_bad_positions_and_rules(impl):
+    """Positions must be one per field, none negative; the rules must be complete."""
+    if impl == "compiled" and NO_EXTENSIONS:
+        pytest.skip("SWARMMEM_NO_EXTENSIONS=1")
+    kernel = _lexical_py if impl == "python" else _compiled("lexical")
+    row = ("text", "", "", "", "", "", 0.5, "gotcha", 0.8, "m1", 0.5, None, None, False, "r")
+    rules = _lexical_py.RankRules({"r"}, 0.0, True, True, 0.1, False, None)
+    ok = kernel.ranked_candidates(
+        "text", None, False, [row], tuple(range(15)), None, None, None, None, 0.16, 0.2, rules
+    )
+    assert [s.fields for s in ok.kept] == [row] and ok.dropped == 0
+    bad_calls = [
+        (tuple(range(12)), rules),
+        ((*range(14), -1), rules),
+        (tuple(range(15)), tuple(rules)[:6]),
+    ]
+    for fields, bad_rules in bad_calls:
+        with pytest.raises(ValueError):
+            kernel.ranked_candidates(
+                "text", None, False, [row], fields, None, None, None, None, 0.16, 0.2, bad_rules
+            )
+
+
 @pytest.mark.parametrize("impl", ["python", "compiled"])
 def test_scored_candidates_refuses_bad_positions_and_values(impl):
     """Positions must be one per field; a candidate without a number for its Q-value fails."""

@@ -229,7 +229,7 @@ def test_provider_recall_related_expansion() -> None:
 def test_the_named_reference_path_scores_as_the_kernel_where_its_rule_changes_nothing() -> None:
     """A query naming files or symbols scores its candidates in Python (the rule reads their
     records); a row the rule leaves alone gets exactly the kernel's base and score."""
-    from swarmmem.core.recall.scoring import _BatchScorer, derived
+    from swarmmem.core.recall.scoring import _BatchScorer, _recency, derived
 
     records = [
         make_memory(
@@ -245,14 +245,9 @@ def test_the_named_reference_path_scores_as_the_kernel_where_its_rule_changes_no
     lexical_part = {f.id: 0.05 * n for n, f in enumerate(fields)}
     for lexical in (None, lexical_part):
         scorer = _BatchScorer(
-            request(query="pytest fixtures notes"),
-            fields,
-            LearningPolicy(),
-            None,
-            None,
-            relevance,
-            lexical,
+            request(query="pytest fixtures notes"), LearningPolicy(), None, None, relevance, lexical
         )
+        scorer.recency = _recency(fields)
         assert scorer.named is not None and not scorer.named.active
         assert scorer.recency is not None
         for recent in (True, False):
