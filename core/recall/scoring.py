@@ -525,7 +525,7 @@ class _BatchScorer:
         """True when the query names files or symbols (or file extensions): the named-
         reference rule then scores each row in Python."""
         named = self.named
-        return named is not None and (named.active or named.extensions)
+        return named is not None and (named.active or bool(named.extensions))
 
     def score(self, fields: Sequence[CandidateRow], *, recent: bool = True) -> list[Scored]:
         """The scored candidates of ``fields``, best first (``recent``: with the recency
