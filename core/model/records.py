@@ -38,6 +38,16 @@ MEMORY_KINDS: tuple[str, ...] = (
     "todo",
     "scratch",
 )
+
+
+def unknown_kinds(kinds: Iterable[object]) -> MemoryValidationError:
+    """The error for ``kinds`` that are no memory kind; it lists the kinds there are."""
+    names = ", ".join(repr(kind) if isinstance(kind, str) else str(kind) for kind in kinds)
+    return MemoryValidationError(
+        f"unknown memory kind {names} (the kinds: {', '.join(MEMORY_KINDS)})"
+    )
+
+
 DURABLE_MEMORY_KINDS: frozenset[str] = frozenset(
     {
         "user_preference",

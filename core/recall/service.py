@@ -24,6 +24,7 @@ from swarmmem.core.model.records import (
     RecallBundle,
     RecallItem,
     RecallRequest,
+    unknown_kinds,
 )
 from swarmmem.core.model.scopes import MemoryContext, authorize_scopes
 from swarmmem.core.model.text import check_text, check_texts
@@ -299,7 +300,7 @@ class RecallService:
         if kinds is not None:
             bad = [k for k in kinds if k not in MEMORY_KINDS]
             if bad:
-                raise MemoryValidationError(f"unknown memory kind(s): {', '.join(map(str, bad))}")
+                raise unknown_kinds(bad)
         d = self.defaults
         injection = mode == "injection"
         if injection:

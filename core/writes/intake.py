@@ -23,6 +23,7 @@ from swarmmem.core.model.records import (
     MemoryProposal,
     MemoryRecord,
     ProposedBy,
+    unknown_kinds,
 )
 from swarmmem.core.model.text import check_text, check_texts, without_hidden
 from swarmmem.core.writes.redaction import redact_fields, redaction_rejection_reason
@@ -182,7 +183,7 @@ def check_record_args(kind: str | None, text: str | None) -> str:
     if not kind:
         raise MemoryValidationError("kind is required for this operation")
     if kind not in MEMORY_KINDS:
-        raise MemoryValidationError(f"unknown memory kind {kind!r}")
+        raise unknown_kinds([kind])
     if not text or not normalize_text(text):
         raise MemoryValidationError("text is required for this operation")
     return kind
@@ -249,7 +250,7 @@ def rewrite_fields(
         rewrite["text"] = clean_text(text) if isinstance(text, str) else text
     if kind is not None:
         if kind not in MEMORY_KINDS:
-            raise MemoryValidationError(f"unknown memory kind {kind!r}")
+            raise unknown_kinds([kind])
         rewrite["kind"] = kind
         if kind in DURABLE_MEMORY_KINDS:
             rewrite.update(stability="durable", expiresAt=None)

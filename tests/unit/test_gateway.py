@@ -111,8 +111,12 @@ def test_recall_input_validation_and_clamps(mem) -> None:
     """Short queries and unknown kinds are refused; sizes are clamped."""
     with pytest.raises(MemoryValidationError, match="at least 3 characters"):
         mem.recall(" a ")
-    with pytest.raises(MemoryValidationError, match="unknown memory kind"):
-        mem.recall("tests please", kinds=["recipes"])
+    with pytest.raises(MemoryValidationError, match="unknown memory kind 'recipes'") as caught:
+        mem.recall("tests please", kinds=["recipes", "project_fact"])
+    assert "'project_fact'" not in str(caught.value)  # only the unknown kinds are named
+    assert "(the kinds: user_preference, project_fact, " in str(caught.value)
+    with pytest.raises(MemoryValidationError, match=r"kind 'gotcha' \(the kinds: user_pref"):
+        mem.propose(operation="add", kind="gotcha", text="Run tests: make check", rationale="seen")
     request = mem.runtime.recall.build_request("tests please", max_items=99, token_budget=5)
     assert request.max_items == 20 and request.token_budget == 100
 
