@@ -316,9 +316,41 @@ def ranked_candidates(
         raise ValueError("ranked_candidates: rules must hold every field of RankRules")
     if min(fields) < 0:
         raise ValueError("ranked_candidates: field positions must not be negative")
-    scope_keys, now_ms, check_expiry, check_q, threshold, require_signal, min_base = rules
-    kind_at, q_at, updated_at = fields[7], fields[10], fields[11]
-    expires_at, inactive_at, scope_at = fields[12:]
+    eligible, held, dropped = _split_candidates(candidates, fields, kinds, rules)
+    recency = None if relevance is None else _recency_bounds(eligible, fields[11])
+    scored = scored_candidates(
+        query,
+        task,
+        task_as_query,
+        eligible,
+        fields[:12],
+        kinds,
+        role_kinds,
+        relevance,
+        lexical,
+        recency,
+        recency_weight,
+        q_weight,
+    )
+    kept, no_signal, below = _apply_rules(scored, rules)
+    return Ranked(kept, held, dropped, no_signal, below, recency)
+
+
+# The stages of ``ranked_candidates`` around the scores.
+
+
+def _split_candidates(
+    candidates: Sequence[Sequence[Any]],
+    fields: tuple[int, ...],
+    kinds: Collection[str] | None,
+    rules: RankRules,
+) -> tuple[list[Any], list[Any], int]:
+    """The eligible candidates, the low-Q ones held back and how many were dropped (expired,
+    inactive, out of scope, of another kind), by ``rules``; ``fields`` as for
+    :func:`ranked_candidates`."""
+    scope_keys, now_ms, check_expiry, check_q, threshold = rules[:5]
+    kind_at, q_at = fields[7], fields[10]
+    expires_at, inactive_at, scope_at = fields[12:15]
     eligible: list[Any] = []
     held: list[Any] = []
     dropped = 0
@@ -335,27 +367,25 @@ def ranked_candidates(
             held.append(c)
         else:
             eligible.append(c)
-    recency = None
-    if relevance is not None:
-        known = [c[updated_at] for c in eligible if c[updated_at] is not None]
-        if len(known) >= 2 and min(known) != max(known):
-            recency = (min(known), max(known) - min(known))
-    scored = scored_candidates(
-        query,
-        task,
-        task_as_query,
-        eligible,
-        fields[:12],
-        kinds,
-        role_kinds,
-        relevance,
-        lexical,
-        recency,
-        recency_weight,
-        q_weight,
-    )
-    no_signal = 0
-    if require_signal:
+    return eligible, held, dropped
+
+
+def _recency_bounds(candidates: Sequence[Sequence[Any]], at: int) -> tuple[float, float] | None:
+    """The oldest update time of ``candidates`` (at position ``at``, ``None`` when unknown)
+    and the span to the newest; ``None`` unless two differ."""
+    known = [c[at] for c in candidates if c[at] is not None]
+    if len(known) < 2:
+        return None
+    lo, hi = min(known), max(known)
+    return None if lo == hi else (lo, hi - lo)
+
+
+def _apply_rules(scored: list[Scored], rules: RankRules) -> tuple[list[Scored], int, int]:
+    """``scored`` less those the signal rule drops (no relevance, and no query word in the
+    text, tags, files, symbols or kind words), then those whose base is below
+    ``rules.min_base``; with the two counts."""
+    no_signal = below = 0
+    if rules.require_signal:
         signalled = [
             s
             for s in scored
@@ -364,9 +394,9 @@ def ranked_candidates(
         ]
         no_signal = len(scored) - len(signalled)
         scored = signalled
-    below = 0
-    if min_base is not None:
+    if rules.min_base is not None:
+        min_base = rules.min_base
         kept = [s for s in scored if s.base >= min_base]
         below = len(scored) - len(kept)
         scored = kept
-    return Ranked(scored, held, dropped, no_signal, below, recency)
+    return scored, no_signal, below

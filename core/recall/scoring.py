@@ -348,13 +348,24 @@ def rank_rows(
     min_score = _min_score(request, apply_min_score)
     wants_signal = request.require_query_signal if require_signal is None else require_signal
     scorer = _BatchScorer(request, policy, kinds, role_kinds, text_relevance, lexical_relevance)
-    signal_rule = scorer.injection and wants_signal is not False
-    if not scorer.names_references:  # the whole batch in one kernel call
+    rules = lexical.RankRules(
+        scope_keys={scope.key for scope in request.scopes},
+        now_ms=now_ms,
+        check_expiry=not request.include_expired,
+        check_q=not request.include_low_q,
+        threshold=policy.suppression_threshold,
+        require_signal=scorer.injection and wants_signal is not False,
+        min_base=min_score,
+    )
+    batch = records if isinstance(records, list) else list(records)
+    if scorer.names_references:  # the rule reads records: scored in Python
+        ranked = _ranked_naming(scorer, batch, rules, load, unreadable)
+    else:  # the whole batch in one kernel call
         ranked = lexical.ranked_candidates(
             request.query,
             request.task,
             scorer.injection and request.task is not None,
-            records if isinstance(records, list) else list(records),
+            batch,
             _RANKED_FIELDS,
             kinds,
             role_kinds,
@@ -362,37 +373,15 @@ def rank_rows(
             scorer.lexical_part,
             RECENCY_WEIGHT,
             scorer.q_weight,
-            lexical.RankRules(
-                scope_keys={scope.key for scope in request.scopes},
-                now_ms=now_ms,
-                check_expiry=not request.include_expired,
-                check_q=not request.include_low_q,
-                threshold=policy.suppression_threshold,
-                require_signal=signal_rule,
-                min_base=min_score,
-            ),
+            rules,
         )
         scorer.recency = ranked.recency
-        kept, suppressed = ranked.kept, ranked.held
-        diag["preScoredFilteredCount"] = ranked.dropped
-        diag["suppressedLowQCount"] = len(suppressed)
-        diag["scoredCount"] = len(kept) + ranked.no_signal + ranked.below
-        diag["noSignalCount"] = ranked.no_signal
-        diag["belowThresholdCount"] = ranked.below
-    else:
-        eligible, suppressed = _prefilter(request, records, now_ms, policy, kinds, diag)
-        scorer.recency = _recency(eligible)
-        if scorer.named is not None and scorer.named.active:  # the cited references are read
-            scorer.cited = load(eligible)
-            unreadable.update(f.id for f in eligible if f.id not in scorer.cited)
-        scored_all = scorer.score(eligible)
-        diag["scoredCount"] = len(scored_all)
-        if signal_rule:
-            signalled = [s for s in scored_all if s.relevance or _has_query_signal(s.row)]
-            diag["noSignalCount"] = len(scored_all) - len(signalled)
-            scored_all = signalled
-        kept = [s for s in scored_all if s.base >= min_score]  # best first already
-        diag["belowThresholdCount"] = len(scored_all) - len(kept)
+    kept, suppressed = ranked.kept, ranked.held
+    diag["preScoredFilteredCount"] = ranked.dropped
+    diag["suppressedLowQCount"] = len(suppressed)
+    diag["scoredCount"] = len(kept) + ranked.no_signal + ranked.below
+    diag["noSignalCount"] = ranked.no_signal
+    diag["belowThresholdCount"] = ranked.below
 
     explored = _explore(suppressed, scorer, policy, rng, min_score)
     diag["exploredCount"] = int(explored is not None)
@@ -414,51 +403,12 @@ def _new_diagnostics(candidates: int) -> dict[str, int]:
     }
 
 
-def _prefilter(
-    request: RecallRequest,
-    records: Sequence[CandidateRow],
-    now_ms: float,
-    policy: LearningPolicy,
-    kinds: set[str] | None,
-    diag: dict[str, int],
-) -> tuple[list[CandidateRow], list[CandidateRow]]:
-    """The candidates worth scoring and the low-Q ones held back for exploration; expired,
-    superseded, deleted, out-of-scope and wrong-kind records are dropped (and counted)."""
-    scope_keys = {scope.key for scope in request.scopes}
-    check_expiry = not request.include_expired
-    check_q = not request.include_low_q
-    threshold = policy.suppression_threshold
-    eligible: list[CandidateRow] = []
-    suppressed: list[CandidateRow] = []
-    for fields in records:
-        expires_ms = fields.expires_ms
-        if (
-            (check_expiry and expires_ms is not None and expires_ms <= now_ms)
-            or fields.inactive
-            or fields.scope_key not in scope_keys
-            or (kinds is not None and fields.kind not in kinds)
-        ):
-            diag["preScoredFilteredCount"] += 1
-            continue
-        if check_q and fields.q < threshold:
-            diag["suppressedLowQCount"] += 1
-            suppressed.append(fields)
-            continue
-        eligible.append(fields)
-    return eligible, suppressed
-
-
 def _min_score(request: RecallRequest, apply_min_score: bool) -> float:
     """The base score a candidate must reach: the request's ``min_score`` (0 when unset), or
     none at all for related-item expansion."""
     if not apply_min_score:
         return float("-inf")
     return request.min_score if request.min_score is not None else 0.0
-
-
-def _has_query_signal(row: LexicalRow) -> bool:
-    """True when the query matched one of the candidate's fields (the task term aside)."""
-    return max(row.text, row.tag, row.file, row.symbol, row.kind_query) > 0
 
 
 def _explore(
@@ -646,16 +596,57 @@ def _named_references(query: str) -> _NamedReferences:
     return _NamedReferences(query)
 
 
-def _recency(fields: Sequence[CandidateRow]) -> tuple[float, float] | None:
-    """The oldest ``updatedAt`` of ``fields`` and the span to the newest (``None`` unless two
-    differ): a record's recency is where its time falls between them, 0 to 1."""
-    known = [f.updated_ms for f in fields if f.updated_ms is not None]
-    if len(known) < 2:
-        return None
-    lo, hi = min(known), max(known)
-    if lo == hi:
-        return None
-    return lo, hi - lo
+def _ranked_naming(
+    scorer: _BatchScorer,
+    records: list[CandidateRow],
+    rules: lexical.RankRules,
+    load: RecordLoader,
+    unreadable: set[str],
+) -> lexical.Ranked:
+    """The ranking of a query that names files or symbols: the kernel filters the batch and
+    gives each eligible candidate its row; the named-reference rule then scores the rows in
+    Python (reading the eligible candidates' records when the query names a file or symbol;
+    those it cannot read are added to ``unreadable``); the signal and base-score rules
+    follow, as in the kernel."""
+    assert scorer.text_relevance is not None and scorer.named is not None
+    filtered = lexical.ranked_candidates(
+        scorer.request.query,
+        scorer.request.task,
+        scorer.injection and scorer.request.task is not None,
+        records,
+        _RANKED_FIELDS,
+        scorer.kinds,
+        scorer.role_kinds,
+        scorer.text_relevance,
+        scorer.lexical_part,
+        RECENCY_WEIGHT,
+        scorer.q_weight,
+        rules._replace(require_signal=False, min_base=None),
+    )
+    scorer.recency = filtered.recency
+    eligible = [s.fields for s in filtered.kept]
+    if scorer.named.active:
+        scorer.cited = load(eligible)
+        unreadable.update(f.id for f in eligible if f.id not in scorer.cited)
+    rows = [s.row for s in filtered.kept]
+    scored = scorer._with_named(eligible, rows, scorer.named, scorer.recency)
+    no_signal = below = 0
+    if rules.require_signal:
+        signalled = [s for s in scored if s.relevance or _has_query_signal(s.row)]
+        no_signal = len(scored) - len(signalled)
+        scored = signalled
+    if rules.min_base is not None:
+        kept = [s for s in scored if s.base >= rules.min_base]
+        below = len(scored) - len(kept)
+        scored = kept
+    return lexical.Ranked(
+        scored, filtered.held, filtered.dropped, no_signal, below, filtered.recency
+    )
+
+
+def _has_query_signal(row: LexicalRow) -> bool:
+    """True when the query matched one of the candidate's fields (the task term aside)."""
+    return max(row.text, row.tag, row.file, row.symbol, row.kind_query) > 0
 
 
 def _to_item(

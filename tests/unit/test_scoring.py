@@ -229,7 +229,7 @@ def test_provider_recall_related_expansion() -> None:
 def test_the_named_reference_path_scores_as_the_kernel_where_its_rule_changes_nothing() -> None:
     """A query naming files or symbols scores its candidates in Python (the rule reads their
     records); a row the rule leaves alone gets exactly the kernel's base and score."""
-    from swarmmem.core.recall.scoring import _BatchScorer, _recency, derived
+    from swarmmem.core.recall.scoring import _BatchScorer, derived
 
     records = [
         make_memory(
@@ -247,7 +247,8 @@ def test_the_named_reference_path_scores_as_the_kernel_where_its_rule_changes_no
         scorer = _BatchScorer(
             request(query="pytest fixtures notes"), LearningPolicy(), None, None, relevance, lexical
         )
-        scorer.recency = _recency(fields)
+        times = [f.updated_ms for f in fields]
+        scorer.recency = (min(times), max(times) - min(times))
         assert scorer.named is not None and not scorer.named.active
         assert scorer.recency is not None
         for recent in (True, False):
