@@ -24,7 +24,6 @@ cimport cython
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
-from cpython.sequence cimport PySequence_Fast
 from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.unicode cimport (
     PyUnicode_1BYTE_KIND,
@@ -40,10 +39,6 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp
 
 from swarmmem._speedups._lexical_py import LexicalRow, Ranked, RankRules, Scored
-
-cdef extern from "Python.h":
-    Py_ssize_t PySequence_Fast_GET_SIZE(object o)
-    PyObject** PySequence_Fast_ITEMS(object o)
 
 cdef extern from *:
     """
