@@ -8,6 +8,9 @@ for a session start or a prompt, starts the helper for the prompts to come. Eith
 host gets its documented output and exit code 0: a memory failure never blocks the person.
 
 ``SWARMMEM_HOOK_HELPER=0`` turns the helper off (every hook computes its own answer).
+
+The checkout is hostile: the helper runs with an isolated ``sys.path`` (``python -I``), so a
+``swarmmem.py`` or ``swarmmem/`` shipped in the project is never imported.
 """
 
 from __future__ import annotations
@@ -77,13 +80,19 @@ def ask_helper(root: Path, request: dict[str, Any]) -> str | None:
     return None
 
 
+def helper_command(root: Path) -> list[str]:
+    """The helper's command line: ``python -I`` (isolated: neither the working directory nor
+    ``PYTHONPATH`` comes first on ``sys.path``), so nothing of the project is imported."""
+    return [sys.executable, "-I", "-m", "swarmmem.hooks.daemon", str(root)]
+
+
 def start_helper(root: Path) -> None:
     """Start the project's helper in the background (it exits at once if one runs)."""
     import subprocess
 
     try:
         subprocess.Popen(
-            [sys.executable, "-m", "swarmmem.hooks.daemon", str(root)],
+            helper_command(root),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -4,7 +4,7 @@ For each host: its project-level MCP server entry and its hooks, merged into the
 may already exist (other servers, other hooks and other settings are kept; an earlier swarmmem
 entry is updated in place, so running it again changes nothing). The commands run the
 ``swarmmem`` that is installed now, by absolute path, so a virtual environment works without
-being activated.
+being activated, and never import anything from the project they run in.
 
 ================  ==========================================================================
 ``claude-code``   ``.mcp.json``, ``.claude/settings.json`` (with ``--user`` the hooks go to
@@ -44,12 +44,13 @@ PLUGIN_PLACEHOLDER = 'const SWARMMEM_COMMAND = ["__SWARMMEM_COMMAND__"];'
 
 
 def swarmmem_command() -> list[str]:
-    """The installed ``swarmmem`` as an argument list (the console script beside this
-    interpreter, else ``python -m swarmmem``)."""
+    """The installed ``swarmmem`` as an argument list: the console script by absolute path,
+    else ``python -I -m swarmmem`` (isolated, so the project a host starts it in, which is
+    its working directory, is never on ``sys.path``)."""
     script = Path(sys.executable).parent / "swarmmem"
     if script.is_file() and os.access(script, os.X_OK):
         return [str(script)]
-    return [sys.executable, "-m", "swarmmem"]
+    return [sys.executable, "-I", "-m", "swarmmem"]
 
 
 def _shell(args: list[str]) -> str:
