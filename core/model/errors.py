@@ -9,6 +9,7 @@ Every error the library raises on purpose derives from :class:`SwarmMemoryError`
     ├── MemoryValidationError (ValueError)
     │   └── MemoryPiiRejectedError
     ├── ScopeError (PermissionError)
+    ├── UntrustedPathError (PermissionError)
     ├── MemoryDisabledError
     ├── NotFoundError (LookupError)
     ├── ConflictError
@@ -66,6 +67,11 @@ class MemoryPiiRejectedError(MemoryValidationError, code="memory_pii_rejected"):
 
 class ScopeError(SwarmMemoryError, PermissionError, code="scope_not_allowed"):
     """A caller asked for a scope outside the scopes derived from its context."""
+
+
+class UntrustedPathError(SwarmMemoryError, PermissionError, code="untrusted_path"):
+    """A project folder, configuration, file or socket is not safely the user's: a symbolic
+    link where none may be, owned by another user, or writable by every user."""
 
 
 class MemoryDisabledError(SwarmMemoryError, code="memory_disabled"):

@@ -5,13 +5,22 @@ configuration file ``.opencode/opencode-swarm.json``; failing that, the top leve
 work tree around it (the nearest folder holding ``.git``, a folder or a worktree's file);
 failing that, the working directory itself. An explicit ``--root`` always wins.
 
+On a shared machine a parent folder may belong to someone else, so only folders of this user
+(or root) count: the walk stops at a folder every user can write to (``/tmp``, unless it is
+the user's own with the sticky bit), passes over folders of other users, and refuses a
+configuration file found in one of them, or one that is itself another user's
+(:class:`~swarmmem.core.model.errors.UntrustedPathError`).
+
 Only the standard library is imported: the hook entry point runs this on every prompt.
 """
 
 from __future__ import annotations
 
 import os
+import stat
+from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 CONFIG_RELATIVE_PATH = Path(".opencode") / "opencode-swarm.json"
 """Where a project keeps its configuration (the ``memory`` section), relative to its root."""
@@ -26,8 +35,6 @@ def read_small_file(path: str | os.PathLike[str], max_bytes: int = MAX_CONFIG_BY
     :class:`ValueError` saying so, without blocking or reading it whole; a missing or
     unreadable file raises :class:`OSError`.
     """
-    import stat
-
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
@@ -38,19 +45,62 @@ def read_small_file(path: str | os.PathLike[str], max_bytes: int = MAX_CONFIG_BY
     return data
 
 
-def configured_root(start: str | os.PathLike[str]) -> Path | None:
-    """The nearest folder at or above ``start`` holding the configuration file, else ``None``."""
+def untrusted(info: os.stat_result) -> str | None:
+    """Why a folder or file with ``info`` cannot belong to this user's project, else ``None``:
+    "writable by every user" (a folder of the user's own with the sticky bit excepted) or
+    "owned by another user" (root counts as the user)."""
+    uid = os.getuid()
+    if info.st_mode & stat.S_IWOTH and not (info.st_mode & stat.S_ISVTX and info.st_uid == uid):
+        return "writable by every user"
+    if info.st_uid not in (uid, 0):
+        return f"owned by another user (uid {info.st_uid})"
+    return None
+
+
+def _refuse(path: Path, reason: str) -> NoReturn:
+    from swarmmem.core.model.errors import UntrustedPathError
+
+    raise UntrustedPathError(
+        f"refusing the swarmmem configuration {path}: {reason}; a project must be a folder of "
+        "yours (or root's) that other users cannot write to (or pass --root)"
+    )
+
+
+def _folders(start: str | os.PathLike[str]) -> Iterator[Path]:
+    """The folders at and above ``start`` that may hold this user's project, nearest first
+    (see the module docstring); raises for a configuration file in another user's folder."""
     here = Path(os.path.abspath(start))
     for folder in (here, *here.parents):
-        if (folder / CONFIG_RELATIVE_PATH).is_file():
+        try:
+            info = os.stat(folder)
+        except OSError:
+            return
+        reason = untrusted(info)
+        if reason is None:
+            yield folder
+        elif info.st_mode & stat.S_IWOTH:
+            return  # nothing at or above a folder anyone can write to is trusted
+        elif os.path.lexists(folder / CONFIG_RELATIVE_PATH):
+            _refuse(folder / CONFIG_RELATIVE_PATH, f"the folder {folder} is {reason}")
+
+
+def configured_root(start: str | os.PathLike[str]) -> Path | None:
+    """The nearest folder at or above ``start`` holding the configuration file, else ``None``
+    (only folders and files of this user count; see the module docstring)."""
+    for folder in _folders(start):
+        config = folder / CONFIG_RELATIVE_PATH
+        if config.is_file():
+            reason = untrusted(os.stat(config))
+            if reason is not None:
+                _refuse(config, f"the file is {reason}")
             return folder
     return None
 
 
 def git_root(start: str | os.PathLike[str]) -> Path | None:
-    """The nearest folder at or above ``start`` holding ``.git``, else ``None``."""
-    here = Path(os.path.abspath(start))
-    for folder in (here, *here.parents):
+    """The nearest folder at or above ``start`` holding ``.git``, else ``None`` (only folders
+    of this user count)."""
+    for folder in _folders(start):
         if (folder / ".git").exists():
             return folder
     return None
@@ -58,8 +108,21 @@ def git_root(start: str | os.PathLike[str]) -> Path | None:
 
 def find_root(start: str | os.PathLike[str] = ".") -> Path:
     """The project ``start`` belongs to (see the module docstring); absolute, not resolved
-    through symbolic links, so paths shown to the person read as they typed them."""
-    return configured_root(start) or git_root(start) or Path(os.path.abspath(start))
+    through symbolic links, so paths shown to the person read as they typed them.
+
+    Raises:
+        UntrustedPathError: the configuration file found belongs to another user, or sits in
+            a folder of another user or one every user can write to.
+    """
+    found = configured_root(start) or git_root(start)
+    if found is not None:
+        return found
+    here = Path(os.path.abspath(start))
+    if os.path.lexists(here / CONFIG_RELATIVE_PATH):  # in a folder the walk did not trust
+        reason = untrusted(os.stat(here))
+        if reason is not None:
+            _refuse(here / CONFIG_RELATIVE_PATH, f"the folder {here} is {reason}")
+    return here
 
 
 def resolve_root(

@@ -1,10 +1,12 @@
 """A cloned repository and a shared machine are hostile: code shipped in a checkout is never
-imported by the hook, its helper or the commands ``init`` writes."""
+imported by the hook, its helper or the commands ``init`` writes; a folder another user owns,
+or any user can write to, never becomes the project of a checkout below it."""
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +15,9 @@ import pytest
 from factories import curate_fact, wait_for, write_memory_config
 
 import swarmmem
+from swarmmem.core.model.errors import UntrustedPathError
 from swarmmem.hooks import client, install
+from swarmmem.project import find_root
 
 ALEMBIC = "Database migrations are managed with alembic; run alembic upgrade head after pulling."
 PROMPT = "how do I run the database migrations?"
@@ -104,3 +108,100 @@ def test_the_fallback_command_init_writes_never_imports_the_checkout(
     assert done.returncode == 0, done.stderr
     assert not marker.exists()
     assert "alembic" in context_of(done.stdout)
+
+
+# ------------------------------------------------- a shared parent folder takes no checkout
+OTHER_UID = 65534  # "nobody": stands in for another local user
+as_root = pytest.mark.skipif(
+    os.getuid() != 0, reason="only root can give a folder to another user (os.chown)"
+)
+
+
+def hook_in(cwd: Path, **extra: str) -> subprocess.CompletedProcess[str]:
+    """The prompt hook ``init`` writes for Claude Code, run from ``cwd`` (helper on)."""
+    return run_shell(
+        install.hook_line("claude-code", "UserPromptSubmit"),
+        cwd=cwd,
+        stdin=prompt_payload(cwd),
+        SWARMMEM_HOOK_HELPER_IDLE="1",
+        **extra,
+    )
+
+
+@pytest.mark.parametrize("git", [True, False], ids=["git-checkout", "plain-folder"])
+def test_a_world_writable_parent_never_becomes_the_project(tmp_path: Path, git: bool) -> None:
+    """Another user's memory project (with code of theirs) in a folder anyone can write to
+    (a stand-in for /tmp without the sticky bit): a checkout below is its own project."""
+    shared = make_project(tmp_path / "shared")
+    marker = tmp_path / "marker"
+    plant_code(shared, marker, "module")
+    shared.chmod(0o777)
+    checkout = shared / "checkout"
+    (checkout / "src").mkdir(parents=True)
+    if git:
+        (checkout / ".git").mkdir()
+    assert find_root(checkout / "src") == (checkout if git else checkout / "src")
+    done = hook_in(checkout / "src")
+    assert done.returncode == 0 and done.stdout == "", done.stdout + done.stderr
+    assert not marker.exists()
+
+
+def test_a_world_writable_start_folder_with_a_configuration_is_refused(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    write_memory_config(shared)
+    shared.chmod(0o777)
+    with pytest.raises(UntrustedPathError, match="writable by every user"):
+        find_root(shared)
+    done = hook_in(shared)
+    assert done.returncode == 0 and done.stdout == ""
+    assert "UntrustedPathError" in done.stderr and str(shared) in done.stderr
+
+
+def test_a_sticky_folder_of_the_user_may_hold_a_project(tmp_path: Path) -> None:
+    own = tmp_path / "own"
+    write_memory_config(own)
+    own.chmod(0o1777)
+    (own / "sub").mkdir()
+    assert find_root(own / "sub") == own
+
+
+@as_root
+def test_a_configuration_in_another_users_folder_is_refused(tmp_path: Path) -> None:
+    other = make_project(tmp_path / "other")
+    marker = tmp_path / "marker"
+    plant_code(other, marker, "module")
+    for path in (other, *other.rglob("*")):
+        os.lchown(path, OTHER_UID, OTHER_UID)
+    checkout = other / "checkout"
+    (checkout / ".git").mkdir(parents=True)  # made by the victim (root here)
+    with pytest.raises(UntrustedPathError) as refused:
+        find_root(checkout)
+    assert f"the folder {other} is owned by another user" in str(refused.value)
+    done = hook_in(checkout)
+    assert done.returncode == 0 and done.stdout == "" and "UntrustedPathError" in done.stderr
+    cli = run_shell(shlex.join([*install.swarmmem_command(), "status"]), cwd=checkout, stdin="")
+    assert cli.returncode == 1 and "owned by another user" in cli.stderr
+    assert not marker.exists()
+
+
+@as_root
+def test_a_configuration_file_of_another_user_is_refused(tmp_path: Path) -> None:
+    """A checkout may ship a link to another user's configuration (or be handed one)."""
+    theirs = write_memory_config(tmp_path / "theirs")
+    os.chown(theirs, OTHER_UID, OTHER_UID)
+    repo = tmp_path / "repo"
+    (repo / ".opencode").mkdir(parents=True)
+    (repo / ".opencode" / "opencode-swarm.json").symlink_to(theirs)
+    with pytest.raises(UntrustedPathError, match="the file is owned by another user"):
+        find_root(repo)
+
+
+@as_root
+def test_another_users_git_folder_is_passed_over(tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    (other / ".git").mkdir(parents=True)
+    mine = other / "mine"
+    mine.mkdir()
+    os.chown(other, OTHER_UID, OTHER_UID)
+    os.chown(other / ".git", OTHER_UID, OTHER_UID)
+    assert find_root(mine) == mine

@@ -39,6 +39,7 @@ from swarmmem.core.model.errors import (
     NotFoundError,
     ScopeError,
     SwarmMemoryError,
+    UntrustedPathError,
 )
 from swarmmem.core.model.settings import ConfigDeprecationWarning
 from swarmmem.project import resolve_root
@@ -98,18 +99,18 @@ def command(fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return fn(state, *args, **kwargs)
         except MemoryDisabledError as exc:
-            _fail(state, disabled_result(str(exc)), EXIT_FAILURE)
+            _fail(state.as_json, disabled_result(str(exc)), EXIT_FAILURE)
         except BAD_INPUT as exc:
-            _fail(state, error_result(exc.code, str(exc)), EXIT_BAD_INPUT)
+            _fail(state.as_json, error_result(exc.code, str(exc)), EXIT_BAD_INPUT)
         except SwarmMemoryError as exc:
-            _fail(state, error_result(exc.code, str(exc)), EXIT_FAILURE)
+            _fail(state.as_json, error_result(exc.code, str(exc)), EXIT_FAILURE)
 
     functools.update_wrapper(wrapper, fn)
     return json_flag(click.pass_obj(wrapper))
 
 
-def _fail(state: State, payload: dict[str, Any], code: int) -> None:
-    if state.as_json:
+def _fail(as_json: bool, payload: dict[str, Any], code: int) -> None:
+    if as_json:
         click.echo(render.error_json(payload))
     else:
         click.echo(render.error_text(payload), err=True)
@@ -243,4 +244,7 @@ def main(
     context = {
         k: v for k, v in {"session_id": session, "run_id": run_id, "agent_role": role}.items() if v
     }
-    ctx.obj = State(root, config, as_json, context)
+    try:
+        ctx.obj = State(root, config, as_json, context)
+    except UntrustedPathError as exc:  # the project found is not safely this user's
+        _fail(as_json, error_result(exc.code, str(exc)), EXIT_FAILURE)
