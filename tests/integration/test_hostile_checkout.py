@@ -205,3 +205,121 @@ def test_another_users_git_folder_is_passed_over(tmp_path: Path) -> None:
     os.chown(other, OTHER_UID, OTHER_UID)
     os.chown(other / ".git", OTHER_UID, OTHER_UID)
     assert find_root(mine) == mine
+
+
+# ------------------------------------------------------- init never writes through a link
+ALL_AGENTS = ("claude-code", "codex", "gemini", "cursor", "opencode")
+#: every file ``init --agent`` (all hosts) writes in the project, and with ``--user`` at home
+PROJECT_FILES = (
+    ".opencode/opencode-swarm.json",
+    ".gitignore",
+    ".mcp.json",
+    ".claude/settings.json",
+    ".codex/hooks.json",
+    ".gemini/settings.json",
+    ".cursor/mcp.json",
+    ".cursor/hooks.json",
+    "opencode.json",
+    ".opencode/plugins/swarmmem.js",
+)
+HOME_FILES = (".claude/settings.json", ".codex/config.toml")
+PROJECT_FOLDERS = (".opencode", ".opencode/plugins", ".claude", ".codex", ".gemini", ".cursor")
+HOME_FOLDERS = (".claude", ".codex")
+
+
+def init(repo: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    agents = [arg for agent in ALL_AGENTS for arg in ("--agent", agent)]
+    line = shlex.join([*install.swarmmem_command(), "init", *agents, *args])
+    return run_shell(line, cwd=repo, stdin="", HOME=str(home), SWARMMEM_HOOK_HELPER="0")
+
+
+def snapshot(folder: Path) -> dict[str, bytes | None]:
+    """Every path under ``folder`` with its bytes (``None`` for a folder)."""
+    return {
+        str(p.relative_to(folder)): None if p.is_dir() else p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+    }
+
+
+@pytest.fixture
+def places(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """(a git checkout, the home folder, a folder outside both that must never change)."""
+    repo, home, outside = tmp_path / "repo", tmp_path / "home", tmp_path / "outside"
+    (repo / ".git").mkdir(parents=True)
+    home.mkdir()
+    outside.mkdir()
+    return repo, home, outside
+
+
+def test_init_never_writes_through_a_link_at_a_temporary_name(
+    places: tuple[Path, Path, Path],
+) -> None:
+    """A checkout (or, for ``--user``, anyone able to write in the home) plants links at the
+    temporary names beside every file ``init`` writes, pointing at files elsewhere."""
+    repo, home, outside = places
+    for base, files in ((repo, PROJECT_FILES), (home, HOME_FILES)):
+        for relative in files:
+            path = base / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            for suffix in (".tmp", ".swarmmem-tmp"):
+                victim = outside / f"{base.name}-{relative.replace('/', '_')}{suffix}"
+                victim.write_text("echo original\n", encoding="utf-8")
+                (path.parent / f".{path.name}{suffix}").symlink_to(victim)
+    before = snapshot(outside)
+    done = init(repo, home)
+    assert done.returncode == 0, done.stderr
+    user = init(repo, home, "--user")
+    assert user.returncode == 0, user.stderr
+    assert snapshot(outside) == before
+    for base, files in ((repo, PROJECT_FILES), (home, HOME_FILES)):
+        for relative in files:
+            assert (base / relative).is_file() and not (base / relative).is_symlink(), relative
+
+
+def _plant_link(base: Path, relative: str, outside: Path) -> None:
+    target = outside / relative.replace("/", "_")
+    if relative in PROJECT_FOLDERS or relative in HOME_FOLDERS:
+        target.mkdir()
+    else:
+        target.write_text("{}\n", encoding="utf-8")
+    (base / relative).parent.mkdir(parents=True, exist_ok=True)
+    (base / relative).symlink_to(target)
+
+
+@pytest.mark.parametrize(
+    ("where", "relative"),
+    [("project", r) for r in (*PROJECT_FILES, *PROJECT_FOLDERS)]
+    + [("home", r) for r in (*HOME_FILES, *HOME_FOLDERS)],
+)
+def test_init_refuses_a_linked_host_file_or_folder(
+    places: tuple[Path, Path, Path], where: str, relative: str
+) -> None:
+    """A link where ``init`` writes (a host's settings file, ``.gitignore``, ``.claude/``...)
+    is neither written through nor read into the project: ``init`` refuses, naming it."""
+    repo, home, outside = places
+    base = repo if where == "project" else home
+    _plant_link(base, relative, outside)
+    before = snapshot(outside)
+    done = init(repo, home, *(["--user"] if where == "home" else []))
+    assert done.returncode != 0
+    assert "symbolic link" in done.stderr and str(base / relative) in done.stderr, done.stderr
+    assert (base / relative).is_symlink()
+    assert snapshot(outside) == before
+
+
+def test_init_keeps_the_mode_of_the_files_a_person_shares(places: tuple[Path, Path, Path]) -> None:
+    repo, home, _ = places
+    (repo / ".gitignore").write_text("build/\n", encoding="utf-8")
+    (repo / ".gitignore").chmod(0o640)
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text("{}", encoding="utf-8")
+    (repo / ".claude" / "settings.json").chmod(0o600)
+    done = init(repo, home)
+    assert done.returncode == 0, done.stderr
+    assert (repo / ".gitignore").stat().st_mode & 0o777 == 0o640
+    assert (repo / ".claude" / "settings.json").stat().st_mode & 0o777 == 0o600
+    assert ".swarm/" in (repo / ".gitignore").read_text(encoding="utf-8")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (repo / ".mcp.json").stat().st_mode & 0o777 == 0o666 & ~umask
+    assert not [p for p in repo.rglob("*swarmmem-tmp*")]  # no temporary file is left

@@ -26,7 +26,8 @@ from swarmmem.cli.app import State, command, emit, main
 from swarmmem.core.model.errors import ConfigError
 from swarmmem.grants import GRANTABLE, set_grant
 from swarmmem.hooks.install import AGENTS, plan_agents
-from swarmmem.project import configured_root, read_small_file
+from swarmmem.project import configured_root
+from swarmmem.safefs import read_text, write_file
 
 IGNORED = ".swarm/"
 
@@ -38,13 +39,6 @@ def new_project_id() -> str:
 
 def _read_json(path: Path) -> dict[str, Any]:
     return _config.read_json_object(path) if path.exists() else {}
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
 
 
 def enable_memory(root: Path, *, has_memories: bool, dry_run: bool = False) -> list[str]:
@@ -72,7 +66,7 @@ def enable_memory(root: Path, *, has_memories: bool, dry_run: bool = False) -> l
             changes.append(f"Set memory.projectId to {section['projectId']}.")
     _config.validate(section)  # nothing is written unless the result is a valid configuration
     if any(not c.startswith("Kept") for c in changes) and not dry_run:
-        _write_atomic(path, json.dumps(data, indent=2) + "\n")
+        write_file(path, json.dumps(data, indent=2) + "\n", base=root)
     return changes
 
 
@@ -80,7 +74,7 @@ def ignore_swarm_folder(root: Path, *, dry_run: bool = False) -> list[str]:
     """Add ``.swarm/`` to ``root/.gitignore`` unless a line already ignores it."""
     path = root / ".gitignore"
     try:
-        text = read_small_file(path, 8 << 20).decode("utf-8") if path.exists() else ""
+        text = read_text(path, base=root, max_bytes=8 << 20) or ""
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from exc
     if any(line.strip().rstrip("/") in (".swarm", "/.swarm") for line in text.splitlines()):
@@ -88,7 +82,7 @@ def ignore_swarm_folder(root: Path, *, dry_run: bool = False) -> list[str]:
     prefix = "" if not text or text.endswith("\n") else "\n"
     note = "# swarmmem: local memory store, run logs, lessons"
     if not dry_run:
-        _write_atomic(path, f"{text}{prefix}{note}\n{IGNORED}\n")
+        write_file(path, f"{text}{prefix}{note}\n{IGNORED}\n", base=root)
     return [f"Added {IGNORED} to {path}."]
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from swarmmem.core.model.errors import ConfigError
+from swarmmem.safefs import read_text, write_file
 
 AGENTS = ("claude-code", "codex", "gemini", "cursor", "opencode")
 SERVER_NAME = "swarmmem"
@@ -76,13 +77,22 @@ class Plan:
         self.actions: list[str] = []
         self.notes: list[str] = []
 
+    def base(self, path: Path) -> Path:
+        """The folder below which ``path`` is read and written without following links: the
+        project, else the home folder (``--user`` files)."""
+        return self.root if path.is_relative_to(self.root) else Path.home()
+
+    def read(self, path: Path) -> str:
+        """The text of ``path`` on disk ('' when missing), never read through a link."""
+        return read_text(path, base=self.base(path)) or ""
+
     def json_file(self, relative: str | Path, change: Callable[[dict[str, Any]], None]) -> None:
         """Apply ``change`` to the JSON object in ``relative`` (read from what this plan
         already holds for it, else from disk) and record the result if it differs."""
         path = self.root / relative
         old_text = self.files.get(path)
         if old_text is None:
-            old_text = path.read_text(encoding="utf-8") if path.is_file() else ""
+            old_text = self.read(path)
         try:
             data = json.loads(old_text) if old_text.strip() else {}
         except ValueError as exc:
@@ -96,15 +106,14 @@ class Plan:
 
     def text_file(self, relative: str | Path, text: str) -> None:
         path = self.root / relative
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        if not path.is_file() or self.read(path) != text:
             self.files[path] = text
 
     def write(self) -> None:
+        """Write every file atomically, never through a link (:func:`~swarmmem.safefs.
+        write_file`); a file that exists keeps its mode."""
         for path, text in self.files.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.swarmmem-tmp")
-            tmp.write_text(text, encoding="utf-8")
-            tmp.replace(path)
+            write_file(path, text, base=self.base(path))
 
 
 def _object(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
@@ -198,7 +207,7 @@ def plan_codex(plan: Plan, *, user: bool) -> None:
     snippet = codex_toml_snippet()
     if user:
         path = Path.home() / ".codex" / "config.toml"
-        old = path.read_text(encoding="utf-8") if path.is_file() else ""
+        old = plan.read(path)
         new = merge_toml_section(old, f"mcp_servers.{SERVER_NAME}", snippet)
         if new != old:
             plan.files[path] = new
