@@ -10,7 +10,9 @@ host gets its documented output and exit code 0: a memory failure never blocks t
 ``SWARMMEM_HOOK_HELPER=0`` turns the helper off (every hook computes its own answer).
 
 The checkout is hostile: the helper runs with an isolated ``sys.path`` (``python -I``), so a
-``swarmmem.py`` or ``swarmmem/`` shipped in the project is never imported.
+``swarmmem.py`` or ``swarmmem/`` shipped in the project is never imported; and the hook sends
+a prompt only to a socket of this user (not a link) in a folder only this user can open (not a
+link), whose listening process runs as this user (``SO_PEERCRED``, where the system has it).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from __future__ import annotations
 import json
 import os
 import socket
+import stat
+import struct
 import sys
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
@@ -56,13 +60,45 @@ def memory_enabled(root: Path) -> bool:
     return isinstance(section, dict) and section.get("enabled") is True
 
 
+def private_socket(path: Path) -> bool:
+    """Whether ``path`` is a socket of this user in a folder of this user that nobody else
+    can open, neither of them a symbolic link (``lstat``)."""
+    uid = os.getuid()
+    try:
+        folder, sock = os.lstat(path.parent), os.lstat(path)
+    except OSError:
+        return False
+    return (
+        stat.S_ISDIR(folder.st_mode)
+        and folder.st_uid == uid
+        and not folder.st_mode & 0o077
+        and stat.S_ISSOCK(sock.st_mode)
+        and sock.st_uid == uid
+    )
+
+
+def peer_uid(conn: socket.socket) -> int | None:
+    """The user id of the process at the other end of the Unix socket ``conn`` (``None``
+    where the system does not tell: ``SO_PEERCRED`` is Linux's)."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    pid_uid_gid = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    return int(struct.unpack("3i", pid_uid_gid)[1])
+
+
 def ask_helper(root: Path, request: dict[str, Any]) -> str | None:
-    """The helper's answer to ``request``, or ``None`` (no helper, or it did not answer)."""
+    """The helper's answer to ``request``, or ``None`` (no helper, it did not answer, or its
+    socket or process is not safely this user's: see the module docstring)."""
     path = socket_path(root)
+    if not private_socket(path):
+        return None
     client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         client.settimeout(0.5)
         client.connect(os.fsencode(path))
+        if peer_uid(client) not in (None, os.getuid()):
+            return None
         client.settimeout(HELPER_TIMEOUT)
         client.sendall(json.dumps(request).encode("utf-8") + b"\n")
         client.shutdown(socket.SHUT_WR)

@@ -5,8 +5,10 @@ embedding model, when embeddings are on) loaded so a prompt hook answers in mill
 nobody needs to start or stop it. It
 
 - serves only the project at ``ROOT``, on a Unix socket only its user can open (``.swarm/
-  hookd.sock``, mode 0600), and answers a request for any other root or library version with
-  a refusal (the hook then answers by itself);
+  hookd.sock``, mode 0600, in a folder it makes 0700), and answers a request for any other
+  root or library version, or from a process of another user (``SO_PEERCRED``), with a
+  refusal (the hook then answers by itself); whatever a checkout left at the socket's path
+  (a file, a link) is removed, never followed;
 - runs alone: a second helper for the same project exits at once (a lock on
   ``.swarm/hookd.lock``);
 - opens the project's memory afresh for every request, so configuration changes and writes
@@ -31,7 +33,7 @@ from typing import Any
 
 from swarmmem._version import __version__
 from swarmmem.hooks import hosts
-from swarmmem.hooks.client import socket_path
+from swarmmem.hooks.client import peer_uid, socket_path
 
 MAX_REQUEST = 9 << 20
 POLL_SECONDS = 2.0
@@ -44,13 +46,19 @@ def idle_limit() -> float:
         return 600.0
 
 
-def _private_folder(path: Path) -> None:
-    """Create ``path``'s folder for the socket, private to this user."""
-    folder = path.parent
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    info = os.lstat(folder)
-    if folder.is_symlink() or info.st_uid != os.getuid():
-        raise PermissionError(f"{folder} is not a private folder of this user")
+def _private_folder(folder: Path) -> None:
+    """Make ``folder`` (the socket's) private to this user: created 0700 when missing (no
+    follow, no reuse of what another user made), else it must be a folder of this user (not a
+    link), whose mode is then set to 0700."""
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(folder, 0o700)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        if os.fstat(fd).st_uid != os.getuid():
+            raise PermissionError(f"{folder} is not a folder of this user")
+        os.fchmod(fd, 0o700)
+    finally:
+        os.close(fd)
 
 
 def _read_request(conn: socket.socket) -> dict[str, Any] | None:
@@ -108,9 +116,9 @@ def serve(root: Path) -> int:
         os.close(lock_fd)
         return 1
     path = socket_path(root)
-    _private_folder(path)
-    if path.is_socket() or path.is_symlink():
-        path.unlink()
+    _private_folder(path.parent)
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()  # a stale socket, or what a checkout shipped there (a link, a file)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     mine = -1
     try:
@@ -135,10 +143,13 @@ def serve(root: Path) -> int:
                 continue
             with conn:
                 conn.settimeout(30)
-                try:
-                    reply = answer(root, _read_request(conn))
-                except Exception as exc:  # a request never ends the helper
-                    reply = {"ok": False, "reason": f"{type(exc).__name__}: {exc}"}
+                if peer_uid(conn) not in (None, os.getuid()):
+                    reply = {"ok": False, "reason": "another user"}  # its request is not read
+                else:
+                    try:
+                        reply = answer(root, _read_request(conn))
+                    except Exception as exc:  # a request never ends the helper
+                        reply = {"ok": False, "reason": f"{type(exc).__name__}: {exc}"}
                 with contextlib.suppress(OSError):
                     conn.sendall(json.dumps(reply).encode("utf-8"))
             last = time.monotonic()
