@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -102,10 +103,12 @@ def _depth(value: Any) -> int:
 
 
 def atomic_write_lines(path: Path, lines: list[str]) -> None:
-    """Write ``lines`` (each ending in a newline) to ``path`` through a temp file and rename."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """Write ``lines`` (each ending in a newline) to ``path`` through a new private temporary
+    file (0600) and a rename."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)  # no link
     try:
-        with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+        with os.fdopen(os.open(tmp, flags, 0o600), "w", encoding="utf-8", newline="\n") as fh:
             fh.writelines(lines)
             fh.flush()
             os.fsync(fh.fileno())
@@ -117,10 +120,10 @@ def atomic_write_lines(path: Path, lines: list[str]) -> None:
 
 
 def append_text(path: str, text: str, *, sync: bool) -> None:
-    """Append ``text`` to ``path`` (created if missing) as UTF-8, unchanged (no newline
+    """Append ``text`` to ``path`` (created 0600 if missing) as UTF-8, unchanged (no newline
     translation); ``sync`` waits for the disk."""
     data = memoryview(text.encode("utf-8"))
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o666)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o600)
     try:
         while data:
             data = data[os.write(fd, data) :]
@@ -170,7 +173,7 @@ class JsonlStore(InMemoryStore):
         self._rewrites: set[str] = set()
         self._needs_newline: dict[str, bool] = {}
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             self._load()
         except OSError as exc:
             raise StorageError(f"cannot open JSONL store at {self.directory}: {exc}") from exc

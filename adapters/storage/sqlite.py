@@ -269,6 +269,15 @@ class SqliteDialect(SqlDialect):
         return dumps(list(values))
 
 
+def _create_private(path: Path) -> None:
+    """Create the database file empty and private (0600) if it is missing, so SQLite (which
+    gives its write-ahead log and shared-memory files the database's mode) never makes it
+    readable by other users; a link there is never followed."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, flags, 0o600))
+
+
 def clamp_busy_timeout(value: float) -> int:
     """``busy_timeout`` in ms: truncated and clamped to 0..60000 (non-finite -> default)."""
     if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
@@ -474,9 +483,10 @@ class SqliteStore(SqlStore):
             self._open_read_only()
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            _create_private(self.path)
         except OSError as exc:
-            raise StorageError(f"cannot create the directory of {self.path}: {exc}") from exc
+            raise StorageError(f"cannot create {self.path}: {exc}") from exc
         with db.opening():
             self._open(db.connect())
 

@@ -31,11 +31,12 @@ ALEMBIC = "Database migrations are managed with alembic; run alembic upgrade hea
 PROMPT = "how do I run the database migrations?"
 
 
-def make_project(root: Path) -> Path:
-    """A git project at ``root`` with memory on and one curated memory."""
+def make_project(root: Path, **memory: str) -> Path:
+    """A git project at ``root`` with memory on (and the ``memory`` settings given) and one
+    curated memory."""
     (root / ".git").mkdir(parents=True)
     (root / "db.py").write_text("ENGINE = None\n", encoding="utf-8")
-    write_memory_config(root, {"enabled": True, "projectId": "proj_00000000000000bb"})
+    write_memory_config(root, {"enabled": True, "projectId": "proj_00000000000000bb", **memory})
     with swarmmem.open(root, context={"session_id": "setup"}) as mem:
         curate_fact(mem, ALEMBIC, kind="repo_convention", evidence="db.py", rationale="rule")
     return root
@@ -535,3 +536,26 @@ def test_the_helper_answers_no_process_of_another_user(tmp_path: Path) -> None:
             helper.wait(timeout=30)
     finally:
         shutil.rmtree(outer)
+
+
+# ------------------------------------------------------------- swarmmem's state is private
+@pytest.mark.parametrize("provider", ["sqlite", "local-jsonl"])
+def test_the_store_and_run_logs_are_private_to_the_user(tmp_path: Path, provider: str) -> None:
+    """On a shared machine nobody else reads the memories or the run logs (0600 files in 0700
+    folders, whatever the umask)."""
+    umask = os.umask(0o022)
+    try:
+        root = make_project(tmp_path / "repo", provider=provider)
+        done = hook_in(root, SWARMMEM_HOOK_HELPER="0")
+        assert done.returncode == 0 and "alembic" in context_of(done.stdout), done.stderr
+    finally:
+        os.umask(umask)
+    store = root / ".swarm" / "memory"
+    files = [p for p in store.iterdir() if p.is_file()]
+    names = {p.name for p in files}
+    assert ("memory.db" in names) == (provider == "sqlite") and names, names
+    log = root / ".swarm" / "runs" / "s1" / "memory.jsonl"
+    for path in (*files, log):
+        assert path.stat().st_mode & 0o777 == 0o600, path
+    for folder in (store, log.parent, log.parent.parent):
+        assert folder.stat().st_mode & 0o777 == 0o700, folder
