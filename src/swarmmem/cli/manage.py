@@ -116,7 +116,7 @@ def rescope(state: State, from_repo_id: str, yes: bool, force: bool) -> None:
         preview = service.rescope(from_repo_id, apply=False, force=force)
         apply = yes
         if not yes and not state.as_json and interactive():
-            click.echo(render.rescope_text(preview))
+            click.echo(render.terminal_text(render.rescope_text(preview)))
             apply = click.confirm("Adopt them now?", default=False)
         result = service.rescope(from_repo_id, apply=True, force=force) if apply else preview
     emit(state, {"success": True, **result}, render.rescope_text)

@@ -444,7 +444,7 @@ class TerminalReader:
         self.raw = sys.stdin.isatty()
 
     def __call__(self, prompt: str, *, key: bool = False) -> str:
-        click.echo(prompt, nl=False)
+        click.echo(render.terminal_text(prompt), nl=False)
         if key and self.raw:
             try:
                 return self._key()
@@ -455,7 +455,7 @@ class TerminalReader:
             raise EOFError
         answer = line.rstrip("\r\n")
         if not sys.stdin.isatty():
-            click.echo(answer)  # piped input is not echoed: keep the transcript readable
+            say(answer)  # piped input is not echoed: keep the transcript readable
         return answer.strip()[:1] if key else answer
 
     @staticmethod
@@ -476,6 +476,11 @@ class TerminalReader:
         text = data.decode("utf-8", "replace")
         click.echo(text if text.isprintable() else "")
         return text
+
+
+def say(text: str) -> None:
+    """Print ``text`` on the terminal without its escape sequences or control characters."""
+    click.echo(render.terminal_text(text))
 
 
 # ------------------------------------------------------------------------- batch
@@ -578,7 +583,7 @@ def review(
                 "(or `swarmmem pending --json` to list the proposals)"
             )
         with state.open() as mem:
-            Reviewer(mem, TerminalReader(), click.echo, filters).run()
+            Reviewer(mem, TerminalReader(), say, filters).run()
         return
     with state.open() as mem:
         result = decide_all(mem, approve=approve_all, filters=filters, reason=reason, apply=yes)

@@ -11,7 +11,14 @@ maintenance report texts from :mod:`swarmmem.core.maintenance.reports`.
 
 from __future__ import annotations
 
-from swarmmem.cli.render._common import Data, error_json, error_text, json_text, similar_line
+from swarmmem.cli.render._common import (
+    Data,
+    error_json,
+    error_text,
+    json_text,
+    similar_line,
+    terminal_text,
+)
 from swarmmem.cli.render.agent import (
     IDENTITY_SOURCES,
     curate_text,
@@ -134,6 +141,7 @@ __all__ = [
     "skipped_recall_json",
     "stale_text",
     "status_text",
+    "terminal_text",
     "undo_text",
     "value_log_text",
     "verdict_text",

@@ -3,10 +3,31 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from swarmmem.core.model.formatting import to_fixed
+
+#: an escape sequence (OSC, DCS/PM/APC/SOS strings, CSI in its 7- and 8-bit forms, any other
+#: ESC sequence) or a control character other than a line break or a tab; each branch ends
+#: where its scan ends, so one pass is linear in the text
+_TERMINAL_CONTROL = re.compile(
+    r"\x1b\][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b[P^_X][^\x1b\x9c]*(?:\x1b\\|\x9c)?"
+    r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
+    r"|\x1b[ -/]*[0-~]?"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+)
+#: DEL and the C1 controls, which JSON leaves unescaped
+_C1_CONTROL = re.compile("[\x7f-\x9f]")
+
+
+def terminal_text(text: str) -> str:
+    """``text`` safe to print on a terminal: escape sequences and control characters (which
+    could set the clipboard, move the cursor and overpaint lines, or hide a link) removed;
+    line breaks and tabs kept. Every text a command prints goes through it."""
+    return _TERMINAL_CONTROL.sub("", text)
 
 
 def _heading(title: str) -> list[str]:
@@ -17,8 +38,10 @@ Data = Mapping[str, Any]
 
 
 def json_text(data: Any) -> str:
-    """A result as the pretty-printed JSON document of ``--json``."""
-    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    """A result as the pretty-printed JSON document of ``--json`` (C0 controls are escaped by
+    JSON itself; DEL and the C1 controls, which a terminal may also obey, are escaped too)."""
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    return _C1_CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def error_json(payload: Data) -> str:
