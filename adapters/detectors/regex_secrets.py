@@ -219,8 +219,10 @@ _EXTRA_SOURCES: dict[str, tuple[str, re.RegexFlag]] = {
         r"[A-Za-z0-9+/=\r\n]*(?:(?:[ \t]|\\n)+[A-Za-z0-9+/=]{8,})*",
         _A,
     ),
+    # every 40-character run after the key id (each within 200 characters of the last): the
+    # secret may follow another such run ("AKIA... <40 letters> <secret>")
     "aws_secret_near_key_id": (
-        rf"\bAKIA[0-9A-Z]{{16}}\b[^\n]{{0,200}}?(?<!{_B64}){_B64}{{40}}(?!{_B64})",
+        rf"\bAKIA[0-9A-Z]{{16}}\b(?:[^\n]{{0,200}}?(?<!{_B64}){_B64}{{40}}(?!{_B64}))+",
         _A,
     ),
     # a password that itself holds "@" (the last "@" before the host ends it)

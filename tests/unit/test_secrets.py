@@ -480,3 +480,14 @@ def test_redact_fields_without_secrets_changes_nothing(detector: RegexSecretDete
     assert result.changed == ()
     assert not result.any_changed
     assert result.values == {"text": "hello", "evidenceRefs": ["a.py"]}
+
+
+def test_aws_secret_after_another_40_character_run_is_redacted() -> None:
+    """A 40-character word between the key id and the secret (found by the planted-secret
+    property): every such run after the key id is redacted, the secret included."""
+    secret = "/" + "0" * 38 + "/"
+    text = f" AKIA0000000000000000 {'a' * 40} {secret} "
+    detector = RegexSecretDetector()
+    redacted = detector.redact(text)
+    assert secret not in redacted and "AKIA0000000000000000" not in redacted
+    assert detector.find(redacted) == []
