@@ -137,14 +137,32 @@ class InjectionSettings:
     enabled: bool = setting(
         True, "enabled", boolean, "Automatic injection (when memory is enabled)."
     )
-    min_score: float = setting(0.25, "minScore", number(0, 2), "Stricter minimum for injection.")
+    min_score: float = setting(
+        0.25,
+        "minScore",
+        number(0, 2),
+        "The `reference` profile's minimum base score for injection (the default profiles "
+        "decide by relevance: `minRelevance`).",
+    )
+    min_relevance: float = setting(
+        0.15,
+        "minRelevance",
+        _UNIT,
+        "The relevance (admission's, in [0, 1]) a memory needs to be injected.",
+    )
+    drop_off: float = setting(
+        0.7,
+        "dropOff",
+        _UNIT,
+        "An injected memory's relevance is at least this share of the best candidate's.",
+    )
     dense_floor: float | None = setting(
         0.4,
         "denseFloor",
         _COSINE_FLOOR,
-        "Injection takes a memory only the dense channel finds (a paraphrase) when it is the "
-        "nearest, its cosine reaches this and it stands out (next key); scored by its cosine. "
-        "`null`: injection takes lexical matches only.",
+        "When no memory is admitted on its words, injection takes the nearest memory only the "
+        "dense channel finds (a paraphrase) when its cosine reaches this and it stands out "
+        "(next key). `null`: injection takes memories the question's words reach only.",
     )
     dense_gate: float = setting(
         0.2,
@@ -185,7 +203,23 @@ class RecallSettings:
         "Prompt block budget (100..5000 estimated tokens).",
     )
     min_score: float = setting(
-        0.05, "minScore", number(0, 2), "Minimum base score of a recalled item."
+        0.05,
+        "minScore",
+        number(0, 2),
+        "The `reference` profile's minimum base score of a recalled item (the default "
+        "profiles decide by relevance: `minRelevance`).",
+    )
+    min_relevance: float = setting(
+        0.02,
+        "minRelevance",
+        _UNIT,
+        "The relevance (admission's, in [0, 1]) a recalled memory needs.",
+    )
+    drop_off: float = setting(
+        0.0,
+        "dropOff",
+        _UNIT,
+        "A recalled memory's relevance is at least this share of the best candidate's.",
     )
     injection: InjectionSettings = section(InjectionSettings, "injection")
     session_brief: SessionBriefConfig = section(SessionBriefConfig, "sessionBrief")
@@ -426,6 +460,14 @@ class RetrievalConfig:
         "denseFloor",
         _COSINE_FLOOR,
         "Cosine under which a dense hit is no candidate (`null`: no floor); fitted on public data.",
+    )
+    dense_stands: float = setting(
+        0.5,
+        "denseStands",
+        number(0, 100),
+        "A manual recall returns a memory only the dense channel finds (no word or reference "
+        "of the question reaches it) when its cosine reaches `denseFloor` and stands this many "
+        "standard deviations above the question's background cosines.",
     )
     dense_gate: float | None = setting(
         0.15,

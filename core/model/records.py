@@ -428,6 +428,8 @@ class RecallRequest:
     max_items: int = 8
     token_budget: int = 1200
     min_score: float | None = None
+    #: the relevance admission requires (the default profiles; ``None``: 0)
+    min_relevance: float | None = None
     require_query_signal: bool | None = None
     include_expired: bool = False
     include_low_q: bool = False

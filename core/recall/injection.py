@@ -170,6 +170,7 @@ class InjectionService:
                 token_budget=plan.token_budget,
                 mode="injection",
                 min_score=settings.min_score,
+                min_relevance=settings.min_relevance,
                 require_query_signal=settings.require_query_signal,
             )
         )

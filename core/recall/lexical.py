@@ -85,6 +85,8 @@ class RecallResult:
     rows: tuple[CandidateRow, ...] = attrs.field(default=(), hash=False)
     #: the full records of ``rows`` (read only when asked)
     load: RecordLoader = attrs.field(default=records_loader(()), hash=False, eq=False)
+    #: the scorer's ranking (items for any of its candidates; ``None`` for an empty result)
+    ranking: Ranking | None = attrs.field(default=None, hash=False, eq=False)
 
     @property
     def kept_count(self) -> int:
@@ -276,6 +278,7 @@ def _ranked_result(
         rows=tuple(map(_SCORED_FIELDS, ranking.kept)),
         load=ranking.load,
         text_relevance=text_relevance,
+        ranking=ranking,
     )
 
 

@@ -19,13 +19,14 @@ from typing import Any
 
 import attrs
 
+from swarmmem.core.config import RecallSettings, RetrievalConfig
 from swarmmem.core.model.candidates import CandidateRow
 from swarmmem.core.model.formatting import to_fixed
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import NO_SIGNALS, MemoryRecord, RecallItem, RecallRequest
+from swarmmem.core.recall.admission import Candidate, DenseRule, QueryEvidence, Verdict, admit
 from swarmmem.core.recall.hybrid import (
     RERANK_TOP_N,
-    CosineProfile,
     DenseHits,
     DenseParts,
     HybridSettings,
@@ -39,13 +40,21 @@ from swarmmem.core.recall.hybrid import (
     stands_out,
 )
 from swarmmem.core.recall.lexical import (
+    UNREADABLE_RETRIES,
     RecallResult,
     expand_related,
     lexical_recall,
     preselect_limit,
     slice_items,
 )
-from swarmmem.core.recall.scoring import LearningPolicy, RecordLoader, derived, rank_rows
+from swarmmem.core.recall.scoring import (
+    LearningPolicy,
+    Ranking,
+    RecordLoader,
+    Scored,
+    derived,
+    rank_rows,
+)
 from swarmmem.ports.storage import StorageProvider
 
 #: Every recall profile. ``reference`` is the reference implementation's lexical path, kept
@@ -54,6 +63,43 @@ from swarmmem.ports.storage import StorageProvider
 #: profiles add embeddings to ``lexical``.
 PROFILES: tuple[str, ...] = ("reference", "lexical", "hybrid", "hybrid+rerank")
 DENSE_PROFILES: tuple[str, ...] = ("hybrid", "hybrid+rerank")
+#: how many of the ranked candidates admission judges (:mod:`.admission`)
+ADMISSION_DEPTH = 20
+_RECALL = RecallSettings()
+_RETRIEVAL = RetrievalConfig()
+
+
+@attrs.frozen(kw_only=True)
+class AdmissionSettings:
+    """How admission cuts (:func:`~swarmmem.core.recall.admission.admit`); its threshold is
+    the request's ``min_relevance`` (``recall.minRelevance``, or
+    ``recall.injection.minRelevance`` for an injection). Every default is the configuration
+    tree's."""
+
+    #: an injected memory's relevance is at least this share of the best candidate's
+    injection_drop_off: float = _RECALL.injection.drop_off
+    #: the same for a manual recall
+    drop_off: float = _RECALL.drop_off
+    #: a manual recall admits a memory only the dense channel finds when its cosine reaches
+    #: ``retrieval.denseFloor`` and stands this many spreads above the question's background
+    dense_stands: float = _RETRIEVAL.dense_stands
+
+    @classmethod
+    def from_config(cls, recall: RecallSettings, retrieval: RetrievalConfig) -> AdmissionSettings:
+        """The settings of the ``recall`` and ``retrieval`` nodes."""
+        return cls(
+            injection_drop_off=recall.injection.drop_off,
+            drop_off=recall.drop_off,
+            dense_stands=retrieval.dense_stands,
+        )
+
+    def rule(self, request: RecallRequest, hybrid: HybridSettings) -> tuple[float, DenseRule]:
+        """The drop-off and the dense rule of ``request``'s mode."""
+        if request.mode == "injection":
+            floor, gate = hybrid.injection_dense_floor, hybrid.injection_dense_gate
+            return self.injection_drop_off, DenseRule(floor=floor, gate=gate, injection=True)
+        rule = DenseRule(floor=hybrid.dense_floor, gate=self.dense_stands, injection=False)
+        return self.drop_off, rule
 
 
 @attrs.frozen(kw_only=True)
@@ -64,6 +110,7 @@ class RecallConfig:
     profile: str = "lexical"
     policy: LearningPolicy = attrs.field(factory=LearningPolicy)
     hybrid: HybridSettings = attrs.field(factory=HybridSettings)
+    admission: AdmissionSettings = attrs.field(factory=AdmissionSettings)
 
     @property
     def dense(self) -> bool:
@@ -83,6 +130,8 @@ class RecallTrace:
     dense_candidate_count: int = 0
     rerank_candidate_count: int = 0
     query_embedding_invocation_count: int = 0
+    #: admission's verdict on each judged candidate, in ranked order (none for ``reference``)
+    admission: tuple[Verdict, ...] = ()
 
 
 def run_recall(
@@ -100,23 +149,52 @@ def run_recall(
     ``config`` defaults to the lexical profile. With a dense profile, ``parts`` are the ready
     embedder, vector index, cache and optional reranker (``None``: unavailable, and the
     lexical result comes back marked degraded).
+
+    A candidate whose full record cannot be read when its item is built is reported by the
+    store and offered no more; the recall then runs again without it (at most
+    :data:`~swarmmem.core.recall.lexical.UNREADABLE_RETRIES` times).
     """
-    config = config or RecallConfig()
+    for _ in range(UNREADABLE_RETRIES):
+        unreadable: set[str] = set()
+        result, trace = _recall_once(
+            store, request, now, config or RecallConfig(), parts, rng, timer, unreadable
+        )
+        if not unreadable:
+            break
+    return result, trace
+
+
+def _recall_once(
+    store: StorageProvider,
+    request: RecallRequest,
+    now: str,
+    config: RecallConfig,
+    parts: DenseParts | None,
+    rng: Callable[[], float] | None,
+    timer: Callable[[], float],
+    unreadable: set[str],
+) -> tuple[RecallResult, RecallTrace]:
+    """One pass of :func:`run_recall`; the ids of candidates whose records could not be read
+    go to ``unreadable``."""
     started = timer()
     settings = config.hybrid
-    # items are built only for what is returned, unless a dense stage reads every lexical
-    # item (rank fusion, the dense rescue); score fusion re-ranks the kept records
+    reference = config.profile == "reference"
+    # items are built only for what is returned (with admission: what it admits, from the
+    # ranking), unless a dense stage reads every lexical item (rank fusion, the dense
+    # rescue); score fusion re-ranks the kept records
     every_item = config.dense and (settings.fusion != "score" or settings.dense_rescue is not None)
     lexical = lexical_recall(
         store,
-        request,
+        # admission, not the ranking score, decides what is returned (reference: the score)
+        request if reference else attrs.evolve(request, min_score=0.0),
         now=now,
         policy=config.policy,
         rng=rng,
-        reference=config.profile == "reference",
-        keep=None if every_item else request.max_items,
+        reference=reference,
+        keep=None if every_item else (request.max_items if reference else 0),
     )
-    finish = _Finisher(store, request, lexical, now, config.policy)
+    judge = None if reference else _Judge(request, config.admission, settings)
+    finish = _Finisher(store, request, lexical, now, config.policy, judge, unreadable)
     if not config.dense:
         return finish.lexical_only(None)
     if parts is None:
@@ -127,7 +205,23 @@ def run_recall(
         return finish.lexical_only("dense retrieval failed")
     regular = [it for it in lexical.items if not it.explored]
     explored = [it for it in lexical.items if it.explored]
-    items = _fused(lexical, regular, hits, request, settings, now, config.policy)
+    evidence = QueryEvidence.of(request, lexical.text_relevance, hits.cosines, hits.profile)
+    cosines = {record.id: cosine for record, cosine in hits.candidates}
+    verdicts: tuple[Verdict, ...] = ()
+    if settings.fusion in ("score", "calibrated"):
+        fused = _scored_fusion(lexical, hits, request, settings, now, config.policy)
+        if judge is None:
+            items = _with_cosines(fused.items(_shown(request, settings)), cosines)
+        else:
+            shown = _shown(request, settings)
+            ids, verdicts = judge.ranked(fused.kept, fused.explored, evidence, shown)
+            items = _with_cosines(fused.items(only=ids), cosines)
+        unreadable.update(fused.unreadable)
+    else:
+        items = _fused_items(regular, hits.candidates, request, settings)
+        if judge is not None:
+            items, verdicts = judge.items(items + explored, evidence)
+            explored = []
     items, used_reranker, rerank_count, reason = _rerank(
         items, request, parts, settings, elapsed_ms=(timer() - started) * 1000.0
     )
@@ -143,8 +237,84 @@ def run_recall(
         dense_candidate_count=len(hits.candidates),
         rerank_candidate_count=rerank_count,
         query_embedding_invocation_count=embeds,
+        admission=verdicts,
     )
     return finish(items + explored, trace)
+
+
+@attrs.frozen
+class _Judge:
+    """Admission for one request (:func:`~swarmmem.core.recall.admission.admit`) over the
+    first :data:`ADMISSION_DEPTH` ranked candidates."""
+
+    request: RecallRequest
+    settings: AdmissionSettings
+    hybrid: HybridSettings
+
+    def verdicts(
+        self, candidates: Sequence[Candidate], evidence: QueryEvidence
+    ) -> tuple[Verdict, ...]:
+        """A verdict for each of ``candidates``."""
+        drop_off, dense = self.settings.rule(self.request, self.hybrid)
+        return tuple(
+            admit(
+                candidates,
+                evidence,
+                threshold=self.request.min_relevance or 0.0,
+                drop_off=drop_off,
+                dense=dense,
+            )
+        )
+
+    def ranked(
+        self,
+        kept: Sequence[Scored],
+        explored: Scored | None,
+        evidence: QueryEvidence,
+        limit: int | None,
+    ) -> tuple[set[str], tuple[Verdict, ...]]:
+        """The ids of a ranking's candidates to build items for (the first ``limit`` admitted
+        ones, all when ``None``, and the explored one when admitted) and every verdict."""
+        judged = [*kept[:ADMISSION_DEPTH], *([] if explored is None else [explored])]
+        verdicts = self.verdicts([_candidate(s) for s in judged], evidence)
+        admitted = [v.memory_id for v in verdicts if v.admitted]
+        first = set(admitted[:limit])
+        if explored is not None and explored.fields.id in admitted:
+            first.add(explored.fields.id)
+        return first, verdicts
+
+    def items(
+        self, items: Sequence[RecallItem], evidence: QueryEvidence
+    ) -> tuple[list[RecallItem], tuple[Verdict, ...]]:
+        """The admitted ones of the first :data:`ADMISSION_DEPTH` ``items``, and every
+        verdict."""
+        judged = list(items[:ADMISSION_DEPTH])
+        verdicts = self.verdicts([Candidate.of_item(it) for it in judged], evidence)
+        kept = [it for it, v in zip(judged, verdicts, strict=True) if v.admitted]
+        return kept, verdicts
+
+
+def _candidate(scored: Scored) -> Candidate:
+    row = scored.row
+    return Candidate(scored.fields.id, scored.fields.columns, row.file > 0 or row.symbol > 0)
+
+
+def _shown(request: RecallRequest, settings: HybridSettings) -> int | None:
+    """How much of a fused ranking rerank and the dense rescue read (the rest is never
+    shown); ``None``: all of it."""
+    if settings.dense_rescue is not None:
+        return None
+    return request.max_items + (RERANK_TOP_N if settings.rerank else 0)
+
+
+def _with_cosines(items: list[RecallItem], cosines: Mapping[str, float]) -> list[RecallItem]:
+    """``items``, the reason of those the dense channel found naming their cosine."""
+    return [
+        attrs.evolve(it, reason=f"{it.reason}, cosine={to_fixed(cosines[it.record.id], 2)}")
+        if it.record.id in cosines
+        else it
+        for it in items
+    ]
 
 
 @attrs.frozen
@@ -157,6 +327,9 @@ class _Finisher:
     lexical: RecallResult
     now: str
     policy: LearningPolicy
+    judge: _Judge | None = None
+    #: where the ids of candidates whose records could not be read go
+    unreadable: set[str] = attrs.field(factory=set)
 
     def __call__(
         self, items: list[RecallItem], trace: RecallTrace
@@ -187,7 +360,15 @@ class _Finisher:
             degradation_reason=reason,
             lexical_candidate_count=self.lexical.kept_count,
         )
-        return self(list(self.lexical.items), trace)
+        ranking = self.lexical.ranking
+        if self.judge is None or ranking is None:
+            return self(list(self.lexical.items), trace)
+        evidence = QueryEvidence.of(self.request, self.lexical.text_relevance)
+        limit = self.request.max_items
+        ids, verdicts = self.judge.ranked(ranking.kept, ranking.explored, evidence, limit)
+        items = ranking.items(only=ids)
+        self.unreadable.update(ranking.unreadable)
+        return self(items, attrs.evolve(trace, admission=verdicts))
 
 
 def _dense_hits(
@@ -220,35 +401,6 @@ def _dense_hits(
     return hits, embeds
 
 
-def _fused(
-    lexical: RecallResult,
-    regular: list[RecallItem],
-    hits: DenseHits,
-    request: RecallRequest,
-    settings: HybridSettings,
-    now: str,
-    policy: LearningPolicy,
-) -> list[RecallItem]:
-    """The lexical and dense rankings fused: by score (``score``, ``calibrated``: the kept
-    records re-scored with the dense evidence) or by rank (the regular lexical items)."""
-    if settings.fusion not in ("score", "calibrated"):
-        return _fused_items(regular, hits.candidates, request, settings)
-    # what rerank and the dense rescue read of the fused ranking (the rest is never shown)
-    shown = request.max_items + (RERANK_TOP_N if settings.rerank else 0)
-    return _scored_fusion(
-        lexical,
-        hits.candidates,
-        hits.cosines,
-        hits.profile,
-        lexical.text_relevance,
-        request,
-        settings,
-        now,
-        policy,
-        limit=None if settings.dense_rescue is not None else shown,
-    )
-
-
 def _has_signal(item: RecallItem) -> bool:
     s = item.signals
     return s.text_overlap > 0 or s.tag_overlap > 0 or s.file_overlap > 0 or s.symbol_overlap > 0
@@ -256,20 +408,16 @@ def _has_signal(item: RecallItem) -> bool:
 
 def _scored_fusion(
     lexical_result: RecallResult,
-    dense: Sequence[tuple[MemoryRecord, float]],
-    hit_cosines: dict[str, float],
-    profile: CosineProfile | None,
-    text_relevance: dict[str, float],
+    hits: DenseHits,
     request: RecallRequest,
     settings: HybridSettings,
     now: str,
     policy: LearningPolicy,
-    *,
-    limit: int | None,
-) -> list[RecallItem]:
+) -> Ranking:
     """``score`` and ``calibrated`` fusion: lexical and dense evidence become the scorer's
-    text factor; items for the first ``limit`` of the fused ranking (all when ``None``)."""
-    cosines = {record.id: cos for record, cos in dense}
+    text factor; the fused ranking (items are built for what a caller returns)."""
+    dense, hit_cosines, profile = hits.candidates, hits.cosines, hits.profile
+    text_relevance = lexical_result.text_relevance
     lexical = {row.id: text_relevance.get(row.id, 0.0) for row in lexical_result.rows}
     known = set(lexical)
     records: list[MemoryRecord] = []  # the dense-only candidates
@@ -290,7 +438,7 @@ def _scored_fusion(
             combined[nearest[0].id] = nearest[1]  # scored by its cosine
     now_ms = iso_to_ms(now)
     assert now_ms is not None
-    items = rank_rows(
+    return rank_rows(
         request,
         [*lexical_result.rows, *(derived(record) for record in records)],
         _with_records(lexical_result.load, records),
@@ -298,13 +446,7 @@ def _scored_fusion(
         policy=attrs.evolve(policy, exploration_rate=0.0),  # the lexical stage explored
         text_relevance=combined,
         lexical_relevance=lexical,
-    ).items(limit)
-    return [
-        attrs.evolve(it, reason=f"{it.reason}, cosine={to_fixed(cosines[it.record.id], 2)}")
-        if it.record.id in cosines
-        else it
-        for it in items
-    ]
+    )
 
 
 def _with_records(load: RecordLoader, records: Sequence[MemoryRecord]) -> RecordLoader:

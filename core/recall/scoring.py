@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import operator
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -245,11 +245,16 @@ class Ranking:
         found = self.records(self.kept)
         return [found[s.fields.id] for s in self.kept if s.fields.id in found]
 
-    def items(self, limit: int | None = None) -> list[RecallItem]:
+    def items(
+        self, limit: int | None = None, only: Collection[str] | None = None
+    ) -> list[RecallItem]:
         """Items for the first ``limit`` kept candidates (all when None), then the explored
-        one."""
+        one; with ``only``, for those of them whose id it holds."""
         kept = self.kept if limit is None else self.kept[:limit]
         explored = [] if self.explored is None else [self.explored]
+        if only is not None:
+            kept = [s for s in kept if s.fields.id in only]
+            explored = [s for s in explored if s.fields.id in only]
         found = self.records([*kept, *explored])
         request, kinds, role_kinds = self.request, self.kinds, self.role_kinds
         items = [

@@ -70,11 +70,13 @@ class RecallDefaults:
     max_items: int = _RECALL.default_max_items
     token_budget: int = _RECALL.default_token_budget
     min_score: float = _RECALL.min_score
+    min_relevance: float = _RECALL.min_relevance
     learning: LearningPolicy = attrs.field(factory=LearningPolicy)
     #: ``memory.recall.injection``: what a ``mode="injection"`` request falls back to
     injection_max_items: int = _RECALL.injection.max_items
     injection_token_budget: int = _RECALL.injection.token_budget
     injection_min_score: float = _RECALL.injection.min_score
+    injection_min_relevance: float = _RECALL.injection.min_relevance
     injection_requires_signal: bool = _RECALL.injection.require_query_signal
 
     @classmethod
@@ -85,10 +87,12 @@ class RecallDefaults:
             max_items=recall.default_max_items,
             token_budget=recall.default_token_budget,
             min_score=recall.min_score,
+            min_relevance=recall.min_relevance,
             learning=learning,
             injection_max_items=injection.max_items,
             injection_token_budget=injection.token_budget,
             injection_min_score=injection.min_score,
+            injection_min_relevance=injection.min_relevance,
             injection_requires_signal=injection.require_query_signal,
         )
 
@@ -277,6 +281,7 @@ class RecallService:
         max_items: int | None = None,
         token_budget: int | None = None,
         min_score: float | None = None,
+        min_relevance: float | None = None,
         mode: str = "manual",
         scopes: Sequence[MemoryScope] | None = None,
         include_low_q: bool = False,
@@ -307,6 +312,8 @@ class RecallService:
             max_items = d.injection_max_items if max_items is None else max_items
             token_budget = d.injection_token_budget if token_budget is None else token_budget
             min_score = d.injection_min_score if min_score is None else min_score
+            if min_relevance is None:
+                min_relevance = d.injection_min_relevance
             if require_query_signal is None:
                 require_query_signal = d.injection_requires_signal
         return RecallRequest(
@@ -326,6 +333,7 @@ class RecallService:
                 "token_budget",
             ),
             min_score=d.min_score if min_score is None else float(min_score),
+            min_relevance=d.min_relevance if min_relevance is None else float(min_relevance),
             require_query_signal=require_query_signal,
             include_low_q=include_low_q,
             candidate_cap=candidate_cap,

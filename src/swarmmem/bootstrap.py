@@ -40,7 +40,7 @@ from swarmmem.core.recall.embedding_cache import EmbeddingCache
 from swarmmem.core.recall.embeddings import EmbeddingSync
 from swarmmem.core.recall.hybrid import DenseParts, HybridSettings
 from swarmmem.core.recall.injection import InjectionService
-from swarmmem.core.recall.pipeline import RecallConfig
+from swarmmem.core.recall.pipeline import AdmissionSettings, RecallConfig
 from swarmmem.core.recall.service import EvidencePolicy, RecallDefaults, RecallService
 from swarmmem.core.writes.policy import CurationPolicy
 from swarmmem.core.writes.service import WriteService
@@ -124,6 +124,7 @@ def recall_config(tree: MemoryConfig, profile: str) -> RecallConfig:
             tree.recall.injection,
             rerank=profile == "hybrid+rerank" or retrieval.rerank.enabled,
         ),
+        admission=AdmissionSettings.from_config(tree.recall, retrieval),
     )
 
 

@@ -1,0 +1,127 @@
+"""Admission: relevance evidence decides what is returned, the ranking only orders it."""
+
+from __future__ import annotations
+
+import pytest
+from factories import REPO_SCOPE, make_memory
+
+from swarmmem.core.model.records import RecallRequest
+from swarmmem.core.recall.admission import (
+    MODEL,
+    Candidate,
+    DenseRule,
+    QueryEvidence,
+    admit,
+    relevance,
+    term_weight,
+)
+from swarmmem.core.recall.bm25 import record_fields
+from swarmmem.core.recall.hybrid import CosineProfile
+
+ANSI = "FORCE_COLOR set to an empty string disables ANSI colour codes in the console output."
+USE = "Use the run command to get a test report you can add to the release notes."
+OTHER = "Database migrations are managed with alembic; run alembic upgrade head after pulling."
+
+
+def candidates(*texts: str, named: tuple[bool, ...] = ()) -> list[Candidate]:
+    records = [make_memory(text) for text in texts]
+    flags = named or (False,) * len(records)
+    return [Candidate(r.id, record_fields(r), flag) for r, flag in zip(records, flags, strict=True)]
+
+
+def request(query: str, mode: str = "manual") -> RecallRequest:
+    task = query if mode == "injection" else None
+    return RecallRequest(query=query, task=task, mode=mode, scopes=(REPO_SCOPE,))
+
+
+def test_common_words_weigh_little_and_unknown_ones_most() -> None:
+    common = [term_weight(stem) for stem in ("us", "run", "get", "test", "add")]
+    rare = [term_weight(stem) for stem in ("ansi", "alembic", "frozen")]
+    assert max(common) < 0.5 < min(rare)
+    assert term_weight("zzzunheardof") == 1.0
+    assert all(0.0 < w <= 1.0 for w in common + rare)
+
+
+def test_a_common_word_match_is_not_admitted_and_a_specific_one_is() -> None:
+    pool = candidates(ANSI, USE, OTHER)
+    query = QueryEvidence.of(request("why is ANSI colour missing when FORCE_COLOR is empty?"))
+    verdicts = admit(pool, query, threshold=0.15, drop_off=0.7)
+    assert [v.admitted for v in verdicts] == [True, False, False]
+    assert verdicts[0].relevance > 0.5 > verdicts[1].relevance
+    assert verdicts[0].evidence.coverage > 0.5 and verdicts[0].evidence.lead > 0
+
+
+def test_a_question_about_nothing_stored_admits_nothing() -> None:
+    pool = candidates(ANSI, USE, OTHER)
+    query = QueryEvidence.of(request("how do I use docker to run a test database?", "injection"))
+    assert not any(v.admitted for v in admit(pool, query, threshold=0.15, drop_off=0.7))
+
+
+def test_threshold_zero_admits_all_and_drop_off_keeps_those_close_to_the_best() -> None:
+    pool = candidates(ANSI, USE, OTHER)
+    query = QueryEvidence.of(request("ANSI colour output of the run"))
+    assert all(v.admitted for v in admit(pool, query, threshold=0.0, drop_off=0.0))
+    verdicts = admit(pool, query, threshold=0.0, drop_off=0.7)
+    best = max(v.relevance for v in verdicts)
+    assert [v.admitted for v in verdicts] == [v.relevance >= 0.7 * best for v in verdicts]
+    assert sum(v.admitted for v in verdicts) == 1
+
+
+def test_a_named_file_raises_relevance() -> None:
+    plain, named = candidates(USE, USE + " ", named=(False, True))
+    query = QueryEvidence.of(request("run the report"))
+    first, second = admit([plain, named], query, threshold=0.0, drop_off=0.0)
+    assert second.relevance > first.relevance
+    assert MODEL[2] > 0  # the named coefficient
+
+
+def dense_query(
+    req: RecallRequest, cosines: dict[str, float], background: float = 0.1
+) -> QueryEvidence:
+    profile = CosineProfile(best=max(cosines.values()), background=background, spread=0.05, last=0)
+    return QueryEvidence.of(req, cosines=cosines, profile=profile)
+
+
+def test_injection_takes_the_nearest_paraphrase_only_when_it_clears_the_floor() -> None:
+    pool = candidates(ANSI, OTHER)
+    cosines = {pool[0].id: 0.55, pool[1].id: 0.12}
+    req = request("why did the terminal go monochrome", "injection")
+    rule = DenseRule(floor=0.4, gate=0.2, injection=True)
+    verdicts = admit(pool, dense_query(req, cosines), threshold=0.15, drop_off=0.7, dense=rule)
+    assert [v.admitted for v in verdicts] == [True, False]
+    low = DenseRule(floor=0.6, gate=0.2, injection=True)
+    verdicts = admit(pool, dense_query(req, cosines), threshold=0.15, drop_off=0.7, dense=low)
+    assert not any(v.admitted for v in verdicts)
+    off = DenseRule(floor=None, gate=0.2, injection=True)
+    verdicts = admit(pool, dense_query(req, cosines), threshold=0.15, drop_off=0.7, dense=off)
+    assert not any(v.admitted for v in verdicts)
+
+
+def test_injection_takes_no_paraphrase_when_a_word_match_is_admitted() -> None:
+    pool = candidates(ANSI, OTHER)
+    cosines = {pool[0].id: 0.2, pool[1].id: 0.7}
+    req = request("alembic upgrade head after pulling", "injection")
+    rule = DenseRule(floor=0.4, gate=0.2, injection=True)
+    verdicts = admit(pool, dense_query(req, cosines), threshold=0.15, drop_off=0.7, dense=rule)
+    assert [v.admitted for v in verdicts] == [False, True]
+
+
+@pytest.mark.parametrize(("stands", "admitted"), [(0.6, True), (0.4, False)])
+def test_manual_recall_admits_dense_hits_standing_above_the_background(
+    stands: float, admitted: bool
+) -> None:
+    pool = candidates(ANSI)
+    cosine = 0.1 + stands * 0.05  # background 0.1, spread 0.05
+    req = request("why did the terminal go monochrome")
+    query = dense_query(req, {pool[0].id: cosine})
+    rule = DenseRule(floor=0.0, gate=0.5, injection=False)
+    (verdict,) = admit(pool, query, threshold=0.02, drop_off=0.0, dense=rule)
+    assert verdict.admitted is admitted
+    assert verdict.evidence.stands == pytest.approx(stands)
+
+
+def test_relevance_is_the_logistic_model_of_the_features() -> None:
+    pool = candidates(ANSI)
+    (evidence,) = QueryEvidence.of(request("ANSI colour")).judge(pool)
+    z = MODEL[0] + sum(w * f for w, f in zip(MODEL[1:], evidence.features(), strict=True))
+    assert relevance(evidence) == pytest.approx(1.0 / (1.0 + 2.718281828459045**-z))
