@@ -230,6 +230,13 @@ def test_claude_code_session_gets_memory_and_files_proposals(
         assert command.endswith(f"hook claude-code {event}"), command
     ids = [add_memory(project, home, *memory) for memory in MEMORIES]
     alembic_id, _, lint_id = ids
+    # a brief of the two newest memories: the prompt's recall may add only the third (a
+    # memory the brief gave is in the context already and is never injected again)
+    config_path = project / ".opencode" / "opencode-swarm.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config["memory"].setdefault("recall", {})["sessionBrief"] = {"maxItems": 2}
+    config_path.write_text(json.dumps(config), encoding="utf-8")
+    briefed = ids[1:]
     assert swarmmem(project, home, "pending")["pending"] == []
 
     session_id = str(uuid.uuid4())
@@ -264,15 +271,15 @@ def test_claude_code_session_gets_memory_and_files_proposals(
             while not helper_gone(project) and time.monotonic() < deadline:
                 time.sleep(0.25)
 
-    # 1. the session-start brief holds the curated memories
+    # 1. the session-start brief holds the newest curated memories
     context = context_after(bodies[PARAPHRASE], PARAPHRASE)
     brief = section(context, START_CONTEXT)
     assert brief is not None, context[:2000]
     assert brief.startswith(RECALL_HEADER), brief[:500]
     for memory_id, (text, _, evidence) in zip(ids, MEMORIES, strict=True):
-        assert f"[{memory_id}]" in brief
-        assert text in brief
-        assert f"Source: file {evidence}" in brief
+        assert (f"[{memory_id}]" in brief) == (memory_id in briefed)
+        assert (text in brief) == (memory_id in briefed)
+        assert (f"Source: file {evidence}" in brief) == (memory_id in briefed)
 
     # 2. the paraphrase gets the alembic memory, and not the unrelated lint rule
     recall = section(context, PROMPT_CONTEXT)
@@ -302,7 +309,7 @@ def test_claude_code_session_gets_memory_and_files_proposals(
     starts = [e for e in events if e["event"] == "SessionStart"]
     assert starts[0]["type"] == "session_brief"
     assert starts[0]["source"] == "startup"
-    assert sorted(starts[0]["memoryIds"]) == sorted(ids)
+    assert sorted(starts[0]["memoryIds"]) == sorted(briefed)
     # the resumed runs keep the brief the session already holds
     assert [(e["type"], e["reason"]) for e in starts[1:]] == [
         ("session_brief_skipped", "already_briefed")

@@ -80,12 +80,6 @@ def test_a_session_from_a_subfolder_brief_recall_dedupe_and_run_log(tmp_path: Pa
     sub = root / "src" / "app"
     base = {"session_id": "s1", "cwd": str(sub), "transcript_path": ""}
 
-    start = hook("claude-code", "SessionStart", {**base, "source": "startup"}, cwd=sub)
-    assert start.returncode == 0, start.stderr
-    brief = context_of(start.stdout)
-    assert ids[ALEMBIC] in brief and ids[PYTEST] in brief
-    assert brief.startswith("## Retrieved Swarm Memory")
-
     prompt = "how should I apply the database migrations after I pull?"
     first = hook("claude-code", "UserPromptSubmit", {**base, "prompt": prompt}, cwd=sub)
     assert first.returncode == 0, first.stderr
@@ -102,17 +96,21 @@ def test_a_session_from_a_subfolder_brief_recall_dedupe_and_run_log(tmp_path: Pa
         quiet = hook("claude-code", "UserPromptSubmit", {**base, "prompt": text}, cwd=sub)
         assert (quiet.returncode, quiet.stdout) == (0, ""), text
 
-    # a resumed session keeps its brief; a compacted one has lost it and the injected memories
+    # a compacted context has lost what was injected: the brief gives both memories again,
+    # and a prompt then repeats none of them; a resumed session keeps its brief
+    start = hook("claude-code", "SessionStart", {**base, "source": "compact"}, cwd=sub)
+    assert start.returncode == 0, start.stderr
+    brief = context_of(start.stdout)
+    assert ids[ALEMBIC] in brief and ids[PYTEST] in brief
+    assert brief.startswith("## Retrieved Swarm Memory")
+    after = hook("claude-code", "UserPromptSubmit", {**base, "prompt": prompt}, cwd=sub)
+    assert (after.returncode, after.stdout) == (0, "")
     resumed = hook("claude-code", "SessionStart", {**base, "source": "resume"}, cwd=sub)
     assert (resumed.returncode, resumed.stdout) == (0, "")
-    hook("claude-code", "SessionStart", {**base, "source": "compact"}, cwd=sub)
-    after = hook("claude-code", "UserPromptSubmit", {**base, "prompt": prompt}, cwd=sub)
-    assert ids[ALEMBIC] in context_of(after.stdout)
 
     events = run_log(root, "s1")
     kinds = [(e["type"], e.get("reason")) for e in events]
     assert kinds == [
-        ("session_brief", None),
         ("prompt_injected", None),
         ("hook_skipped", "duplicate"),
         ("prompt_injection_skipped", "deduped"),
@@ -120,14 +118,15 @@ def test_a_session_from_a_subfolder_brief_recall_dedupe_and_run_log(tmp_path: Pa
         ("prompt_injection_skipped", "trivial_prompt"),
         ("prompt_injection_skipped", "trivial_prompt"),
         ("prompt_injection_skipped", "no_results"),
-        ("session_brief_skipped", "already_briefed"),
         ("session_brief", None),
-        ("prompt_injected", None),
+        ("prompt_injection_skipped", "deduped"),
+        ("session_brief_skipped", "already_briefed"),
     ]
-    assert events[3]["memoryIds"] == [ids[ALEMBIC]]
-    injected_event = events[1]
+    assert events[2]["memoryIds"] == [ids[ALEMBIC]]
+    assert events[8]["memoryIds"] == [ids[ALEMBIC]]
+    injected_event = events[0]
     assert injected_event["memoryIds"] == [ids[ALEMBIC]]
-    assert injected_event["tokens"] > 0 and injected_event["scores"][0] >= 0.25
+    assert injected_event["tokens"] > 0 and injected_event["scores"][0] > 0
     assert "database" in injected_event["queryTerms"]
     log_text = (root / ".swarm" / "runs" / "s1" / "memory.jsonl").read_text(encoding="utf-8")
     assert prompt not in log_text and "good name for a cat" not in log_text

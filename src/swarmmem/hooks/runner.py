@@ -148,6 +148,8 @@ def session_start(
     if not blocks:
         return None, {"type": "session_brief_skipped", "reason": "no_results"}
     state["briefed"] = True
+    # what the brief gave is in the context: a prompt's recall does not inject it again
+    state["injected"] = [*(state.get("injected") or ()), *ids][-MAX_REMEMBERED:]
     event = {
         "type": "session_brief",
         "source": hook.source,
