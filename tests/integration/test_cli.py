@@ -556,3 +556,17 @@ def test_a_renamed_config_key_is_one_plain_warning_line(tmp_path: Path) -> None:
         "warning: memory.evidence.cache_max_bytes is now spelled "
         "memory.evidence.cacheMaxBytes; rename it"
     ]
+
+
+def test_recall_of_nothing_stored_says_nothing_matched(project: Path) -> None:
+    """A question about nothing stored is answered "nothing matched", in text and JSON,
+    while one the stored memory answers prints its block."""
+    proposal = propose_fact(project)
+    assert cli(project, "curate", proposal["proposal_id"], "add").exit_code == 0
+    text = cli(project, "recall", "how do I marinate chicken thighs overnight")
+    assert text.exit_code == 0 and text.output.strip().startswith("nothing matched"), text.output
+    data = as_json(cli(project, "--json", "recall", "how do I marinate chicken thighs overnight"))
+    assert data["success"] is True and data["memory_ids"] == [] and data["prompt_block"] == ""
+    assert data["message"].startswith("nothing matched") and data["token_estimate"] == 0
+    found = as_json(cli(project, "--json", "recall", "format python code before a commit"))
+    assert found["memory_ids"] and "nothing matched" not in found["prompt_block"]

@@ -31,6 +31,9 @@ LEGACY_JSONL = ("memories.jsonl", "proposals.jsonl", "outcome-events.jsonl")
 """The reference JSONL files ``status`` looks for in the storage directory."""
 
 
+NOTHING_MATCHED = "nothing matched: no stored memory is relevant to this query"
+
+
 @main.command()
 @command
 def status(state: State) -> None:
@@ -117,6 +120,9 @@ def recall(state: State, query: str, kinds: tuple[str, ...], **options: Any) -> 
     if options["mode"] == "injection" and not bundle.items:
         data["prompt_block"] = ""
         data["skipped"] = bundle.diagnostics.get("injectionSkipReason") or "no_results"
+    elif not bundle.items:  # no stored memory is relevant: a normal answer, said plainly
+        data["prompt_block"], data["token_estimate"] = "", 0
+        data["message"] = NOTHING_MATCHED
     emit(state, data, render.recall_text)
 
 

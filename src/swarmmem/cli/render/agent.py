@@ -17,8 +17,8 @@ from swarmmem.cli.render._common import (
 
 
 def recall_text(data: Data) -> str:
-    """A recall result as the prompt block an agent would see."""
-    return str(data["prompt_block"])
+    """A recall result as the prompt block an agent would see (or why there is none)."""
+    return str(data["prompt_block"] or data.get("message") or "")
 
 
 def skipped_recall_json(reason: str) -> dict[str, Any]:
