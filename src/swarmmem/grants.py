@@ -12,39 +12,103 @@ set), which ``swarmmem grant curator`` writes::
 
 A project is named by its absolute root folder (a project id would not do: a cloned
 repository can copy another project's id). The file is honoured only when it is a regular
-file of this user, writable by no one else, and does not lie inside the project it grants.
+file of this user, writable by no one else, and lies outside the checkout (the project and
+the git work tree around it).
+
+A checkout's host settings can set the environment of the hooks and servers they start
+(``env`` in ``.mcp.json`` or ``.claude/settings.json``), so ``XDG_CONFIG_HOME`` and ``HOME``
+are used for grants only when they name an absolute folder outside the checkout that is this
+user's and writable by no one else; otherwise they are ignored, with a note, and the config
+folder of the user's real home (the password database's, not ``$HOME``) is used.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
+import pwd
 import stat
 from pathlib import Path
 from typing import Any
+
+from swarmmem import safefs
+from swarmmem.project import git_root
 
 GRANTABLE = ("curator", "curation-policy")
 """The rights a person can grant: the curator role for MCP servers started with
 ``--role curator``, and the curation policy that approves qualifying proposals at once."""
 MAX_GRANTS_BYTES = 1 << 20
 
+log = logging.getLogger("swarmmem.grants")
 
-def grants_path() -> Path:
-    """The user's grants file."""
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "swarmmem" / "grants.json"
+
+def _checkout(root: Path | None) -> tuple[Path, ...]:
+    """The folders no grant may come from: the project at ``root`` and its git work tree."""
+    if root is None:
+        return ()
+    here = Path(root).resolve()
+    try:
+        top = git_root(here)
+    except PermissionError:  # a configuration in another user's folder above: not ours
+        top = None
+    return (here,) if top is None else (here, top.resolve())
+
+
+def _untrusted_base(base: Path, checkout: tuple[Path, ...]) -> str | None:
+    """Why the folder ``base`` (named by the environment) cannot hold the grants file."""
+    if not base.is_absolute():
+        return "it is not an absolute path"
+    resolved = base.resolve()
+    if any(resolved.is_relative_to(folder) for folder in checkout):
+        return "it is inside the checkout"
+    existing = next(f for f in (resolved, *resolved.parents) if os.path.lexists(f))
+    info = os.stat(existing)
+    if info.st_uid != os.getuid():
+        return f"{existing} is not your folder (uid {info.st_uid})"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"other users can write to {existing}"
+    return None
+
+
+def grants_file(root: Path | None = None) -> tuple[Path, str | None]:
+    """``(path, note)``: the user's grants file for the project at ``root``, and why an
+    environment variable naming another place was ignored (``None`` when none was)."""
+    real = Path(pwd.getpwuid(os.getuid()).pw_dir) / ".config"
+    xdg, home = os.environ.get("XDG_CONFIG_HOME"), os.environ.get("HOME")
+    name, base = ("XDG_CONFIG_HOME", xdg) if xdg else ("HOME", home)
+    if not base:
+        return real / "swarmmem" / "grants.json", None
+    chosen = Path(base) / ".config" if name == "HOME" else Path(base)
+    reason = None if chosen == real else _untrusted_base(Path(base), _checkout(root))
+    if reason is None:
+        return chosen / "swarmmem" / "grants.json", None
+    note = f"ignoring {name}={base!r} for grants ({reason}); using {real}"
+    return real / "swarmmem" / "grants.json", note
+
+
+def grants_path(root: Path | None = None) -> Path:
+    """The user's grants file for the project at ``root`` (see :func:`grants_file`)."""
+    return grants_file(root)[0]
 
 
 def read_grants(root: Path | None = None) -> dict[str, Any]:
     """The grants file's content; ``{}`` when it is missing, unreadable, not this user's own,
-    writable by others, or inside ``root``."""
-    path = grants_path()
+    writable by others, or inside the checkout of ``root``. A relocation the environment asked
+    for and :func:`grants_file` ignored is logged."""
+    path, note = grants_file(root)
+    if note is not None:
+        log.warning("swarmmem: %s", note)
+    return _read(path, root)
+
+
+def _read(path: Path, root: Path | None) -> dict[str, Any]:
     try:
         resolved = path.resolve(strict=True)
         info = os.stat(resolved)
     except OSError:
         return {}
-    if root is not None and resolved.is_relative_to(Path(root).resolve()):
+    if any(resolved.is_relative_to(folder) for folder in _checkout(root)):
         return {}
     if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
         return {}
@@ -78,11 +142,12 @@ def effective_role(root: Path, role: str | None) -> tuple[str | None, str | None
 
 
 def set_grant(root: Path, right: str, *, revoke: bool = False) -> dict[str, Any]:
-    """Grant (or revoke) ``right`` for ``root`` in the user's file; returns what changed."""
+    """Grant (or revoke) ``right`` for ``root`` in the user's file; returns what changed (and
+    the note of :func:`grants_file`, when the environment's folder was ignored)."""
     if right not in GRANTABLE:
         raise ValueError(f"unknown right {right!r}; one of {', '.join(GRANTABLE)}")
-    path = grants_path()
-    data = read_grants() if path.exists() else {}
+    path, note = grants_file(root)
+    data = _read(path, root) if path.exists() else {}
     here = str(Path(root).resolve())
     entries = [e for e in data.get(right, []) if isinstance(e, str)]
     before = here in entries
@@ -93,13 +158,8 @@ def set_grant(root: Path, right: str, *, revoke: bool = False) -> dict[str, Any]
     data[right] = entries
     changed = before != (here in entries)
     if changed:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(data, out, indent=2)
-            out.write("\n")
-        os.replace(tmp, path)
+        text = json.dumps(data, indent=2) + "\n"
+        safefs.write_file(path, text, base=path.parent.parent, private=True)
     return {
         "success": True,
         "right": right,
@@ -107,4 +167,5 @@ def set_grant(root: Path, right: str, *, revoke: bool = False) -> dict[str, Any]
         "granted": here in entries,
         "changed": changed,
         "grants_file": str(path),
+        **({"note": note} if note else {}),
     }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import shlex
 import shutil
 import socket
@@ -20,10 +21,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from factories import curate_fact, wait_for, write_memory_config
+from factories import cli, curate_fact, propose_fact, wait_for, write_memory_config
 
 import swarmmem
 from swarmmem.core.model.errors import UntrustedPathError
+from swarmmem.grants import GRANTABLE, effective_role, granted, grants_path
 from swarmmem.hooks import client, install
 from swarmmem.project import find_root
 
@@ -214,6 +216,93 @@ def test_another_users_git_folder_is_passed_over(tmp_path: Path) -> None:
     os.chown(other, OTHER_UID, OTHER_UID)
     os.chown(other / ".git", OTHER_UID, OTHER_UID)
     assert find_root(mine) == mine
+
+
+# ------------------------------------------- grants come only from the user's own file
+def monorepo(tmp_path: Path) -> tuple[Path, Path]:
+    """``(checkout, project)``: a git checkout whose memory project is its ``app/`` folder."""
+    checkout = tmp_path / "clone"
+    (checkout / ".git").mkdir(parents=True)
+    project = checkout / "app"
+    write_memory_config(project, {"enabled": True})
+    (project / "retry.py").write_text("def retry(): ...\n", encoding="utf-8")
+    assert find_root(project) == project
+    return checkout, project
+
+
+def plant_grants(config_home: Path, project: Path) -> None:
+    """A grants file of the user's (0600) granting ``project`` everything, in ``config_home``."""
+    (config_home / "swarmmem").mkdir(parents=True, exist_ok=True)
+    path = config_home / "swarmmem" / "grants.json"
+    path.write_text(json.dumps({right: [str(project.resolve())] for right in GRANTABLE}))
+    path.chmod(0o600)
+
+
+def policy_decides(project: Path, text: str = "retry() retries three times.") -> bool:
+    """Whether the curation policy approved a qualifying proposal (``text``) at once."""
+    with swarmmem.open(project, context={"session_id": "s1", "agent_role": "coder"}) as mem:
+        prop = propose_fact(mem, text, kind="code_pattern",
+                            evidence="retry.py", rationale="read the code")  # fmt: skip
+        return bool(prop.status == "applied")
+
+
+@pytest.mark.parametrize("variable", ["XDG_CONFIG_HOME", "HOME"])
+def test_repository_settings_cannot_move_the_grants_file_into_the_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+    variable: str,
+) -> None:  # fmt: skip
+    """A checkout ships a grants file beside its project and points the hook's and server's
+    HOME or XDG_CONFIG_HOME at it (``env`` in ``.claude/settings.json`` or ``.mcp.json``):
+    no curator role, no curation policy, and a note saying what was ignored."""
+    checkout, project = monorepo(tmp_path)
+    plant_grants(checkout / ".config", project)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.setenv(variable, str(checkout / ".config" if variable != "HOME" else checkout))
+    assert effective_role(project, "curator")[0] is None
+    assert not policy_decides(project)
+    assert f"ignoring {variable}=" in caplog.text and "inside the checkout" in caplog.text
+    real_home = Path(pwd.getpwuid(os.getuid()).pw_dir)
+    assert grants_path(project) == real_home / ".config" / "swarmmem" / "grants.json"
+    # the same file in a folder of the user's outside the checkout grants them
+    plant_grants(tmp_path / "user-config", project)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "user-config"))
+    assert effective_role(project, "curator")[0] == "curator"
+    assert policy_decides(project, "retry() gives up after three failed calls.")
+
+
+@as_root
+def test_a_config_home_in_another_users_folder_grants_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """XDG_CONFIG_HOME pointing into a folder another user owns: whatever the file in it, it
+    is not the person's grant."""
+    _, project = monorepo(tmp_path)
+    theirs = tmp_path / "theirs"
+    plant_grants(theirs, project)
+    os.chown(theirs, OTHER_UID, OTHER_UID)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(theirs))
+    assert effective_role(project, "curator")[0] is None
+    assert not policy_decides(project)
+
+
+def test_only_a_person_grants(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``swarmmem grant`` refuses an agent's --role and, without a terminal to ask on, wants
+    --yes; the hook and the MCP server have no way to grant."""
+    _, project = monorepo(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "user-config"))
+    agent = cli(project, "--role", "coder", "grant", "curator", "--yes")
+    assert agent.exit_code == 2 and "agents cannot grant" in agent.output
+    unasked = cli(project, "grant", "curator")
+    assert unasked.exit_code == 2 and "--yes" in unasked.output
+    assert not granted(project, "curator")
+    person = cli(project, "grant", "curator", "--yes")
+    assert person.exit_code == 0 and granted(project, "curator"), person.output
+    assert cli(project, "grant", "curator", "--revoke").exit_code == 0
+    assert not granted(project, "curator")
+    package = Path(swarmmem.__file__).parent
+    for edge in ("hooks", "mcp"):
+        for source in (package / edge).rglob("*.py"):
+            assert "set_grant" not in source.read_text(encoding="utf-8"), source
 
 
 # ------------------------------------------------------- init never writes through a link

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -156,11 +157,16 @@ def _configured_project_id(root: Path) -> str | None:
     return section.get("projectId") if isinstance(section, dict) else None
 
 
+PERSON_ROLE = "user"
+"""The only ``--role`` that may grant: a person's (as a curator decision's reviewer names one)."""
+
+
 @main.command()
 @click.argument("right", type=click.Choice(GRANTABLE))
 @click.option("--revoke", is_flag=True, help="Take the right back.")
+@click.option("--yes", is_flag=True, help="Grant without asking (needed without a terminal).")
 @command
-def grant(state: State, right: str, revoke: bool) -> None:
+def grant(state: State, right: str, revoke: bool, yes: bool) -> None:
     """Grant this project a RIGHT, in your user-level file: curator or curation-policy.
 
     The grant lives in ~/.config/swarmmem/grants.json (never in the repository), so a cloned
@@ -169,8 +175,25 @@ def grant(state: State, right: str, revoke: bool) -> None:
     proposal that adds one concise fact of a durable kind, sourced from a repository file or
     commit, with no secret, personal data or similar memory, is approved at once (audited as
     decided by the policy; `swarmmem undo PROPOSAL_ID` takes it back).
+
+    A person grants: an agent's --role is refused, and without a terminal to ask on, --yes is
+    needed.
     """
-    data = set_grant(Path(os.path.abspath(state.root)), right, revoke=revoke)
+    role = state.context.get("agent_role")
+    if role is not None and role != PERSON_ROLE:
+        raise click.UsageError(
+            f"--role {role} is an agent's: agents cannot grant rights (a person runs "
+            "`swarmmem grant` without --role)"
+        )
+    root = Path(os.path.abspath(state.root))
+    if not (yes or revoke):
+        if state.as_json or not sys.stdin.isatty():
+            raise click.UsageError(
+                f"granting {right} needs a person: run it on a terminal, or add --yes"
+            )
+        if not click.confirm(f"Grant {right} to the agents working in {root}?", default=False):
+            raise click.Abort()
+    data = set_grant(root, right, revoke=revoke)
     emit(state, data, render.grant_text)
 
 

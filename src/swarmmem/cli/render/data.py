@@ -56,9 +56,10 @@ def grant_text(data: Data) -> str:
     """What ``grant`` changed."""
     state = "granted" if data["granted"] else "not granted"
     change = "" if data["changed"] else " (unchanged)"
+    note = f"\nnote: {data['note']}" if data.get("note") else ""
     return (
         f"The {data['right']} role is {state} for {data['project_root']}{change}; "
-        f"grants file: {data['grants_file']}."
+        f"grants file: {data['grants_file']}.{note}"
     )
 
 
