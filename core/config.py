@@ -41,7 +41,14 @@ _COSINE_FLOOR = optional(number(-1, 1))
 class SqliteConfig:
     """``memory.sqlite``: the SQLite store."""
 
-    path: str = setting(".swarm/memory/memory.db", "path", text, "SQLite database file.", path=True)
+    path: str = setting(
+        ".swarm/memory/memory.db",
+        "path",
+        text,
+        "SQLite database file. A path outside the project is honoured only from your own "
+        "configuration, never the repository's; `SWARMMEM_SQLITE_PATH` wins.",
+        path=True,
+    )
     busy_timeout_ms: int = setting(
         5000, "busyTimeoutMs", number(0, 60000, **_INT), "Lock wait (0..60000 ms)."
     )
@@ -690,7 +697,8 @@ class MemoryConfig:
         ".swarm/memory",
         "storageDir",
         text,
-        "Directory of JSONL files, backups, exports, reports.",
+        "Directory of JSONL files, backups, exports, reports. A path outside the project is "
+        "honoured only from your own configuration, never the repository's.",
         path=True,
     )
     sqlite: SqliteConfig = section(SqliteConfig, "sqlite")

@@ -120,10 +120,11 @@ def atomic_write_lines(path: Path, lines: list[str]) -> None:
 
 
 def append_text(path: str, text: str, *, sync: bool) -> None:
-    """Append ``text`` to ``path`` (created 0600 if missing) as UTF-8, unchanged (no newline
-    translation); ``sync`` waits for the disk."""
+    """Append ``text`` to ``path`` (created 0600 if missing, never through a link) as UTF-8,
+    unchanged (no newline translation); ``sync`` waits for the disk."""
     data = memoryview(text.encode("utf-8"))
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o600)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags | getattr(os, "O_BINARY", 0), 0o600)
     try:
         while data:
             data = data[os.write(fd, data) :]

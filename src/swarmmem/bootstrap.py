@@ -16,7 +16,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, cast
 
+import attrs
+
 from swarmmem import config as _config
+from swarmmem import safefs
 from swarmmem.core.config import AuditConfig, MemoryConfig
 from swarmmem.core.learning.lessons import LessonService
 from swarmmem.core.learning.outcomes import apply_outcome
@@ -26,7 +29,12 @@ from swarmmem.core.maintenance.management import ManagementService
 from swarmmem.core.maintenance.rescope import RescopeService
 from swarmmem.core.maintenance.scoped import ScopedView
 from swarmmem.core.maintenance.service import MaintenanceService
-from swarmmem.core.model.errors import ConfigError, MemoryValidationError, SwarmMemoryError
+from swarmmem.core.model.errors import (
+    ConfigError,
+    MemoryValidationError,
+    SwarmMemoryError,
+    UntrustedPathError,
+)
 from swarmmem.core.model.ids import to_iso
 from swarmmem.core.model.records import MemoryScope
 from swarmmem.core.model.scopes import (
@@ -51,6 +59,7 @@ from swarmmem.ports.embedder import ExplainsUnavailable, WarmsUp
 from swarmmem.ports.evidence import EvidenceStore, SourceChecker
 from swarmmem.ports.files import LessonFiles, RunLog
 from swarmmem.ports.storage import AuditChain, StorageProvider
+from swarmmem.project import CONFIG_RELATIVE_PATH, checkout
 from swarmmem.registry import KINDS, build, create, resolve
 
 CONTEXT_KEYS = frozenset({"session_id", "run_id", "agent_role", "agent_id", "unit_id"})
@@ -151,6 +160,34 @@ def audit_key(section: AuditConfig) -> bytes | None:
     return key
 
 
+SQLITE_PATH_VARIABLE = "SWARMMEM_SQLITE_PATH"
+"""The environment variable that places the SQLite store (over ``memory.sqlite.path``)."""
+
+
+def with_environment(tree: MemoryConfig) -> MemoryConfig:
+    """``tree`` with the store the environment names: ``SWARMMEM_SQLITE_PATH`` (a path
+    relative to the working folder, ``~`` expanded) over ``memory.sqlite.path``."""
+    value = os.environ.get(SQLITE_PATH_VARIABLE)
+    if not value:
+        return tree
+    path = os.path.abspath(os.path.expanduser(value))
+    return attrs.evolve(tree, sqlite=attrs.evolve(tree.sqlite, path=path))
+
+
+def repository_config(
+    root: Path, config: Mapping[str, Any] | str | os.PathLike[str] | None
+) -> Path | None:
+    """The configuration file in the checkout of ``root`` that ``config`` (as
+    :func:`swarmmem.open` takes it) reads, else ``None``: a mapping, or a file outside the
+    checkout, is the caller's own configuration."""
+    if isinstance(config, Mapping):
+        return None
+    path = Path(os.path.abspath(root / CONFIG_RELATIVE_PATH if config is None else config))
+    folders = checkout(root)
+    inside = any(p.is_relative_to(f) for p in (path, path.resolve()) for f in folders)
+    return path if inside else None
+
+
 def under_root(root: Path) -> Callable[[str, str], str]:
     """The rule for a configured path: absolute as given, relative under ``root`` (a relative
     path that climbs out of the root is a :class:`ConfigError` naming the key)."""
@@ -193,7 +230,9 @@ class Runtime:
         #: the configuration in its JSON shape, as given (``Memory.config``)
         self.config: dict[str, Any] = as_dict(tree)
         #: the configuration tree, its paths resolved under the root
-        self.settings: MemoryConfig = map_paths(tree, under_root(self.root))
+        self.settings: MemoryConfig = with_environment(map_paths(tree, under_root(self.root)))
+        #: the repository's configuration file the tree came from (``None``: the caller's)
+        self.repository_config = repository_config(self.root, config)
         ctx = dict(context or {})
         unknown = set(ctx) - CONTEXT_KEYS
         if unknown:
@@ -240,6 +279,8 @@ class Runtime:
         given = self._given.get("store")
         if given is not None and not isinstance(given, str):
             return given  # type: ignore[no-any-return]
+        if self.provider in ("sqlite", "local-jsonl"):
+            self._check_local_store()
         store: StorageProvider = build(
             "store", self.provider, self.settings, clock=self.clock, scope_keys=self.scope_keys
         )
@@ -252,6 +293,32 @@ class Runtime:
                 store.close()
                 raise
         return store
+
+    def _check_local_store(self) -> None:
+        """The local store's folders and file, before its adapter opens them by name: inside
+        the checkout none is a symbolic link or another user's (the folders are made 0700);
+        outside it, only the person's own configuration or ``SWARMMEM_SQLITE_PATH`` may
+        place the store, never the repository's configuration."""
+        places = [("storageDir", self.storage_dir)]
+        if self.provider == "sqlite":
+            places.append(("sqlite.path", self.sqlite_path))
+        folders = checkout(self.root)
+        for key, given in places:
+            path = Path(os.path.normpath(given))
+            base = next((f for f in folders if path.is_relative_to(f)), None)
+            if base is None:
+                placed = key == "sqlite.path" and os.environ.get(SQLITE_PATH_VARIABLE)
+                if self.repository_config is not None and not placed:
+                    raise UntrustedPathError(
+                        f"refusing memory.{key} {path} from the repository's configuration "
+                        f"{self.repository_config}: it is outside the checkout {folders[-1]}; "
+                        "only your own configuration or SWARMMEM_SQLITE_PATH places a local "
+                        "store outside the checkout"
+                    )
+            elif key == "sqlite.path":
+                safefs.private_file(path, base=base)
+            else:
+                safefs.private_folder(path, base=base, create=self.provider == "local-jsonl")
 
     def open_store(self, provider: str, **arguments: Any) -> StorageProvider:
         """Another store of ``provider`` on this clock (e.g. a migration target); the caller
@@ -602,8 +669,6 @@ class Runtime:
 
 
 def _with_reranker(parts: DenseParts, reranker: Any) -> DenseParts:
-    import attrs
-
     return attrs.evolve(parts, reranker=reranker)
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from swarmmem import safefs
-from swarmmem.project import git_root
+from swarmmem.project import checkout
 
 GRANTABLE = ("curator", "curation-policy")
 """The rights a person can grant: the curator role for MCP servers started with
@@ -43,24 +43,16 @@ MAX_GRANTS_BYTES = 1 << 20
 log = logging.getLogger("swarmmem.grants")
 
 
-def _checkout(root: Path | None) -> tuple[Path, ...]:
-    """The folders no grant may come from: the project at ``root`` and its git work tree."""
-    if root is None:
-        return ()
-    here = Path(root).resolve()
-    try:
-        top = git_root(here)
-    except PermissionError:  # a configuration in another user's folder above: not ours
-        top = None
-    return (here,) if top is None else (here, top.resolve())
+def _checkout_of(root: Path | None) -> tuple[Path, ...]:
+    return () if root is None else checkout(root)
 
 
-def _untrusted_base(base: Path, checkout: tuple[Path, ...]) -> str | None:
+def _untrusted_base(base: Path, folders: tuple[Path, ...]) -> str | None:
     """Why the folder ``base`` (named by the environment) cannot hold the grants file."""
     if not base.is_absolute():
         return "it is not an absolute path"
     resolved = base.resolve()
-    if any(resolved.is_relative_to(folder) for folder in checkout):
+    if any(resolved.is_relative_to(folder) for folder in folders):
         return "it is inside the checkout"
     existing = next(f for f in (resolved, *resolved.parents) if os.path.lexists(f))
     info = os.stat(existing)
@@ -80,7 +72,7 @@ def grants_file(root: Path | None = None) -> tuple[Path, str | None]:
     if not base:
         return real / "swarmmem" / "grants.json", None
     chosen = Path(base) / ".config" if name == "HOME" else Path(base)
-    reason = None if chosen == real else _untrusted_base(Path(base), _checkout(root))
+    reason = None if chosen == real else _untrusted_base(Path(base), _checkout_of(root))
     if reason is None:
         return chosen / "swarmmem" / "grants.json", None
     note = f"ignoring {name}={base!r} for grants ({reason}); using {real}"
@@ -108,7 +100,7 @@ def _read(path: Path, root: Path | None) -> dict[str, Any]:
         info = os.stat(resolved)
     except OSError:
         return {}
-    if any(resolved.is_relative_to(folder) for folder in _checkout(root)):
+    if any(resolved.is_relative_to(folder) for folder in _checkout_of(root)):
         return {}
     if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
         return {}

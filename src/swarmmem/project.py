@@ -106,6 +106,18 @@ def git_root(start: str | os.PathLike[str]) -> Path | None:
     return None
 
 
+def checkout(root: str | os.PathLike[str]) -> tuple[Path, ...]:
+    """The folders of the checkout the project at ``root`` lies in, resolved: the project
+    itself and, when it is inside one, the git work tree around it. Everything in them is the
+    repository's (see ``docs/security.md``)."""
+    here = Path(root).resolve()
+    try:
+        top = git_root(here)
+    except PermissionError:  # a configuration in another user's folder above: not ours
+        top = None
+    return (here,) if top is None or top.resolve() == here else (here, top.resolve())
+
+
 def find_root(start: str | os.PathLike[str] = ".") -> Path:
     """The project ``start`` belongs to (see the module docstring); absolute, not resolved
     through symbolic links, so paths shown to the person read as they typed them.

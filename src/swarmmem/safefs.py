@@ -13,7 +13,9 @@ folder such as ``.claude/``, a temporary file's name), so :func:`write_file`
 - keeps the mode of a file the person shares (host settings, ``.gitignore``); swarmmem's own
   state (``private``) is 0600 in folders it creates 0700.
 
-:func:`read_text` reads without following the same links. A refusal is an
+:func:`read_text` reads without following the same links. :func:`private_folder` and
+:func:`private_file` check (and make) the place of swarmmem's own state, such as the store,
+before a library that opens paths by name (SQLite) opens it. A refusal is an
 :class:`~swarmmem.core.model.errors.UntrustedPathError` naming the path.
 """
 
@@ -26,7 +28,7 @@ import stat
 from pathlib import Path
 
 from swarmmem.core.model.errors import UntrustedPathError
-from swarmmem.project import MAX_CONFIG_BYTES
+from swarmmem.project import MAX_CONFIG_BYTES, untrusted
 
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -141,3 +143,44 @@ def read_text(path: Path, *, base: Path, max_bytes: int = MAX_CONFIG_BYTES) -> s
     if len(data) > max_bytes:
         raise UntrustedPathError(f"refusing to read {path}: it is larger than {max_bytes} bytes")
     return data.decode("utf-8")
+
+
+def private_folder(folder: Path, *, base: Path, create: bool) -> None:
+    """Check each folder from ``base`` (trusted) down to ``folder`` by ``lstat``: a symbolic
+    link, something else than a folder, a folder of another user or one every user can write
+    to is refused. With ``create`` the missing folders are made (0700); without, a missing
+    folder ends the check. Checked top-down, so a folder that passed cannot be swapped by a
+    user outside its group."""
+    current = Path(base)
+    for part in Path(folder).relative_to(base).parts:
+        current = current / part
+        if part == "..":
+            raise UntrustedPathError(f"refusing {folder}: it is not inside {base}")
+        if create:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(current, 0o700)
+        try:
+            info = os.lstat(current)
+        except FileNotFoundError:
+            return
+        if stat.S_ISLNK(info.st_mode):
+            raise UntrustedPathError(f"refusing the folder {current}: it is a symbolic link")
+        reason = "not a folder" if not stat.S_ISDIR(info.st_mode) else untrusted(info)
+        if reason is not None:
+            raise UntrustedPathError(f"refusing the folder {current}: it is {reason}")
+
+
+def private_file(path: Path, *, base: Path) -> None:
+    """Check (and make) the folders down to ``path`` (:func:`private_folder`), then ``path``
+    itself when it exists: a symbolic link, anything but a regular file, or another user's
+    file is refused."""
+    private_folder(path.parent, base=base, create=True)
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(info.st_mode):
+        raise UntrustedPathError(f"refusing {path}: it is a symbolic link")
+    reason = "not a regular file" if not stat.S_ISREG(info.st_mode) else untrusted(info)
+    if reason is not None:
+        raise UntrustedPathError(f"refusing {path}: it is {reason}")

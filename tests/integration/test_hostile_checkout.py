@@ -650,6 +650,101 @@ def test_the_store_and_run_logs_are_private_to_the_user(tmp_path: Path, provider
         assert folder.stat().st_mode & 0o777 == 0o700, folder
 
 
+# ------------------------------------- the store follows no link and no repository's far path
+@pytest.mark.parametrize(
+    ("provider", "linked"),
+    [
+        ("sqlite", ".swarm"),
+        ("sqlite", ".swarm/memory"),
+        ("sqlite", ".swarm/memory/memory.db"),
+        ("local-jsonl", ".swarm"),
+        ("local-jsonl", ".swarm/memory"),
+    ],
+)
+def test_the_store_never_goes_through_a_link(tmp_path: Path, provider: str, linked: str) -> None:
+    """A checkout ships ``.swarm/``, ``.swarm/memory/`` or ``memory.db`` as a link into a
+    folder someone else reads (and could replace): the store is refused, nothing is written
+    there, and the hook answers nothing."""
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    write_memory_config(root, {"enabled": True, "provider": provider})
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    target = theirs / "memory.db" if linked.endswith(".db") else theirs
+    if target != theirs:
+        target.write_bytes(b"")
+    link = root / linked
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(target)
+    before = snapshot(theirs)
+    with (
+        pytest.raises(UntrustedPathError, match="symbolic link"),
+        swarmmem.open(root, context={"session_id": "s1"}) as mem,
+    ):
+        mem.import_records([{"kind": "project_fact", "text": "The deploy key is rotated."}])
+    done = hook_in(root, SWARMMEM_HOOK_HELPER="0")
+    assert done.returncode == 0 and done.stdout == "" and "symbolic link" in done.stderr
+    assert snapshot(theirs) == before
+
+
+@as_root
+def test_the_store_is_never_in_another_users_folder(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    write_memory_config(root)
+    (root / ".swarm" / "memory").mkdir(parents=True)
+    os.chown(root / ".swarm" / "memory", OTHER_UID, OTHER_UID)
+    with (
+        pytest.raises(UntrustedPathError, match="owned by another user"),
+        swarmmem.open(root) as mem,
+    ):
+        mem.list()
+    assert list((root / ".swarm" / "memory").iterdir()) == []
+
+
+def test_a_repositorys_configuration_never_places_the_store_outside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hostile checkout copies a sibling project's id and names its store by absolute path:
+    refused, naming both the path and the configuration; only the person's own configuration
+    or SWARMMEM_SQLITE_PATH places a store outside the checkout."""
+    sibling = make_project(tmp_path / "sibling")
+    theirs = sibling / ".swarm" / "memory" / "memory.db"
+    hostile = tmp_path / "hostile"
+    (hostile / ".git").mkdir(parents=True)
+    copied = {
+        "enabled": True,
+        "projectId": "proj_00000000000000bb",
+        "sqlite": {"path": str(theirs)},
+    }
+    config = write_memory_config(hostile, copied)
+    with pytest.raises(UntrustedPathError) as refused, swarmmem.open(hostile) as mem:
+        mem.recall(PROMPT)
+    assert str(theirs) in str(refused.value) and str(config) in str(refused.value)
+    done = hook_in(hostile, SWARMMEM_HOOK_HELPER="0")
+    assert done.returncode == 0 and done.stdout == "" and "outside the checkout" in done.stderr
+    write_memory_config(hostile, {"enabled": True, "storageDir": str(tmp_path / "far")})
+    with (
+        pytest.raises(UntrustedPathError, match=r"memory\.storageDir"),
+        swarmmem.open(hostile) as mem,
+    ):
+        mem.list()
+    write_memory_config(hostile, copied)
+    # the person's own choices: their configuration (a mapping, or a file outside the
+    # checkout), or the environment
+    shared = {"enabled": True, "sqlite": {"path": str(tmp_path / "shared.db")}}
+    with swarmmem.open(hostile, config=shared) as mem:
+        assert mem.list() == []
+    own = tmp_path / "own.json"
+    own.write_text(json.dumps({"memory": shared}), encoding="utf-8")
+    with swarmmem.open(hostile, config=own) as mem:
+        assert mem.runtime.sqlite_path == tmp_path / "shared.db" and mem.list() == []
+    monkeypatch.setenv("SWARMMEM_SQLITE_PATH", str(tmp_path / "env.db"))
+    with swarmmem.open(hostile) as mem:
+        assert mem.runtime.sqlite_path == tmp_path / "env.db" and mem.list() == []
+    assert (tmp_path / "env.db").stat().st_mode & 0o777 == 0o600
+
+
 # ------------------------------------------------------- stored text never drives the terminal
 HOSTILE_TEXT = (
     "use the staging db \x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07"  # OSC 52: set the clipboard

@@ -22,10 +22,10 @@ from swarmmem.core.model.ids import memory_id
 from swarmmem.core.model.records import MemoryScope
 
 
-def make_project(folder: Path, db: Path) -> Path:
+def make_project(folder: Path) -> Path:
     (folder / ".opencode").mkdir(parents=True)
     (folder / ".opencode" / "opencode-swarm.json").write_text(
-        json.dumps({"memory": {"enabled": True, "sqlite": {"path": str(db)}}}), encoding="utf-8"
+        json.dumps({"memory": {"enabled": True}}), encoding="utf-8"
     )
     return folder
 
@@ -41,12 +41,14 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 @pytest.fixture
-def projects(tmp_path: Path) -> tuple[Path, Path, Path]:
-    """An attacker and a victim repository sharing one SQLite file; the victim holds a fact."""
+def projects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, Path]:
+    """An attacker and a victim repository sharing one SQLite file (the person's, placed by
+    the environment); the victim holds a fact."""
     db = tmp_path / "shared" / "memory.db"
     db.parent.mkdir()
-    victim = make_project(tmp_path / "victim" / "api", db)
-    attacker = make_project(tmp_path / "attacker" / "api", db)
+    monkeypatch.setenv("SWARMMEM_SQLITE_PATH", str(db))
+    victim = make_project(tmp_path / "victim" / "api")
+    attacker = make_project(tmp_path / "attacker" / "api")
     with swarmmem.open(victim) as mem:
         assert mem.import_records([{"kind": "project_fact", "text": "Victim deploys on Monday."}])
     return attacker, victim, db
@@ -168,17 +170,16 @@ def test_import_records_refuses_another_repositorys_scope(
     check_victim_untouched(victim, db)
 
 
-def test_a_curator_cannot_decide_on_another_repositorys_proposal(tmp_path: Path) -> None:
+def test_a_curator_cannot_decide_on_another_repositorys_proposal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Hostile: two repositories sharing one SQLite file; the curator of one decided (and
     so wrote into memory) a pending proposal of the other by its id."""
-    shared = tmp_path / "shared.db"
+    monkeypatch.setenv("SWARMMEM_SQLITE_PATH", str(tmp_path / "shared.db"))
     repos = []
     for name in ("alpha", "beta"):
-        root = tmp_path / name
-        (root / ".opencode").mkdir(parents=True)
+        root = make_project(tmp_path / name)
         (root / "a.py").write_text("x = 1\n", encoding="utf-8")
-        memory = {"enabled": True, "sqlite": {"path": str(shared)}}
-        (root / ".opencode" / "opencode-swarm.json").write_text(json.dumps({"memory": memory}))
         repos.append(root)
     alpha, beta = repos
     with swarmmem.open(alpha, context={"agent_role": "coder"}) as mem:

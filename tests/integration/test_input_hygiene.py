@@ -188,11 +188,21 @@ def test_relative_paths_cannot_leave_the_project(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["project"]
 
 
-def test_absolute_paths_stay_allowed_and_status_shows_them(tmp_path: Path) -> None:
+def test_an_absolute_store_path_is_the_persons_and_status_shows_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The repository's configuration cannot put the store outside the project (a command
+    says which path and which file); the person's environment can."""
     root, shared = tmp_path / "project", tmp_path / "shared" / "memory.db"
     (root / ".opencode").mkdir(parents=True)
     document = {"memory": {**ENABLED, "sqlite": {"path": str(shared)}}}
     (root / ".opencode" / "opencode-swarm.json").write_text(json.dumps(document))
+    refused = CliRunner().invoke(main, ["--root", str(root), "list"])
+    assert refused.exit_code == 1 and "outside the checkout" in refused.output
+    assert str(shared) in refused.output and "opencode-swarm.json" in refused.output
+    assert not shared.parent.exists()
+    monkeypatch.setenv("SWARMMEM_SQLITE_PATH", str(shared))
+    assert CliRunner().invoke(main, ["--root", str(root), "list"]).exit_code == 0
     status = CliRunner().invoke(main, ["--root", str(root), "status", "--json"])
     assert status.exit_code == 0
     assert json.loads(status.stdout)["sqlite_path"] == str(shared)

@@ -356,10 +356,11 @@ class TestForget:
 
 # ------------------------------------------------------------------ scope isolation
 @pytest.fixture
-def two_repos(tmp_path: Path) -> dict[str, Any]:
-    """Repositories ``a`` and ``b`` sharing one SQLite file, each with one memory."""
-    shared = {"sqlite": {"path": str(tmp_path / "shared" / "memory.db")}}
-    roots = {name: make_project(tmp_path / name, name, **shared) for name in ("a", "b")}
+def two_repos(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Repositories ``a`` and ``b`` sharing one SQLite file (placed by the environment), each
+    with one memory."""
+    monkeypatch.setenv("SWARMMEM_SQLITE_PATH", str(tmp_path / "shared" / "memory.db"))
+    roots = {name: make_project(tmp_path / name, name) for name in ("a", "b")}
     facts = {}
     for name, root in roots.items():
         with open_memory(root) as mem:
