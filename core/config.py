@@ -678,11 +678,13 @@ class MemoryConfig:
         "projectId",
         optional(
             matching(
-                r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}",
-                "1-128 letters, digits or . _ : - (starting with a letter or digit)",
+                r"[a-z0-9][a-z0-9._:-]{0,127}",
+                "1-128 lower-case letters, digits or . _ : - (starting with a letter or digit; "
+                "ids differing in case only would name one scope)",
             )
         ),
         "Identifies the repository (its memories' scope); `swarmmem init` writes a random one. "
+        "Lower case: ids differing in case only are refused, not merged. "
         "`null`: the `origin` remote URL, else the folder name.",
     )
     provider: str = setting(

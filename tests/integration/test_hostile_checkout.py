@@ -24,7 +24,7 @@ import pytest
 from factories import cli, curate_fact, propose_fact, wait_for, write_memory_config
 
 import swarmmem
-from swarmmem.core.model.errors import UntrustedPathError
+from swarmmem.core.model.errors import ConfigError, UntrustedPathError
 from swarmmem.grants import GRANTABLE, effective_role, granted, grants_path
 from swarmmem.hooks import client, install
 from swarmmem.project import find_root
@@ -743,6 +743,24 @@ def test_a_repositorys_configuration_never_places_the_store_outside_it(
     with swarmmem.open(hostile) as mem:
         assert mem.runtime.sqlite_path == tmp_path / "env.db" and mem.list() == []
     assert (tmp_path / "env.db").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_project_id_in_other_letter_case_shares_no_scope(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The person keeps one store for their projects; a checkout copies a sibling's project id
+    in upper case (scope keys ignore case): it is refused, not merged into the sibling's."""
+    monkeypatch.setenv("SWARMMEM_SQLITE_PATH", str(tmp_path / "mine.db"))
+    make_project(tmp_path / "sibling")  # projectId proj_00000000000000bb, one memory
+    hostile = tmp_path / "hostile"
+    (hostile / ".git").mkdir(parents=True)
+    write_memory_config(hostile, {"enabled": True, "projectId": "PROJ_00000000000000BB"})
+    with pytest.raises(ConfigError, match="lower-case"), swarmmem.open(hostile) as mem:
+        mem.recall(PROMPT)
+    done = hook_in(
+        hostile, SWARMMEM_HOOK_HELPER="0", SWARMMEM_SQLITE_PATH=str(tmp_path / "mine.db")
+    )
+    assert done.returncode == 0 and "alembic" not in done.stdout
 
 
 # ------------------------------------------------------- stored text never drives the terminal

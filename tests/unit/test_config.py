@@ -68,6 +68,7 @@ def test_partial_section_merges_over_defaults() -> None:
         ({"sqlite": {"busyTimeoutMs": 60001}}, "memory.sqlite.busyTimeoutMs"),
         ({"learning": "fast"}, "memory.learning"),
         ({"sqlite": {"path": ""}}, "memory.sqlite.path"),
+        ({"projectId": "Proj_1"}, "memory.projectId"),  # case-different ids name one scope
     ],
 )
 def test_bad_values_name_the_key(section: dict, key: str) -> None:
