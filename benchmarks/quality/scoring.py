@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from swarmmem.core.config import RecallSettings
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import RecallRequest
 from swarmmem.core.recall.bm25 import held_terms, stemmed_query
@@ -123,11 +124,13 @@ def _ask_foreign(
 
 def _foreign_answers(run: DatasetRun, text: str) -> dict[str, int]:
     """How many items each row returns for ``text``: ``bm25-porter``, ``dense-floor`` (when it
-    runs) and the profiles at the library's default ``minScore``, as a user would get."""
+    runs) and the profiles at the library's default ``minRelevance`` (admission, as a user's
+    recall would; no base-score floor), at most ``k``."""
     returned = {"bm25-porter": len(run.porter_ranking(text))}
     if run.dense_parts is not None and run.has_dense_floor:
         returned["dense-floor"] = min(run.k, len(run.passing(run.dense_hits(text))))
-    request = RecallRequest(query=text, scopes=(SCOPE,), max_items=run.k)
+    minimum = RecallSettings().min_relevance
+    request = RecallRequest(query=text, scopes=(SCOPE,), max_items=run.k, min_relevance=minimum)
     for profile in run.profiles:
         result, _ = run.recall(profile, request)
         returned[profile] = len(result.items)
