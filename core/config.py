@@ -171,6 +171,14 @@ class InjectionSettings:
         "dense channel finds (a paraphrase) when its cosine reaches this and it stands out "
         "(next key). `null`: injection takes memories the question's words reach only.",
     )
+    supported_cosine: float | None = setting(
+        0.5,
+        "supportedCosine",
+        _COSINE_FLOOR,
+        "When no memory is admitted, injection takes the nearest memory the dense channel finds "
+        "when the prompt's words reach it too weakly to admit it and its cosine reaches this. "
+        "`null`: never.",
+    )
     dense_gate: float = setting(
         0.2,
         "denseGate",

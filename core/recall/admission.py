@@ -183,15 +183,19 @@ def relevance(evidence: Evidence) -> float:
 
 @attrs.frozen(kw_only=True)
 class DenseRule:
-    """When a memory only the dense channel finds is admitted (see :func:`admit`)."""
+    """When the dense channel's evidence admits a memory the words alone do not (see
+    :func:`admit`)."""
 
-    #: the lowest cosine (``None``: never)
+    #: the lowest cosine of a memory the question's words do not reach (``None``: never)
     floor: float | None
     #: injection: how far the nearest hit's cosine must exceed the mean of the next hits
     #: (:func:`~swarmmem.core.recall.hybrid.stands_out`); manual recall: how many spreads it
     #: must stand above the question's background
     gate: float
     injection: bool
+    #: injection: the lowest cosine of the nearest hit when the question's words reach it
+    #: but too weakly to admit it (``None``: never)
+    supported: float | None = None
 
 
 @attrs.frozen
@@ -216,18 +220,19 @@ def admit(
 
     A candidate is admitted when its :func:`relevance` reaches ``threshold`` and at least
     ``drop_off`` times the best relevance among the candidates. With a ``dense`` rule and a
-    dense channel, a candidate the question's words do not reach is admitted on its cosine:
-    for an injection, only the nearest hit, only when nothing else is admitted, its cosine
-    reaches the floor and it stands out from the next hits by the gate; for a manual recall,
-    each hit whose cosine reaches the floor and stands the gate's spreads above the
-    question's background.
+    dense channel, the cosine admits more: for an injection, only when nothing else is
+    admitted, the nearest hit, when the question's words reach it (too weakly) and its
+    cosine reaches ``supported``, or when they do not, its cosine reaches the floor and it
+    stands out from the next hits by the gate; for a manual recall, each hit the words do not
+    reach whose cosine reaches the floor and stands the gate's spreads above the question's
+    background.
     """
     evidence = query.judge(candidates)
     values = [relevance(ev) for ev in evidence]
     bar = max(threshold, drop_off * max(values, default=0.0))
     admitted = [value >= bar for value in values]
-    if dense is not None and dense.floor is not None and query.dense:
-        admitted = _dense_admitted(evidence, admitted, query, dense, dense.floor)
+    if dense is not None and query.dense:
+        admitted = _dense_admitted(evidence, admitted, query, dense)
     return [
         Verdict(memory_id=candidate.id, relevance=value, admitted=ok, evidence=ev)
         for candidate, ev, value, ok in zip(candidates, evidence, values, admitted, strict=True)
@@ -239,21 +244,30 @@ def _dense_admitted(
     admitted: list[bool],
     query: QueryEvidence,
     rule: DenseRule,
-    floor: float,
 ) -> list[bool]:
-    def usable(ev: Evidence) -> bool:
-        return not ev.lexical and ev.cosine is not None and ev.cosine >= floor
+    floor = rule.floor
+
+    def unsupported(ev: Evidence) -> bool:
+        return floor is not None and not ev.lexical and ev.cosine is not None and ev.cosine >= floor
 
     if not rule.injection:
         return [
-            ok or (usable(ev) and ev.stands is not None and ev.stands >= rule.gate)
+            ok or (unsupported(ev) and ev.stands is not None and ev.stands >= rule.gate)
             for ev, ok in zip(evidence, admitted, strict=True)
         ]
-
     if any(admitted) or not query.cosines:
         return admitted
     nearest = max(query.cosines.values())
-    cosines = sorted(query.cosines.values(), reverse=True)
-    if not stands_out(cosines, rule.gate):
-        return admitted
-    return [usable(ev) and ev.cosine == nearest for ev in evidence]
+    supported = rule.supported
+    out = []
+    for ev in evidence:
+        if ev.cosine != nearest:
+            out.append(False)
+        elif ev.lexical:
+            out.append(supported is not None and ev.cosine >= supported)
+        else:
+            out.append(
+                unsupported(ev)
+                and stands_out(sorted(query.cosines.values(), reverse=True), rule.gate)
+            )
+    return out

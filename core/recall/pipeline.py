@@ -83,6 +83,9 @@ class AdmissionSettings:
     #: a manual recall admits a memory only the dense channel finds when its cosine reaches
     #: ``retrieval.denseFloor`` and stands this many spreads above the question's background
     dense_stands: float = _RETRIEVAL.dense_stands
+    #: an injection admits the nearest dense hit the prompt's words reach too weakly when
+    #: its cosine reaches this (``None``: never), if nothing else is admitted
+    supported_cosine: float | None = _RECALL.injection.supported_cosine
 
     @classmethod
     def from_config(cls, recall: RecallSettings, retrieval: RetrievalConfig) -> AdmissionSettings:
@@ -91,13 +94,19 @@ class AdmissionSettings:
             injection_drop_off=recall.injection.drop_off,
             drop_off=recall.drop_off,
             dense_stands=retrieval.dense_stands,
+            supported_cosine=recall.injection.supported_cosine,
         )
 
     def rule(self, request: RecallRequest, hybrid: HybridSettings) -> tuple[float, DenseRule]:
         """The drop-off and the dense rule of ``request``'s mode."""
         if request.mode == "injection":
-            floor, gate = hybrid.injection_dense_floor, hybrid.injection_dense_gate
-            return self.injection_drop_off, DenseRule(floor=floor, gate=gate, injection=True)
+            rule = DenseRule(
+                floor=hybrid.injection_dense_floor,
+                gate=hybrid.injection_dense_gate,
+                injection=True,
+                supported=self.supported_cosine,
+            )
+            return self.injection_drop_off, rule
         rule = DenseRule(floor=hybrid.dense_floor, gate=self.dense_stands, injection=False)
         return self.drop_off, rule
 

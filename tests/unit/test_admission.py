@@ -125,3 +125,21 @@ def test_relevance_is_the_logistic_model_of_the_features() -> None:
     (evidence,) = QueryEvidence.of(request("ANSI colour")).judge(pool)
     z = MODEL[0] + sum(w * f for w, f in zip(MODEL[1:], evidence.features(), strict=True))
     assert relevance(evidence) == pytest.approx(1.0 / (1.0 + 2.718281828459045**-z))
+
+
+def test_injection_takes_the_nearest_weak_word_match_only_at_the_supported_cosine() -> None:
+    """A memory the prompt's words reach too weakly to admit is injected when nothing else is
+    and it is the prompt's nearest memory at the ``supported`` cosine or more."""
+    pool = candidates(USE, OTHER)
+    req = request("how do I use the tooling for a quick report", "injection")
+    assert not any(
+        v.admitted for v in admit(pool, QueryEvidence.of(req), threshold=0.15, drop_off=0.7)
+    )
+    for nearest, admitted in ((0.55, [True, False]), (0.45, [False, False])):
+        query = dense_query(req, {pool[0].id: nearest, pool[1].id: 0.2})
+        rule = DenseRule(floor=0.4, gate=0.2, injection=True, supported=0.5)
+        verdicts = admit(pool, query, threshold=0.15, drop_off=0.7, dense=rule)
+        assert [v.admitted for v in verdicts] == admitted, nearest
+    off = DenseRule(floor=0.4, gate=0.2, injection=True, supported=None)
+    query = dense_query(req, {pool[0].id: 0.9, pool[1].id: 0.2})
+    assert not any(v.admitted for v in admit(pool, query, threshold=0.15, drop_off=0.7, dense=off))
