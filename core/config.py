@@ -477,12 +477,12 @@ class RetrievalConfig:
         "Cosine under which a dense hit is no candidate (`null`: no floor); fitted on public data.",
     )
     dense_stands: float = setting(
-        0.5,
+        1.5,
         "denseStands",
         number(0, 100),
-        "A manual recall returns a memory only the dense channel finds (no word or reference "
-        "of the question reaches it) when its cosine reaches `denseFloor` and stands this many "
-        "standard deviations above the question's background cosines.",
+        "A manual recall returns a memory on its dense evidence (whatever its words) when its "
+        "cosine reaches `denseFloor` and stands this many standard deviations above the "
+        "question's background cosines.",
     )
     dense_gate: float | None = setting(
         0.15,

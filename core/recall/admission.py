@@ -186,7 +186,8 @@ class DenseRule:
     """When the dense channel's evidence admits a memory the words alone do not (see
     :func:`admit`)."""
 
-    #: the lowest cosine of a memory the question's words do not reach (``None``: never)
+    #: the lowest cosine (for an injection: of a memory the question's words do not reach;
+    #: ``None``: never)
     floor: float | None
     #: injection: how far the nearest hit's cosine must exceed the mean of the next hits
     #: (:func:`~swarmmem.core.recall.hybrid.stands_out`); manual recall: how many spreads it
@@ -223,9 +224,8 @@ def admit(
     dense channel, the cosine admits more: for an injection, only when nothing else is
     admitted, the nearest hit, when the question's words reach it (too weakly) and its
     cosine reaches ``supported``, or when they do not, its cosine reaches the floor and it
-    stands out from the next hits by the gate; for a manual recall, each hit the words do not
-    reach whose cosine reaches the floor and stands the gate's spreads above the question's
-    background.
+    stands out from the next hits by the gate; for a manual recall, each hit whose cosine
+    reaches the floor and stands the gate's spreads above the question's background.
     """
     evidence = query.judge(candidates)
     values = [relevance(ev) for ev in evidence]
@@ -250,9 +250,16 @@ def _dense_admitted(
     def unsupported(ev: Evidence) -> bool:
         return floor is not None and not ev.lexical and ev.cosine is not None and ev.cosine >= floor
 
-    if not rule.injection:
+    if not rule.injection:  # the cosine is evidence of its own, words or not
         return [
-            ok or (unsupported(ev) and ev.stands is not None and ev.stands >= rule.gate)
+            ok
+            or (
+                floor is not None
+                and ev.cosine is not None
+                and ev.cosine >= floor
+                and ev.stands is not None
+                and ev.stands >= rule.gate
+            )
             for ev, ok in zip(evidence, admitted, strict=True)
         ]
     if any(admitted) or not query.cosines:

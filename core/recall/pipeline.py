@@ -80,8 +80,8 @@ class AdmissionSettings:
     injection_drop_off: float = _RECALL.injection.drop_off
     #: the same for a manual recall
     drop_off: float = _RECALL.drop_off
-    #: a manual recall admits a memory only the dense channel finds when its cosine reaches
-    #: ``retrieval.denseFloor`` and stands this many spreads above the question's background
+    #: a manual recall admits a memory on its cosine when it reaches ``retrieval.denseFloor``
+    #: and stands this many spreads above the question's background
     dense_stands: float = _RETRIEVAL.dense_stands
     #: an injection admits the nearest dense hit the prompt's words reach too weakly when
     #: its cosine reaches this (``None``: never), if nothing else is admitted
