@@ -191,10 +191,13 @@ def test_import_with_only_invalid_rows_exits_1_and_lists_them(
     text = cli(project, "import", "--dir", str(folder))
     assert text.exit_code == 1
     assert text.stdout.startswith("Imported 0 memories, 0 proposals and 0 outcome events")
-    assert "Refused 2 rows:" in text.stdout
+    assert "Refused 2 of 2 rows; why:" in text.stdout
+    assert "- 1 x row has no string id" in text.stdout
     assert "memories.jsonl line 1:" in text.stdout
     data = as_json(cli(project, "import", "--dir", str(folder), "--json"))
     assert data["success"] is False and data["invalidCount"] == 2
+    assert data["partial"] is False and "hint" not in data
+    assert sum(r["count"] for r in data["refusedReasons"]) == 2
 
 
 # -------------------------------------------------------------------------- demo

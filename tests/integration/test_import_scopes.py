@@ -149,6 +149,13 @@ def test_swarmmem_import_refuses_rows_of_another_repository(
     assert data["importedOutcomes"] == 1 and data["importedProposals"] == 1
     reasons = [r["reason"] for r in data["invalidRows"]]
     assert sum("outside" in reason for reason in reasons) == 5
+    # never a bare success: how many were refused, why, and what to do about them
+    assert data["partial"] is True
+    assert sum(r["count"] for r in data["refusedReasons"]) == data["invalidCount"]
+    assert "5 refused row(s) belong to another repository" in data["hint"]
+    text = cli(attacker, "import", "--dir", str(dump)).stdout
+    assert f"Refused {data['invalidCount']} of {data['scannedRows']} rows; why:" in text
+    assert "memory.projectId" in text
     check_victim_untouched(victim, db)
 
 

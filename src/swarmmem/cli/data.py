@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -86,8 +87,33 @@ def import_command(state: State, directory: str | None) -> None:
             )
     imported = sum(report[k] for k in ("importedMemories", "importedProposals", "importedOutcomes"))
     ok = imported > 0 or report["invalidCount"] == 0
-    data = {"success": ok, "directory": str(source), **report}
+    data = {"success": ok, "directory": str(source), **report, **refusal_summary(report)}
     emit(state, data, render.import_text, ok=ok)
+
+
+#: what a row of another repository's scope is refused with (the exporter's own words)
+OTHER_REPOSITORY = "outside the importing repository's scopes"
+
+
+def refusal_summary(report: dict[str, Any]) -> dict[str, Any]:
+    """How many rows an import refused and why (``refusedReasons``: each reason with its
+    count, most frequent first), ``partial`` when some were imported and some refused, and
+    a ``hint`` when rows of another repository were refused."""
+    rows = report.get("invalidRows") or []
+    reasons = Counter(str(row.get("reason", "")) for row in rows)
+    out: dict[str, Any] = {
+        "partial": bool(rows) and report["scannedRows"] > report["invalidCount"],
+        "refusedReasons": [{"reason": r, "count": n} for r, n in reasons.most_common()],
+    }
+    foreign = sum(n for reason, n in reasons.items() if OTHER_REPOSITORY in reason)
+    if foreign:
+        out["hint"] = (
+            f"{foreign} refused row(s) belong to another repository identity. If they come from "
+            "a checkout of this same project (a teammate's clone), give this checkout that "
+            "checkout's memory.projectId (shown by `swarmmem status` there) and import again; "
+            "rows of another project are never imported."
+        )
+    return out
 
 
 @main.command()

@@ -93,8 +93,14 @@ def import_text(data: Data) -> str:
     ]
     refused = data["invalidRows"]
     if refused:
-        lines.append(f"Refused {_count(data['invalidCount'], 'row')}:")
+        lines.append(
+            f"Refused {data['invalidCount']} of {_count(data['scannedRows'], 'row')}; why:"
+        )
+        lines.extend(f"- {r['count']} x {r['reason']}" for r in data.get("refusedReasons") or ())
+        lines.append("The first refused rows:")
         lines.extend(f"- {row['file']} line {row['line']}: {row['reason']}" for row in refused[:20])
+    if data.get("hint"):
+        lines.append(str(data["hint"]))
     return "\n".join(lines)
 
 
