@@ -182,6 +182,22 @@ def test_import_without_any_file_exits_2(project: Path, tmp_path: Path) -> None:
     assert "no memories.jsonl" in result.output
 
 
+def test_import_dir_is_the_folder_export_dir_was_given(project: Path, tmp_path: Path) -> None:
+    """``export --dir D`` writes ``D/export/*.jsonl``; ``import --dir D`` reads them back (as
+    does ``import --dir D/export``)."""
+    with swarmmem.open(project) as mem:
+        proposal = propose_fact(mem, "Orders are archived after 90 days by a nightly job.")
+        mem.curate(proposal.id, decision="add")
+    dump = tmp_path / "dump"
+    assert cli(project, "export", "--dir", str(dump)).exit_code == 0
+    assert (dump / "export" / "memories.jsonl").is_file()
+    for given in (dump, dump / "export"):
+        data = as_json(cli(project, "import", "--dir", str(given), "--json"))
+        assert data["success"] is True and data["invalidCount"] == 0, data
+        assert data["directory"] == str(dump / "export")
+        assert data["importedMemories"] == 1
+
+
 def test_import_with_only_invalid_rows_exits_1_and_lists_them(
     project: Path, tmp_path: Path
 ) -> None:

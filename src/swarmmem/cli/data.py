@@ -65,14 +65,23 @@ def export_command(state: State, directory: str | None, overwrite: bool) -> None
 
 
 @main.command("import")
-@click.option("--dir", "directory", default=None, help="Folder holding memories.jsonl etc.")
+@click.option(
+    "--dir",
+    "directory",
+    default=None,
+    help="Folder holding memories.jsonl etc., or the folder `export --dir` was given.",
+)
 @command
 def import_command(state: State, directory: str | None) -> None:
     """Import memories.jsonl / proposals.jsonl / outcome-events.jsonl (last row wins per id).
 
-    Rows of another repository (scopes outside this context's) are refused and listed.
-    Exits 2 when the folder holds none of them, 1 when rows were read but none was valid."""
+    ``--dir D`` means the folder ``export --dir D`` wrote to: the files in ``D``, else in
+    ``D/export``. Rows of another repository (scopes outside this context's) are refused and
+    listed. Exits 2 when the folder holds none of them, 1 when rows were read but none was
+    valid."""
     with _folder_of(state, directory) as (mem, source):
+        if not _holds_export(source) and _holds_export(source / "export"):
+            source = source / "export"
         present = [name for name in IMPORT_FILES if (source / name).is_file()]
         if not present:
             raise MemoryValidationError(
@@ -89,6 +98,11 @@ def import_command(state: State, directory: str | None) -> None:
     ok = imported > 0 or report["invalidCount"] == 0
     data = {"success": ok, "directory": str(source), **report, **refusal_summary(report)}
     emit(state, data, render.import_text, ok=ok)
+
+
+def _holds_export(folder: Path) -> bool:
+    """True when ``folder`` holds one of the files ``import`` reads."""
+    return any((folder / name).is_file() for name in IMPORT_FILES)
 
 
 #: what a row of another repository's scope is refused with (the exporter's own words)
