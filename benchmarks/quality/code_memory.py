@@ -317,11 +317,15 @@ def main(argv: list[str] | None = None) -> int:
                 if embedder is not None:
                     embedder.save()
     results["seconds"] = round(time.perf_counter() - started, 1)
-    out = args.json or cache / "code-memory-results.json"
+    save_results(results, args.json or cache / "code-memory-results.json")
+    return 0
+
+
+def save_results(results: dict[str, Any], out: Path) -> None:
+    """Write ``results`` as JSON to ``out`` and say so on stderr (with its ``seconds``)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {out} ({results['seconds']:.0f} s)", file=sys.stderr)
-    return 0
 
 
 if __name__ == "__main__":

@@ -49,7 +49,14 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
 
 import swarmmem
 from benchmarks.quality import fetch
-from benchmarks.quality.code_memory import SETS, CachedEmbedder, data_dir, distractors, load_set
+from benchmarks.quality.code_memory import (
+    SETS,
+    CachedEmbedder,
+    data_dir,
+    distractors,
+    load_set,
+    save_results,
+)
 from swarmmem.core.model.ids import estimate_tokens
 from swarmmem.core.recall.bm25 import query_terms
 from swarmmem.core.recall.stemming import stemmed_tokens
@@ -319,10 +326,7 @@ def main(argv: list[str] | None = None) -> int:
                     )
     results["seconds"] = round(time.perf_counter() - started, 1)
     print(markdown(results))
-    out = args.json or cache / "injection-results.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {out} ({results['seconds']:.0f} s)", file=sys.stderr)
+    save_results(results, args.json or cache / "injection-results.json")
     return 0
 
 
