@@ -13,10 +13,10 @@ folder such as ``.claude/``, a temporary file's name), so :func:`write_file`
 - keeps the mode of a file the person shares (host settings, ``.gitignore``); swarmmem's own
   state (``private``) is 0600 in folders it creates 0700.
 
-:func:`read_text` reads without following the same links. :func:`private_folder` and
-:func:`private_file` check (and make) the place of swarmmem's own state, such as the store,
-before a library that opens paths by name (SQLite) opens it. A refusal is an
-:class:`~swarmmem.core.model.errors.UntrustedPathError` naming the path.
+:func:`read_text` reads and :func:`remove_file` removes without following the same links.
+:func:`private_folder` and :func:`private_file` check (and make) the place of swarmmem's own
+state, such as the store, before a library that opens paths by name (SQLite) opens it. A
+refusal is an :class:`~swarmmem.core.model.errors.UntrustedPathError` naming the path.
 """
 
 from __future__ import annotations
@@ -112,6 +112,25 @@ def write_file(path: Path, data: str | bytes, *, base: Path, private: bool = Fal
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=fd)
             raise
+    finally:
+        os.close(fd)
+
+
+def remove_file(path: Path, *, base: Path) -> None:
+    """Remove the file ``path`` inside ``base`` (nothing when it is missing), reaching its
+    folder without following a link; a folder there is refused (a link is removed, never
+    followed)."""
+    parts = _parts(path, base)
+    try:
+        fd = _open_folder(base, parts[:-1], create=False, private=False)
+    except FileNotFoundError:
+        return
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            info = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISDIR(info.st_mode):
+                raise UntrustedPathError(f"refusing to remove {path}: it is a folder")
+            os.unlink(parts[-1], dir_fd=fd)
     finally:
         os.close(fd)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from factories import curate_fact, wait_for, write_memory_config
+from factories import cite, curate_fact, wait_for, write_memory_config
 
 import swarmmem
 from swarmmem.hooks import client, daemon
@@ -437,3 +437,59 @@ def test_a_run_id_never_leaves_the_runs_folder(tmp_path: Path, run_id: str) -> N
         swarmmem.open(root, context={"session_id": "s", "run_id": run_id})
     runs = (root / ".swarm" / "runs").resolve()
     assert run_log_path(root, run_id).resolve().parent.parent == runs
+
+
+# ------------------------------------------------------- how an agent learns to propose
+def test_the_instruction_files_example_is_filed_by_the_real_stop_hook(tmp_path: Path) -> None:
+    """The block ``init --agent`` writes into CLAUDE.md, copied by an agent into its reply,
+    becomes a pending proposal through the Stop hook: the documented shape is the one read."""
+    root = make_project(tmp_path)
+    done = subprocess.run(
+        [*SWARMMEM, "init", "--agent", "claude-code"],
+        capture_output=True, text=True, cwd=root, env=env(), timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    text = (root / "CLAUDE.md").read_text(encoding="utf-8")
+    section = text[text.index("<!-- BEGIN swarmmem") : text.index("<!-- END swarmmem -->")]
+    block = section[section.index("```json\n") : section.rindex("```") + 3]
+    (entry,) = json.loads(block.removeprefix("```json\n").removesuffix("```"))["memoryProposals"]
+    cite(root, *entry["evidenceRefs"])  # the example cites files; this project has them
+
+    transcript = tmp_path / "transcript.jsonl"
+    transcript.write_text(_transcript_row(f"Fixed the fixture.\n\n{block}\n"), encoding="utf-8")
+    payload = {"session_id": "doc1", "cwd": str(root), "transcript_path": str(transcript)}
+    stop = hook("claude-code", "Stop", payload, cwd=root)
+    assert (stop.returncode, stop.stdout) == (0, "")
+    with swarmmem.open(root) as mem:
+        (pending,) = mem.store.list_proposals("pending")
+    assert pending.proposed_record is not None
+    assert pending.proposed_record.text == entry["text"]
+    assert pending.proposed_record.kind == entry["kind"]
+    assert pending.evidence_refs == tuple(entry["evidenceRefs"])
+    (filed,) = [e for e in run_log(root, "doc1") if e["type"] == "proposals_filed"]
+    assert filed["proposalIds"] == [pending.id] and filed["rejected"] == []
+
+
+def test_a_brief_ends_with_how_to_propose_and_the_mcp_instructions_name_both_ways(
+    tmp_path: Path,
+) -> None:
+    from swarmmem.core.writes.service import json_objects
+    from swarmmem.hooks.instructions import EXAMPLE_PROPOSAL, PROPOSE_LINE
+    from swarmmem.mcp.descriptions import INSTRUCTIONS
+
+    root = make_project(tmp_path)
+    start = hook("claude-code", "SessionStart", {"session_id": "b1", "cwd": str(root)}, cwd=root)
+    brief = context_of(start.stdout)
+    assert brief.startswith("## Retrieved Swarm Memory") and ALEMBIC in brief
+    assert brief.endswith("\n\n" + PROPOSE_LINE)
+    assert "memoryProposals" in PROPOSE_LINE and "swarm_memory_propose" in PROPOSE_LINE
+
+    empty = make_project(tmp_path / "empty", memories=())
+    nothing = hook(
+        "claude-code", "SessionStart", {"session_id": "b2", "cwd": str(empty)}, cwd=empty
+    )
+    assert (nothing.returncode, nothing.stdout) == (0, "")  # no brief, no line
+
+    assert "swarm_memory_propose" in INSTRUCTIONS
+    (block,) = json_objects(INSTRUCTIONS)
+    assert block == {"memoryProposals": [EXAMPLE_PROPOSAL]}

@@ -319,9 +319,21 @@ PROJECT_FILES = (
     ".cursor/hooks.json",
     "opencode.json",
     ".opencode/plugins/swarmmem.js",
+    "CLAUDE.md",
+    "AGENTS.md",
+    "GEMINI.md",
+    ".cursor/rules/swarmmem.mdc",
 )
 HOME_FILES = (".claude/settings.json", ".codex/config.toml")
-PROJECT_FOLDERS = (".opencode", ".opencode/plugins", ".claude", ".codex", ".gemini", ".cursor")
+PROJECT_FOLDERS = (
+    ".opencode",
+    ".opencode/plugins",
+    ".claude",
+    ".codex",
+    ".gemini",
+    ".cursor",
+    ".cursor/rules",
+)
 HOME_FOLDERS = (".claude", ".codex")
 
 

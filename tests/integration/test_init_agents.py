@@ -246,3 +246,82 @@ def test_recall_in_injection_mode_follows_the_injection_rules(repo: Path) -> Non
     nothing = run("recall", "--mode", "injection", "weather forecast for paris", cwd=repo)
     assert (nothing.returncode, nothing.stdout) == (0, "")
     assert run_json("recall", "--mode", "injection", "ok", cwd=repo)["skipped"] == "trivial_prompt"
+
+
+# ------------------------------------------------------------ the agents' instruction files
+BEGIN, END = "<!-- BEGIN swarmmem", "<!-- END swarmmem -->"
+
+
+def test_init_agent_adds_one_instruction_section_and_remove_takes_out_exactly_it(
+    repo: Path,
+) -> None:
+    mine = "# Team notes\n\nRun make before pushing.\n"
+    (repo / "CLAUDE.md").write_text(mine, encoding="utf-8")
+    (repo / "CLAUDE.md").chmod(0o640)
+    data = run_json("init", "--agent", "claude-code", cwd=repo)
+    assert "Updated CLAUDE.md." in data["actions"]
+    text = (repo / "CLAUDE.md").read_text(encoding="utf-8")
+    assert text.startswith(mine + "\n" + BEGIN + " -->\n") and text.endswith(END + "\n")
+    assert text.count(BEGIN) == 1 and '"memoryProposals"' in text
+    assert (repo / "CLAUDE.md").stat().st_mode & 0o777 == 0o640  # the person's file keeps it
+    assert not (repo / "AGENTS.md").exists() and not (repo / "GEMINI.md").exists()
+
+    again = run_json("init", "--agent", "claude-code", cwd=repo)
+    assert again["changed"] is False
+    assert (repo / "CLAUDE.md").read_text(encoding="utf-8") == text
+
+    # the person edits around the section: a later init replaces only the section's text
+    (repo / "CLAUDE.md").write_text(text + "\nMore notes.\n", encoding="utf-8")
+    run_json("init", "--agent", "claude-code", cwd=repo)
+    assert (repo / "CLAUDE.md").read_text(encoding="utf-8") == text + "\nMore notes.\n"
+
+    removed = run_json("init", "--remove", "--agent", "claude-code", cwd=repo)
+    assert removed["changed"] is True
+    assert (repo / "CLAUDE.md").read_text(encoding="utf-8") == mine + "\nMore notes.\n"
+    assert (repo / "CLAUDE.md").stat().st_mode & 0o777 == 0o640
+    assert "swarmmem" not in read(repo / ".mcp.json").get("mcpServers", {})
+    assert read(repo / ".claude" / "settings.json") == {"hooks": {}}
+    assert read(repo / ".opencode" / "opencode-swarm.json")["memory"]["enabled"] is True
+    nothing = run_json("init", "--remove", "--agent", "claude-code", cwd=repo)
+    assert nothing["changed"] is False
+
+
+def test_instruction_files_init_created_go_with_their_section(repo: Path) -> None:
+    run_json("init", *_agent_args(), cwd=repo)
+    rule = (repo / ".cursor" / "rules" / "swarmmem.mdc").read_text(encoding="utf-8")
+    assert rule.startswith("---\ndescription: ") and "alwaysApply: true\n---\n" in rule
+    for name in ("CLAUDE.md", "AGENTS.md", "GEMINI.md"):
+        text = (repo / name).read_text(encoding="utf-8")
+        assert text.startswith("<!-- BEGIN swarmmem (file created by swarmmem) -->\n"), name
+        assert text.count(BEGIN) == 1  # codex and opencode share AGENTS.md: one section
+
+    # AGENTS.md stays while opencode, which reads it too, is still wired
+    run_json("init", "--remove", "--agent", "codex", cwd=repo)
+    assert BEGIN in (repo / "AGENTS.md").read_text(encoding="utf-8")
+    assert read(repo / ".codex" / "hooks.json") == {"hooks": {}}
+    run_json("init", "--remove", "--agent", "opencode", cwd=repo)
+    assert not (repo / "AGENTS.md").exists()
+    assert not (repo / ".opencode" / "plugins" / "swarmmem.js").exists()
+    assert "swarmmem" not in read(repo / "opencode.json").get("mcp", {})
+
+    data = run_json("init", "--remove", "--agent", "gemini", "--agent", "cursor", cwd=repo)
+    assert "Removed GEMINI.md." in data["actions"]
+    assert not (repo / "GEMINI.md").exists()
+    assert not (repo / ".cursor" / "rules" / "swarmmem.mdc").exists()
+    assert read(repo / ".cursor" / "hooks.json") == {"version": 1, "hooks": {}}
+    gemini = read(repo / ".gemini" / "settings.json")
+    assert "mcpServers" not in gemini and gemini["hooks"] == {}
+    assert BEGIN in (repo / "CLAUDE.md").read_text(encoding="utf-8")  # not asked: kept
+
+
+def test_no_instructions_leaves_the_instruction_file_alone(repo: Path) -> None:
+    data = run_json("init", "--agent", "claude-code", "--no-instructions", cwd=repo)
+    assert not (repo / "CLAUDE.md").exists()
+    assert not any("CLAUDE.md" in action for action in data["actions"])
+    assert (repo / ".claude" / "settings.json").is_file()
+
+
+def test_remove_needs_an_agent(repo: Path) -> None:
+    done = run("init", "--remove", cwd=repo)
+    assert done.returncode == 2 and "--remove needs --agent" in done.stderr
+    assert not (repo / ".opencode").exists()

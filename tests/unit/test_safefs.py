@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from swarmmem.core.model.errors import UntrustedPathError
-from swarmmem.safefs import read_text, write_file
+from swarmmem.safefs import read_text, remove_file, write_file
 
 
 def test_own_state_is_private_and_shared_files_keep_their_mode(tmp_path: Path) -> None:
@@ -56,3 +56,26 @@ def test_reading_never_follows_a_link(tmp_path: Path) -> None:
         read_text(base / "folder" / "secret.json", base=base)
     assert read_text(base / "missing" / "x.json", base=base) is None
     assert read_text(base / "missing.json", base=base) is None
+
+
+def test_removing_never_follows_a_link(tmp_path: Path) -> None:
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    (outside / "rules").mkdir(parents=True)
+    (outside / "rules" / "swarmmem.mdc").write_text("theirs", encoding="utf-8")
+    (outside / "plugin.js").write_text("theirs", encoding="utf-8")
+    (project / ".cursor").mkdir(parents=True)
+    (project / ".cursor" / "rules").symlink_to(outside / "rules")  # a linked folder
+    with pytest.raises(UntrustedPathError, match="symbolic link"):
+        remove_file(project / ".cursor" / "rules" / "swarmmem.mdc", base=project)
+    assert (outside / "rules" / "swarmmem.mdc").read_text(encoding="utf-8") == "theirs"
+    (project / "plugin.js").symlink_to(outside / "plugin.js")  # a linked file: the link goes
+    remove_file(project / "plugin.js", base=project)
+    assert not (project / "plugin.js").is_symlink()
+    assert (outside / "plugin.js").read_text(encoding="utf-8") == "theirs"
+    (project / "folder").mkdir()
+    with pytest.raises(UntrustedPathError, match="it is a folder"):
+        remove_file(project / "folder", base=project)
+    remove_file(project / "missing" / "file.txt", base=project)  # nothing there: nothing done
+    (project / "mine.txt").write_text("x", encoding="utf-8")
+    remove_file(project / "mine.txt", base=project)
+    assert not (project / "mine.txt").exists()

@@ -7,7 +7,9 @@ not source) to ``.gitignore``. Running it again changes nothing. Other sections 
 configuration file and other ``.gitignore`` lines are kept as they are. Inside a folder of an
 initialised project it names that project and changes nothing (``--here`` starts a separate
 project there). ``--agent HOST`` (repeatable) also writes the host's MCP and hook configuration
-(:mod:`swarmmem.hooks.install`); ``--dry-run`` says what would change and writes nothing.
+(:mod:`swarmmem.hooks.install`) and a marked section in its instruction file
+(``--no-instructions`` leaves that file alone); ``--remove --agent HOST`` takes out what it
+wrote for the host. ``--dry-run`` says what would change and writes nothing.
 """
 
 from __future__ import annotations
@@ -102,15 +104,43 @@ def ignore_swarm_folder(root: Path, *, dry_run: bool = False) -> list[str]:
     "get them too); Codex: the MCP entry in ~/.codex/config.toml.",
 )
 @click.option("--here", is_flag=True, help="Start a separate project inside another one.")
+@click.option(
+    "--no-instructions",
+    is_flag=True,
+    help="With --agent: leave the host's instruction file (CLAUDE.md, AGENTS.md, ...) alone.",
+)
+@click.option(
+    "--remove",
+    is_flag=True,
+    help="With --agent: take out what init wrote for the host (MCP entry, hooks, plugin, "
+    "instruction section); memory stays on.",
+)
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
 @command
-def init(state: State, agents: tuple[str, ...], user: bool, here: bool, dry_run: bool) -> None:
-    """Turn memory on for this project (config file, project id, .gitignore); idempotent."""
+def init(
+    state: State,
+    agents: tuple[str, ...],
+    user: bool,
+    here: bool,
+    no_instructions: bool,
+    remove: bool,
+    dry_run: bool,
+) -> None:
+    """Turn memory on for this project (config file, project id, .gitignore); idempotent.
+
+    --agent HOST also wires the host: its MCP server, its hooks and a short section in its
+    instruction file telling the agent how to propose memories.
+    """
     target = Path(os.path.abspath(state.root))
     if not target.is_dir():
         raise ConfigError(f"the project root {target} does not exist or is not a folder")
+    if remove and not agents:
+        raise click.UsageError("--remove needs --agent HOST (the host to unwire)")
     enclosing = configured_root(target)
-    if enclosing is not None and enclosing != target and not here:
+    if remove:
+        root = target if here else (enclosing or target)
+        changes = []
+    elif enclosing is not None and enclosing != target and not here:
         root = enclosing
         changes = [
             f"{target} is inside the project at {enclosing}; nothing changed there "
@@ -122,10 +152,14 @@ def init(state: State, agents: tuple[str, ...], user: bool, here: bool, dry_run:
             has_memories = mem.enabled and _store_has_memories(mem)
         changes = enable_memory(root, has_memories=has_memories, dry_run=dry_run)
         changes += ignore_swarm_folder(root, dry_run=dry_run)
-    plan = plan_agents(root, list(agents), user=user)
+    plan = plan_agents(
+        root, list(agents), user=user, instructions=not no_instructions, remove=remove
+    )
     if not dry_run:
         plan.write()
     changes += plan.actions
+    if remove and not plan.actions:
+        changes.append(f"Kept everything: nothing of {', '.join(agents)} to remove in {root}.")
     project = _configured_project_id(root)
     if dry_run:
         changes = [f"(dry run) {c}" for c in changes]

@@ -15,6 +15,11 @@ being activated, and never import anything from the project they run in.
 ``cursor``        ``.cursor/mcp.json``, ``.cursor/hooks.json``
 ``opencode``      ``opencode.json`` (MCP server), ``.opencode/plugins/swarmmem.js`` (hooks)
 ================  ==========================================================================
+
+Each host also gets a short marked section in its instruction file (``CLAUDE.md``,
+``AGENTS.md``, ``GEMINI.md``, ``.cursor/rules/swarmmem.mdc``; see
+:mod:`swarmmem.hooks.instructions`) unless ``instructions`` is off. ``remove`` takes out what
+it wrote: our server entries, hooks, plugin file and instruction section, nothing else.
 """
 
 from __future__ import annotations
@@ -30,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from swarmmem.core.model.errors import ConfigError
-from swarmmem.safefs import read_text, write_file
+from swarmmem.hooks.instructions import INSTRUCTION_FILES, with_section, without_section
+from swarmmem.safefs import read_text, remove_file, write_file
 
 AGENTS = ("claude-code", "codex", "gemini", "cursor", "opencode")
 SERVER_NAME = "swarmmem"
@@ -69,11 +75,13 @@ def _is_ours(command: Any, host: str) -> bool:
 
 
 class Plan:
-    """The files one ``init --agent`` writes: path -> new text, and what it says about them."""
+    """The files one ``init --agent`` writes: path -> new text (``None``: the file goes), and
+    what it says about them."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, remove: bool = False) -> None:
         self.root = root
-        self.files: dict[Path, str] = {}
+        self.remove = remove
+        self.files: dict[Path, str | None] = {}
         self.actions: list[str] = []
         self.notes: list[str] = []
 
@@ -86,13 +94,21 @@ class Plan:
         """The text of ``path`` on disk ('' when missing), never read through a link."""
         return read_text(path, base=self.base(path)) or ""
 
+    def current(self, path: Path) -> str | None:
+        """The text this plan holds for ``path``, else the file's (``None`` when missing)."""
+        if path in self.files:
+            return self.files[path]
+        return read_text(path, base=self.base(path))
+
     def json_file(self, relative: str | Path, change: Callable[[dict[str, Any]], None]) -> None:
         """Apply ``change`` to the JSON object in ``relative`` (read from what this plan
-        already holds for it, else from disk) and record the result if it differs."""
+        already holds for it, else from disk) and record the result if it differs; when
+        removing, a missing file stays missing."""
         path = self.root / relative
-        old_text = self.files.get(path)
-        if old_text is None:
-            old_text = self.read(path)
+        old_text = self.current(path)
+        if old_text is None and self.remove:
+            return
+        old_text = old_text or ""
         try:
             data = json.loads(old_text) if old_text.strip() else {}
         except ValueError as exc:
@@ -109,11 +125,31 @@ class Plan:
         if not path.is_file() or self.read(path) != text:
             self.files[path] = text
 
+    def drop_file(self, relative: str | Path) -> None:
+        """Remove ``relative`` (a file of swarmmem's own) if it is there."""
+        path = self.root / relative
+        if path.is_file() or path.is_symlink():
+            self.files[path] = None
+
+    def instructions(self, host: str) -> None:
+        """Add (or, when removing, take out) the section of ``host``'s instruction file."""
+        relative = INSTRUCTION_FILES[host]
+        path = self.root / relative
+        old = self.current(path)
+        if self.remove:
+            if old is not None and (new := without_section(old, relative)) != old:
+                self.files[path] = new
+        elif (new := with_section(old, relative)) != old:
+            self.files[path] = new
+
     def write(self) -> None:
         """Write every file atomically, never through a link (:func:`~swarmmem.safefs.
         write_file`); a file that exists keeps its mode."""
         for path, text in self.files.items():
-            write_file(path, text, base=self.base(path))
+            if text is None:
+                remove_file(path, base=self.base(path))
+            else:
+                write_file(path, text, base=self.base(path))
 
 
 def _object(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
@@ -189,15 +225,41 @@ def plan_claude_code(plan: Plan, *, user: bool) -> None:
         plan.json_file(other, lambda d: _drop_hooks(d, "claude-code"))
 
 
-def _drop_hooks(data: dict[str, Any], host: str) -> None:
+def _drop_hooks(data: dict[str, Any], host: str, events: tuple[str, ...] = CLAUDE_EVENTS) -> None:
+    """Remove our matcher groups (Claude Code's shape) and the event lists they leave empty."""
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return
-    for event in CLAUDE_EVENTS:
+    for event in events:
         groups = hooks.get(event)
         if isinstance(groups, list):
             groups[:] = [g for g in groups if not _group_is_ours(g, host)]
             if not groups:
+                del hooks[event]
+
+
+def _drop_server(data: dict[str, Any], key: str = "mcpServers") -> None:
+    """Remove our MCP server entry (and the table it leaves empty)."""
+    servers = data.get(key)
+    if isinstance(servers, dict) and SERVER_NAME in servers:
+        del servers[SERVER_NAME]
+        if not servers:
+            del data[key]
+
+
+def _drop_cursor_hooks(data: dict[str, Any]) -> None:
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return
+    for event in CURSOR_EVENTS:
+        handlers = hooks.get(event)
+        if isinstance(handlers, list):
+            handlers[:] = [
+                h
+                for h in handlers
+                if not (isinstance(h, dict) and _is_ours(h.get("command"), "cursor"))
+            ]
+            if not handlers:
                 del hooks[event]
 
 
@@ -237,6 +299,14 @@ def merge_toml_section(text: str, table: str, section: str) -> str:
     end = following.start() if following else len(text)
     tail = text[end:]
     return text[: match.start()] + section + ("\n" if tail else "") + tail
+
+
+def drop_toml_section(text: str, table: str) -> str:
+    """``text`` without its ``[table]`` section (unchanged when there is none)."""
+    if not re.search(rf"^\[{re.escape(table)}\]\s*$", text, re.M):
+        return text
+    kept = merge_toml_section(text, table, "")
+    return kept.rstrip("\n") + "\n" if kept.strip() else ""
 
 
 def plan_gemini(plan: Plan) -> None:
@@ -294,24 +364,111 @@ def plan_opencode(plan: Plan) -> None:
     plan.text_file(PLUGIN_PATH, rendered)
 
 
-def plan_agents(root: Path, agents: list[str], *, user: bool = False) -> Plan:
-    """What ``init --agent`` would write for ``agents`` in the project at ``root``."""
-    plan = Plan(root)
-    for agent in dict.fromkeys(agents):
-        if agent == "claude-code":
-            plan_claude_code(plan, user=user)
-        elif agent == "codex":
-            plan_codex(plan, user=user)
-        elif agent == "gemini":
-            plan_gemini(plan)
-        elif agent == "cursor":
-            plan_cursor(plan)
-        elif agent == "opencode":
-            plan_opencode(plan)
-        else:
+def remove_claude_code(plan: Plan, *, user: bool) -> None:
+    """The MCP entry and the project's hooks; with ``user`` the hooks in the home folder."""
+    plan.json_file(".mcp.json", _drop_server)
+    home = Path.home() / ".claude" / "settings.json"
+    for path in (plan.root / ".claude" / "settings.json", *([home] if user else [])):
+        plan.json_file(path, lambda d: _drop_hooks(d, "claude-code"))
+
+
+def remove_codex(plan: Plan, *, user: bool) -> None:
+    plan.json_file(".codex/hooks.json", lambda d: _drop_hooks(d, "codex"))
+    path = Path.home() / ".codex" / "config.toml"
+    if user and path.is_file():
+        old = plan.read(path)
+        new = drop_toml_section(old, f"mcp_servers.{SERVER_NAME}")
+        if new != old:
+            plan.files[path] = new
+
+
+def remove_gemini(plan: Plan) -> None:
+    def change(data: dict[str, Any]) -> None:
+        _drop_server(data)
+        _drop_hooks(data, "gemini", GEMINI_EVENTS)
+
+    plan.json_file(".gemini/settings.json", change)
+
+
+def remove_cursor(plan: Plan) -> None:
+    plan.json_file(".cursor/mcp.json", _drop_server)
+    plan.json_file(".cursor/hooks.json", _drop_cursor_hooks)
+
+
+def remove_opencode(plan: Plan) -> None:
+    plan.json_file("opencode.json", lambda d: _drop_server(d, "mcp"))
+    plan.drop_file(PLUGIN_PATH)
+
+
+def _wired(plan: Plan, host: str) -> bool:
+    """Whether ``host``'s hooks are in the project (after this plan): an instruction file
+    hosts share (``AGENTS.md``) keeps its section while another host still reads it."""
+    if host == "opencode":
+        return plan.current(plan.root / PLUGIN_PATH) is not None
+    files = {
+        "claude-code": [plan.root / ".claude" / "settings.json"],
+        "codex": [plan.root / ".codex" / "hooks.json"],
+        "gemini": [plan.root / ".gemini" / "settings.json"],
+        "cursor": [plan.root / ".cursor" / "hooks.json"],
+    }[host]
+    return any(f" hook {host} " in (plan.current(path) or "") for path in files)
+
+
+def plan_agents(
+    root: Path,
+    agents: list[str],
+    *,
+    user: bool = False,
+    instructions: bool = True,
+    remove: bool = False,
+) -> Plan:
+    """What ``init --agent`` (``remove``: ``init --remove --agent``) would write for
+    ``agents`` in the project at ``root``."""
+    plan = Plan(root, remove=remove)
+    chosen = list(dict.fromkeys(agents))
+    for agent in chosen:
+        if agent not in AGENTS:
             raise ConfigError(f"unknown agent {agent!r}; one of {', '.join(AGENTS)}")
-    for path in plan.files:
+        if remove:
+            _remove_agent(plan, agent, user=user)
+        else:
+            _plan_agent(plan, agent, user=user)
+    for agent in chosen if instructions or remove else ():
+        shared = [
+            other
+            for other, path in INSTRUCTION_FILES.items()
+            if path == INSTRUCTION_FILES[agent] and other not in chosen
+        ]
+        if not (remove and any(_wired(plan, other) for other in shared)):
+            plan.instructions(agent)
+    for path, text in plan.files.items():
         shown = path.relative_to(root) if path.is_relative_to(root) else path
-        verb = "Updated" if path.exists() else "Wrote"
+        verb = "Removed" if text is None else ("Updated" if path.exists() else "Wrote")
         plan.actions.append(f"{verb} {shown}.")
     return plan
+
+
+def _plan_agent(plan: Plan, agent: str, *, user: bool) -> None:
+    if agent == "claude-code":
+        plan_claude_code(plan, user=user)
+    elif agent == "codex":
+        plan_codex(plan, user=user)
+    elif agent == "gemini":
+        plan_gemini(plan)
+    elif agent == "cursor":
+        plan_cursor(plan)
+    else:
+        plan_opencode(plan)
+
+
+def _remove_agent(plan: Plan, agent: str, *, user: bool) -> None:
+    if agent == "claude-code":
+        remove_claude_code(plan, user=user)
+    elif agent == "codex":
+        remove_codex(plan, user=user)
+    elif agent == "gemini":
+        remove_gemini(plan)
+    elif agent == "cursor":
+        remove_cursor(plan)
+    else:
+        remove_opencode(plan)

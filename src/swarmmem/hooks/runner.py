@@ -27,6 +27,7 @@ from swarmmem.core.recall.prompt import build_prompt_block
 from swarmmem.core.writes.service import json_objects
 from swarmmem.hooks import hosts
 from swarmmem.hooks.hosts import HookInput
+from swarmmem.hooks.instructions import PROPOSE_LINE
 from swarmmem.hooks.transcript import read_assistant_texts
 
 log = logging.getLogger("swarmmem")
@@ -108,8 +109,8 @@ def _repeated(hook: HookInput, state: dict[str, Any]) -> bool:
 def session_start(
     mem: Any, hook: HookInput, state: dict[str, Any]
 ) -> tuple[str | None, dict[str, Any]]:
-    """The brief (and the reflection lessons when they fit); a new, cleared or compacted
-    context forgets what earlier prompts injected."""
+    """The brief (and the reflection lessons when they fit), ending with how to propose a
+    memory; a new, cleared or compacted context forgets what earlier prompts injected."""
     if hook.source in ("startup", "clear", "compact"):
         state["injected"] = []
     elif state.get("briefed"):
@@ -157,7 +158,7 @@ def session_start(
         "lessons": len(blocks) > (1 if ids else 0),
         "tokens": tokens,
     }
-    return "\n\n".join(blocks), event
+    return "\n\n".join([*blocks, PROPOSE_LINE]), event
 
 
 def prompt_submit(
