@@ -1,9 +1,11 @@
 """The one recall pipeline every caller runs: library, CLI, MCP server, demo and evaluators.
 
-request -> provider candidates -> lexical scorer (:mod:`.lexical`) -> [dense kNN -> fusion
--> rerank under the latency gate -> dense rescue] (:mod:`.hybrid`) -> max-items slice ->
-related-item expansion. The prompt block and the usage row are built afterwards by
-:mod:`.bundle`.
+request -> provider candidates -> lexical scorer (:mod:`.lexical`) -> [dense kNN -> fusion]
+(:mod:`.hybrid`) -> admission (:mod:`.admission`; every profile but ``reference``) -> [rerank
+under the latency gate -> dense rescue] -> max-items slice -> related-item expansion. Items
+(and the full records they hold) are built only for what admission admits; rerank reorders
+what was admitted and never admits. The prompt block and the usage row are built afterwards
+by :mod:`.service`.
 
 A profile is only a configuration of this pipeline (:class:`RecallConfig`): ``lexical`` runs
 the lexical stages alone; ``hybrid`` adds the dense stages; ``hybrid+rerank`` adds rerank.
