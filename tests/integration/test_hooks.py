@@ -493,3 +493,121 @@ def test_a_brief_ends_with_how_to_propose_and_the_mcp_instructions_name_both_way
     assert "swarm_memory_propose" in INSTRUCTIONS
     (block,) = json_objects(INSTRUCTIONS)
     assert block == {"memoryProposals": [EXAMPLE_PROPOSAL]}
+
+
+# ------------------------------------------------- a bad configuration or input is said
+def _break_config(root: Path, text: str | None = None) -> None:
+    """Replace the project's configuration: ``text``, else the memory section with the typo
+    ``embedings`` for ``embeddings``."""
+    config = root / ".opencode" / "opencode-swarm.json"
+    if text is None:
+        data = json.loads(config.read_text(encoding="utf-8"))
+        data["memory"]["embedings"] = {"enabled": True}
+        text = json.dumps(data)
+    config.write_text(text, encoding="utf-8")
+
+
+def test_a_bad_configuration_is_said_once_per_session_where_the_person_is(
+    tmp_path: Path,
+) -> None:
+    root = make_project(tmp_path)
+    _break_config(root)
+    prompt = {"session_id": "k1", "cwd": str(root), "prompt": "how are migrations run?"}
+    first = hook("claude-code", "UserPromptSubmit", prompt, cwd=root)
+    assert first.returncode == 0
+    message = json.loads(first.stdout)["systemMessage"]  # what Claude Code shows the person
+    assert "memory.embedings" in message and "did you mean memory.embeddings" in message
+    assert str(root / ".opencode" / "opencode-swarm.json") in message
+    assert "hookSpecificOutput" not in first.stdout  # nothing for the agent
+    assert message in first.stderr
+    # the rest of the session: the host's "nothing to add", and no more notes
+    again = hook(
+        "claude-code", "UserPromptSubmit", {**prompt, "prompt": "and the tests?"}, cwd=root
+    )
+    stop = hook("claude-code", "Stop", {"session_id": "k1", "cwd": str(root)}, cwd=root)
+    for quiet in (again, stop):
+        assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+    events = run_log(root, "k1")
+    assert [(e["type"], e["reason"], e["notified"]) for e in events] == [
+        ("hook_skipped", "bad_config", True),
+        ("hook_skipped", "bad_config", False),
+        ("hook_skipped", "bad_config", False),
+    ]
+    assert events[0]["error"] == message and events[2]["event"] == "Stop"
+
+    # another session is told again; hosts without a message field get stderr only
+    gemini = hook("gemini", "BeforeAgent", {**prompt, "session_id": "k2"}, cwd=root)
+    assert json.loads(gemini.stdout) == {"systemMessage": message}
+    cursor = hook("cursor", "beforeSubmitPrompt", {**prompt, "session_id": "k3"}, cwd=root)
+    assert cursor.stdout == '{"continue": true}' and message in cursor.stderr
+
+    # a configuration that is not JSON is said the same way (it once read as "memory off")
+    _break_config(root, '{"memory": {"enabled": true,')
+    broken = hook("claude-code", "UserPromptSubmit", prompt, cwd=root)
+    assert broken.returncode == 0
+    assert "cannot read configuration" in json.loads(broken.stdout)["systemMessage"]
+    assert run_log(root, "k1")[-1]["notified"] is True  # a new error is news
+
+
+def test_stdin_that_is_not_json_is_logged_as_bad_input(tmp_path: Path) -> None:
+    root = make_project(tmp_path)
+    for raw in ("how are migrations run?", "", "[1, 2]"):
+        done = hook("claude-code", "UserPromptSubmit", raw, cwd=root)
+        assert (done.returncode, done.stdout) == (0, ""), raw
+    events = run_log(root, "unknown")
+    assert [(e["type"], e["reason"]) for e in events] == [("hook_skipped", "bad_input")] * 3
+
+
+@pytest.mark.slow
+def test_a_configuration_broken_while_the_helper_is_warm_is_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_project(tmp_path, memories=(PYTEST,))
+    start = hook(
+        "claude-code",
+        "SessionStart",
+        {"session_id": "h0", "cwd": str(root), "source": "startup"},
+        cwd=root,
+        SWARMMEM_HOOK_HELPER="1",
+        SWARMMEM_HOOK_HELPER_IDLE="60",
+    )
+    assert start.returncode == 0 and PYTEST in context_of(start.stdout)
+    assert _wait_for(client.socket_path(root).exists)  # the helper is up, its library loaded
+    try:
+        _break_config(root)
+        payload = json.dumps({"session_id": "h1", "cwd": str(root), "prompt": "run tests?"})
+        request = {
+            "version": swarmmem.__version__,
+            "root": str(root),
+            "host": "claude-code",
+            "event": "UserPromptSubmit",
+            "payload": payload,
+        }
+        answer = client.ask_helper(root, request)  # the helper itself answers
+        assert answer is not None
+        message = json.loads(answer)["systemMessage"]
+        assert "memory.embedings" in message
+        assert message in capsys.readouterr().err  # the helper's note, printed by the hook
+        # through the command line, for another session: the same, whether the helper or
+        # the hook itself answers; then not JSON at all
+        for session, text in (("h2", None), ("h3", '{"memory": ')):
+            if text is not None:
+                _break_config(root, text)
+            done = hook(
+                "claude-code",
+                "UserPromptSubmit",
+                payload.replace("h1", session),
+                cwd=root,
+                SWARMMEM_HOOK_HELPER="1",
+            )
+            assert done.returncode == 0
+            note = json.loads(done.stdout)["systemMessage"]
+            assert note in done.stderr and str(root) in note
+        assert "cannot read configuration" in note
+        assert [e["reason"] for s in ("h1", "h2", "h3") for e in run_log(root, s)] == [
+            "bad_config"
+        ] * 3
+        assert _helper_running(root)  # a bad configuration never ends the helper
+    finally:
+        shutil.rmtree(root / ".swarm")  # the helper leaves when its project state goes
+        assert _wait_for(lambda: not _helper_running(root), timeout=30)

@@ -9,7 +9,14 @@ import json
 import pytest
 
 from swarmmem.hooks import hosts
-from swarmmem.hooks.hosts import HookUsageError, event_kind, parse, render, trivial_prompt
+from swarmmem.hooks.hosts import (
+    HookUsageError,
+    event_kind,
+    parse,
+    render,
+    render_notice,
+    trivial_prompt,
+)
 
 CONTEXT = "## Retrieved Swarm Memory\n- [mem_0123456789abcdef] kind=repo_convention"
 
@@ -162,6 +169,24 @@ def test_cursor_and_gemini_stdin_fields() -> None:
 def test_malformed_stdin_reads_as_an_empty_payload(raw: bytes) -> None:
     hook = parse("claude-code", "UserPromptSubmit", raw)
     assert (hook.session_id, hook.prompt, hook.cwd) == ("unknown", None, None)
+    assert hook.bad_input is True  # logged as bad input, never as a trivial prompt
+    assert parse("claude-code", "UserPromptSubmit", b"{}").bad_input is False
+
+
+@pytest.mark.parametrize(
+    ("host", "kind", "expected"),
+    [
+        ("claude-code", "stop", {"systemMessage": "fix it"}),
+        ("codex", "user-prompt-submit", {"systemMessage": "fix it"}),
+        ("gemini", "session-start", {"systemMessage": "fix it"}),
+        ("cursor", "user-prompt-submit", {"continue": True}),
+        ("opencode", "user-prompt-submit", {}),
+    ],
+)
+def test_a_notice_reaches_the_person_where_the_host_shows_one(
+    host: str, kind: str, expected: dict[str, object]
+) -> None:
+    assert json.loads(render_notice(host, kind, "fix it")) == expected
 
 
 @pytest.mark.parametrize(

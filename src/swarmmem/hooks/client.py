@@ -49,13 +49,16 @@ def socket_path(root: Path) -> Path:
     return Path(tempfile.gettempdir()) / f"swarmmem-{os.getuid()}" / f"{digest}.sock"
 
 
-def memory_enabled(root: Path) -> bool:
-    """``memory.enabled`` of the project's configuration file, read without the library
-    (a missing, unreadable or irregular file means disabled)."""
+def memory_enabled(root: Path) -> bool | None:
+    """``memory.enabled`` of the project's configuration file, read without the library: a
+    missing file means disabled, a file that cannot be read as JSON ``None`` (the library then
+    says what is wrong with it)."""
     try:
         data = json.loads(read_small_file(root / CONFIG_RELATIVE_PATH))
-    except (OSError, ValueError, RecursionError):
+    except FileNotFoundError:
         return False
+    except (OSError, ValueError, RecursionError):
+        return None
     section = data.get("memory") if isinstance(data, dict) else None
     return isinstance(section, dict) and section.get("enabled") is True
 
@@ -111,7 +114,9 @@ def ask_helper(root: Path, request: dict[str, Any]) -> str | None:
     finally:
         client.close()
     if isinstance(answer, dict) and answer.get("ok") is True:
-        stdout = answer.get("stdout")
+        stdout, note = answer.get("stdout"), answer.get("stderr")
+        if isinstance(note, str) and note:
+            sys.stderr.write(note)  # what the helper had to say goes where the host shows it
         return stdout if isinstance(stdout, str) else None
     return None
 
@@ -172,7 +177,7 @@ def run(
         raw = (stdin or sys.stdin.buffer).read(MAX_STDIN + 1)
         hook = hosts.parse(host, event, raw if len(raw) <= MAX_STDIN else b"")
         project = Path(os.path.abspath(root)) if root else find_root(hook.cwd or os.getcwd())
-        if config is None and not memory_enabled(project):
+        if config is None and memory_enabled(project) is False:
             out.write(hosts.empty_output(host, kind))
             return 0
         wants_helper = (

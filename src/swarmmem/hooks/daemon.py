@@ -12,7 +12,8 @@ nobody needs to start or stop it. It
 - runs alone: a second helper for the same project exits at once (a lock on
   ``.swarm/hookd.lock``);
 - opens the project's memory afresh for every request, so configuration changes and writes
-  by other processes are seen at once; only the loaded model outlives a request;
+  by other processes are seen at once (an invalid configuration included: the hook's notes
+  go back with its answer, for the hook to print); only the loaded model outlives a request;
 - answers one request at a time (hooks a host runs together wait their turn);
 - exits after ``SWARMMEM_HOOK_HELPER_IDLE`` seconds without a request (default 600), when the
   project's ``.swarm`` folder goes away, or when its socket is taken over; it removes its socket
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import io
 import json
 import os
 import socket
@@ -90,14 +92,22 @@ def answer(root: Path, request: dict[str, Any] | None) -> dict[str, Any]:
     from swarmmem.hooks.runner import run_hook
 
     hook = hosts.parse(host, event, payload)
-    return {"ok": True, "stdout": run_hook(root, hook)}
+    with contextlib.redirect_stderr(io.StringIO()) as note:  # one request at a time
+        stdout = run_hook(root, hook)
+    return {"ok": True, "stdout": stdout, "stderr": note.getvalue()}
 
 
 def warm_up(root: Path) -> None:
-    """Load what the first request would (the library, the model when embeddings are on)."""
+    """Load what the first request would (the library, the model when embeddings are on);
+    an invalid configuration loads nothing (each request reads it afresh and says why)."""
     import swarmmem
+    from swarmmem.core.model.errors import ConfigError
 
-    with swarmmem.open(root) as mem:
+    try:
+        mem = swarmmem.open(root)
+    except ConfigError:
+        return
+    with mem:
         if mem.enabled and mem.config["embeddings"]["enabled"]:
             parts = mem.runtime.dense_parts()
             if parts is not None:

@@ -2,7 +2,8 @@
 
 A host runs ``swarmmem hook <host> <event>`` with one JSON object on stdin. :func:`parse`
 turns the host's event name and fields into a :class:`HookInput`; :func:`render` turns the
-context to add (or nothing) into exactly what the host reads on stdout. Hosts and events:
+context to add (or nothing) into exactly what the host reads on stdout, and
+:func:`render_notice` a message for the person (where the host shows one). Hosts and events:
 
 ================  ==========================================================================
 ``claude-code``   SessionStart, UserPromptSubmit, Stop, SubagentStop, SessionEnd, PreCompact
@@ -104,6 +105,7 @@ class HookInput:
     """The fields of a host's stdin that a hook uses, whatever the host calls them."""
 
     __slots__ = (
+        "bad_input",
         "cwd",
         "event",
         "host",
@@ -119,6 +121,8 @@ class HookInput:
         self.host = host
         self.event = event
         self.kind = event_kind(host, event)
+        #: stdin was not one JSON object (set by :func:`parse`): the hook does nothing
+        self.bad_input = False
         self.session_id = session_key(
             _text(payload.get("session_id")) or _text(payload.get("conversation_id"))
         )
@@ -154,12 +158,15 @@ def session_key(value: str | None) -> str:
 
 
 def parse(host: str, event: str, raw: str | bytes) -> HookInput:
-    """The :class:`HookInput` of ``raw`` stdin (empty or non-object JSON counts as ``{}``)."""
+    """The :class:`HookInput` of ``raw`` stdin; stdin that is not one JSON object (empty,
+    not JSON, or another JSON value) reads as ``{}`` with ``bad_input`` set."""
     try:
-        payload = json.loads(raw) if raw and raw.strip() else {}
-    except ValueError:
-        payload = {}
-    return HookInput(host, event, payload if isinstance(payload, dict) else {})
+        payload = json.loads(raw) if raw and raw.strip() else None
+    except (ValueError, RecursionError):
+        payload = None
+    hook = HookInput(host, event, payload if isinstance(payload, dict) else {})
+    hook.bad_input = not isinstance(payload, dict)
+    return hook
 
 
 def trivial_prompt(prompt: str | None) -> bool:
@@ -177,6 +184,24 @@ def empty_output(host: str, kind: str) -> str:
     if host == "cursor" and kind == PROMPT:
         return '{"continue": true}'
     return "{}" if host in JSON_ONLY else ""
+
+
+NOTICE_FIELDS = {
+    "claude-code": "systemMessage",
+    "codex": "systemMessage",
+    "gemini": "systemMessage",
+}
+"""host -> the field of its hook output that the person sees (the others have no such field:
+a notice reaches their person on stderr only)."""
+
+
+def render_notice(host: str, kind: str, message: str) -> str:
+    """The stdout that shows ``message`` to the person and adds nothing for the agent
+    (:func:`empty_output` for a host without a user-visible field)."""
+    field = NOTICE_FIELDS.get(host)
+    if field is None:
+        return empty_output(host, kind)
+    return json.dumps({field: message}, ensure_ascii=False)
 
 
 def render(host: str, kind: str, context: str | None) -> str:

@@ -4,10 +4,14 @@ agent's proposals; and the run-log line that says what happened.
 :func:`run_hook` is called in the hook process itself or in the project's helper process
 (:mod:`swarmmem.hooks.daemon`); both give the same answer. It never raises: a failure is
 logged and answered with the host's empty output, so memory never blocks the person's work.
+An invalid configuration is said once per session, on stderr and where the host shows the
+person a message (``hook_skipped``, ``bad_config`` in the run log); stdin that is not one JSON
+object is logged as ``bad_input``.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import logging
@@ -18,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import swarmmem
-from swarmmem.core.model.ids import bundle_id, estimate_tokens
+from swarmmem.core.model.errors import ConfigError
+from swarmmem.core.model.ids import bundle_id, estimate_tokens, to_iso
 from swarmmem.core.model.records import MEMORY_KINDS
 from swarmmem.core.recall.bm25 import query_terms
 from swarmmem.core.recall.brief import BRIEF_KINDS, brief_items
@@ -29,6 +34,9 @@ from swarmmem.hooks import hosts
 from swarmmem.hooks.hosts import HookInput
 from swarmmem.hooks.instructions import PROPOSE_LINE
 from swarmmem.hooks.transcript import read_assistant_texts
+from swarmmem.project import CONFIG_RELATIVE_PATH
+from swarmmem.registry import create
+from swarmmem.results import redact_secrets
 
 log = logging.getLogger("swarmmem")
 
@@ -52,7 +60,13 @@ def run_hook(
     context = {"session_id": hook.session_id, "agent_role": role or "coder"}
     mem = None
     try:
-        mem = swarmmem.open(root, config, context=context, **dict(adapters or {}))
+        if hook.bad_input:
+            _log_plain(root, hook, {"type": "hook_skipped", "reason": "bad_input"})
+            return hosts.empty_output(hook.host, hook.kind)
+        try:
+            mem = swarmmem.open(root, config, context=context, **dict(adapters or {}))
+        except ConfigError as exc:
+            return _bad_config(root, hook, config, exc)
         if not mem.enabled:
             return hosts.empty_output(hook.host, hook.kind)
         with mem.runtime.hook_state(hook.session_id).update() as state:
@@ -71,6 +85,40 @@ def run_hook(
     finally:
         if mem is not None:
             mem.close()
+
+
+def _bad_config(
+    root: Path, hook: HookInput, config: Mapping[str, Any] | str | None, exc: ConfigError
+) -> str:
+    """Nothing to add, because the configuration is invalid: said once per session (and
+    again when the error changes) on stderr and where the host shows the person a message;
+    every such hook is logged (``bad_config``)."""
+    where = config if isinstance(config, str) else root / CONFIG_RELATIVE_PATH
+    message = redact_secrets(
+        f"swarmmem: memory is off until the configuration is fixed ({where}): {exc}. "
+        "`swarmmem config show` checks it."
+    )
+    digest = hashlib.sha256(message.encode("utf-8", "replace")).hexdigest()[:16]
+    first = True
+    try:
+        with create("file", "hook-state", root=root, session_id=hook.session_id).update() as st:
+            first = st.get("configError") != digest
+            st["configError"] = digest
+        event = {"type": "hook_skipped", "reason": "bad_config", "error": message}
+        _log_plain(root, hook, {**event, "notified": first})
+    except Exception as log_exc:  # the state or the log cannot be written: still say it
+        log.warning("the hook state or run log could not record a bad configuration: %s", log_exc)
+    if not first:
+        return hosts.empty_output(hook.host, hook.kind)
+    print(message, file=sys.stderr)
+    return hosts.render_notice(hook.host, hook.kind, message)
+
+
+def _log_plain(root: Path, hook: HookInput, event: dict[str, Any]) -> None:
+    """Log ``event`` without an open memory (the configuration may be what is wrong)."""
+    event = {**event, "host": hook.host, "event": hook.event}
+    now = to_iso(dt.datetime.now(dt.timezone.utc))
+    create("file", "run-log", root=root).append(hook.session_id, event, now)
 
 
 def _log(mem: Any, hook: HookInput, event: dict[str, Any]) -> None:
