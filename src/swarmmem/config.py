@@ -6,7 +6,8 @@ that join two keys, and gives the JSON shape back (:func:`load`, :func:`validate
 keys and out-of-range values raise :class:`~swarmmem.core.model.errors.ConfigError` naming the
 dotted key (with the nearest known key when one is close); a former spelling is accepted with
 a :class:`~swarmmem.core.model.settings.ConfigDeprecationWarning`. Memory is disabled by
-default. The README's configuration table is :func:`reference_table`.
+default. The README's configuration table is :func:`reference_table`; ``swarmmem config``
+edits the file through :func:`with_value`.
 """
 
 from __future__ import annotations
@@ -187,6 +188,91 @@ def _read_section(path: Path) -> Mapping[str, Any]:
 
 
 _TOP_KEYS = frozenset(defaults())
+
+
+# --------------------------------------------------------------------------- editing
+
+
+def parse_value(text: str) -> Any:
+    """A value given on the command line: its JSON reading where it parses (``true``,
+    ``0.3``, ``"text"``, ``null``), else the text itself."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+
+
+def value_key(key: str) -> str:
+    """``key`` (relative to the ``memory`` section, e.g. ``embeddings.enabled``) when it names
+    one value of the tree.
+
+    Raises:
+        ConfigError: an unknown key (with the nearest known one), a section, or a former
+            spelling (naming the current one).
+    """
+    keys = {k.name: k for k in walk(MemoryConfig)}
+    if key in keys:
+        return key
+    former = next((k.name for k in keys.values() if key in k.aliases), None)
+    if former is not None:
+        raise ConfigError(f"memory.{key} is now spelled memory.{former}; use that")
+    inside = sorted(name for name in keys if name.startswith(key + "."))
+    if inside:
+        raise ConfigError(
+            f"memory.{key} is a section; name one of its keys: {', '.join(inside[:8])}"
+            + (", ..." if len(inside) > 8 else "")
+        )
+    near = nearest_key(key, list(keys))
+    hint = f" (did you mean memory.{near}?)" if near else ""
+    raise ConfigError(f"unknown configuration key memory.{key}{hint}")
+
+
+def memory_section(data: Mapping[str, Any], path: Path) -> dict[str, Any]:
+    """The ``memory`` object of a configuration file's JSON object ``data``: a bare section
+    is the file's own object; a file without one has an empty one."""
+    if "memory" not in data and any(key in _TOP_KEYS for key in data):
+        return dict(data)  # a bare memory section (see _read_section)
+    section = data.get("memory", {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"memory in {path} must be an object")
+    return section
+
+
+def with_value(data: Mapping[str, Any], key: str, value: Any, path: Path) -> dict[str, Any]:
+    """A copy of the configuration file's object ``data`` with ``memory.<key>`` set to
+    ``value``, every other key kept; refused unless the result is a valid configuration.
+
+    Raises:
+        ConfigError: naming the key (or the value) at fault.
+    """
+    key = value_key(key)
+    memory_section(data, path)  # the file's memory section is an object
+    new: dict[str, Any] = json.loads(json.dumps(data))
+    bare = "memory" not in new and any(k in _TOP_KEYS for k in new)
+    target = new if bare else new.setdefault("memory", {})
+    *parents, leaf = key.split(".")
+    for i, part in enumerate(parents):
+        target = target.setdefault(part, {})
+        if not isinstance(target, dict):
+            where = ".".join(parents[: i + 1])
+            raise ConfigError(f"memory.{where} in {path} must be an object")
+    target[leaf] = value
+    parse(memory_section(new, path))
+    return new
+
+
+def lookup(tree: Mapping[str, Any], key: str) -> Any:
+    """The value (or section) at the dotted ``key`` of a JSON-shaped configuration.
+
+    Raises:
+        KeyError: there is none.
+    """
+    value: Any = tree
+    for part in key.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            raise KeyError(key)
+        value = value[part]
+    return value
 
 
 def reference_table() -> str:

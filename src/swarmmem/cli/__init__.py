@@ -2,8 +2,9 @@
 
 :data:`main` is the root group of :mod:`swarmmem.cli.app`. Each command family lives in a
 module of its own that attaches its commands to :data:`main` when imported:
-:mod:`~swarmmem.cli.setup` (init, grant), :mod:`~swarmmem.cli.memory` (status, recall, propose,
-curate, outcome, verdict, undo), :mod:`~swarmmem.cli.manage` (list, show, forget, rescope),
+:mod:`~swarmmem.cli.setup` (init, grant), :mod:`~swarmmem.cli.configure` (config),
+:mod:`~swarmmem.cli.memory` (status, recall, propose, curate, outcome, verdict, undo),
+:mod:`~swarmmem.cli.manage` (list, show, forget, rescope),
 :mod:`~swarmmem.cli.evidence` (evidence add, show, list), :mod:`~swarmmem.cli.maintenance`
 (pending and the reports, compact, reflect, rebuild-embeddings, audit-verify, audit-key),
 :mod:`~swarmmem.cli.review`, :mod:`~swarmmem.cli.data` (export, import, evaluate, dataset),
@@ -22,6 +23,7 @@ from swarmmem.cli.app import main
 
 COMMANDS: dict[str, str] = {
     **dict.fromkeys(("init", "grant"), "setup"),
+    "config": "configure",
     **dict.fromkeys(("status", "recall", "propose", "curate"), "memory"),
     **dict.fromkeys(("outcome", "verdict", "undo"), "memory"),
     **dict.fromkeys(("list", "show", "forget", "rescope"), "manage"),

@@ -32,6 +32,7 @@ from swarmmem.cli.render.agent import (
     undo_text,
     verdict_text,
 )
+from swarmmem.cli.render.config import config_get_text, config_set_text, config_show_text
 from swarmmem.cli.render.data import (
     dataset_text,
     evaluation_text,
@@ -94,6 +95,9 @@ __all__ = [
     "audit_text",
     "bundle_json",
     "compaction_text",
+    "config_get_text",
+    "config_set_text",
+    "config_show_text",
     "consolidate_text",
     "curate_json",
     "curate_text",
