@@ -179,13 +179,15 @@ class WriteService:
         confidence: float | None = None,
         scope: MemoryScope | None = None,
         auto_decide: bool = True,
+        proposed_by: ProposedBy | None = None,
     ) -> MemoryProposal:
         """Store a pending proposal (secrets redacted; a redacted proposal is auto-rejected).
 
         ``scope`` (one of this context's) places the proposed record there instead of the
         default write scope (a correction's update lands in its target's scope);
         ``auto_decide=False`` keeps it for a person even under the curation policy (a
-        proposal filed again by an undo).
+        proposal filed again by an undo); ``proposed_by`` names its proposer when that is not
+        this context (such a proposal keeps the one who first proposed it).
 
         Raises:
             MemoryValidationError: missing fields, missing evidence for durable kinds, etc.
@@ -221,7 +223,12 @@ class WriteService:
             problems = self.sources.check(fields.refs)  # the cited files, lines, symbols, commits
             if problems:
                 raise MemoryValidationError("; ".join(problems))
-        return self._file_proposal(operation, text, record, fields, pii, now, auto_decide)
+        by = proposed_by or ProposedBy(
+            agent_role=self.context.agent_role,
+            agent_id=self.context.agent_id,
+            run_id=self.context.effective_run_id,
+        )
+        return self._file_proposal(operation, text, record, fields, pii, now, auto_decide, by)
 
     def _proposed_record(
         self,
@@ -278,6 +285,7 @@ class WriteService:
         pii: PiiFindings | None,
         now: dt.datetime,
         auto_decide: bool,
+        proposed_by: ProposedBy,
     ) -> MemoryProposal:
         """Store the checked proposal under an id made of the time, the proposer and its text
         (a duplicate of an active memory or a pending proposal is closed at once), then let
@@ -293,9 +301,7 @@ class WriteService:
             operation=operation,
             record=record,
             fields=fields,
-            proposed_by=ProposedBy(
-                agent_role=ctx.agent_role, agent_id=ctx.agent_id, run_id=ctx.effective_run_id
-            ),
+            proposed_by=proposed_by,
             created_at=created_at,
             pii=pii,
         )

@@ -200,12 +200,15 @@ class Memory:
 
     def refile(self, original: MemoryProposal, rationale: str) -> MemoryProposal:
         """A pending copy of ``original`` (same operation, kind, text, tags, confidence,
-        evidence, target and related memories) with ``rationale``, left for a person (never
-        decided by the curation policy)."""
+        evidence, target and related memories, and proposer) with ``rationale``, left for a
+        person (never decided by the curation policy); ``original`` then names the copy
+        (``metadata.undoneBy``), so its decision is not undone twice."""
         record = original.proposed_record
         related = original.related_memory_ids
-        return self._ready().writes.propose(
+        writes = self._ready().writes
+        copy = writes.propose(
             auto_decide=False,
+            proposed_by=original.proposed_by,
             operation=original.operation,
             kind=record.kind if record is not None else None,
             text=record.text if record is not None else None,
@@ -216,6 +219,10 @@ class Memory:
             tags=builtins.list(record.tags) if record is not None and record.tags else None,
             confidence=record.confidence if record is not None else None,
         )
+        current = writes.store.get_proposal(original.id) or original
+        undone = {**current.metadata, "undoneBy": copy.id, "undoneAt": self._rt.now()}
+        writes.store.update_proposal(attrs.evolve(current, metadata=undone))
+        return copy
 
     def evidence_status(self, refs: Sequence[str]) -> str:
         """Whether evidence ``refs`` hold in the project now: ``verified`` or the problems
@@ -231,9 +238,9 @@ class Memory:
     def undo_decision(self, proposal_id: str, *, reason: str | None = None) -> UndoResult:
         """Undo the decision on ``proposal_id`` (audited): an ``add`` approval forgets the
         memory it wrote; then, for it or a rejection, a pending copy of the proposal is filed
-        for a new decision. Other decisions cannot be undone this way (a
-        :class:`ConflictError` says so): forgetting their result would not restore what they
-        changed."""
+        for a new decision, under its first proposer. Other decisions cannot be undone this way,
+        nor a decision twice (a :class:`ConflictError` says so): forgetting their result would
+        not restore what they changed."""
         prop = self._ready(startup=False).writes.store.get_proposal(proposal_id)
         scoped = self._rt.scoped_store.get_proposal(proposal_id)
         if prop is None or scoped is None:
@@ -242,6 +249,12 @@ class Memory:
         action = summary.get("action") if isinstance(summary, Mapping) else None
         if prop.status == "pending":
             raise ConflictError(f"proposal {proposal_id} is still pending: nothing to undo")
+        refiled = prop.metadata.get("undoneBy")
+        if isinstance(refiled, str):
+            raise ConflictError(
+                f"the {action or prop.status} decision on {proposal_id} was already undone: "
+                f"the proposal was filed again as {refiled}; decide that one"
+            )
         forgotten = None
         if prop.status == "applied" and action == "add":
             memory_id = summary.get("memoryId") if isinstance(summary, Mapping) else None

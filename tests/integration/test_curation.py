@@ -312,6 +312,21 @@ def test_undo_takes_back_an_approval_or_a_rejection(mem: Any) -> None:
         mem.undo_decision(_memory_proposal(mem, "Another retry fact.").id)
 
 
+def test_a_decision_is_undone_once_and_the_copy_keeps_its_proposer(mem: Any) -> None:
+    approved = _memory_proposal(mem)
+    mem.curate(approved.id, "add")
+    copy_id = mem.undo_decision(approved.id).refiled_proposal_id
+    copy = mem.store.get_proposal(copy_id)
+    assert copy.proposed_by == approved.proposed_by  # coder of session s1, not the undoer
+    assert mem.store.get_proposal(approved.id).metadata["undoneBy"] == copy_id
+    before = sorted(p.id for p in mem.store.list_proposals())
+    with pytest.raises(ConflictError, match=f"already undone: .* filed again as {copy_id}"):
+        mem.undo_decision(approved.id)
+    assert sorted(p.id for p in mem.store.list_proposals()) == before  # nothing filed
+    mem.curate(copy_id, "reject", reason="not now")  # the copy is decided on its own
+    assert mem.undo_decision(copy_id).refiled_proposal_id not in before
+
+
 def test_consolidate_proposes_merges_and_supersessions_and_writes_nothing(mem: Any) -> None:
     (mem.root / "lint.py").write_text("LINE = 100\n", encoding="utf-8")
     dupes = [
@@ -372,3 +387,31 @@ def test_with_embeddings_on_similar_memories_are_found_by_meaning(tmp_path: Path
     (found,) = proposal_json(reworded)["similar"]
     assert found["memory_id"] == original and found["score"] >= 0.85
     assert proposal_json(unrelated)["similar"] == []
+
+
+def test_undo_on_the_command_line_keeps_the_proposer_and_refuses_a_second_time(
+    tmp_path: Path,
+) -> None:
+    """An agent proposes (role coder, session s7); a person approves and undoes it twice."""
+    root = memory_project(tmp_path / "p", {"retry.py": "def retry(): ...\n"})
+    env = {"HOME": str(tmp_path / "home")}
+
+    def sm(*args: str, code: int = 0) -> Any:
+        done = run_swarmmem(root, "--json", *args, env=env)
+        assert done.returncode == code, done.stdout + done.stderr
+        return json.loads(done.stdout)
+
+    prop = sm(
+        "--role", "coder", "--session", "s7", "propose", "--kind", "code_pattern",
+        "--text", "retry() retries three times.", "--rationale", "r", "--evidence", "retry.py",
+    )["proposal_id"]  # fmt: skip
+    sm("curate", prop, "add")
+    copy = sm("undo", prop)["refiled_proposal_id"]
+    shown = sm("show", copy)
+    assert shown["proposed_by"] == {"agent_role": "coder", "agent_id": None, "run_id": "s7"}
+    before = sm("pending")["pending"]
+    refused = sm("undo", prop, code=2)
+    assert refused["error"] == "conflict" and copy in refused["message"]
+    text = run_swarmmem(root, "undo", prop, env=env)
+    assert text.returncode == 2 and "already undone" in text.stderr and copy in text.stderr
+    assert sm("pending")["pending"] == before and sm("pending")["rejected"] == []
