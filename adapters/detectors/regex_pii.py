@@ -15,6 +15,7 @@ import re
 import unicodedata
 from typing import TYPE_CHECKING
 
+from swarmmem.adapters.detectors.runs import AnchoredRunPattern
 from swarmmem.ports.detectors import PiiFindings
 
 if TYPE_CHECKING:
@@ -26,7 +27,11 @@ __all__ = ["PII_CONFIDENCE", "RegexPiiDetector", "luhn_valid", "normalize_for_de
 _SEP = r"[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff.-]"
 
 _CREDIT_CARD = re.compile(r"\b(?:\d[ -]?){13,19}\b", re.ASCII)
-_EMAIL = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b", re.ASCII)
+# searched from each "@" (a long run of local-part characters made the plain scan quadratic)
+_LOCAL = "[A-Za-z0-9._%+-]"
+_EMAIL = AnchoredRunPattern(
+    rf"\b{_LOCAL}+@[A-Za-z0-9.-]+\.[A-Za-z]{{2,}}\b", re.ASCII, run=_LOCAL, anchor="@", start=r"\b"
+)
 _PHONE = re.compile(
     rf"(?:\+\d{{1,3}}{_SEP}?)?(?:\(\d{{2,4}}\)|\d{{2,4}}){_SEP}\d{{3,4}}{_SEP}\d{{3,4}}\b",
     re.ASCII,
@@ -94,8 +99,7 @@ class RegexPiiDetector:
             "credit_card",
             sum(1 for m in _CREDIT_CARD.finditer(normalized) if luhn_valid(m.group())),
         )
-        if "@" in normalized:  # cheap exact prefilter; spares the slow scan of long dotted runs
-            tally("email", sum(1 for _ in _EMAIL.finditer(normalized)))
+        tally("email", sum(1 for _ in _EMAIL.finditer(normalized)))
         tally("phone", sum(1 for _ in _PHONE.finditer(normalized)))
         tally("ssn", sum(1 for _ in _SSN.finditer(normalized)))
         tally("ip_address", sum(1 for m in _IPV4.finditer(normalized) if _valid_ipv4(m)))

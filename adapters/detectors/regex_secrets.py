@@ -40,6 +40,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from swarmmem.adapters.detectors.runs import AnchoredRunPattern
 from swarmmem.core.model.text import INVISIBLE_RE
 from swarmmem.ports.detectors import SecretFinding
 
@@ -140,6 +141,10 @@ class RegionPattern:
         return "".join([*out, text[at:]])
 
 
+SecretPattern = re.Pattern[str] | RegionPattern | AnchoredRunPattern
+"""A compiled secret pattern: a regular expression, or one searched by region or from the
+literal after its leading run (both linear in the text)."""
+
 _KEY_END = r"-----END [A-Z ]*PRIVATE KEY-----"
 _REGIONS: dict[str, tuple[str, bool]] = {
     "private_key_block": (_KEY_END, True),
@@ -147,15 +152,26 @@ _REGIONS: dict[str, tuple[str, bool]] = {
 }
 
 
-def _compile(name: str, source: str, flags: int) -> re.Pattern[str] | RegionPattern:
+#: Patterns that begin with a run (a URL scheme, a JWT's header): ``type -> (run, anchor,
+#: start)``, searched from the literal after the run (:class:`AnchoredRunPattern`), since a
+#: long run of such characters made the plain expression quadratic.
+_SCHEME_RUN = ("[A-Za-z0-9+.-]", "://", r"\b[A-Za-z]")
+_RUNS: dict[str, tuple[str, str, str]] = {
+    "jwt_token": ("[A-Za-z0-9_-]", ".eyJ", r"\beyJ"),
+    "url_credentials": _SCHEME_RUN,
+    "url_credentials_at": _SCHEME_RUN,
+}
+
+
+def _compile(name: str, source: str, flags: int) -> SecretPattern:
     if name in _REGIONS:
         end, before = _REGIONS[name]
         return RegionPattern(source, flags, end, before_end=before)
+    if name in _RUNS:
+        run, anchor, start = _RUNS[name]
+        return AnchoredRunPattern(source, flags, run=run, anchor=anchor, start=start)
     return re.compile(source, flags)
 
-
-SecretPattern = re.Pattern[str] | RegionPattern
-"""A compiled secret pattern: a regular expression, or a key-block one searched by region."""
 
 SECRET_PATTERNS: tuple[tuple[str, SecretPattern], ...] = tuple(
     (name, _compile(name, pattern, _AI if name in _IGNORECASE_TYPES else _A))
@@ -263,7 +279,7 @@ EXTRA_PATTERNS: tuple[tuple[str, SecretPattern], ...] = tuple(
             fast=pattern.replace(_UNTERMINATED_LOOKAHEAD, "", 1),
         )
         if name == "private_key_unterminated"
-        else re.compile(pattern, flags),
+        else _compile(name, pattern, flags),
     )
     for name, (pattern, flags) in _EXTRA_SOURCES.items()
 )

@@ -544,14 +544,22 @@ class SqliteStore(SqlStore):
             )
         )
 
+    def _legacy_started(self) -> bool:
+        """True once the legacy JSONL import has begun (its marker is committed)."""
+        row = self.db.conn.execute(
+            "SELECT 1 FROM schema_migrations WHERE version = ?", (LEGACY_JSONL_MIGRATION_VERSION,)
+        ).fetchone()
+        return row is not None
+
     def _legacy_import(self) -> None:
+        """Import the JSONL files of a store written before SQLite (as untrusted rows), at
+        most once: the marker is committed before the rows are read, so an import cut short
+        (a hook's time limit, a crash) does not start again at every open; the files and their
+        backups stay for ``swarmmem import``."""
         directory = self.legacy_dir
         if directory is None or not any((directory / f).is_file() for f in LEGACY_FILES):
             return
-        marker = self.db.conn.execute(
-            "SELECT 1 FROM schema_migrations WHERE version = ?", (LEGACY_JSONL_MIGRATION_VERSION,)
-        ).fetchone()
-        if marker is not None:
+        if self._legacy_started():
             return
         from swarmmem.adapters.storage.export_import import import_jsonl, write_json_atomic
 
@@ -572,18 +580,15 @@ class SqliteStore(SqlStore):
             )
         outcomes = directory / "outcome-events.jsonl"
         with self.transaction():
-            marker = self.db.conn.execute(
-                "SELECT 1 FROM schema_migrations WHERE version = ?",
-                (LEGACY_JSONL_MIGRATION_VERSION,),
-            ).fetchone()
-            if marker is not None:
+            if self._legacy_started():
                 return
-            report = import_jsonl(
-                self, directory, untrusted=True, allowed_scope_keys=self.legacy_scope_keys
-            )
             self.db.conn.execute(
                 "INSERT INTO schema_migrations (version, name) VALUES (?, ?)",
                 (LEGACY_JSONL_MIGRATION_VERSION, LEGACY_JSONL_MIGRATION_NAME),
+            )
+        with self.transaction():
+            report = import_jsonl(
+                self, directory, untrusted=True, allowed_scope_keys=self.legacy_scope_keys
             )
             stat = outcomes.stat() if outcomes.is_file() else None
             self.db.set_meta(

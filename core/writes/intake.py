@@ -7,7 +7,9 @@ only their arguments (the service adds what needs the store, the clock and the c
 
 from __future__ import annotations
 
+import bisect
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -270,25 +272,71 @@ def as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list) else []
 
 
+BLOCK_KEYS = ("memoryProposals", "curatorMemoryDecisions")
+"""The keys that make a JSON object in a task's output a block of proposals or decisions."""
+MAX_RETRY_DEPTH = 8
+"""How many undecodable objects around it an object may sit in and still be tried."""
+_BRACE_TOKENS = re.compile(r'[{}"\\\n]')
+_BLOCK_KEY = re.compile("|".join(f'"{key}"' for key in BLOCK_KEYS))
+
+
 def json_objects(text: str) -> list[Mapping[str, Any]]:
-    """JSON objects found in free text (whole text, fenced blocks, or balanced braces)."""
+    """The JSON objects in free text (the whole text, fenced blocks, or balanced braces) that
+    carry one of :data:`BLOCK_KEYS`, in order.
+
+    Linear in the text: one pass pairs each ``{`` with its ``}``, then each pair that holds
+    such a key is decoded from its own slice, left to right; an object that decodes is passed
+    over whole, one that does not is looked into (down to :data:`MAX_RETRY_DEPTH` undecodable
+    objects deep).
+    """
     if not isinstance(text, str):
         return []
+    keys = [m.start() for m in _BLOCK_KEY.finditer(text)]
+    if not keys:
+        return []
     found: list[Mapping[str, Any]] = []
-    decoder = json.JSONDecoder()
-    i = 0
-    while i < len(text):
-        j = text.find("{", i)
-        if j < 0:
-            break
-        try:
-            obj, end = decoder.raw_decode(text, j)
-        except ValueError:
-            i = j + 1
+    failed: list[int] = []  # the ends of the undecodable objects around the current one
+    done = 0
+    for start, end in _brace_pairs(text):
+        while failed and failed[-1] < start:
+            failed.pop()
+        next_key = bisect.bisect_right(keys, start)
+        holds_key = next_key < len(keys) and keys[next_key] < end
+        if start < done or len(failed) >= MAX_RETRY_DEPTH or not holds_key:
             continue
-        if isinstance(obj, Mapping) and (
-            "memoryProposals" in obj or "curatorMemoryDecisions" in obj
-        ):
+        try:
+            obj = json.loads(text[start : end + 1])
+        except (ValueError, RecursionError):
+            failed.append(end)
+            continue
+        if isinstance(obj, Mapping) and any(key in obj for key in BLOCK_KEYS):
             found.append(obj)
-        i = end
+        done = end + 1
     return found
+
+
+def _brace_pairs(text: str) -> list[tuple[int, int]]:
+    """Each ``{`` of ``text`` that is closed, with its ``}``, in text order. Quotes open and
+    close strings (with backslash escapes) only inside braces, and a line break ends one (JSON
+    strings hold none: the quote was not JSON's); an unclosed ``{`` pairs with nothing."""
+    pairs: list[tuple[int, int]] = []
+    open_at: list[int] = []
+    in_string = False
+    escaped = -1
+    for token in _BRACE_TOKENS.finditer(text):
+        at, char = token.start(), token.group()
+        if at == escaped:
+            continue
+        if in_string:
+            if char == "\\":
+                escaped = at + 1
+            elif char in ('"', "\n"):
+                in_string = False
+        elif char == '"':
+            in_string = bool(open_at)
+        elif char == "{":
+            open_at.append(at)
+        elif char == "}" and open_at:
+            pairs.append((open_at.pop(), at))
+    pairs.sort()
+    return pairs

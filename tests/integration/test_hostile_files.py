@@ -86,6 +86,35 @@ def test_a_legacy_memories_file_in_a_checkout_is_only_proposed(tmp_path: Path) -
         assert mem.inspect(waiting["id"]).proposal["proposedRecord"]["text"] == text
 
 
+def test_a_legacy_import_cut_short_does_not_start_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hostile: a checkout ships a large ``.swarm/memory/proposals.jsonl``; an import cut short
+    by the hook's time limit rolled back and started again at every prompt. Now it starts at
+    most once; the file and its backup stay for ``swarmmem import``."""
+    import swarmmem
+    from swarmmem.adapters.storage import export_import
+
+    folder = tmp_path / ".swarm" / "memory"
+    folder.mkdir(parents=True)
+    (folder / "proposals.jsonl").write_text('{"id": "prop_0000000000000001"}\n')
+    started = []
+
+    def cut_short(*args: object, **kwargs: object) -> None:
+        started.append(args)
+        raise TimeoutError("the host ended the hook")
+
+    monkeypatch.setattr(export_import, "import_jsonl", cut_short)
+    with pytest.raises(TimeoutError), swarmmem.open(tmp_path, config={"enabled": True}) as mem:
+        mem.list()
+    for _ in range(2):  # the next prompts
+        with swarmmem.open(tmp_path, config={"enabled": True}) as mem:
+            assert mem.list() == []
+    assert len(started) == 1
+    assert (folder / "proposals.jsonl").is_file()
+    assert (folder / "backups" / "proposals.jsonl.pre-sqlite-migration").is_file()
+
+
 def test_a_deeply_nested_line_is_refused_and_the_other_rows_kept(tmp_path: Path) -> None:
     """Hostile: one JSONL line nested 100,000 deep killed ``swarmmem import`` with a
     RecursionError (the valid rows before it were lost)."""

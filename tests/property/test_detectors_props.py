@@ -537,3 +537,27 @@ def test_region_patterns_find_what_the_plain_patterns_find(text: str) -> None:
             m.span() for m in plain.finditer(text)
         ]
         assert (pattern.search(text) is None) == (plain.search(text) is None)
+
+
+RUN_PIECES = st.sampled_from(
+    ["a", "Z9", ".", "-", "_", "+", "%", ":", "://", "/", "@", " ", "eyJ", ".eyJ", ".co", "\n"]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.lists(RUN_PIECES, max_size=40).map("".join))
+def test_anchored_run_patterns_find_what_the_plain_patterns_find(text: str) -> None:
+    """The URL, JWT and email patterns are searched from the literal after their leading run
+    (``://``, ``.eyJ``, ``@``), which keeps long runs linear: their matches must be exactly
+    those of the plain regular expressions."""
+    from swarmmem.adapters.detectors.regex_pii import _EMAIL
+    from swarmmem.adapters.detectors.runs import AnchoredRunPattern
+
+    wrapped = [(n, p) for n, p in DEFAULT_PATTERNS if isinstance(p, AnchoredRunPattern)]
+    assert {n for n, _ in wrapped} == {"jwt_token", "url_credentials", "url_credentials_at"}
+    for pattern in [p for _, p in wrapped] + [_EMAIL]:
+        plain = re.compile(pattern.pattern, pattern.flags)
+        assert [m.span() for m in pattern.finditer(text)] == [
+            m.span() for m in plain.finditer(text)
+        ]
+        assert (pattern.search(text) is None) == (plain.search(text) is None)

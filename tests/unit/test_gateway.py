@@ -228,6 +228,38 @@ def test_task_output_ingestion(tmp_path: Path) -> None:
         assert store.count() == 1
 
 
+BLOCK = '{"memoryProposals": [{"operation": "add", "kind": "x", "text": "t"}]}'
+NOISE = ["{", '{"a":"', '{"a":' * 900 + "x", '{"memoryProposals":x}', 'printf("{");\n']
+
+
+@pytest.mark.parametrize("noise", NOISE, ids=["braces", "open-strings", "deep", "keyed", "code"])
+def test_task_output_blocks_are_found_in_linear_work(
+    noise: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hostile: 400 KB of braces before a block cost 30 s in the stop hook (each failed
+    decode built an error whose line number counts every character before it). The decoder
+    now sees each character a bounded number of times, and the block is still found."""
+    from swarmmem.core.writes.intake import json_objects
+
+    text = (noise * (400_000 // len(noise) + 1))[:400_000] + "\n" + BLOCK
+    work = {"decoded": 0, "error_offsets": 0}
+    loads, error_init = json.loads, json.JSONDecodeError.__init__
+
+    def counted_loads(doc: str, *args: object, **kwargs: object) -> object:
+        work["decoded"] += len(doc)
+        return loads(doc, *args, **kwargs)
+
+    def counted_error(self: json.JSONDecodeError, msg: str, doc: str, pos: int) -> None:
+        work["error_offsets"] += pos  # what building the error reads (its line and column)
+        error_init(self, msg, doc, pos)
+
+    monkeypatch.setattr(json, "loads", counted_loads)
+    monkeypatch.setattr(json.JSONDecodeError, "__init__", counted_error)
+    assert json_objects(text) == [json.loads(BLOCK)]
+    bound = 10 * len(text)  # MAX_RETRY_DEPTH undecodable objects deep, and the one that decodes
+    assert work["decoded"] <= bound and work["error_offsets"] <= bound, work
+
+
 def test_disabled_memory_writes_nothing(tmp_path: Path) -> None:
     """Disabled memory raises a clear error and creates no files."""
     with swarmmem.open(tmp_path) as memory:

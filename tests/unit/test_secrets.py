@@ -7,6 +7,7 @@ import re
 import pytest
 
 from swarmmem.adapters.detectors.regex_secrets import (
+    DEFAULT_PATTERNS,
     MAX_REDACTION_ROUNDS,
     SECRET_PATTERNS,
     RegexSecretDetector,
@@ -491,3 +492,38 @@ def test_aws_secret_after_another_40_character_run_is_redacted() -> None:
     redacted = detector.redact(text)
     assert secret not in redacted and "AKIA0000000000000000" not in redacted
     assert detector.find(redacted) == []
+
+
+class CountedMatches:
+    """A compiled pattern that counts the places its ``match`` is tried."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern, self.tries = pattern, 0
+
+    def match(self, text: str, pos: int = 0, endpos: int = 2**62) -> re.Match[str] | None:
+        self.tries += 1
+        return self.pattern.match(text, pos, endpos)
+
+
+@pytest.mark.parametrize(
+    ("name", "run", "anchor"),
+    [
+        ("url_credentials", "a.", "://x "),
+        ("url_credentials_at", "a-", "://x "),
+        ("jwt_token", "eyJ-", ".eyJ "),
+    ],
+)
+def test_a_long_run_is_tried_once_per_anchor(
+    name: str, run: str, anchor: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hostile: 400 KB of scheme characters ("a.a.a...") took the URL-credential pattern 240 s,
+    since the engine tried every start in the run and scanned to its end from each. Searched
+    from the literal after the run, the whole pattern is tried at most once per anchor."""
+    pattern = dict(DEFAULT_PATTERNS)[name]
+    counted = CountedMatches(pattern._re)  # type: ignore[union-attr]
+    monkeypatch.setattr(pattern, "_re", counted)
+    for anchors in (1, 50):
+        counted.tries = 0
+        text = (run * (200_000 // len(run)) + anchor) * anchors
+        assert list(pattern.finditer(text)) == []
+        assert counted.tries <= anchors
