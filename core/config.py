@@ -691,7 +691,8 @@ class MemoryConfig:
                 "ids differing in case only would name one scope)",
             )
         ),
-        "Identifies the repository (its memories' scope); `swarmmem init` writes a random one. "
+        "Identifies the repository (its memories' scope); `swarmmem init` writes one derived "
+        "from the `origin` remote (random without one). "
         "Lower case: ids differing in case only are refused, not merged. "
         "`null`: the `origin` remote URL, else the folder name.",
     )

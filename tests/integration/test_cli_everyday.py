@@ -4,6 +4,7 @@ import exit codes, recall limits and the demo's explanations."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from factories import as_json, cite, cli, propose_fact
 
 import swarmmem
 from swarmmem.cli import main
+from swarmmem.cli.setup import remote_key
 from swarmmem.core.model.errors import ConfigError, MemoryValidationError
 from swarmmem.memory import DISABLED_MESSAGE
 
@@ -31,8 +33,8 @@ def project(tmp_path: Path) -> Path:
 
 # ----------------------------------------------------------------------------- init
 def test_init_turns_memory_on_once_and_keeps_what_was_there(tmp_path: Path) -> None:
-    """init writes the config with a random project id and ignores .swarm/; a second run
-    changes nothing; other configuration sections and .gitignore lines are kept."""
+    """init writes the config with a project id (random: no remote) and ignores .swarm/; a
+    second run changes nothing; other configuration sections and .gitignore lines are kept."""
     root = tmp_path / "repo"
     (root / ".opencode").mkdir(parents=True)
     (root / CONFIG).write_text(json.dumps({"agents": {"coder": {"model": "x"}}}), "utf-8")
@@ -67,6 +69,32 @@ def test_two_initialised_checkouts_with_one_name_do_not_share_a_scope(tmp_path: 
         with swarmmem.open(root) as mem:
             scopes.append(mem.runtime.allowed_scopes[1].key)
     assert scopes[0] != scopes[1]
+
+
+def test_clones_of_one_remote_get_one_project_id_from_init(tmp_path: Path) -> None:
+    """A teammate's clone that runs init is the same project (the id derives from the origin
+    remote, however it is spelt); another remote, or none, is another project."""
+
+    def clone(name: str, remote: str | None) -> str:
+        root = tmp_path / name
+        root.mkdir()
+        subprocess.run(["git", "init", "-q", str(root)], check=True, timeout=60)
+        if remote is not None:
+            subprocess.run(
+                ["git", "-C", str(root), "remote", "add", "origin", remote], check=True, timeout=60
+            )
+        result = cli(root, "init", "--json")
+        assert result.exit_code == 0, result.output
+        data = as_json(result)
+        if remote is not None:
+            assert f"from the origin remote {remote_key(remote)}:" in " ".join(data["actions"])
+        return str(data["project_id"])
+
+    mine = clone("mine", "https://github.com/Acme/Shop.git")
+    theirs = clone("theirs", "git@github.com:acme/shop")
+    assert mine == theirs and mine.startswith("proj_") and len(mine) == len("proj_") + 16
+    assert clone("fork", "https://github.com/someone/shop.git") != mine
+    assert clone("local", None) not in (mine, clone("local2", None))
 
 
 def test_init_keeps_the_identity_of_memories_already_stored(tmp_path: Path) -> None:

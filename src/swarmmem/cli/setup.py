@@ -2,8 +2,9 @@
 grant``: rights a person grants outside the repository.
 
 ``init`` writes (or completes) ``.opencode/opencode-swarm.json`` with ``memory.enabled`` and a
-random ``memory.projectId``, and adds ``.swarm/`` (the store, run logs and lessons: local state,
-not source) to ``.gitignore``. Running it again changes nothing. Other sections of the
+``memory.projectId`` (derived from the origin remote, so a teammate's clone is the same
+project; random without a remote), and adds ``.swarm/`` (the store, run logs and lessons:
+local state, not source) to ``.gitignore``. Running it again changes nothing. Other sections of the
 configuration file and other ``.gitignore`` lines are kept as they are. Inside a folder of an
 initialised project it names that project and changes nothing (``--here`` starts a separate
 project there). ``--agent HOST`` (repeatable) also writes the host's MCP and hook configuration
@@ -14,8 +15,10 @@ wrote for the host. ``--dry-run`` says what would change and writes nothing.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import secrets
 import sys
 from pathlib import Path
@@ -24,6 +27,7 @@ from typing import Any
 import click
 
 from swarmmem import config as _config
+from swarmmem.bootstrap import git_remote_origin
 from swarmmem.cli import render
 from swarmmem.cli.app import State, command, emit, main
 from swarmmem.core.model.errors import ConfigError
@@ -38,6 +42,39 @@ IGNORED = ".swarm/"
 def new_project_id() -> str:
     """A random project id (``proj_`` + 16 hex digits)."""
     return f"proj_{secrets.token_hex(8)}"
+
+
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+_SCP_LIKE = re.compile(r"^([^/@:]+@)?([^/:]+):(?!//)(.+)$")
+
+
+def remote_key(url: str) -> str:
+    """The part of a git remote URL that names the repository, the same for its spellings:
+    ``https://github.com/Org/App.git``, ``git@github.com:org/app`` and
+    ``ssh://git@github.com/org/app/`` all give ``github.com/org/app``."""
+    text = url.strip()
+    scp = None if _SCHEME.match(text) else _SCP_LIKE.match(text)
+    if scp is not None:
+        text = f"{scp.group(2)}/{scp.group(3)}"
+    else:
+        text = _SCHEME.sub("", text)
+        host, _, path = text.partition("/")
+        text = f"{host.rpartition('@')[2]}/{path}"
+    text = text.rstrip("/")
+    text = text[: -len(".git")] if text.endswith(".git") else text
+    return text.lower()
+
+
+def project_id_for(root: Path) -> tuple[str, str | None]:
+    """The project id ``init`` writes, and the remote it came from: derived from the origin
+    remote when there is one (``proj_`` + 16 hex digits of the SHA-256 of :func:`remote_key`),
+    so every clone of the repository that runs ``init`` is the same project; random without
+    a remote."""
+    remote = git_remote_origin(root)
+    if remote is None or not remote_key(remote).strip("/"):
+        return new_project_id(), None
+    digest = hashlib.sha256(remote_key(remote).encode("utf-8")).hexdigest()
+    return f"proj_{digest[:16]}", remote
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -65,8 +102,14 @@ def enable_memory(root: Path, *, has_memories: bool, dry_run: bool = False) -> l
                 "Kept the repository identity the stored memories use (no projectId added)."
             )
         else:
-            section["projectId"] = new_project_id()
-            changes.append(f"Set memory.projectId to {section['projectId']}.")
+            section["projectId"], remote = project_id_for(root)
+            source = (
+                f" (from the origin remote {remote_key(remote)}: a clone that runs init gets "
+                "the same id)"
+                if remote
+                else " (random: no origin remote)"
+            )
+            changes.append(f"Set memory.projectId to {section['projectId']}{source}.")
     _config.validate(section)  # nothing is written unless the result is a valid configuration
     if any(not c.startswith("Kept") for c in changes) and not dry_run:
         write_file(path, json.dumps(data, indent=2) + "\n", base=root)
