@@ -121,6 +121,14 @@ def test_init_agent_writes_every_host_and_is_idempotent(repo: Path) -> None:
     )
     codex = read(repo / ".codex" / "hooks.json")["hooks"]
     assert codex["Stop"][0]["hooks"][0]["command"].endswith("hook codex Stop")
+    # Codex clamps SessionEnd to 3 s (and warns on every run when asked for more)
+    assert codex["SessionEnd"][0]["hooks"][0]["timeout"] == 3
+    assert codex["Stop"][0]["hooks"][0]["timeout"] == 30
+    # the trust steps are the person's: said, never written
+    notes = "\n".join(data["notes"])
+    assert "/hooks" in notes and "trust each swarmmem hook" in notes
+    assert "trustedFolders.json" in notes
+    assert not (repo.parent / "home" / ".gemini").exists()
     gemini = read(repo / ".gemini" / "settings.json")
     assert gemini["mcpServers"]["swarmmem"]["args"] == ["mcp"]
     assert gemini["hooks"]["BeforeAgent"][0]["hooks"][0]["timeout"] == 30000

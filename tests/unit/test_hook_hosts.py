@@ -233,3 +233,18 @@ def test_the_hook_entry_point_imports_nothing_heavy() -> None:
         "swarmmem.hooks.hosts",
         "swarmmem.project",
     ]
+
+
+def test_gemini_prompts_lose_the_context_gemini_put_in_front_of_them() -> None:
+    """In -p mode Gemini CLI prepends the session-start context to the prompt; recall reads
+    the person's words alone (other hosts' prompts are kept as they are)."""
+    wrapped = (
+        "<hook_context>## Retrieved Swarm Memory\nlint with ruff</hook_context>\nwhy is CI red?"
+    )
+    payload = {"session_id": "s", "prompt": wrapped}
+    assert hosts.HookInput("gemini", "BeforeAgent", payload).prompt == "why is CI red?"
+    assert hosts.HookInput("claude-code", "UserPromptSubmit", payload).prompt == wrapped
+    only = {"session_id": "s", "prompt": "<hook_context>brief</hook_context>"}
+    assert hosts.HookInput("gemini", "BeforeAgent", only).prompt is None
+    assert hosts.without_hook_context("a <hook_context>b</hook_context> c") == "a  c"
+    assert hosts.without_hook_context("<hook_context>open") == "<hook_context>open"

@@ -72,6 +72,7 @@ JSON_ONLY = frozenset({"gemini", "cursor", "opencode"})
 MAX_CONTEXT_CHARS = 9_000
 """Context longer than this is cut at an item boundary (hosts truncate ~10,000 characters)."""
 
+_CONTEXT_OPEN, _CONTEXT_CLOSE = "<hook_context>", "</hook_context>"
 _SESSION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 _TRIVIAL_WORDS = (
     "ok okay k kk thanks thank-you thx ty yes no y n yep nope sure continue go go-on "
@@ -130,6 +131,8 @@ class HookInput:
         first_root = roots[0] if isinstance(roots, list) and roots else None
         self.cwd = _text(payload.get("cwd")) or _text(first_root)
         self.prompt = _text(payload.get("prompt"))
+        if host == "gemini" and self.prompt:  # in -p mode Gemini CLI puts the brief in front
+            self.prompt = _text(without_hook_context(self.prompt))
         self.source = _text(payload.get("source")) or "startup"
         self.transcript_path = _text(payload.get("transcript_path"))
         self.last_assistant_message = (
@@ -141,6 +144,21 @@ class HookInput:
     def as_dict(self) -> dict[str, Any]:
         """The fields (for the helper process and the tests)."""
         return {name: getattr(self, name) for name in self.__slots__}
+
+
+def without_hook_context(prompt: str) -> str:
+    """``prompt`` without the ``<hook_context>...</hook_context>`` blocks Gemini CLI puts in
+    front of it (a SessionStart hook's context, not the person's words), stripped; one pass."""
+    parts: list[str] = []
+    at = 0
+    while (start := prompt.find(_CONTEXT_OPEN, at)) >= 0:
+        end = prompt.find(_CONTEXT_CLOSE, start + len(_CONTEXT_OPEN))
+        if end < 0:
+            break
+        parts.append(prompt[at:start])
+        at = end + len(_CONTEXT_CLOSE)
+    parts.append(prompt[at:])
+    return "".join(parts).strip()
 
 
 def _text(value: Any) -> str | None:

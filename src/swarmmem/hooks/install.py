@@ -29,7 +29,7 @@ import os
 import re
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -167,17 +167,25 @@ def _event_list(hooks: dict[str, Any], event: str, where: str) -> list[Any]:
 
 
 def _claude_style_hooks(
-    data: dict[str, Any], host: str, events: tuple[str, ...], where: str, *, ms: bool = False
+    data: dict[str, Any],
+    host: str,
+    events: tuple[str, ...],
+    where: str,
+    *,
+    ms: bool = False,
+    timeouts: Mapping[str, int] | None = None,
 ) -> None:
     """Hooks in the Claude Code shape (also Codex's and Gemini's): one matcher group per
-    event holding our command; an earlier group of ours is replaced in place."""
+    event holding our command (``timeouts``: seconds for events the host allows less than
+    :data:`HOOK_TIMEOUT_S`); an earlier group of ours is replaced in place."""
     hooks = _object(data, "hooks", where)
     for event in events:
         groups = _event_list(hooks, event, where)
+        seconds = (timeouts or {}).get(event, HOOK_TIMEOUT_S)
         handler: dict[str, Any] = {
             "type": "command",
             "command": hook_line(host, event),
-            "timeout": HOOK_TIMEOUT_S * 1000 if ms else HOOK_TIMEOUT_S,
+            "timeout": seconds * 1000 if ms else seconds,
         }
         if ms:
             handler["name"] = SERVER_NAME
@@ -263,9 +271,26 @@ def _drop_cursor_hooks(data: dict[str, Any]) -> None:
                 del hooks[event]
 
 
+#: Codex clamps a SessionEnd hook to 3 seconds and warns on every run when asked for more
+CODEX_TIMEOUTS = {"SessionEnd": 3}
+CODEX_TRUST_NOTE = (
+    "Codex runs a project's hooks only once you trust them: start `codex` in this folder and "
+    "trust the project when asked, then open `/hooks` and trust each swarmmem hook (a hook "
+    "whose command changes must be trusted again). swarmmem never writes Codex's trust state."
+)
+GEMINI_TRUST_NOTE = (
+    "Gemini CLI reads this folder's .gemini/settings.json (hooks, MCP server) only in a trusted "
+    "folder: trust it when gemini asks (or add it in ~/.gemini/trustedFolders.json yourself); "
+    "with --skip-trust no project settings load. swarmmem never writes Gemini's trust state."
+)
+
+
 def plan_codex(plan: Plan, *, user: bool) -> None:
     where = ".codex/hooks.json"
-    plan.json_file(where, lambda d: _claude_style_hooks(d, "codex", CLAUDE_EVENTS, where))
+    plan.json_file(
+        where,
+        lambda d: _claude_style_hooks(d, "codex", CLAUDE_EVENTS, where, timeouts=CODEX_TIMEOUTS),
+    )
     snippet = codex_toml_snippet()
     if user:
         path = Path.home() / ".codex" / "config.toml"
@@ -278,6 +303,7 @@ def plan_codex(plan: Plan, *, user: bool) -> None:
             "Codex reads MCP servers from ~/.codex/config.toml; add this (or rerun with --user "
             "to have it added):\n" + snippet
         )
+    plan.notes.append(CODEX_TRUST_NOTE)
 
 
 def codex_toml_snippet() -> str:
@@ -319,6 +345,7 @@ def plan_gemini(plan: Plan) -> None:
         _claude_style_hooks(data, "gemini", GEMINI_EVENTS, where, ms=True)
 
     plan.json_file(where, change)
+    plan.notes.append(GEMINI_TRUST_NOTE)
 
 
 def plan_cursor(plan: Plan) -> None:
