@@ -59,7 +59,7 @@ from swarmmem.ports.embedder import ExplainsUnavailable, WarmsUp
 from swarmmem.ports.evidence import EvidenceStore, SourceChecker
 from swarmmem.ports.files import LessonFiles, RunLog
 from swarmmem.ports.storage import AuditChain, StorageProvider
-from swarmmem.project import CONFIG_RELATIVE_PATH, checkout
+from swarmmem.project import CONFIG_RELATIVE_PATH, checkout, main_worktree
 from swarmmem.registry import KINDS, build, create, resolve
 
 CONTEXT_KEYS = frozenset({"session_id", "run_id", "agent_role", "agent_id", "unit_id"})
@@ -188,9 +188,14 @@ def repository_config(
     return path if inside else None
 
 
-def under_root(root: Path) -> Callable[[str, str], str]:
-    """The rule for a configured path: absolute as given, relative under ``root`` (a relative
-    path that climbs out of the root is a :class:`ConfigError` naming the key)."""
+#: the configured paths of the store itself (shared by every worktree of a repository)
+STORE_PATH_KEYS = frozenset({"sqlite.path", "storageDir"})
+
+
+def under_root(root: Path, store_root: Path | None = None) -> Callable[[str, str], str]:
+    """The rule for a configured path: absolute as given, relative under ``root`` (the
+    store's paths, :data:`STORE_PATH_KEYS`, under ``store_root`` when given); a relative path
+    that climbs out of the root is a :class:`ConfigError` naming the key."""
 
     def resolve_path(key: str, value: str) -> str:
         path = Path(value)
@@ -201,7 +206,8 @@ def under_root(root: Path) -> Callable[[str, str], str]:
                 f"memory.{key} {value!r} leaves the project root; use an absolute path to "
                 "keep memory outside the project"
             )
-        return str(root / path)
+        base = store_root if store_root is not None and key in STORE_PATH_KEYS else root
+        return str(base / path)
 
     return resolve_path
 
@@ -226,13 +232,23 @@ class Runtime:
         self.root = Path(root).resolve()
         if not self.root.is_dir():
             raise ConfigError(f"the project root {self.root} does not exist or is not a folder")
-        tree = _config.read(self.root, config)
+        #: the main worktree when the root is a linked git worktree of it: its store (and its
+        #: configuration, when the worktree has none) is this one's too
+        self.main_worktree = main_worktree(self.root)
+        config_root = self.root
+        no_config_here = not (self.root / CONFIG_RELATIVE_PATH).exists()
+        if config is None and self.main_worktree is not None and no_config_here:
+            config_root = self.main_worktree
+        tree = _config.read(config_root, config)
         #: the configuration in its JSON shape, as given (``Memory.config``)
         self.config: dict[str, Any] = as_dict(tree)
-        #: the configuration tree, its paths resolved under the root
-        self.settings: MemoryConfig = with_environment(map_paths(tree, under_root(self.root)))
+        #: the configuration tree, its paths resolved under the root (the store's under the
+        #: main worktree's, so every worktree of a repository reads and writes one memory)
+        self.settings: MemoryConfig = with_environment(
+            map_paths(tree, under_root(self.root, self.main_worktree))
+        )
         #: the repository's configuration file the tree came from (``None``: the caller's)
-        self.repository_config = repository_config(self.root, config)
+        self.repository_config = repository_config(config_root, config)
         ctx = dict(context or {})
         unknown = set(ctx) - CONTEXT_KEYS
         if unknown:
@@ -303,6 +319,8 @@ class Runtime:
         if self.provider == "sqlite":
             places.append(("sqlite.path", self.sqlite_path))
         folders = checkout(self.root)
+        if self.main_worktree is not None:  # git's records of it were checked to be ours
+            folders = (*folders, self.main_worktree)
         for key, given in places:
             path = Path(os.path.normpath(given))
             base = next((f for f in folders if path.is_relative_to(f)), None)

@@ -142,3 +142,44 @@ def resolve_root(
 ) -> Path:
     """``explicit`` (a ``--root`` option) when given, else :func:`find_root` of ``cwd``."""
     return Path(explicit) if explicit is not None else find_root(cwd)
+
+
+def main_worktree(root: str | os.PathLike[str]) -> Path | None:
+    """The main worktree of the linked git worktree whose top level is ``root``, else
+    ``None`` (``root`` is no linked worktree, or git's records of it cannot be trusted).
+
+    A linked worktree's ``.git`` is a file naming its folder in the main repository
+    (``gitdir: <main>/.git/worktrees/<name>``); that folder names the common directory
+    (``commondir``, the main ``.git``) and points back at the worktree (``gitdir``). It counts
+    only when that ``.git`` file is a regular file, the back-pointer names this worktree, the
+    common directory is the ``.git`` folder of its parent, the worktree's folder is in that
+    directory's ``worktrees/`` (where only git writes, not a checkout), and every one of them is
+    this user's (or root's) and not writable by other users: a checkout cannot borrow another
+    repository's memory by shipping a ``.git`` file or a folder of its own.
+    """
+    here = Path(os.path.abspath(root))
+    dotgit = here / ".git"
+    try:
+        if not stat.S_ISREG(os.lstat(dotgit).st_mode) or untrusted(os.lstat(dotgit)):
+            return None
+        line = read_small_file(dotgit, 4096).decode("utf-8").strip()
+        if not line.startswith("gitdir:"):
+            return None
+        gitdir = (here / line[len("gitdir:") :].strip()).resolve()
+        back = read_small_file(gitdir / "gitdir", 4096).decode("utf-8").strip()
+        common = gitdir / read_small_file(gitdir / "commondir", 4096).decode("utf-8").strip()
+        common = common.resolve()
+        main = common.parent
+        if (
+            gitdir.parent != common / "worktrees"  # git's own record, not one the checkout ships
+            or (here / back).resolve() != dotgit.resolve()
+            or common.name != ".git"
+        ):
+            return None
+        for path in (gitdir, common, main):
+            info = os.stat(path)
+            if not stat.S_ISDIR(info.st_mode) or untrusted(info):
+                return None
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    return main if main != here else None
