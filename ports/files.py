@@ -14,7 +14,8 @@ class RunLog(Protocol):
     """**Protocol:** the append-only event log of one run (``.swarm/runs/<run>/memory.jsonl``).
 
     Obligations: ``append`` adds ``runId`` and ``timestamp`` to the event and makes the line
-    durable before returning; ``read`` returns the events in order and skips malformed lines.
+    durable before returning; ``read`` returns the events in order and skips malformed lines,
+    and never reads through a symbolic link.
     """
 
     def append(self, run_id: str | None, event: Mapping[str, Any], timestamp: str) -> None:
@@ -23,6 +24,20 @@ class RunLog(Protocol):
 
     def read(self, run_id: str | None) -> list[dict[str, Any]]:
         """Every event logged for ``run_id``."""
+        ...
+
+
+@runtime_checkable
+class RunHistory(Protocol):
+    """**Optional capability** of a :class:`RunLog`: the runs that have a log.
+
+    Obligations: ``runs`` returns the id of every run whose log exists, the most recently
+    written first; it reads no folder or file through a symbolic link (a link where a run's
+    folder or log belongs is passed over) and never raises for a missing runs folder.
+    """
+
+    def runs(self) -> list[str]:
+        """The ids of the runs with a log, newest first."""
         ...
 
 

@@ -4,17 +4,28 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from swarmmem.adapters.files._safe import open_append, safe_dir
+from swarmmem.core.model.errors import StorageError
 from swarmmem.core.recall.injection import sanitize_run_id
+
+MAX_READ_BYTES = 8 * 1024 * 1024
+"""The most of one run log :func:`read_run_events` reads: its newest lines up to this size."""
+LOG_NAME = "memory.jsonl"
 
 
 def run_log_path(root: Path, run_id: str | None) -> Path:
     """Where the events of ``run_id`` are appended."""
-    return root / ".swarm" / "runs" / sanitize_run_id(run_id) / "memory.jsonl"
+    return runs_folder(root) / sanitize_run_id(run_id) / LOG_NAME
+
+
+def runs_folder(root: Path) -> Path:
+    """The folder holding one folder per run."""
+    return Path(root) / ".swarm" / "runs"
 
 
 def append_run_event(root: Path, run_id: str | None, event: dict[str, Any], timestamp: str) -> None:
@@ -33,21 +44,73 @@ def append_run_event(root: Path, run_id: str | None, event: dict[str, Any], time
 
 
 def read_run_events(root: Path, run_id: str | None) -> list[dict[str, Any]]:
-    """Every event logged for ``run_id`` (malformed lines skipped)."""
+    """Every event logged for ``run_id`` (malformed lines skipped; of a log over
+    :data:`MAX_READ_BYTES`, the newest lines that fit). A symbolic link on the way (``.swarm``,
+    ``runs``, the run's folder) or at the log, and a log that is not a regular file, are
+    refused with a :class:`StorageError`; a missing log has no events."""
     path = run_log_path(root, run_id)
-    if not path.exists():
+    for folder in (path.parent.parent.parent, path.parent.parent, path.parent):
+        if folder.is_symlink():
+            raise StorageError(f"refusing to read through the symbolic link {folder}")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
         return []
+    except OSError as exc:
+        if path.is_symlink():
+            raise StorageError(f"refusing to read through the symbolic link {path}") from exc
+        raise StorageError(f"cannot read the run log {path}: {exc}") from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise StorageError(f"refusing to read {path}: it is not a regular file")
+        start = max(0, info.st_size - MAX_READ_BYTES)
+        os.lseek(fd, start, os.SEEK_SET)
+        chunks = []
+        left = MAX_READ_BYTES
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    lines = b"".join(chunks).decode("utf-8", "replace").splitlines()
+    if start:
+        lines = lines[1:]  # the first line was cut
     out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in lines:
         try:
-            out.append(json.loads(line))
+            event = json.loads(line)
         except ValueError:
             continue
+        if isinstance(event, dict):
+            out.append(event)
     return out
 
 
+def run_ids(root: Path) -> list[str]:
+    """The runs under ``.swarm/runs/`` with a log (a regular file), the most recently written
+    first; links at ``.swarm``, ``runs``, a run's folder or its log are passed over."""
+    runs = runs_folder(root)
+    if runs.parent.is_symlink() or runs.is_symlink() or not runs.is_dir():
+        return []
+    found: list[tuple[int, str]] = []
+    with os.scandir(runs) as entries:
+        for entry in entries:
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            try:
+                info = os.lstat(os.path.join(entry.path, LOG_NAME))
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode):
+                found.append((info.st_mtime_ns, entry.name))
+    return [name for _, name in sorted(found, key=lambda item: (-item[0], item[1]))]
+
+
 class JsonlRunLog:
-    """The run log of the project at ``root`` (implements :class:`~swarmmem.ports.files.RunLog`)."""
+    """The run log of the project at ``root`` (implements :class:`~swarmmem.ports.files.RunLog`
+    and :class:`~swarmmem.ports.files.RunHistory`)."""
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
@@ -57,3 +120,6 @@ class JsonlRunLog:
 
     def read(self, run_id: str | None) -> list[dict[str, Any]]:
         return read_run_events(self.root, run_id)
+
+    def runs(self) -> list[str]:
+        return run_ids(self.root)

@@ -11,13 +11,17 @@ writes memory.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from swarmmem.core.model.records import MemoryRecord
-from swarmmem.core.model.reports import EvidenceReport
+from swarmmem.core.model.reports import EvidenceFreshness, EvidenceReport
 
 StatusOf = Callable[[Mapping[str, Any]], str]
+FilesStatus = Callable[[Sequence[Mapping[str, Any]]], str]
+"""Stored fingerprints -> what the files say now (``SourceChecker.status``)."""
+STATUS_ORDER = ("missing", "changed", "fresh")
+"""The status of a ref naming several fingerprinted files: the first of these any has."""
 TEXT_CLIP = 120
 
 
@@ -98,3 +102,48 @@ def verification_proposals(
                 }
             )
     return out
+
+
+def _names(ref: str, path: str) -> bool:
+    """True when the evidence ``ref`` (``path``, ``path:LINE``, ``path:A-B``, ``path#symbol``)
+    names the file ``path``."""
+    ref = ref.strip()
+    return ref == path or ref.startswith((f"{path}:", f"{path}#"))
+
+
+def evidence_freshness(
+    record: MemoryRecord,
+    refs: Iterable[str],
+    *,
+    status_of: StatusOf,
+    files_status: FilesStatus,
+) -> EvidenceFreshness:
+    """What ``record``'s evidence says now: its status (``status_of``, as recall reads it),
+    each of ``refs`` with the status of the fingerprinted files it names, and each
+    fingerprinted file with its own status (``files_status`` over that file alone)."""
+    stored = record.metadata.get("evidenceFingerprints")
+    prints = [
+        fp
+        for fp in (stored if isinstance(stored, list) else ())
+        if isinstance(fp, Mapping) and isinstance(fp.get("path"), str)
+    ]
+    files = [
+        {
+            "path": fp["path"],
+            "symbol": fp["symbol"] if isinstance(fp.get("symbol"), str) else None,
+            "status": files_status([fp]),
+        }
+        for fp in prints
+    ]
+
+    def ref_status(ref: str) -> str:
+        found = {f["status"] for f in files if _names(ref, f["path"])}
+        return next((s for s in STATUS_ORDER if s in found), "unverified")
+
+    unique = [r for r in dict.fromkeys(refs) if isinstance(r, str) and r.strip()]
+    return EvidenceFreshness(
+        memory_id=record.id,
+        status=status_of(record.metadata),
+        refs=[{"ref": r, "status": ref_status(r)} for r in unique],
+        files=files,
+    )

@@ -137,6 +137,50 @@ class EvidenceReport(Result):
 
 
 @attrs.frozen(kw_only=True)
+class EvidenceFreshness(Result):
+    """What one memory's evidence says now: the memory's ``status`` as recall and ``verify``
+    read it (``fresh``, ``changed``, ``missing`` or ``unverified``), each evidence ref it was
+    written from with the status of the file it names (``refs``: ``ref``, ``status``; a ref
+    naming no fingerprinted file, such as a URL or a commit, is ``unverified``), and each
+    fingerprinted file (``files``: ``path``, ``symbol``, ``status``)."""
+
+    SUCCESS = True
+
+    memory_id: str
+    status: str
+    refs: Entries
+    files: Entries
+
+
+@attrs.frozen(kw_only=True)
+class SessionList(Result):
+    """The sessions (runs) with a run log, newest first: per session its id and what its
+    log records (``events``, ``first_at``, ``last_at``, ``briefed``, ``injections``,
+    ``skipped``, ``tokens_injected``, ``memories_injected``, ``proposals_filed``); at most
+    ``limit`` of ``session_count``."""
+
+    SUCCESS = True
+
+    limit: int
+    session_count: int
+    sessions: Entries
+
+
+@attrs.frozen(kw_only=True)
+class SessionTimeline(Result):
+    """One session's run log in order: each event normalized (``type``, ``timestamp``,
+    ``host``, ``hook_event``, ``memory_ids``, ``scores``, ``tokens``, ``dense``, ``reason``,
+    ``query_terms``, ``query``, ``proposal_ids``, ``rejected``, ``error``), and the
+    ``summary`` a :class:`SessionList` gives it."""
+
+    SUCCESS = True
+
+    session_id: str
+    summary: dict[str, Any]
+    events: Entries
+
+
+@attrs.frozen(kw_only=True)
 class CompactionReport(Result):
     """What compaction removes, by class (sorted ids); ``mode`` is ``dry-run`` (nothing
     removed) or ``confirmed``."""

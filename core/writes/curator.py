@@ -67,6 +67,25 @@ _TARGETED = {
     "supersede": "old_memory_id",
     "delete": "target_memory_id",
 }
+APPROVAL_DECISIONS: Mapping[str, str] = {
+    "add": "add",
+    "update": "update",
+    "merge": "merge",
+    "supersede": "supersede",
+    "delete": "delete",
+    "ignore": "noop",
+}
+"""The curator decision that approves a proposal of each operation (an ``ignore`` proposal is
+closed with ``noop``); a person's review (``swarmmem review``, ``swarmmem ui``) approves with it."""
+DEFAULT_REJECT_REASON = "rejected in review"
+"""The reason a person's review records when a rejection gives none."""
+
+
+def approval_decision(operation: str) -> str:
+    """The curator decision approving a proposal of ``operation``."""
+    return APPROVAL_DECISIONS.get(operation, operation)
+
+
 _TAG_JUNK = re.compile(r"[^A-Za-z0-9_-]")
 _DASHES = re.compile(r"-+")
 

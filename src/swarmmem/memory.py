@@ -4,6 +4,7 @@ case of :mod:`swarmmem.core` built by the composition root (:mod:`swarmmem.boots
 from __future__ import annotations
 
 import builtins
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -11,9 +12,11 @@ import attrs
 
 from swarmmem.bootstrap import Runtime
 from swarmmem.core.learning.rewards import VerdictResult
+from swarmmem.core.maintenance import sessions as session_logs
 from swarmmem.core.maintenance.consolidate import consolidation_proposals
-from swarmmem.core.maintenance.evidence import verification_proposals
-from swarmmem.core.maintenance.management import MemoryQuery
+from swarmmem.core.maintenance.evidence import evidence_freshness, verification_proposals
+from swarmmem.core.maintenance.management import MemoryQuery, concerns
+from swarmmem.core.maintenance.reports import parse_limit
 from swarmmem.core.model.errors import ConflictError, MemoryDisabledError, NotFoundError
 from swarmmem.core.model.records import (
     Anchor,
@@ -27,6 +30,7 @@ from swarmmem.core.model.reports import (
     CompactionReport,
     ConsolidationResult,
     EmbeddingRebuild,
+    EvidenceFreshness,
     EvidenceReport,
     ForgetResult,
     MemoryDetails,
@@ -34,16 +38,22 @@ from swarmmem.core.model.reports import (
     ProposalDetails,
     RecallLogReport,
     Reflection,
+    SessionList,
+    SessionTimeline,
     StaleReport,
     UndoResult,
     ValueLogReport,
 )
 from swarmmem.core.writes.importing import ImportResult
 from swarmmem.ports.evidence import EvidenceStore
-from swarmmem.ports.storage import StorageProvider
+from swarmmem.ports.files import RunHistory
+from swarmmem.ports.storage import AuditChain, StorageProvider
 from swarmmem.results import DISABLED_MESSAGE
 
 __all__ = ["DISABLED_MESSAGE", "ImportResult", "Memory"]
+
+LEGACY_JSONL = ("memories.jsonl", "proposals.jsonl", "outcome-events.jsonl")
+"""The reference JSONL files :meth:`Memory.status` looks for in the storage directory."""
 
 
 class Memory:
@@ -72,6 +82,12 @@ class Memory:
     def store(self) -> StorageProvider:
         """The storage provider, opened on first use."""
         return self._rt.store
+
+    @property
+    def read_only(self) -> bool:
+        """The store was opened for reading only (this process may not write it): reads work,
+        every write fails saying so."""
+        return bool(self._rt.store.read_only)
 
     @property
     def evidence(self) -> EvidenceStore:
@@ -332,6 +348,29 @@ class Memory:
         """One memory of this context in any state (NotFoundError for any other id)."""
         return self._ready(startup=False).management.get(memory_id)
 
+    def state_of(self, record: MemoryRecord) -> str:
+        """The state of ``record`` now: ``active``, ``suppressed``, ``superseded``,
+        ``deleted`` or ``expired``."""
+        return str(self._ready(startup=False).management.state_of(record))
+
+    def evidence_freshness(self, memory_id: str) -> EvidenceFreshness:
+        """What the evidence of a memory of this context says now: its status as recall reads
+        it, each evidence ref of the proposals that concern it (else its source) with the
+        status of the file it names, and each fingerprinted file's status."""
+        rt = self._ready(startup=False)
+        record = rt.management.get(memory_id)
+        refs = [
+            ref
+            for p in rt.scoped_store.list_proposals()
+            if concerns(p, record.id)
+            for ref in p.evidence_refs
+        ]
+        if not refs and record.source.locator:
+            refs = [record.source.locator]
+        return evidence_freshness(
+            record, refs, status_of=rt.evidence_status, files_status=rt.sources.status
+        )
+
     def inspect(self, memory_id: str) -> MemoryDetails | ProposalDetails:
         """A memory with provenance, outcomes, Q history, relations and its audit events; for
         a proposal id (``prop_...``), the proposal, its proposer and age and its events."""
@@ -385,6 +424,79 @@ class Memory:
         """Expired scratch, tombstones, superseded chains, dead-anchor, low-utility, low-Q, and
         memories whose cited files changed or are gone."""
         return self._ready(startup=False).maintenance.stale(limit)
+
+    def sessions(self, limit: int | str | None = None) -> SessionList:
+        """The sessions with a run log (``.swarm/runs/``), newest first, each with what it
+        was briefed, injected, skipped and filed (see :mod:`swarmmem.core.maintenance.sessions`)."""
+        rt = self._ready(startup=False)
+        count = parse_limit(limit)
+        runs = rt.run_log.runs() if isinstance(rt.run_log, RunHistory) else []
+        summaries = [self.session(run).summary for run in runs[:count]]
+        return session_logs.session_list(summaries, total=len(runs), limit=count)
+
+    def session(self, session_id: str) -> SessionTimeline:
+        """One session's run log as a timeline (NotFoundError for a session without a log)."""
+        rt = self._ready(startup=False)
+        runs = rt.run_log.runs() if isinstance(rt.run_log, RunHistory) else []
+        if not isinstance(session_id, str) or session_id not in runs:
+            raise NotFoundError(f"no run log of session {str(session_id)[:80]!r}")
+        return session_logs.session_timeline(session_id, rt.run_log.read(session_id))
+
+    def status(self) -> dict[str, Any]:
+        """What ``swarmmem status`` prints: the enabled flag, the provider and its paths, the
+        legacy JSONL files and the last migration report; with memory on, the counts of
+        memories and pending proposals, embeddings coverage, unreadable rows and the
+        repository identities in the store."""
+        storage = self.storage_dir
+        db = self._rt.sqlite_path
+        legacy = {}
+        for name in LEGACY_JSONL:
+            path = storage / name
+            legacy[name] = {
+                "present": path.exists(),
+                "bytes": path.stat().st_size if path.exists() else 0,
+            }
+        report_path = storage / "migration-report.json"
+        migration: dict[str, Any] | None = None
+        if report_path.exists():
+            try:
+                loaded = json.loads(report_path.read_text(encoding="utf-8"))
+                migration = loaded if isinstance(loaded, dict) else None
+            except (OSError, ValueError):
+                migration = {"error": "migration-report.json is unreadable"}
+        report: dict[str, Any] = {
+            "enabled": self.enabled,
+            "provider": self.config["provider"],
+            "storage_dir": str(storage),
+            "sqlite_path": str(db),
+            "sqlite_exists": db.exists(),
+            "automatic_destructive_cleanup": "disabled",
+            "legacy_jsonl": legacy,
+            "migration_report": str(report_path) if report_path.exists() else None,
+            "migration": migration,
+        }
+        if self.enabled and (self.config["provider"] != "sqlite" or db.exists()):
+            report["memory_count"] = self.store.count()
+            report["pending_proposals"] = len(self.store.list_proposals("pending"))
+            report["embeddings"] = self._rt.embeddings.coverage()
+            report["unreadable_rows"] = self.store.unreadable_rows()
+            report["repository"] = self._rt.rescoping.identities()
+        return report
+
+    def verify_audit_chain(self) -> dict[str, Any]:
+        """Walk the store's hash-chained audit log and its head (``swarmmem audit-verify``):
+        ``provider`` and the store's verification (``verified``, ...), or ``supported:
+        false`` for a provider without a chain. Nothing is written."""
+        store, provider = self.store, self.store.name
+        if not isinstance(store, AuditChain):
+            return {
+                "supported": False,
+                "verified": None,
+                "provider": provider,
+                "message": f"the {provider} provider keeps no hash-chained audit log; "
+                "only the sqlite and postgres providers support audit-verify",
+            }
+        return {"provider": provider, **store.verify_audit_chain()}
 
     def consolidate(self) -> ConsolidationResult:
         """File ``merge`` proposals for clusters of near-duplicate memories and ``supersede``

@@ -7,7 +7,6 @@ command hands its options to :class:`~swarmmem.memory.Memory` as they come.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -27,10 +26,6 @@ from swarmmem.core.model.records import (
 CALLER_MODES = tuple(mode for mode in RECALL_MODES if mode != "evaluation")
 """The recall modes a caller may ask for (``evaluation`` is the evaluator's own)."""
 
-LEGACY_JSONL = ("memories.jsonl", "proposals.jsonl", "outcome-events.jsonl")
-"""The reference JSONL files ``status`` looks for in the storage directory."""
-
-
 NOTHING_MATCHED = "nothing matched: no stored memory is relevant to this query"
 
 
@@ -44,42 +39,9 @@ def status(state: State) -> None:
 
 
 def status_report(mem: Any) -> dict[str, Any]:
-    """Enabled flag, provider, paths, legacy JSONL files and the last migration report."""
-    storage = mem.storage_dir
-    db = mem.runtime.sqlite_path
-    legacy = {}
-    for name in LEGACY_JSONL:
-        path = storage / name
-        legacy[name] = {
-            "present": path.exists(),
-            "bytes": path.stat().st_size if path.exists() else 0,
-        }
-    report_path = storage / "migration-report.json"
-    migration: dict[str, Any] | None = None
-    if report_path.exists():
-        try:
-            loaded = json.loads(report_path.read_text(encoding="utf-8"))
-            migration = loaded if isinstance(loaded, dict) else None
-        except (OSError, ValueError):
-            migration = {"error": "migration-report.json is unreadable"}
-    report: dict[str, Any] = {
-        "enabled": mem.enabled,
-        "provider": mem.config["provider"],
-        "storage_dir": str(storage),
-        "sqlite_path": str(db),
-        "sqlite_exists": db.exists(),
-        "automatic_destructive_cleanup": "disabled",
-        "legacy_jsonl": legacy,
-        "migration_report": str(report_path) if report_path.exists() else None,
-        "migration": migration,
-    }
-    if mem.enabled and (mem.config["provider"] != "sqlite" or db.exists()):
-        report["memory_count"] = mem.store.count()
-        report["pending_proposals"] = len(mem.store.list_proposals("pending"))
-        report["embeddings"] = mem.runtime.embeddings.coverage()
-        report["unreadable_rows"] = mem.store.unreadable_rows()
-        report["repository"] = mem.runtime.rescoping.identities()
-    return report
+    """Enabled flag, provider, paths, legacy JSONL files and the last migration report
+    (:meth:`~swarmmem.memory.Memory.status`)."""
+    return dict(mem.status())
 
 
 def _stdin_dash(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

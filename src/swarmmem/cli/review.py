@@ -34,20 +34,10 @@ from swarmmem.core.model.errors import ConflictError, NotFoundError, SwarmMemory
 from swarmmem.core.model.formatting import age_text
 from swarmmem.core.model.ids import iso_to_ms, memory_id, to_iso
 from swarmmem.core.model.records import MEMORY_KINDS, MemoryProposal
+from swarmmem.core.writes.curator import DEFAULT_REJECT_REASON, approval_decision
 from swarmmem.memory import Memory
 from swarmmem.results import proposal_details_json, redact_secrets
 
-APPROVAL_DECISIONS = {
-    "add": "add",
-    "update": "update",
-    "merge": "merge",
-    "supersede": "supersede",
-    "delete": "delete",
-    "ignore": "noop",
-}
-"""The curator decision that approves a proposal of each operation."""
-
-DEFAULT_REJECT_REASON = "rejected in review"
 MERGE_REASON = "merged into {memory_id}: it already says this"
 UNDO_FORGET_REASON = "undone in review: {proposal_id}"
 REFILE_RATIONALE = "re-filed by undo of {decision} of {proposal_id}: {rationale}"
@@ -57,11 +47,6 @@ MERGEABLE_STATES = ("active", "suppressed")
 
 DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
 _DURATION = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
-
-
-def approval_decision(operation: str) -> str:
-    """The curator decision approving a proposal of ``operation``."""
-    return APPROVAL_DECISIONS.get(operation, operation)
 
 
 def parse_duration(text: str) -> int:
