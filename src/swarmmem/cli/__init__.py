@@ -8,7 +8,7 @@ module of its own that attaches its commands to :data:`main` when imported:
 :mod:`~swarmmem.cli.evidence` (evidence add, show, list), :mod:`~swarmmem.cli.maintenance`
 (pending and the reports, compact, reflect, rebuild-embeddings, audit-verify, audit-key),
 :mod:`~swarmmem.cli.review`, :mod:`~swarmmem.cli.data` (export, import, evaluate, dataset),
-:mod:`~swarmmem.cli.migrate`, :mod:`~swarmmem.cli.serve` (mcp, demo) and
+:mod:`~swarmmem.cli.migrate`, :mod:`~swarmmem.cli.serve` (mcp, demo, ui) and
 :mod:`~swarmmem.cli.hooks` (hook). :data:`COMMANDS` names the module of each command, and the
 group imports it on first use, so one command pays only for its own imports (``--help``
 imports them all). Every rendering lives in :mod:`~swarmmem.cli.render`.
@@ -34,7 +34,7 @@ COMMANDS: dict[str, str] = {
     "review": "review",
     **dict.fromkeys(("export", "import", "evaluate", "dataset"), "data"),
     **dict.fromkeys(("migrate", "postgres-rls"), "migrate"),
-    **dict.fromkeys(("mcp", "demo"), "serve"),
+    **dict.fromkeys(("mcp", "demo", "ui"), "serve"),
     "hook": "hooks",
 }
 """Each command of :data:`main` and the module (of this package) that attaches it."""

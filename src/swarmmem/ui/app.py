@@ -1,0 +1,60 @@
+"""The viewer as an ASGI application: :func:`create_app` wires the pages
+(:mod:`swarmmem.ui.pages`), the static files and the :class:`~swarmmem.ui.guard.Guard` around
+them, and opens the memory when the application starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from swarmmem.memory import Memory
+from swarmmem.ui import pages
+from swarmmem.ui.guard import Guard
+from swarmmem.ui.viewer import HERE, Viewer, action, page
+
+
+def create_app(
+    open_memory: Callable[[], Memory],
+    *,
+    port: int,
+    token: str,
+    csrf: str,
+    on_ready: Callable[[], None] | None = None,
+) -> Guard:
+    """The viewer for the memory ``open_memory`` gives, answering only on 127.0.0.1:``port``
+    (or localhost) to requests carrying ``token``; forms carry ``csrf``. ``on_ready`` runs
+    once the memory is open (the server prints its address then)."""
+    viewer = Viewer(open_memory, csrf=csrf, port=port)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        viewer.start()
+        try:
+            if on_ready is not None:
+                on_ready()
+            yield
+        finally:
+            viewer.stop()
+
+    routes = [
+        Route("/", page(pages.memories), methods=["GET"]),
+        Route("/memory/{memory_id}", page(pages.memory), methods=["GET"]),
+        Route("/proposal/{proposal_id}", page(pages.proposal), methods=["GET"]),
+        Route("/review", page(pages.review), methods=["GET"]),
+        Route("/review/{proposal_id}/approve", action(pages.approve), methods=["POST"]),
+        Route("/review/{proposal_id}/edit", action(pages.edit), methods=["POST"]),
+        Route("/review/{proposal_id}/reject", action(pages.reject), methods=["POST"]),
+        Route("/sessions", page(pages.sessions), methods=["GET"]),
+        Route("/sessions/{session_id}", page(pages.session), methods=["GET"]),
+        Route("/health", page(pages.health), methods=["GET"]),
+        Route("/health/audit", action(pages.audit, writes=False), methods=["POST"]),
+        Mount("/static", StaticFiles(directory=HERE / "static", follow_symlink=False)),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.viewer = viewer
+    return Guard(app, port=port, token=token)

@@ -1,0 +1,379 @@
+"""The viewer's pages: each parses the request, makes one or a few calls on the
+:class:`~swarmmem.memory.Memory` facade and renders a template (house rule 12).
+
+- Memories (``/``): search through the real recall (score, reason and evidence of each
+  result, and what was left out and why), the list with kind and state filters, a memory's
+  page (``/memory/ID``) and a proposal's (``/proposal/ID``).
+- Review (``/review``): the pending queue; approve, edit then approve, reject with a reason,
+  each through ``Memory.curate`` exactly as ``swarmmem review`` decides.
+- Sessions (``/sessions``): each session's timeline from its run log.
+- Health (``/health``): what ``swarmmem status`` reports, memories whose evidence changed or
+  is gone, and the audit chain verified on demand.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from swarmmem.core.maintenance.management import MEMORY_STATES
+from swarmmem.core.model.errors import MemoryValidationError, NotFoundError, SwarmMemoryError
+from swarmmem.core.model.records import MEMORY_KINDS, MemoryRecord
+from swarmmem.core.model.reports import MemoryDetails, ProposalDetails
+from swarmmem.core.writes.curator import DEFAULT_REJECT_REASON, approval_decision
+from swarmmem.memory import Memory
+from swarmmem.results import redact_secrets
+from swarmmem.ui.viewer import Refused, status_of, viewer_of
+
+PAGE_SIZE = 50
+MAX_OFFSET = 1_000_000
+MAX_QUERY = 1000
+QUEUE_LIMIT = 100
+SESSIONS_LIMIT = 100
+EDITABLE = ("add", "update")
+"""The operations an edit may rephrase (as in ``swarmmem review``)."""
+_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+_SESSION = re.compile(r"^[A-Za-z0-9._-]{1,80}$")
+NOTICES = {
+    "approved": "Approved {id}.",
+    "edited": "Approved {id} with your text.",
+    "rejected": "Rejected {id}.",
+}
+"""What a review decision says on the page it returns to."""
+
+
+def _id(value: str, *, prefix: str | None = None) -> str:
+    """A path's id, or 404: ids are short runs of letters, digits and ``_.:-``."""
+    if not _ID.match(value) or (prefix is not None and not value.startswith(prefix)):
+        raise Refused(404, "no such page")
+    return value
+
+
+def _memory_row(mem: Memory, record: MemoryRecord) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "kind": record.kind,
+        "state": mem.state_of(record),
+        "updated_at": record.updated_at,
+        "q": record.q,
+        "text": record.text,
+    }
+
+
+def _memory_view(mem: Memory, memory_id: str | None) -> dict[str, Any] | None:
+    """A memory of this context shown beside a proposal (its text and state), if any."""
+    if not memory_id:
+        return None
+    try:
+        record = mem.get(memory_id)
+    except SwarmMemoryError:
+        return {"id": memory_id, "state": "not found", "text": None, "kind": None}
+    return {
+        "id": record.id,
+        "state": mem.state_of(record),
+        "text": record.text,
+        "kind": record.kind,
+    }
+
+
+# --------------------------------------------------------------------------- memories
+async def memories(request: Request) -> Response:
+    """Search (``q``) and the filtered list (``kind``, ``state``, ``offset``)."""
+    viewer = viewer_of(request)
+    mem = viewer.mem
+    params = request.query_params
+    query = params.get("q", "").strip()[:MAX_QUERY]
+    kind = params.get("kind") if params.get("kind") in MEMORY_KINDS else None
+    state = params.get("state") or "active"
+    state = state if state in MEMORY_STATES else "active"
+    offset_text = params.get("offset", "0")
+    offset = min(int(offset_text), MAX_OFFSET) if offset_text.isdigit() else 0
+    search = _search(mem, query) if query else None
+    records = mem.list(kind=kind, state=state, limit=PAGE_SIZE + 1, offset=offset)
+    rows = [_memory_row(mem, r) for r in records[:PAGE_SIZE]]
+
+    def link(new_offset: int) -> str:
+        args = {k: v for k, v in (("kind", kind), ("state", state), ("q", query)) if v}
+        return "/?" + urlencode({**args, "offset": new_offset})
+
+    return viewer.render(
+        "memories.html",
+        title="Memories",
+        search=search,
+        rows=rows,
+        kinds=sorted(MEMORY_KINDS),
+        states=MEMORY_STATES,
+        kind=kind,
+        state=state,
+        offset=offset,
+        previous=link(max(0, offset - PAGE_SIZE)) if offset else None,
+        next=link(offset + PAGE_SIZE) if len(records) > PAGE_SIZE else None,
+    )
+
+
+def _search(mem: Memory, query: str) -> dict[str, Any]:
+    """The recall of ``query`` as the page shows it: each admitted memory with its score,
+    reason and evidence status, and the counts of what was left out."""
+    try:
+        bundle = mem.recall(query)
+    except MemoryValidationError as exc:
+        return {"query": query, "error": redact_secrets(str(exc)), "items": []}
+    diag = bundle.diagnostics
+
+    def count(key: str) -> int:
+        value = diag.get(key)
+        return int(value) if isinstance(value, int | float) else 0
+
+    return {
+        "query": query,
+        "error": None,
+        "items": [
+            {
+                "id": item.record.id,
+                "kind": item.record.kind,
+                "text": item.record.text,
+                "score": item.score,
+                "reason": item.reason,
+                "evidence": item.evidence_status,
+                "related_from": item.related_from,
+            }
+            for item in bundle.items
+        ],
+        "candidates": count("candidateCount"),
+        "left_out": {
+            "without a match of the query": count("noSignalCount"),
+            "below the relevance threshold": count("belowThresholdCount"),
+            "hidden for a low learned value": count("suppressedLowQCount"),
+        },
+        "tokens": bundle.token_estimate,
+    }
+
+
+async def memory(request: Request) -> Response:
+    """One memory: text, kind, scope, evidence with freshness, outcomes, learned value,
+    relations, proposals and audit events."""
+    viewer = viewer_of(request)
+    mem = viewer.mem
+    memory_id = _id(request.path_params["memory_id"])
+    details = mem.inspect(memory_id)
+    if not isinstance(details, MemoryDetails):
+        raise Refused(404, "no such memory")
+    freshness = mem.evidence_freshness(memory_id)
+    return viewer.render(
+        "memory.html",
+        title=memory_id,
+        details=details,
+        record=details.record,
+        freshness=freshness,
+    )
+
+
+async def proposal(request: Request) -> Response:
+    """One proposal: what it proposes, who proposed it when, its decision and events."""
+    viewer = viewer_of(request)
+    proposal_id = _id(request.path_params["proposal_id"], prefix="prop_")
+    details = viewer.mem.inspect(proposal_id)
+    if not isinstance(details, ProposalDetails):
+        raise Refused(404, "no such proposal")
+    return viewer.render(
+        "proposal.html",
+        title=proposal_id,
+        details=details,
+        prop=details.proposal,
+        record=details.proposal.get("proposedRecord") or {},
+    )
+
+
+# ----------------------------------------------------------------------------- review
+def _card(mem: Memory, entry: dict[str, Any]) -> dict[str, Any]:
+    """A pending proposal as the review page shows it (what ``swarmmem review`` shows)."""
+    details = mem.inspect(entry["id"])
+    assert isinstance(details, ProposalDetails)
+    prop = details.proposal
+    record = prop.get("proposedRecord") or {}
+    refs = [r for r in prop.get("evidenceRefs") or () if isinstance(r, str)]
+    operation = str(prop.get("operation"))
+    text = record.get("text")
+    return {
+        "id": details.proposal_id,
+        "operation": operation,
+        "decision": approval_decision(operation),
+        "age": details.age,
+        "created_at": prop.get("createdAt"),
+        "kind": record.get("kind"),
+        "text": text,
+        "rationale": prop.get("rationale"),
+        "refs": refs,
+        "evidence_status": mem.evidence_status(refs),
+        "proposed_by": details.proposed_by,
+        "needs_rephrasing": details.needs_rephrasing,
+        "similar": [
+            {**(_memory_view(mem, s.get("memory_id")) or {}), "score": s.get("score")}
+            for s in details.similar
+            if isinstance(s.get("memory_id"), str)
+        ],
+        "target": _memory_view(mem, prop.get("targetMemoryId")),
+        "editable": operation in EDITABLE and bool(text),
+    }
+
+
+async def review(request: Request) -> Response:
+    """The pending queue, oldest first, each proposal with its decision forms."""
+    viewer = viewer_of(request)
+    return _review_page(request, viewer.mem)
+
+
+def _review_page(
+    request: Request, mem: Memory, *, error: str | None = None, status: int = 200
+) -> Response:
+    report = mem.pending(QUEUE_LIMIT)
+    cards = [_card(mem, entry) for entry in report.pending]
+    done = request.query_params.get("done")
+    shown_id = request.query_params.get("id", "")
+    notice = None
+    if done in NOTICES and _ID.match(shown_id):
+        notice = NOTICES[done].format(id=shown_id)
+    memory_id = request.query_params.get("memory", "")
+    return viewer_of(request).render(
+        "review.html",
+        status=status,
+        title="Review",
+        cards=cards,
+        total=report.pending_count,
+        kinds=sorted(MEMORY_KINDS),
+        notice=notice,
+        notice_memory=memory_id if notice and _ID.match(memory_id) else None,
+        error=error,
+        reject_reason=DEFAULT_REJECT_REASON,
+    )
+
+
+def _decide(
+    request: Request, proposal_id: str, done: str, decide: Callable[[Memory], str | None]
+) -> Response:
+    """Run ``decide`` (a curator decision; it returns the memory an add wrote) and go back to
+    the queue saying so; a refused decision shows the queue again with the error."""
+    mem = viewer_of(request).mem
+    try:
+        written = decide(mem)
+    except SwarmMemoryError as exc:
+        message = f"{proposal_id} stays pending: {redact_secrets(str(exc))}"
+        return _review_page(request, mem, error=message, status=status_of(exc))
+    args = {"done": done, "id": proposal_id, **({"memory": written} if written else {})}
+    return RedirectResponse("/review?" + urlencode(args), status_code=303)
+
+
+def _pending(mem: Memory, proposal_id: str) -> dict[str, Any]:
+    """The proposal ``proposal_id`` as stored (its JSON form)."""
+    details = mem.inspect(proposal_id)
+    if not isinstance(details, ProposalDetails):
+        raise NotFoundError(f"proposal {proposal_id} was not found")
+    return details.proposal
+
+
+async def approve(request: Request, form: dict[str, str]) -> Response:
+    """Approve with the decision matching the proposal's operation (as ``review``'s ``a``)."""
+    proposal_id = _id(request.path_params["proposal_id"], prefix="prop_")
+
+    def decide(mem: Memory) -> str | None:
+        decision = approval_decision(str(_pending(mem, proposal_id).get("operation")))
+        change = mem.curate(proposal_id, decision)
+        return change.memory_id if decision == "add" else None
+
+    return _decide(request, proposal_id, "approved", decide)
+
+
+async def edit(request: Request, form: dict[str, str]) -> Response:
+    """Approve an add or update with the reviewer's text and kind (as ``review``'s ``e``):
+    a field left as it was is not a rewrite."""
+    proposal_id = _id(request.path_params["proposal_id"], prefix="prop_")
+    text = form.get("text", "").replace("\r\n", "\n").strip()
+    kind = form.get("kind", "").strip()
+
+    def decide(mem: Memory) -> str | None:
+        prop = _pending(mem, proposal_id)
+        operation = str(prop.get("operation"))
+        record = prop.get("proposedRecord") or {}
+        if operation not in EDITABLE or not record.get("text"):
+            raise MemoryValidationError(
+                "edit rephrases add and update proposals only; approve or reject it"
+            )
+        if kind and kind not in MEMORY_KINDS:
+            raise MemoryValidationError(f"kind must be one of the memory kinds; got {kind!r:.80}")
+        change = mem.curate(
+            proposal_id,
+            approval_decision(operation),
+            text=text if text and text != record.get("text") else None,
+            kind=kind if kind and kind != record.get("kind") else None,
+        )
+        return change.memory_id if operation == "add" else None
+
+    return _decide(request, proposal_id, "edited", decide)
+
+
+async def reject(request: Request, form: dict[str, str]) -> Response:
+    """Reject with the reviewer's reason (or :data:`DEFAULT_REJECT_REASON`)."""
+    proposal_id = _id(request.path_params["proposal_id"], prefix="prop_")
+    reason = form.get("reason", "").strip() or DEFAULT_REJECT_REASON
+
+    def decide(mem: Memory) -> str | None:
+        mem.curate(proposal_id, "reject", reason=reason)
+        return None
+
+    return _decide(request, proposal_id, "rejected", decide)
+
+
+# --------------------------------------------------------------------------- sessions
+async def sessions(request: Request) -> Response:
+    """Every session with a run log, newest first."""
+    viewer = viewer_of(request)
+    listing = viewer.mem.sessions(SESSIONS_LIMIT)
+    return viewer.render("sessions.html", title="Sessions", listing=listing)
+
+
+async def session(request: Request) -> Response:
+    """One session's timeline: brief, injections (ids, scores, tokens) or why not, proposals."""
+    viewer = viewer_of(request)
+    session_id = request.path_params["session_id"]
+    if not _SESSION.match(session_id):
+        raise Refused(404, "no such session")
+    timeline = viewer.mem.session(session_id)
+    return viewer.render(
+        "session.html", title=f"Session {session_id}", timeline=timeline, s=timeline.summary
+    )
+
+
+# ----------------------------------------------------------------------------- health
+def _health_page(request: Request, audit: dict[str, Any] | None = None) -> Response:
+    viewer = viewer_of(request)
+    mem = viewer.mem
+    status = mem.status()
+    try:
+        evidence = mem.verify().to_json()
+        evidence_error = None
+    except MemoryValidationError as exc:  # evidence checks are off
+        evidence, evidence_error = None, str(exc)
+    return viewer.render(
+        "health.html",
+        title="Health",
+        store=status,
+        embeddings=status.get("embeddings") or {},
+        evidence=evidence,
+        evidence_error=evidence_error,
+        audit=audit,
+    )
+
+
+async def health(request: Request) -> Response:
+    """Store, counts, embeddings coverage, evidence that moved, the audit-chain button."""
+    return _health_page(request)
+
+
+async def audit(request: Request, form: dict[str, str]) -> Response:
+    """Verify the audit chain now (reads only) and show the result on the health page."""
+    return _health_page(request, viewer_of(request).mem.verify_audit_chain())
