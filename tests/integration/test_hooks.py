@@ -387,6 +387,49 @@ def test_the_helper_leaves_when_the_project_state_goes(tmp_path: Path) -> None:
     assert not sock.exists() and not lock.exists()
 
 
+def test_the_helper_serves_every_hook_of_a_session(tmp_path: Path) -> None:
+    """A stop hook with no helper running starts one (as a session start does), and the
+    helper then files the next stop's proposals itself."""
+    root = make_project(tmp_path, memories=(PYTEST,))
+    base = {"session_id": "h1", "cwd": str(root), "transcript_path": ""}
+    first = _proposal_reply("Seed data is loaded by src/app/db.py after migrations.")
+    done = hook(
+        "claude-code",
+        "Stop",
+        {**base, "last_assistant_message": first},
+        cwd=root,
+        SWARMMEM_HOOK_HELPER="1",
+        SWARMMEM_HOOK_HELPER_IDLE="30",
+    )
+    assert (done.returncode, done.stdout) == (0, "")
+    sock = client.socket_path(root)
+    try:
+        assert _wait_for(sock.exists)  # the stop hook started the helper
+        second = _proposal_reply("Migrations must be reversible; write a downgrade step.")
+        request = {
+            "version": swarmmem.__version__,
+            "root": str(root),
+            "host": "claude-code",
+            "event": "Stop",
+            "payload": json.dumps({**base, "last_assistant_message": second}),
+        }
+        assert client.ask_helper(root, request) == ""  # answered by the helper
+        with swarmmem.open(root) as mem:
+            texts = sorted(
+                p.proposed_record.text
+                for p in mem.store.list_proposals("pending")
+                if p.proposed_record is not None
+            )
+        assert texts == [
+            "Migrations must be reversible; write a downgrade step.",
+            "Seed data is loaded by src/app/db.py after migrations.",
+        ]
+    finally:
+        shutil.rmtree(root / ".swarm" / "runs", ignore_errors=True)
+        shutil.rmtree(root / ".swarm", ignore_errors=True)  # the helper leaves
+        _wait_for(lambda: not _helper_running(root), timeout=30)
+
+
 def _helper_running(root: Path) -> bool:
     probe = subprocess.run(
         ["pgrep", "-f", f"swarmmem.hooks.daemon {root}$"], capture_output=True, text=True

@@ -3,8 +3,10 @@
 Only the standard library and :mod:`swarmmem.hooks.hosts` / :mod:`swarmmem.project` are
 imported until the answer must be computed here. The answer comes from the project's helper
 process (:mod:`swarmmem.hooks.daemon`, which keeps the libraries and the embedding model
-loaded) when one is running; otherwise this process computes it (:func:`run_in_process`) and,
-for a session start or a prompt, starts the helper for the prompts to come. Either way the
+loaded) when one is running, for every hook of a session (brief, prompts, the proposals read
+at stop and session end); otherwise this process starts the helper first, so it warms up for
+the hooks to come (a one-prompt session's prompt included), then computes the answer itself
+(:func:`run_in_process`). Either way the
 host gets its documented output and exit code 0: a memory failure never blocks the person.
 
 ``SWARMMEM_HOOK_HELPER=0`` turns the helper off (every hook computes its own answer).
@@ -180,15 +182,9 @@ def run(
         if config is None and memory_enabled(project) is False:
             out.write(hosts.empty_output(host, kind))
             return 0
-        wants_helper = (
-            config is None
-            and helper_enabled()
-            and kind
-            in (
-                hosts.SESSION_START,
-                hosts.PROMPT,
-            )
-        )
+        # every hook of a session goes to the project's helper (the brief, each prompt, the
+        # proposals read at stop and session end), which keeps the library and model warm
+        wants_helper = config is None and helper_enabled()
         answer = None
         if wants_helper:
             request = {
@@ -200,9 +196,9 @@ def run(
             }
             answer = ask_helper(project, request)
         if answer is None:
-            answer = run_in_process(project, hook, config)
-            if wants_helper:
+            if wants_helper:  # started first: it warms up while this hook answers itself
                 start_helper(project)
+            answer = run_in_process(project, hook, config)
         out.write(answer)
     except Exception as exc:  # never block the person's work
         print(f"swarmmem hook {host} {event}: {type(exc).__name__}: {exc}", file=sys.stderr)
