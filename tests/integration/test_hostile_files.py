@@ -53,7 +53,12 @@ def test_the_hook_answers_nothing_and_exits_0(tmp_path: Path, case: str) -> None
     plant(tmp_path, case)
     payload = json.dumps({"session_id": "s", "cwd": str(tmp_path), "prompt": "how do tests run"})
     done = run(tmp_path, "hook", "claude-code", "UserPromptSubmit", stdin=payload)
-    assert (done.returncode, done.stdout) == (0, "")
+    assert done.returncode == 0
+    # nothing is added to the prompt; the person is told once why memory is off
+    answer = json.loads(done.stdout)
+    assert set(answer) == {"systemMessage"}
+    assert "memory is off until the configuration is fixed" in answer["systemMessage"]
+    assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr
 
 
 def test_a_legacy_memories_file_in_a_checkout_is_only_proposed(tmp_path: Path) -> None:
