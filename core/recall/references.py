@@ -17,7 +17,7 @@ case.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from swarmmem.core.model.records import MemoryRecord
@@ -71,17 +71,32 @@ SOURCE_EXTENSIONS = frozenset(
 _PATH = re.compile(
     r"(?<![\w@/.])((?:[\w.-]+/)*[\w-][\w.-]*\.([A-Za-z0-9]{1,5})|(?:[\w.-]+/)+[\w.-]+)(?![\w/])"
 )
+#: a maximal run of the characters a path is made of; :data:`_PATH` matches inside one
+_PATH_RUN = re.compile(r"[\w./-]+")
+#: a run longer than this is no file reference (and is not searched: :data:`_PATH` backtracks
+#: within a run, so each search is kept short and the whole scan linear)
+MAX_PATH_CHARS = 256
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(\(\))?")
 #: the metadata keys that list a memory's files, and its symbols
 FILE_KEYS = ("file", "filePath", "files", "touchedFiles")
 SYMBOL_KEYS = ("symbol", "symbols")
 
 
+def _paths(query: str) -> Iterator[re.Match[str]]:
+    """The :data:`_PATH` matches of ``query``, searched run by run (:data:`_PATH_RUN`; a match
+    never spans two runs, and the pattern's look-behind still sees the character before its
+    run), leaving out runs longer than :data:`MAX_PATH_CHARS`: linear in ``query``."""
+    for run in _PATH_RUN.finditer(query):
+        start, end = run.span()
+        if end - start <= MAX_PATH_CHARS:
+            yield from _PATH.finditer(query, start, end)
+
+
 def query_files(query: str) -> frozenset[str]:
     """The file paths ``query`` names, lower-cased, without ``./`` and a trailing slash; a
     bare extension or a path ending in a slash (a directory) is none."""
     found = set()
-    for match in _PATH.finditer(query):
+    for match in _paths(query):
         path, extension = match.group(1), match.group(2)
         if path.endswith("/"):
             continue
@@ -102,15 +117,18 @@ def query_symbols(query: str) -> frozenset[str]:
     dotted names also by each dotted suffix (``Console.is_terminal`` gives ``is_terminal``),
     case kept."""
     found = set()
+    first_word = len(query) - len(query.lstrip())  # where the query's first word starts
     for match in _IDENT.finditer(query):
         name = match.group(0)
         start, end = match.span()
         quoted = query[start - 1 : start] == "`" and query[end : end + 1] == "`"
         called = match.group(1) is not None
         name = name.removesuffix("()")
-        capital = name[:1].isupper() and start > 0 and query[:start].strip() != ""
-        if len(name) < 2 or not (called or quoted or capital or _code_like(name)):
-            continue
+        capital = name[:1].isupper() and start > first_word
+        if not 2 <= len(name) <= MAX_PATH_CHARS or not (
+            called or quoted or capital or _code_like(name)
+        ):
+            continue  # a name of hundreds of characters is no symbol of the code
         parts = name.split(".")
         for i in range(len(parts)):
             found.add(".".join(parts[i:]))
@@ -173,10 +191,12 @@ def without_extensions(query: str) -> str:
     """``query`` with the source extension of every file it names dropped (``console.py``
     becomes ``console``), so that the extension is no query word of the full-text search."""
 
-    def strip(match: re.Match[str]) -> str:
+    parts: list[str] = []
+    at = 0
+    for match in _paths(query):
         path, extension = match.group(1), match.group(2)
-        if extension is None or extension.lower() not in SOURCE_EXTENSIONS:
-            return path
-        return path[: -len(extension) - 1]
-
-    return _PATH.sub(strip, query)
+        if extension is not None and extension.lower() in SOURCE_EXTENSIONS:
+            parts.append(query[at : match.start(1)] + path[: -len(extension) - 1])
+            at = match.end(1)
+    parts.append(query[at:])
+    return "".join(parts)

@@ -222,16 +222,21 @@ def redacted_item(item: RecallItem, redact: Callable[[str], str]) -> RecallItem:
     return item if clean == record else attrs.evolve(item, record=clean)
 
 
+#: the longest query a usage row keeps (what a stored string may hold)
+USAGE_QUERY_CHARS = 100_000
+
+
 def usage_row(
     bundle: RecallBundle,
     request: RecallRequest,
     context: MemoryContext,
     redact: Callable[[str], str] = _unchanged,
 ) -> RecallUsage:
-    """The recall usage of ``bundle`` (what learning later rewards), its query redacted."""
+    """The recall usage of ``bundle`` (what learning later rewards), its query redacted (and
+    cut to :data:`USAGE_QUERY_CHARS`: redaction markers may make a query longer)."""
     return RecallUsage(
         bundle_id=bundle.id,
-        query=redact(request.query) if request.query else request.query,
+        query=redact(request.query)[:USAGE_QUERY_CHARS] if request.query else request.query,
         scopes=request.scopes,
         kinds=request.kinds or (),
         memory_ids=tuple(item.record.id for item in bundle.items),

@@ -553,3 +553,16 @@ def test_recall_on_a_damaged_database_fails_with_a_clear_error(tmp_path: Path) -
     result = CliRunner().invoke(main, ["--root", str(tmp_path), "recall", "build facts"])
     assert result.exit_code == 1
     assert "malformed" in result.output and "Traceback" not in result.output
+
+
+def test_a_query_that_redaction_makes_longer_is_still_recalled(tmp_path: Path) -> None:
+    """A query within the length limit whose secrets' redaction markers are longer than the
+    secrets (thousands of JWT-like tokens): the recall answers, and its usage row keeps the
+    redacted query cut to the limit (it once failed validation and raised)."""
+    query = ("eyJa." * 19_800)[:99_000]
+    with swarmmem.open(tmp_path, config={"enabled": True}) as mem:
+        bundle = mem.recall(query)
+        assert bundle.items == ()
+        (usage,) = mem.store.list_recall_usage()
+    assert usage.query is not None and len(usage.query) <= 100_000
+    assert "eyJa" not in usage.query

@@ -167,3 +167,21 @@ def test_sqlite_store_agrees(tmp_path: Path) -> None:
         assert texts[0].startswith("Console.is_terminal")
     finally:
         runtime.close()
+
+
+def test_runs_longer_than_a_path_are_no_reference_and_are_read_once() -> None:
+    """Hostile queries of path and identifier characters (each a quadratic scan before):
+    a run longer than MAX_PATH_CHARS names no file, a name that long no symbol, and what a
+    short run names is found as before, even right after a long one."""
+    from swarmmem.core.recall.references import MAX_PATH_CHARS
+
+    long_run = "a-" * (MAX_PATH_CHARS // 2 + 1) + "@x.py"
+    assert query_files(long_run) == frozenset()
+    assert without_extensions(long_run) == long_run
+    dotted = "eyJa." * 100 + "eyJ"
+    assert query_symbols(dotted) == frozenset()
+    text = f"{'a/' * 200}b fix it in attr/_make.py and Console.is_terminal"
+    assert query_files(text) == {"attr/_make.py"}
+    assert without_extensions(text).endswith("fix it in attr/_make and Console.is_terminal")
+    assert {"Console.is_terminal", "is_terminal"} <= query_symbols(text)
+    assert without_extensions("see x@a-b.py and ./src/app.py") == "see x@a-b and ./src/app"
