@@ -207,11 +207,21 @@ class Memory:
         text: str | None = None,
         kind: str | None = None,
         tags: Sequence[str] | None = None,
+        reviewer: str = "curator_agent",
     ) -> AppliedChange:
         """Apply a curator decision to a pending proposal (trusted path); ``text``, ``kind``
-        and ``tags`` rephrase an ``add`` or ``update`` (validated as durable memory)."""
+        and ``tags`` rephrase an ``add`` or ``update`` (validated as durable memory).
+        ``reviewer`` says who decided: ``"user"`` for a person (the CLI's ``curate`` and
+        ``review``, the web viewer), ``"curator_agent"`` (the default) for an agent."""
         return self._ready().writes.curate(
-            proposal_id, decision, reason=reason, patch=patch, text=text, kind=kind, tags=tags
+            proposal_id,
+            decision,
+            reason=reason,
+            patch=patch,
+            text=text,
+            kind=kind,
+            tags=tags,
+            reviewer=reviewer,
         )
 
     def refile(self, original: MemoryProposal, rationale: str) -> MemoryProposal:

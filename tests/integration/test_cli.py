@@ -570,3 +570,16 @@ def test_recall_of_nothing_stored_says_nothing_matched(project: Path) -> None:
     assert data["message"].startswith("nothing matched") and data["token_estimate"] == 0
     found = as_json(cli(project, "--json", "recall", "format python code before a commit"))
     assert found["memory_ids"] and "nothing matched" not in found["prompt_block"]
+
+
+def test_a_decision_at_the_command_line_is_labelled_as_a_persons(project: Path) -> None:
+    """``swarmmem curate`` records the person as the reviewer; an agent's decision through
+    the library (and the MCP curator tools) stays ``curator_agent``."""
+    by_person = propose_fact(project)
+    assert cli(project, "curate", by_person["proposal_id"], "add").exit_code == 0
+    by_agent = propose_fact(project, "Tag releases from the main branch only.")
+    with swarmmem.open(project) as mem:
+        mem.curate(by_agent["proposal_id"], "add")
+        reviewers = {p.id: p.reviewer for p in mem.store.list_proposals()}
+    assert reviewers[by_person["proposal_id"]] == "user"
+    assert reviewers[by_agent["proposal_id"]] == "curator_agent"

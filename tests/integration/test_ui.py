@@ -457,8 +457,8 @@ def test_a_person_decides_with_the_same_label_as_swarmmem_review(project: UiProj
     )
     cli_approve, cli_reject = (proposal_of(project.root, i) for i in by_cli)
     assert cli_approve.status == "applied" and cli_reject.status == "rejected"
-    assert viewer_approve.reviewer == cli_approve.reviewer
-    assert viewer_reject.reviewer == cli_reject.reviewer
+    assert viewer_approve.reviewer == cli_approve.reviewer == "user"  # a person's decision
+    assert viewer_reject.reviewer == cli_reject.reviewer == "user"
     assert viewer_reject.rejection_reason == cli_reject.rejection_reason == "rejected in review"
 
 

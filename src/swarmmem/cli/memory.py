@@ -22,6 +22,7 @@ from swarmmem.core.model.records import (
     PROPOSAL_OPERATIONS,
     RECALL_MODES,
 )
+from swarmmem.core.writes.curator import PERSON_REVIEWER
 
 CALLER_MODES = tuple(mode for mode in RECALL_MODES if mode != "evaluation")
 """The recall modes a caller may ask for (``evaluation`` is the evaluator's own)."""
@@ -140,7 +141,13 @@ def curate(
     """
     with state.open() as mem:
         change = mem.curate(
-            proposal_id, decision, reason=reason, text=text, kind=kind, tags=list(tags) or None
+            proposal_id,
+            decision,
+            reason=reason,
+            text=text,
+            kind=kind,
+            tags=list(tags) or None,
+            reviewer=PERSON_REVIEWER,
         )
     emit(state, render.curate_json(change), render.curate_text)
 

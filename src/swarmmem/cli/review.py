@@ -34,7 +34,11 @@ from swarmmem.core.model.errors import ConflictError, NotFoundError, SwarmMemory
 from swarmmem.core.model.formatting import age_text
 from swarmmem.core.model.ids import iso_to_ms, memory_id, to_iso
 from swarmmem.core.model.records import MEMORY_KINDS, MemoryProposal
-from swarmmem.core.writes.curator import DEFAULT_REJECT_REASON, approval_decision
+from swarmmem.core.writes.curator import (
+    DEFAULT_REJECT_REASON,
+    PERSON_REVIEWER,
+    approval_decision,
+)
 from swarmmem.memory import Memory
 from swarmmem.results import proposal_details_json, redact_secrets
 
@@ -237,7 +241,9 @@ class Reviewer:
         expected = self._written_id(entry["id"], text, kind) if decision == "add" else None
         existed = expected is not None and self._active(expected)
         try:
-            change = self.mem.curate(entry["id"], decision, text=text, kind=kind)
+            change = self.mem.curate(
+                entry["id"], decision, text=text, kind=kind, reviewer=PERSON_REVIEWER
+            )
         except SwarmMemoryError as exc:
             self._error(exc)
             return
@@ -304,7 +310,7 @@ class Reviewer:
 
     def _reject(self, entry: dict[str, Any], reason: str, outcome: str) -> None:
         try:
-            change = self.mem.curate(entry["id"], "reject", reason=reason)
+            change = self.mem.curate(entry["id"], "reject", reason=reason, reviewer=PERSON_REVIEWER)
         except SwarmMemoryError as exc:
             self._error(exc)
             return
@@ -493,7 +499,7 @@ def decide_all(
     for item in proposals if apply else ():
         decision = item["decision"]
         try:
-            change = mem.curate(item["proposal_id"], decision, reason=why)
+            change = mem.curate(item["proposal_id"], decision, reason=why, reviewer=PERSON_REVIEWER)
         except SwarmMemoryError as exc:
             failed.append({"proposal_id": item["proposal_id"], "error": redact_secrets(str(exc))})
             continue

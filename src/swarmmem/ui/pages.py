@@ -25,7 +25,7 @@ from swarmmem.core.maintenance.management import MEMORY_STATES
 from swarmmem.core.model.errors import MemoryValidationError, NotFoundError, SwarmMemoryError
 from swarmmem.core.model.records import MEMORY_KINDS, MemoryRecord
 from swarmmem.core.model.reports import MemoryDetails, ProposalDetails
-from swarmmem.core.writes.curator import DEFAULT_REJECT_REASON, approval_decision
+from swarmmem.core.writes.curator import DEFAULT_REJECT_REASON, PERSON_REVIEWER, approval_decision
 from swarmmem.memory import Memory
 from swarmmem.results import redact_secrets
 from swarmmem.ui.viewer import Refused, status_of, viewer_of
@@ -282,7 +282,7 @@ async def approve(request: Request, form: dict[str, str]) -> Response:
 
     def decide(mem: Memory) -> str | None:
         decision = approval_decision(str(_pending(mem, proposal_id).get("operation")))
-        change = mem.curate(proposal_id, decision)
+        change = mem.curate(proposal_id, decision, reviewer=PERSON_REVIEWER)
         return change.memory_id if decision == "add" else None
 
     return _decide(request, proposal_id, "approved", decide)
@@ -310,6 +310,7 @@ async def edit(request: Request, form: dict[str, str]) -> Response:
             approval_decision(operation),
             text=text if text and text != record.get("text") else None,
             kind=kind if kind and kind != record.get("kind") else None,
+            reviewer=PERSON_REVIEWER,
         )
         return change.memory_id if operation == "add" else None
 
@@ -322,7 +323,7 @@ async def reject(request: Request, form: dict[str, str]) -> Response:
     reason = form.get("reason", "").strip() or DEFAULT_REJECT_REASON
 
     def decide(mem: Memory) -> str | None:
-        mem.curate(proposal_id, "reject", reason=reason)
+        mem.curate(proposal_id, "reject", reason=reason, reviewer=PERSON_REVIEWER)
         return None
 
     return _decide(request, proposal_id, "rejected", decide)
