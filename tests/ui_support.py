@@ -136,3 +136,23 @@ def launch_chromium(sync_api: Any, user_data: Path) -> tuple[Any, Any]:
         playwright.stop()
         raise
     return playwright, context
+
+
+def copied_project(seeded: Path, tmp_path: Path) -> UiProject:
+    """A copy of the ``seeded`` project (built once per module) for one test, with the ids of
+    its memories and pending proposals."""
+    root = tmp_path / "project"
+    shutil.copytree(seeded, root, symlinks=True)
+    with swarmmem.open(root) as mem:
+        memories = {r.text: r.id for r in mem.list()}
+        pending = {p.proposed_record.text: p.id for p in mem.store.list_proposals("pending")}
+    return UiProject(
+        root,
+        memories={"script": memories[SCRIPT_TEXT], "img": memories[IMG_TEXT]},
+        proposals={
+            "approve": pending[APPROVE_TEXT],
+            "edit": pending[EDIT_TEXT],
+            "reject": pending[REJECT_TEXT],
+            "hostile": pending[HOSTILE_PROPOSAL],
+        },
+    )

@@ -27,13 +27,12 @@ from ui_support import (
     BIDI,
     EDIT_TEXT,
     EDITED_TEXT,
-    HOSTILE_PROPOSAL,
     HOSTILE_SESSION,
-    IMG_TEXT,
     REJECT_TEXT,
     SCRIPT_TEXT,
     SESSION,
     UiProject,
+    copied_project,
     ui_project,
 )
 
@@ -62,21 +61,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def project(seeded: Path, tmp_path: Path) -> UiProject:
-    root = tmp_path / "project"
-    shutil.copytree(seeded, root, symlinks=True)
-    with swarmmem.open(root) as mem:
-        memories = {r.text: r.id for r in mem.list()}
-        pending = {p.proposed_record.text: p.id for p in mem.store.list_proposals("pending")}
-    return UiProject(
-        root,
-        memories={"script": memories[SCRIPT_TEXT], "img": memories[IMG_TEXT]},
-        proposals={
-            "approve": pending[APPROVE_TEXT],
-            "edit": pending[EDIT_TEXT],
-            "reject": pending[REJECT_TEXT],
-            "hostile": pending[HOSTILE_PROPOSAL],
-        },
-    )
+    return copied_project(seeded, tmp_path)
 
 
 @contextlib.contextmanager
