@@ -216,22 +216,23 @@ def _recall_once(
         return finish.lexical_only("dense retrieval failed")
     regular = [it for it in lexical.items if not it.explored]
     explored = [it for it in lexical.items if it.explored]
-    evidence = QueryEvidence.of(request, lexical.text_relevance, hits.cosines, hits.profile)
     cosines = {record.id: cosine for record, cosine in hits.candidates}
     verdicts: tuple[Verdict, ...] = ()
     if settings.fusion in ("score", "calibrated"):
         fused = _scored_fusion(lexical, hits, request, settings, now, config.policy)
+        shown = _shown(request, settings)
         if judge is None:
-            items = _with_cosines(fused.items(_shown(request, settings)), cosines)
+            items = _with_cosines(fused.items(shown), cosines)
         else:
-            shown = _shown(request, settings)
-            ids, verdicts = judge.ranked(fused.kept, fused.explored, evidence, shown)
+            ids, verdicts = judge.ranked(
+                fused.kept, fused.explored, judge.evidence(lexical, hits), shown
+            )
             items = _with_cosines(fused.items(only=ids), cosines)
         unreadable.update(fused.unreadable)
     else:
         items = _fused_items(regular, hits.candidates, request, settings)
         if judge is not None:
-            items, verdicts = judge.items(items + explored, evidence)
+            items, verdicts = judge.items(items + explored, judge.evidence(lexical, hits))
             explored = []
     items, used_reranker, rerank_count, reason = _rerank(
         items, request, parts, settings, elapsed_ms=(timer() - started) * 1000.0
@@ -261,6 +262,13 @@ class _Judge:
     request: RecallRequest
     settings: AdmissionSettings
     hybrid: HybridSettings
+
+    def evidence(self, lexical: RecallResult, hits: DenseHits | None = None) -> QueryEvidence:
+        """What admission reads of the question: its words, the lexical relevance and, with
+        ``hits``, its cosines."""
+        if hits is None:
+            return QueryEvidence.of(self.request, lexical.text_relevance)
+        return QueryEvidence.of(self.request, lexical.text_relevance, hits.cosines, hits.profile)
 
     def verdicts(
         self, candidates: Sequence[Candidate], evidence: QueryEvidence
@@ -374,7 +382,7 @@ class _Finisher:
         ranking = self.lexical.ranking
         if self.judge is None or ranking is None:
             return self(list(self.lexical.items), trace)
-        evidence = QueryEvidence.of(self.request, self.lexical.text_relevance)
+        evidence = self.judge.evidence(self.lexical)
         limit = self.request.max_items
         ids, verdicts = self.judge.ranked(ranking.kept, ranking.explored, evidence, limit)
         items = ranking.items(only=ids)
