@@ -25,6 +25,7 @@ import contextlib
 import os
 import secrets
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from swarmmem.core.model.errors import UntrustedPathError
@@ -178,15 +179,8 @@ def private_folder(folder: Path, *, base: Path, create: bool) -> None:
         if create:
             with contextlib.suppress(FileExistsError):
                 os.mkdir(current, 0o700)
-        try:
-            info = os.lstat(current)
-        except FileNotFoundError:
+        if not _check_entry(current, stat.S_ISDIR, "a folder", f"the folder {current}"):
             return
-        if stat.S_ISLNK(info.st_mode):
-            raise UntrustedPathError(f"refusing the folder {current}: it is a symbolic link")
-        reason = "not a folder" if not stat.S_ISDIR(info.st_mode) else untrusted(info)
-        if reason is not None:
-            raise UntrustedPathError(f"refusing the folder {current}: it is {reason}")
 
 
 def private_file(path: Path, *, base: Path) -> None:
@@ -194,12 +188,20 @@ def private_file(path: Path, *, base: Path) -> None:
     itself when it exists: a symbolic link, anything but a regular file, or another user's
     file is refused."""
     private_folder(path.parent, base=base, create=True)
+    _check_entry(path, stat.S_ISREG, "a regular file", str(path))
+
+
+def _check_entry(path: Path, is_kind: Callable[[int], bool], kind: str, shown: str) -> bool:
+    """False when nothing is at ``path``; else True, unless it is a symbolic link, not
+    ``kind`` (``is_kind`` of its mode) or not the user's: then :class:`UntrustedPathError`
+    names it as ``shown``."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
-        return
+        return False
     if stat.S_ISLNK(info.st_mode):
-        raise UntrustedPathError(f"refusing {path}: it is a symbolic link")
-    reason = "not a regular file" if not stat.S_ISREG(info.st_mode) else untrusted(info)
+        raise UntrustedPathError(f"refusing {shown}: it is a symbolic link")
+    reason = f"not {kind}" if not is_kind(info.st_mode) else untrusted(info)
     if reason is not None:
-        raise UntrustedPathError(f"refusing {path}: it is {reason}")
+        raise UntrustedPathError(f"refusing {shown}: it is {reason}")
+    return True

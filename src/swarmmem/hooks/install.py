@@ -476,26 +476,22 @@ def plan_agents(
 
 
 def _plan_agent(plan: Plan, agent: str, *, user: bool) -> None:
-    if agent == "claude-code":
-        plan_claude_code(plan, user=user)
-    elif agent == "codex":
-        plan_codex(plan, user=user)
-    elif agent == "gemini":
-        plan_gemini(plan)
-    elif agent == "cursor":
-        plan_cursor(plan)
-    else:
-        plan_opencode(plan)
+    writers: dict[str, Callable[[], None]] = {
+        "claude-code": lambda: plan_claude_code(plan, user=user),
+        "codex": lambda: plan_codex(plan, user=user),
+        "gemini": lambda: plan_gemini(plan),
+        "cursor": lambda: plan_cursor(plan),
+        "opencode": lambda: plan_opencode(plan),
+    }
+    writers[agent]()
 
 
 def _remove_agent(plan: Plan, agent: str, *, user: bool) -> None:
-    if agent == "claude-code":
-        remove_claude_code(plan, user=user)
-    elif agent == "codex":
-        remove_codex(plan, user=user)
-    elif agent == "gemini":
-        remove_gemini(plan)
-    elif agent == "cursor":
-        remove_cursor(plan)
-    else:
-        remove_opencode(plan)
+    removers: dict[str, Callable[[], None]] = {
+        "claude-code": lambda: remove_claude_code(plan, user=user),
+        "codex": lambda: remove_codex(plan, user=user),
+        "gemini": lambda: remove_gemini(plan),
+        "cursor": lambda: remove_cursor(plan),
+        "opencode": lambda: remove_opencode(plan),
+    }
+    removers[agent]()
