@@ -365,6 +365,8 @@ class _Finisher:
         diagnostics: dict[str, Any] = dict(lexical.diagnostics)
         diagnostics["returnedCount"] = len(items)
         diagnostics["exploredCount"] = sum(1 for it in items if it.explored)
+        if trace.admission:  # what admission judged and left out (below its threshold)
+            diagnostics["notAdmittedCount"] = sum(1 for v in trace.admission if not v.admitted)
         if trace.used_embedding:
             diagnostics["fusionActive"] = True
         result = RecallResult(

@@ -111,6 +111,8 @@ def injection_skip_reason(diagnostics: Mapping[str, Any]) -> str | None:
     candidates = diagnostics.get("candidateCount", 0)
     if candidates == 0:
         return "no_results"
+    if diagnostics.get("notAdmittedCount", 0) > 0:  # candidates, none relevant enough
+        return "below_threshold"
     eligible = (
         candidates
         - diagnostics.get("preScoredFilteredCount", 0)

@@ -143,3 +143,25 @@ def test_injection_takes_the_nearest_weak_word_match_only_at_the_supported_cosin
     off = DenseRule(floor=0.4, gate=0.2, injection=True, supported=None)
     query = dense_query(req, {pool[0].id: 0.9, pool[1].id: 0.2})
     assert not any(v.admitted for v in admit(pool, query, threshold=0.15, drop_off=0.7, dense=off))
+
+
+def test_an_injection_left_out_by_admission_says_below_threshold() -> None:
+    """The run log's reason when candidates matched but none was admitted."""
+    from swarmmem.adapters.storage.memory import InMemoryStore
+    from swarmmem.core.recall.pipeline import RecallConfig, run_recall
+    from swarmmem.core.recall.service import injection_skip_reason
+
+    store = InMemoryStore()
+    store.upsert_many([make_memory(USE), make_memory(OTHER)])
+    req = RecallRequest(
+        query="how do I use docker to run a test database?",
+        task="how do I use docker to run a test database?",
+        mode="injection",
+        scopes=(REPO_SCOPE,),
+        min_relevance=1.0,  # no relevance reaches it
+    )
+    result, trace = run_recall(store, req, now="2026-01-05T00:00:00.000Z", config=RecallConfig())
+    assert result.items == () and trace.admission and not any(v.admitted for v in trace.admission)
+    assert result.diagnostics["notAdmittedCount"] == len(trace.admission)
+    assert injection_skip_reason(result.diagnostics) == "below_threshold"
+    assert injection_skip_reason({"candidateCount": 0, "returnedCount": 0}) == "no_results"
