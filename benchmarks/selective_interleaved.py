@@ -34,9 +34,9 @@ from test_selective_recall_bench import (
     selective_queries,
 )
 
-from swarmmem.adapters.storage import sqlite_fts
 from swarmmem.adapters.storage.sqlite import SqliteStore
-from swarmmem.adapters.storage.sqlite_support import sqlite_module
+from swarmmem.adapters.storage.sqlite import fulltext as sqlite_fts
+from swarmmem.adapters.storage.sqlite.support import sqlite_module
 from swarmmem.core.recall.bm25 import stemmed_query
 from swarmmem.core.recall.pipeline import run_recall
 

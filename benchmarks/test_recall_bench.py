@@ -15,7 +15,7 @@ import pytest
 from conftest import bulk, make_corpus
 
 from swarmmem.adapters.storage.sqlite import SqliteStore
-from swarmmem.adapters.storage.sqlite_support import sqlite_module
+from swarmmem.adapters.storage.sqlite.support import sqlite_module
 from swarmmem.core.model.ids import content_hash, memory_id_for_hash
 from swarmmem.core.model.records import MemoryRecord, MemoryScope, MemorySource, RecallRequest
 from swarmmem.core.recall import scoring

@@ -30,7 +30,7 @@ import pytest
 from conftest import bulk, code_facts, fact_record
 
 from swarmmem.adapters.storage.sqlite import SqliteStore
-from swarmmem.adapters.storage.sqlite_support import sqlite_module
+from swarmmem.adapters.storage.sqlite.support import sqlite_module
 from swarmmem.core.model.records import MemoryRecord, MemoryScope, RecallRequest
 from swarmmem.core.recall.bm25 import STOP_WORDS, stemmed_query
 from swarmmem.core.recall.pipeline import run_recall

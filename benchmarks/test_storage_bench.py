@@ -26,9 +26,9 @@ from conftest import SCOPE, bulk, record
 from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
 from swarmmem.adapters.storage.jsonl import JsonlStore
 from swarmmem.adapters.storage.memory import InMemoryStore
-from swarmmem.adapters.storage.sql_rows import fts_values
+from swarmmem.adapters.storage.sql.rows import fts_values
 from swarmmem.adapters.storage.sqlite import SqliteStore
-from swarmmem.adapters.storage.sqlite_support import sqlite_module
+from swarmmem.adapters.storage.sqlite.support import sqlite_module
 from swarmmem.core.model.codec import record_to_dict
 from swarmmem.core.model.records import MemoryRecord
 from swarmmem.core.writes.importing import import_records

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from swarmmem.adapters.storage.sqlite_support import load_vec, sqlite_module
+from swarmmem.adapters.storage.sqlite.support import load_vec, sqlite_module
 from swarmmem.core.model.errors import EmbeddingUnavailableError, StorageError
 
 if TYPE_CHECKING:

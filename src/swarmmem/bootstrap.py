@@ -109,7 +109,7 @@ def git_remote_origin(root: Path) -> str | None:
 
 def sqlite_capabilities() -> dict[str, Any]:
     """What the SQLite build offers (FTS5, extension loading, sqlite-vec), for diagnostics."""
-    from swarmmem.adapters.storage.sqlite_support import sqlite_capabilities as probe
+    from swarmmem.adapters.storage.sqlite.support import sqlite_capabilities as probe
 
     return probe()
 
@@ -117,7 +117,7 @@ def sqlite_capabilities() -> dict[str, Any]:
 def sqlite_connect(path: Path) -> Any:
     """A plain connection to the SQLite file at ``path``, from the module the stores use
     (for measurement baselines such as the bare FTS5 query)."""
-    from swarmmem.adapters.storage.sqlite_support import sqlite_module
+    from swarmmem.adapters.storage.sqlite.support import sqlite_module
 
     return sqlite_module().connect(str(path))
 

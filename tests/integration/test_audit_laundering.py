@@ -12,7 +12,7 @@ import pytest
 from factories import curate_fact
 
 import swarmmem
-from swarmmem.adapters.storage.sqlite_support import sqlite_module
+from swarmmem.adapters.storage.sqlite.support import sqlite_module
 from swarmmem.core.model.audit import GENESIS, event_row_hash
 from swarmmem.core.model.errors import StorageError
 

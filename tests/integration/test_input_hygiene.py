@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from factories import BASE_TIME, FixedClock, cite, write_memory_config
 
 import swarmmem
-from swarmmem.adapters.storage.sqlite_support import sqlite_module
+from swarmmem.adapters.storage.sqlite.support import sqlite_module
 from swarmmem.cli import main
 from swarmmem.core.model.errors import (
     ConfigError,

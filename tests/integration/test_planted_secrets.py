@@ -27,7 +27,7 @@ from click.testing import CliRunner
 
 import swarmmem
 from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
-from swarmmem.adapters.storage.sqlite_support import sqlite_module
+from swarmmem.adapters.storage.sqlite.support import sqlite_module
 from swarmmem.cli import main
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / ("swarmmem.exe" if os.name == "nt" else "swarmmem")

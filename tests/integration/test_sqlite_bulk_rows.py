@@ -17,7 +17,7 @@ from factories import REPO_SCOPE, T0, at, make_memory
 from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
 from swarmmem.adapters.storage.sql import records as sql_records
 from swarmmem.adapters.storage.sqlite import BULK_CACHE_KIB, SqliteStore
-from swarmmem.adapters.storage.sqlite_support import sqlite_module
+from swarmmem.adapters.storage.sqlite.support import sqlite_module
 from swarmmem.core.model.codec import record_to_dict
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.ids import to_iso

@@ -18,7 +18,7 @@ from factories import REPO_SCOPE, T0, at, make_memory, make_proposal, select_can
 
 from swarmmem.adapters.storage.export_import import import_jsonl
 from swarmmem.adapters.storage.sqlite import MIGRATIONS, SqliteStore
-from swarmmem.adapters.storage.sqlite_support import sqlite_module
+from swarmmem.adapters.storage.sqlite.support import sqlite_module
 from swarmmem.core.model.audit import GENESIS, event_row_hash
 from swarmmem.core.model.codec import proposal_to_dict, record_from_dict, record_to_dict
 from swarmmem.core.model.errors import CorruptStoreError, StorageError

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from swarmmem.adapters.storage.sqlite_support import sqlite_module
+from swarmmem.adapters.storage.sqlite.support import sqlite_module
 from swarmmem.core.recall.stemming import fts_tokens, porter_stem, stemmed_tokens
 
 # words that walk through every rule of every step (and the pass-through cases)

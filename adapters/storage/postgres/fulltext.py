@@ -40,7 +40,7 @@ from swarmmem.adapters.storage.sql import (
     TxState,
     list_query,
 )
-from swarmmem.adapters.storage.sql_rows import ITEM_UPDATE, ITEM_WRITE_COLUMNS, ITEM_WRITE_COUNT
+from swarmmem.adapters.storage.sql.rows import ITEM_UPDATE, ITEM_WRITE_COLUMNS, ITEM_WRITE_COUNT
 from swarmmem.core.model.errors import ConfigError
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.semantics import ListFilter, StoredRow, passes_parsed_expiry

@@ -37,7 +37,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from swarmmem.adapters.storage.sql_rows import fts_values
+from swarmmem.adapters.storage.sql.rows import fts_values
 from swarmmem.core.recall.bm25 import KIND_COLUMN
 from swarmmem.core.recall.stemming import fts_tokens, stemmed_tokens
 

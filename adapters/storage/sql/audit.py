@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from swarmmem.adapters.storage.sql.database import Database, TxState
-from swarmmem.adapters.storage.sql_rows import EVENT_COLUMNS, event_from_row
+from swarmmem.adapters.storage.sql.rows import EVENT_COLUMNS, event_from_row
 from swarmmem.core.model.audit import (
     CHAIN_HEAD_KEY,
     GENESIS,

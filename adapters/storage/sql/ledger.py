@@ -12,7 +12,7 @@ from typing import Any
 from swarmmem.adapters.storage.sql.database import Database
 from swarmmem.adapters.storage.sql.dialect import where_equal
 from swarmmem.adapters.storage.sql.records import TextIndex, parsed_rows
-from swarmmem.adapters.storage.sql_rows import (
+from swarmmem.adapters.storage.sql.rows import (
     RECALL_USAGE_COLUMNS,
     REWARD_COLUMNS,
     outcome_event_from_row,

@@ -13,8 +13,8 @@ from typing import Any, NamedTuple
 
 from swarmmem.adapters.storage.sql.audit import AuditLog
 from swarmmem.adapters.storage.sql.database import Database
+from swarmmem.adapters.storage.sql.rows import report_values, text_terms_of
 from swarmmem.adapters.storage.sql.schema import Migration
-from swarmmem.adapters.storage.sql_rows import report_values, text_terms_of
 from swarmmem.core.model.errors import StorageError
 from swarmmem.core.model.ids import stable_scope_key
 

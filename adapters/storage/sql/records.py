@@ -31,13 +31,13 @@ from swarmmem.adapters.storage.sql.dialect import (
     list_conditions,
     list_query,
 )
-from swarmmem.adapters.storage.sql.schema import EXPIRING_INDEX
-from swarmmem.adapters.storage.sql_rows import (
+from swarmmem.adapters.storage.sql.rows import (
     ITEM_COLUMNS,
     item_params,
     outcome_event_from_row,
     record_from_columns,
 )
+from swarmmem.adapters.storage.sql.schema import EXPIRING_INDEX
 from swarmmem.core.model.candidates import CandidateRow
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.events import OutcomeEvent

@@ -30,7 +30,7 @@ MIGRATION_NAMES: dict[int, str] = {
     18: "add_memory_text_terms",
     19: "add_memory_row_versions",
 }
-#: v18: the stemmed terms of each memory's text (:func:`~.sql_rows.text_terms`), and the rows
+#: v18: the stemmed terms of each memory's text (:func:`~.rows.text_terms`), and the rows
 #: without them (an earlier release's writes) in a partial index, filled on the next open
 TEXT_TERMS = (
     "ALTER TABLE memory_items ADD COLUMN {if_not_exists}text_terms TEXT",

@@ -1,7 +1,7 @@
 """Row <-> value mappings shared by the SQL providers (SQLite and PostgreSQL).
 
 The column lists of the reference tables and the conversion of records, events and ledger
-entries to rows and back live here once (the SQL itself is in :mod:`.sql`).
+entries to rows and back live here once (the SQL itself is in the rest of this package).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from swarmmem.adapters.storage.sql import (
     Written,
     list_query,
 )
-from swarmmem.adapters.storage.sql_rows import (
+from swarmmem.adapters.storage.sql.rows import (
     ITEM_COLUMNS,
     ITEM_UPDATE,
     ITEM_WRITE_COLUMNS,

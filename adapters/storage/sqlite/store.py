@@ -11,7 +11,7 @@ both rewritten on every write, tombstones included, audit events in ``memory_eve
 chained by ``prev_hash``. The flow is
 :class:`~swarmmem.adapters.storage.sql.SqlStore`'s; this module adds the file (its
 :class:`SqliteDatabase`), the reference migrations and the legacy import, and
-:mod:`.sqlite_fts` the FTS5 index.
+:mod:`.fulltext` the FTS5 index.
 
 Every write runs in a ``BEGIN IMMEDIATE`` transaction (nested blocks use savepoints), so
 several processes can share one database: writers queue on the busy timeout instead of
@@ -54,7 +54,7 @@ from swarmmem.adapters.storage.sql import (
     migration_steps,
 )
 from swarmmem.adapters.storage.sql.migrator import Schema
-from swarmmem.adapters.storage.sqlite_fts import (
+from swarmmem.adapters.storage.sqlite.fulltext import (
     BULK_CACHE_KIB,
     FTS_TABLE,
     FTS_TABLE_SQL,
@@ -62,7 +62,7 @@ from swarmmem.adapters.storage.sqlite_fts import (
     PORTER_FTS_TABLE_SQL,
     Fts5Index,
 )
-from swarmmem.adapters.storage.sqlite_support import sqlite_module
+from swarmmem.adapters.storage.sqlite.support import sqlite_module
 from swarmmem.core.model.errors import CorruptStoreError, StorageError
 from swarmmem.core.model.semantics import dumps
 from swarmmem.ports.clock import Clock
@@ -95,7 +95,7 @@ DAMAGED_INDEX = (
 )
 
 #: v19: a version per item row, what proves a cached row unchanged without reading it. The
-#: store's writes bind a fresh random one (:func:`~.sqlite_fts.new_row_version`); any other
+#: store's writes bind a fresh random one (:func:`~.fulltext.new_row_version`); any other
 #: write (an earlier release, a migration, a hand edit) gets one from these triggers, which
 #: fire only when the statement left the version as it was (the rows written before keep
 #: 0, a version like any other).
