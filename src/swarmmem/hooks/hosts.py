@@ -1,5 +1,12 @@
 """What each agent host sends a hook and what it expects back (standard library only).
 
+Every host is one :class:`Host` value in :data:`TABLE`: its events and their spellings, where
+its stdin puts the fields a hook reads (:class:`Payload`), the shape of its stdout
+(:class:`Output`) and the files ``swarmmem init --agent`` writes for it (:class:`InitFile`,
+its instruction file and notes). Every list of hosts and events (the ``hook`` command's
+choices, the events ``init`` wires, the run-log fields) is derived from that table, and a test
+ties them together; ``docs/hosts.md`` has the recipe for adding a host.
+
 A host runs ``swarmmem hook <host> <event>`` with one JSON object on stdin. :func:`parse`
 turns the host's event name and fields into a :class:`HookInput`; :func:`render` turns the
 context to add (or nothing) into exactly what the host reads on stdout, and
@@ -23,7 +30,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 SESSION_START = "session-start"
 PROMPT = "user-prompt-submit"
@@ -32,42 +40,226 @@ SESSION_END = "session-end"
 PRE_COMPACT = "pre-compact"
 KINDS = (SESSION_START, PROMPT, STOP, SESSION_END, PRE_COMPACT)
 """What a hook does: brief, recall for a prompt, or read proposals (the last three)."""
+CONTEXT_KINDS = (SESSION_START, PROMPT)
+"""The kinds of hook whose answer may add context for the agent."""
 
-_COMMON = {
-    "session-start": SESSION_START,
-    "stop": STOP,
-    "session-end": SESSION_END,
-    "pre-compact": PRE_COMPACT,
+
+def kebab(name: str) -> str:
+    """``UserPromptSubmit`` / ``beforeSubmitPrompt`` / ``user_prompt`` in kebab case."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", name.strip())
+    return re.sub(r"[\s_]+", "-", spaced).lower()
+
+
+class Event(NamedTuple):
+    """One event of a host."""
+
+    name: str
+    """The host's own spelling (``UserPromptSubmit``); its kebab case is accepted too."""
+    kind: str
+    """What the hook does for it: one of :data:`KINDS`."""
+    wired: bool = True
+    """``init`` writes a hook for it (the opencode plugin: the plugin calls it)."""
+    timeout: int | None = None
+    """Seconds the host allows this hook when it allows less than the usual limit."""
+
+
+class Payload(NamedTuple):
+    """Where a host's stdin puts the fields a hook reads: for each, the keys tried in order
+    (the first non-empty string wins; ``key[0]`` is the first item of a list)."""
+
+    session_id: tuple[str, ...] = ("session_id", "conversation_id")
+    cwd: tuple[str, ...] = ("cwd", "workspace_roots[0]")
+    prompt: tuple[str, ...] = ("prompt",)
+    source: tuple[str, ...] = ("source",)
+    transcript_path: tuple[str, ...] = ("transcript_path",)
+    reply: tuple[str, ...] = ("last_assistant_message", "prompt_response")
+    """The agent's last reply."""
+    stop_reply: tuple[str, ...] = ("text",)
+    """Keys read as the agent's last reply by a stop-kind hook only."""
+    prompt_has_hook_context: bool = False
+    """The host puts earlier hook context (``<hook_context>...``) in front of the prompt."""
+
+
+class Output(NamedTuple):
+    """The shape of a host's stdout."""
+
+    context_key: str = "additionalContext"
+    """The field that carries context for the agent."""
+    nested: bool = False
+    """Context goes in ``hookSpecificOutput`` with ``hookEventName`` (the event's spelling)."""
+    json_only: bool = False
+    """Stdout must be one JSON object, even when there is nothing to add."""
+    prompt_continue: bool = False
+    """A prompt hook's answer carries ``"continue": true``."""
+    notice_field: str | None = None
+    """The field whose text the person sees (``None``: a notice goes to stderr only)."""
+
+
+class InitFile(NamedTuple):
+    """One file ``swarmmem init --agent`` writes for a host."""
+
+    path: str
+    """Relative to the project; ``~/...`` is in the home folder (written only with ``--user``,
+    else the file's text is printed as a note)."""
+    writes: str
+    """What goes in it: a key of :data:`swarmmem.hooks.install.WRITERS`."""
+    user_path: str | None = None
+    """With ``--user`` the same content goes here instead (and ours leaves ``path``)."""
+
+
+class Host(NamedTuple):
+    """Everything swarmmem knows about one agent host."""
+
+    name: str
+    """The ``HOST`` argument of ``swarmmem hook`` and ``init --agent``."""
+    title: str
+    """How the person knows it (in notes)."""
+    events: tuple[Event, ...]
+    output: Output
+    init: tuple[InitFile, ...]
+    instructions: str
+    """The instruction file (relative to the project) the host reads at every session."""
+    instructions_header: str = ""
+    """What that file starts with when ``init`` creates it (a Cursor rule's front matter)."""
+    notes: tuple[str, ...] = ()
+    """What ``init`` tells the person after writing the files."""
+    payload: Payload = Payload()
+
+    def kinds(self) -> dict[str, str]:
+        """Its events in kebab case -> the kind of hook."""
+        return {kebab(e.name): e.kind for e in self.events}
+
+    def wired_events(self) -> tuple[Event, ...]:
+        """The events ``init`` writes hooks for, in the host's order."""
+        return tuple(e for e in self.events if e.wired)
+
+    def event_name(self, kind: str) -> str:
+        """The host's spelling of its first event of ``kind``."""
+        return next(e.name for e in self.events if e.kind == kind)
+
+
+_CLAUDE_EVENTS = (
+    Event("SessionStart", SESSION_START),
+    Event("UserPromptSubmit", PROMPT),
+    Event("Stop", STOP),
+    Event("SubagentStop", STOP, wired=False),
+    Event("SessionEnd", SESSION_END),
+    Event("PreCompact", PRE_COMPACT),
+)
+_HOOK_SPECIFIC = Output(nested=True, notice_field="systemMessage")
+
+CODEX_TRUST_NOTE = (
+    "Codex runs a project's hooks only once you trust them: start `codex` in this folder and "
+    "trust the project when asked, then open `/hooks` and trust each swarmmem hook (a hook "
+    "whose command changes must be trusted again). swarmmem never writes Codex's trust state."
+)
+GEMINI_TRUST_NOTE = (
+    "Gemini CLI reads this folder's .gemini/settings.json (hooks, MCP server) only in a trusted "
+    "folder: trust it when gemini asks (or add it in ~/.gemini/trustedFolders.json yourself); "
+    "with --skip-trust no project settings load. swarmmem never writes Gemini's trust state."
+)
+
+TABLE: dict[str, Host] = {
+    host.name: host
+    for host in (
+        Host(
+            name="claude-code",
+            title="Claude Code",
+            events=_CLAUDE_EVENTS,
+            output=_HOOK_SPECIFIC,
+            init=(
+                InitFile(".mcp.json", "mcp-stdio"),
+                InitFile(".claude/settings.json", "hooks", user_path="~/.claude/settings.json"),
+            ),
+            instructions="CLAUDE.md",
+        ),
+        Host(
+            name="codex",
+            title="Codex",
+            # Codex clamps a SessionEnd hook to 3 seconds and warns on every run when asked
+            # for more
+            events=tuple(
+                e._replace(timeout=3) if e.kind == SESSION_END else e for e in _CLAUDE_EVENTS
+            ),
+            output=_HOOK_SPECIFIC,
+            init=(
+                InitFile(".codex/hooks.json", "hooks"),
+                InitFile("~/.codex/config.toml", "mcp-toml"),
+            ),
+            instructions="AGENTS.md",
+            notes=(CODEX_TRUST_NOTE,),
+        ),
+        Host(
+            name="gemini",
+            title="Gemini CLI",
+            events=(
+                Event("SessionStart", SESSION_START),
+                Event("BeforeAgent", PROMPT),
+                Event("AfterAgent", STOP),
+                Event("SessionEnd", SESSION_END),
+                Event("PreCompress", PRE_COMPACT),
+            ),
+            output=_HOOK_SPECIFIC._replace(json_only=True),
+            init=(
+                InitFile(".gemini/settings.json", "mcp"),
+                InitFile(".gemini/settings.json", "hooks-ms"),
+            ),
+            instructions="GEMINI.md",
+            notes=(GEMINI_TRUST_NOTE,),
+            # in -p mode Gemini CLI puts the brief in front of the prompt
+            payload=Payload(prompt_has_hook_context=True),
+        ),
+        Host(
+            name="cursor",
+            title="Cursor",
+            events=(
+                Event("sessionStart", SESSION_START),
+                Event("beforeSubmitPrompt", PROMPT),
+                Event("afterAgentResponse", STOP, wired=False),
+                Event("stop", STOP),
+                Event("sessionEnd", SESSION_END),
+                Event("preCompact", PRE_COMPACT),
+            ),
+            output=Output(context_key="additional_context", json_only=True, prompt_continue=True),
+            init=(
+                InitFile(".cursor/mcp.json", "mcp"),
+                InitFile(".cursor/hooks.json", "hooks-flat"),
+            ),
+            instructions=".cursor/rules/swarmmem.mdc",
+            instructions_header="---\ndescription: How to propose project memories (swarmmem)"
+            "\nalwaysApply: true\n---\n\n",
+        ),
+        Host(
+            name="opencode",
+            title="opencode",
+            events=(
+                Event("session-start", SESSION_START),
+                Event("user-prompt-submit", PROMPT),
+                Event("stop", STOP),
+                Event("session-end", SESSION_END, wired=False),
+                Event("pre-compact", PRE_COMPACT),
+            ),
+            output=Output(json_only=True),
+            init=(
+                InitFile("opencode.json", "mcp-opencode"),
+                InitFile(".opencode/plugins/swarmmem.js", "plugin-opencode"),
+            ),
+            instructions="AGENTS.md",
+        ),
+    )
 }
-EVENTS: dict[str, dict[str, str]] = {
-    "claude-code": {**_COMMON, "user-prompt-submit": PROMPT, "subagent-stop": STOP},
-    "codex": {**_COMMON, "user-prompt-submit": PROMPT, "subagent-stop": STOP},
-    "gemini": {
-        "session-start": SESSION_START,
-        "before-agent": PROMPT,
-        "after-agent": STOP,
-        "session-end": SESSION_END,
-        "pre-compress": PRE_COMPACT,
-    },
-    "cursor": {
-        **_COMMON,
-        "before-submit-prompt": PROMPT,
-        "after-agent-response": STOP,
-    },
-    "opencode": {**_COMMON, "user-prompt-submit": PROMPT},
-}
+"""host name -> its description: the one place a host is written down."""
+
+HOSTS = tuple(TABLE)
+EVENTS: dict[str, dict[str, str]] = {name: host.kinds() for name, host in TABLE.items()}
 """host -> its events in kebab case -> the kind of hook."""
-
-HOSTS = tuple(EVENTS)
-
-# the event names the JSON hosts expect back in ``hookSpecificOutput.hookEventName``
-_CONTEXT_EVENT_NAMES = {
-    "claude-code": {SESSION_START: "SessionStart", PROMPT: "UserPromptSubmit"},
-    "codex": {SESSION_START: "SessionStart", PROMPT: "UserPromptSubmit"},
-    "gemini": {SESSION_START: "SessionStart", PROMPT: "BeforeAgent"},
-}
-JSON_ONLY = frozenset({"gemini", "cursor", "opencode"})
+JSON_ONLY = frozenset(name for name, host in TABLE.items() if host.output.json_only)
 """Hosts whose stdout must be one JSON object, even when there is nothing to add."""
+NOTICE_FIELDS = {
+    name: host.output.notice_field for name, host in TABLE.items() if host.output.notice_field
+}
+"""host -> the field of its hook output that the person sees (the others have no such field:
+a notice reaches their person on stderr only)."""
 
 MAX_CONTEXT_CHARS = 9_000
 """Context longer than this is cut at an item boundary (hosts truncate ~10,000 characters)."""
@@ -85,21 +277,34 @@ class HookUsageError(ValueError):
     """An unknown host or event (a configuration mistake, reported on stderr)."""
 
 
-def kebab(name: str) -> str:
-    """``UserPromptSubmit`` / ``beforeSubmitPrompt`` / ``user_prompt`` in kebab case."""
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", name.strip())
-    return re.sub(r"[\s_]+", "-", spaced).lower()
+def host_of(name: str) -> Host:
+    """The :class:`Host` called ``name`` (:class:`HookUsageError` if unknown)."""
+    host = TABLE.get(name)
+    if host is None:
+        raise HookUsageError(f"unknown host {name!r}; one of {', '.join(TABLE)}")
+    return host
 
 
 def event_kind(host: str, event: str) -> str:
     """The :data:`KINDS` entry of ``host``'s ``event`` (:class:`HookUsageError` if unknown)."""
-    events = EVENTS.get(host)
-    if events is None:
-        raise HookUsageError(f"unknown host {host!r}; one of {', '.join(HOSTS)}")
+    events = host_of(host).kinds()
     kind = events.get(kebab(event))
     if kind is None:
         raise HookUsageError(f"unknown {host} event {event!r}; one of {', '.join(sorted(events))}")
     return kind
+
+
+def _field(payload: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
+    """The first non-empty string under ``keys`` (``key[0]``: a list's first item)."""
+    for key in keys:
+        if key.endswith("[0]"):
+            items = payload.get(key[:-3])
+            value = items[0] if isinstance(items, list) and items else None
+        else:
+            value = payload.get(key)
+        if text := _text(value):
+            return text
+    return None
 
 
 class HookInput:
@@ -122,23 +327,18 @@ class HookInput:
         self.host = host
         self.event = event
         self.kind = event_kind(host, event)
+        keys = host_of(host).payload
         #: stdin was not one JSON object (set by :func:`parse`): the hook does nothing
         self.bad_input = False
-        self.session_id = session_key(
-            _text(payload.get("session_id")) or _text(payload.get("conversation_id"))
-        )
-        roots = payload.get("workspace_roots")
-        first_root = roots[0] if isinstance(roots, list) and roots else None
-        self.cwd = _text(payload.get("cwd")) or _text(first_root)
-        self.prompt = _text(payload.get("prompt"))
-        if host == "gemini" and self.prompt:  # in -p mode Gemini CLI puts the brief in front
+        self.session_id = session_key(_field(payload, keys.session_id))
+        self.cwd = _field(payload, keys.cwd)
+        self.prompt = _field(payload, keys.prompt)
+        if keys.prompt_has_hook_context and self.prompt:
             self.prompt = _text(without_hook_context(self.prompt))
-        self.source = _text(payload.get("source")) or "startup"
-        self.transcript_path = _text(payload.get("transcript_path"))
-        self.last_assistant_message = (
-            _text(payload.get("last_assistant_message"))
-            or _text(payload.get("prompt_response"))
-            or (_text(payload.get("text")) if self.kind == STOP else None)
+        self.source = _field(payload, keys.source) or "startup"
+        self.transcript_path = _field(payload, keys.transcript_path)
+        self.last_assistant_message = _field(payload, keys.reply) or (
+            _field(payload, keys.stop_reply) if self.kind == STOP else None
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -199,24 +399,16 @@ def trivial_prompt(prompt: str | None) -> bool:
 
 def empty_output(host: str, kind: str) -> str:
     """What the host reads as "nothing to add, carry on"."""
-    if host == "cursor" and kind == PROMPT:
+    output = host_of(host).output
+    if output.prompt_continue and kind == PROMPT:
         return '{"continue": true}'
-    return "{}" if host in JSON_ONLY else ""
-
-
-NOTICE_FIELDS = {
-    "claude-code": "systemMessage",
-    "codex": "systemMessage",
-    "gemini": "systemMessage",
-}
-"""host -> the field of its hook output that the person sees (the others have no such field:
-a notice reaches their person on stderr only)."""
+    return "{}" if output.json_only else ""
 
 
 def render_notice(host: str, kind: str, message: str) -> str:
     """The stdout that shows ``message`` to the person and adds nothing for the agent
     (:func:`empty_output` for a host without a user-visible field)."""
-    field = NOTICE_FIELDS.get(host)
+    field = host_of(host).output.notice_field
     if field is None:
         return empty_output(host, kind)
     return json.dumps({field: message}, ensure_ascii=False)
@@ -225,18 +417,16 @@ def render_notice(host: str, kind: str, message: str) -> str:
 def render(host: str, kind: str, context: str | None) -> str:
     """The stdout that hands ``context`` to ``host`` (:func:`empty_output` when there is
     none, or when the host takes no context for this kind of event)."""
-    if not context or kind not in (SESSION_START, PROMPT):
+    if not context or kind not in CONTEXT_KINDS:
         return empty_output(host, kind)
     context = clip(context)
-    if host == "cursor":
-        answer: dict[str, Any] = {"additional_context": context}
-        if kind == PROMPT:
-            answer = {"continue": True, **answer}
-    elif host == "opencode":
-        answer = {"additionalContext": context}
-    else:
-        name = _CONTEXT_EVENT_NAMES[host][kind]
-        answer = {"hookSpecificOutput": {"hookEventName": name, "additionalContext": context}}
+    spec = host_of(host)
+    output = spec.output
+    answer: dict[str, Any] = {output.context_key: context}
+    if output.nested:
+        answer = {"hookSpecificOutput": {"hookEventName": spec.event_name(kind), **answer}}
+    elif output.prompt_continue and kind == PROMPT:
+        answer = {"continue": True, **answer}
     return json.dumps(answer, ensure_ascii=False)
 
 

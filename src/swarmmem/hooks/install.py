@@ -1,10 +1,12 @@
 """The host configuration ``swarmmem init --agent <host>`` writes.
 
-For each host: its project-level MCP server entry and its hooks, merged into the files that
-may already exist (other servers, other hooks and other settings are kept; an earlier swarmmem
-entry is updated in place, so running it again changes nothing). The commands run the
-``swarmmem`` that is installed now, by absolute path, so a virtual environment works without
-being activated, and never import anything from the project they run in.
+For each host of :data:`swarmmem.hooks.hosts.TABLE`: the files its ``init`` entries name, each
+written by its writer in :data:`WRITERS` (its project-level MCP server entry and its hooks),
+merged into the files that may already exist (other servers, other hooks and other settings
+are kept; an earlier swarmmem entry is updated in place, so running it again changes
+nothing). The commands run the ``swarmmem`` that is installed now, by absolute path, so a
+virtual environment works without being activated, and never import anything from the
+project they run in.
 
 ================  ==========================================================================
 ``claude-code``   ``.mcp.json``, ``.claude/settings.json`` (with ``--user`` the hooks go to
@@ -29,24 +31,22 @@ import os
 import re
 import shlex
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from swarmmem.core.model.errors import ConfigError
-from swarmmem.hooks.instructions import INSTRUCTION_FILES, with_section, without_section
+from swarmmem.hooks.hosts import TABLE, Host, InitFile
+from swarmmem.hooks.instructions import with_section, without_section
 from swarmmem.safefs import read_text, remove_file, write_file
 
-AGENTS = ("claude-code", "codex", "gemini", "cursor", "opencode")
+AGENTS = tuple(TABLE)
+"""The hosts ``init --agent`` knows (:data:`swarmmem.hooks.hosts.TABLE`)."""
 SERVER_NAME = "swarmmem"
 HOOK_TIMEOUT_S = 30
 """The time limit given to each hook (the hook's own answer comes well within it)."""
 
-CLAUDE_EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd", "PreCompact")
-GEMINI_EVENTS = ("SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd", "PreCompress")
-CURSOR_EVENTS = ("sessionStart", "beforeSubmitPrompt", "stop", "sessionEnd", "preCompact")
-PLUGIN_PATH = Path(".opencode") / "plugins" / "swarmmem.js"
 PLUGIN_PLACEHOLDER = 'const SWARMMEM_COMMAND = ["__SWARMMEM_COMMAND__"];'
 
 
@@ -131,15 +131,15 @@ class Plan:
         if path.is_file() or path.is_symlink():
             self.files[path] = None
 
-    def instructions(self, host: str) -> None:
+    def instructions(self, host: Host) -> None:
         """Add (or, when removing, take out) the section of ``host``'s instruction file."""
-        relative = INSTRUCTION_FILES[host]
-        path = self.root / relative
+        path = self.root / host.instructions
+        header = host.instructions_header
         old = self.current(path)
         if self.remove:
-            if old is not None and (new := without_section(old, relative)) != old:
+            if old is not None and (new := without_section(old, header)) != old:
                 self.files[path] = new
-        elif (new := with_section(old, relative)) != old:
+        elif (new := with_section(old, header)) != old:
             self.files[path] = new
 
     def write(self) -> None:
@@ -166,38 +166,30 @@ def _event_list(hooks: dict[str, Any], event: str, where: str) -> list[Any]:
     return value
 
 
-def _claude_style_hooks(
-    data: dict[str, Any],
-    host: str,
-    events: tuple[str, ...],
-    where: str,
-    *,
-    ms: bool = False,
-    timeouts: Mapping[str, int] | None = None,
-) -> None:
+def _path(plan: Plan, relative: str) -> Path:
+    """``relative`` in the project, or in the home folder for ``~/...``."""
+    if relative.startswith("~/"):
+        return Path.home() / relative[2:]
+    return plan.root / relative
+
+
+def _claude_style_hooks(data: dict[str, Any], host: Host, where: str, *, ms: bool = False) -> None:
     """Hooks in the Claude Code shape (also Codex's and Gemini's): one matcher group per
-    event holding our command (``timeouts``: seconds for events the host allows less than
-    :data:`HOOK_TIMEOUT_S`); an earlier group of ours is replaced in place."""
+    wired event holding our command (an event's own ``timeout`` where the host allows less
+    than :data:`HOOK_TIMEOUT_S`); an earlier group of ours is replaced in place."""
     hooks = _object(data, "hooks", where)
-    for event in events:
-        groups = _event_list(hooks, event, where)
-        seconds = (timeouts or {}).get(event, HOOK_TIMEOUT_S)
+    for event in host.wired_events():
+        groups = _event_list(hooks, event.name, where)
+        seconds = event.timeout or HOOK_TIMEOUT_S
         handler: dict[str, Any] = {
             "type": "command",
-            "command": hook_line(host, event),
+            "command": hook_line(host.name, event.name),
             "timeout": seconds * 1000 if ms else seconds,
         }
         if ms:
             handler["name"] = SERVER_NAME
         group = {"hooks": [handler]}
-        mine = [
-            i
-            for i, g in enumerate(groups)
-            if isinstance(g, dict)
-            and any(
-                isinstance(h, dict) and _is_ours(h.get("command"), host) for h in g.get("hooks", [])
-            )
-        ]
+        mine = [i for i, g in enumerate(groups) if _group_is_ours(g, host.name)]
         if mine:
             groups[mine[0]] = group
             for i in reversed(mine[1:]):
@@ -211,39 +203,17 @@ def _group_is_ours(group: Any, host: str) -> bool:
     return any(isinstance(h, dict) and _is_ours(h.get("command"), host) for h in handlers)
 
 
-def _mcp_servers(data: dict[str, Any], where: str, entry: dict[str, Any]) -> None:
-    _object(data, "mcpServers", where)[SERVER_NAME] = entry
-
-
-def plan_claude_code(plan: Plan, *, user: bool) -> None:
-    """``.mcp.json`` and the hooks: in ``.claude/settings.json``, or with ``user`` in
-    ``~/.claude/settings.json`` (Claude Code reads a project's settings only when started in
-    the project root; user-level hooks run wherever it starts and do nothing outside a
-    project with memory on). Hooks of ours in the other file are removed, so none runs twice."""
-    command = swarmmem_command()
-    entry = {"type": "stdio", "command": command[0], "args": [*command[1:], "mcp"]}
-    plan.json_file(".mcp.json", lambda d: _mcp_servers(d, ".mcp.json", entry))
-    project = plan.root / ".claude" / "settings.json"
-    home = Path.home() / ".claude" / "settings.json"
-    target, other = (home, project) if user else (project, home)
-    plan.json_file(
-        target, lambda d: _claude_style_hooks(d, "claude-code", CLAUDE_EVENTS, str(target))
-    )
-    if other.is_file() and other.resolve() != target.resolve():
-        plan.json_file(other, lambda d: _drop_hooks(d, "claude-code"))
-
-
-def _drop_hooks(data: dict[str, Any], host: str, events: tuple[str, ...] = CLAUDE_EVENTS) -> None:
+def _drop_hooks(data: dict[str, Any], host: Host) -> None:
     """Remove our matcher groups (Claude Code's shape) and the event lists they leave empty."""
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return
-    for event in events:
-        groups = hooks.get(event)
+    for event in host.wired_events():
+        groups = hooks.get(event.name)
         if isinstance(groups, list):
-            groups[:] = [g for g in groups if not _group_is_ours(g, host)]
+            groups[:] = [g for g in groups if not _group_is_ours(g, host.name)]
             if not groups:
-                del hooks[event]
+                del hooks[event.name]
 
 
 def _drop_server(data: dict[str, Any], key: str = "mcpServers") -> None:
@@ -255,55 +225,77 @@ def _drop_server(data: dict[str, Any], key: str = "mcpServers") -> None:
             del data[key]
 
 
-def _drop_cursor_hooks(data: dict[str, Any]) -> None:
+def _flat_hooks(data: dict[str, Any], host: Host, where: str) -> None:
+    """Hooks in Cursor's shape: ``version`` and, per wired event, a flat list of handlers
+    whose last is ours."""
+    data.setdefault("version", 1)
+    hooks = _object(data, "hooks", where)
+    for event in host.wired_events():
+        handlers = _event_list(hooks, event.name, where)
+        ours = {"command": hook_line(host.name, event.name), "timeout": HOOK_TIMEOUT_S}
+        kept = [
+            h
+            for h in handlers
+            if not (isinstance(h, dict) and _is_ours(h.get("command"), host.name))
+        ]
+        handlers[:] = [*kept, ours]
+
+
+def _drop_flat_hooks(data: dict[str, Any], host: Host) -> None:
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return
-    for event in CURSOR_EVENTS:
-        handlers = hooks.get(event)
+    for event in host.wired_events():
+        handlers = hooks.get(event.name)
         if isinstance(handlers, list):
             handlers[:] = [
                 h
                 for h in handlers
-                if not (isinstance(h, dict) and _is_ours(h.get("command"), "cursor"))
+                if not (isinstance(h, dict) and _is_ours(h.get("command"), host.name))
             ]
             if not handlers:
-                del hooks[event]
+                del hooks[event.name]
 
 
-#: Codex clamps a SessionEnd hook to 3 seconds and warns on every run when asked for more
-CODEX_TIMEOUTS = {"SessionEnd": 3}
-CODEX_TRUST_NOTE = (
-    "Codex runs a project's hooks only once you trust them: start `codex` in this folder and "
-    "trust the project when asked, then open `/hooks` and trust each swarmmem hook (a hook "
-    "whose command changes must be trusted again). swarmmem never writes Codex's trust state."
-)
-GEMINI_TRUST_NOTE = (
-    "Gemini CLI reads this folder's .gemini/settings.json (hooks, MCP server) only in a trusted "
-    "folder: trust it when gemini asks (or add it in ~/.gemini/trustedFolders.json yourself); "
-    "with --skip-trust no project settings load. swarmmem never writes Gemini's trust state."
-)
+# ------------------------------------------------------------------ the writers of init files
 
 
-def plan_codex(plan: Plan, *, user: bool) -> None:
-    where = ".codex/hooks.json"
+def _mcp_entry(*, stdio: bool) -> dict[str, Any]:
+    command = swarmmem_command()
+    entry = {"command": command[0], "args": [*command[1:], "mcp"]}
+    return {"type": "stdio", **entry} if stdio else entry
+
+
+def write_mcp(plan: Plan, host: Host, file: InitFile, *, user: bool) -> None:
+    """Our server in ``mcpServers`` (``{"command", "args"}``)."""
+    entry = _mcp_entry(stdio=file.writes == "mcp-stdio")
     plan.json_file(
-        where,
-        lambda d: _claude_style_hooks(d, "codex", CLAUDE_EVENTS, where, timeouts=CODEX_TIMEOUTS),
+        _path(plan, file.path),
+        lambda d: _object(d, "mcpServers", file.path).update({SERVER_NAME: entry}),
     )
-    snippet = codex_toml_snippet()
-    if user:
-        path = Path.home() / ".codex" / "config.toml"
-        old = plan.read(path)
-        new = merge_toml_section(old, f"mcp_servers.{SERVER_NAME}", snippet)
-        if new != old:
-            plan.files[path] = new
-    else:
-        plan.notes.append(
-            "Codex reads MCP servers from ~/.codex/config.toml; add this (or rerun with --user "
-            "to have it added):\n" + snippet
-        )
-    plan.notes.append(CODEX_TRUST_NOTE)
+
+
+def remove_mcp(plan: Plan, host: Host, file: InitFile, *, user: bool) -> None:
+    plan.json_file(_path(plan, file.path), _drop_server)
+
+
+def write_opencode_mcp(plan: Plan, host: Host, file: InitFile, *, user: bool) -> None:
+    """Our server in opencode's ``mcp`` table."""
+    command = swarmmem_command()
+
+    def change(data: dict[str, Any]) -> None:
+        data.setdefault("$schema", "https://opencode.ai/config.json")
+        _object(data, "mcp", file.path)[SERVER_NAME] = {
+            "type": "local",
+            "command": [*command, "mcp"],
+            "enabled": True,
+        }
+
+    plan.json_file(_path(plan, file.path), change)
+
+
+def remove_opencode_mcp(plan: Plan, host: Host, file: InitFile, *, user: bool) -> None:
+    plan.json_file(_path(plan, file.path), lambda d: _drop_server(d, "mcp"))
 
 
 def codex_toml_snippet() -> str:
@@ -335,110 +327,120 @@ def drop_toml_section(text: str, table: str) -> str:
     return kept.rstrip("\n") + "\n" if kept.strip() else ""
 
 
-def plan_gemini(plan: Plan) -> None:
-    where = ".gemini/settings.json"
-    command = swarmmem_command()
-    entry = {"command": command[0], "args": [*command[1:], "mcp"]}
-
-    def change(data: dict[str, Any]) -> None:
-        _mcp_servers(data, where, entry)
-        _claude_style_hooks(data, "gemini", GEMINI_EVENTS, where, ms=True)
-
-    plan.json_file(where, change)
-    plan.notes.append(GEMINI_TRUST_NOTE)
-
-
-def plan_cursor(plan: Plan) -> None:
-    command = swarmmem_command()
-    entry = {"command": command[0], "args": [*command[1:], "mcp"]}
-    plan.json_file(".cursor/mcp.json", lambda d: _mcp_servers(d, ".cursor/mcp.json", entry))
-    where = ".cursor/hooks.json"
-
-    def change(data: dict[str, Any]) -> None:
-        data.setdefault("version", 1)
-        hooks = _object(data, "hooks", where)
-        for event in CURSOR_EVENTS:
-            handlers = _event_list(hooks, event, where)
-            ours = {"command": hook_line("cursor", event), "timeout": HOOK_TIMEOUT_S}
-            kept = [
-                h
-                for h in handlers
-                if not (isinstance(h, dict) and _is_ours(h.get("command"), "cursor"))
-            ]
-            handlers[:] = [*kept, ours]
-
-    plan.json_file(where, change)
+def write_mcp_toml(plan: Plan, host: Host, file: InitFile, *, user: bool) -> None:
+    """Our ``[mcp_servers.swarmmem]`` table; a file in the home folder is written only with
+    ``user`` (else the table is printed for the person to add)."""
+    snippet = codex_toml_snippet()
+    if user or not file.path.startswith("~/"):
+        path = _path(plan, file.path)
+        old = plan.read(path)
+        new = merge_toml_section(old, f"mcp_servers.{SERVER_NAME}", snippet)
+        if new != old:
+            plan.files[path] = new
+    else:
+        plan.notes.append(
+            f"{host.title} reads MCP servers from {file.path}; add this (or rerun with --user "
+            "to have it added):\n" + snippet
+        )
 
 
-def plan_opencode(plan: Plan) -> None:
-    command = swarmmem_command()
-
-    def change(data: dict[str, Any]) -> None:
-        data.setdefault("$schema", "https://opencode.ai/config.json")
-        _object(data, "mcp", "opencode.json")[SERVER_NAME] = {
-            "type": "local",
-            "command": [*command, "mcp"],
-            "enabled": True,
-        }
-
-    plan.json_file("opencode.json", change)
-    template = resources.files("swarmmem.hooks").joinpath("opencode_plugin.js").read_text("utf-8")
-    if PLUGIN_PLACEHOLDER not in template:
-        raise ConfigError("the packaged opencode plugin template has no command placeholder")
-    rendered = template.replace(
-        PLUGIN_PLACEHOLDER, f"const SWARMMEM_COMMAND = {json.dumps(command)};"
-    )
-    plan.text_file(PLUGIN_PATH, rendered)
-
-
-def remove_claude_code(plan: Plan, *, user: bool) -> None:
-    """The MCP entry and the project's hooks; with ``user`` the hooks in the home folder."""
-    plan.json_file(".mcp.json", _drop_server)
-    home = Path.home() / ".claude" / "settings.json"
-    for path in (plan.root / ".claude" / "settings.json", *([home] if user else [])):
-        plan.json_file(path, lambda d: _drop_hooks(d, "claude-code"))
-
-
-def remove_codex(plan: Plan, *, user: bool) -> None:
-    plan.json_file(".codex/hooks.json", lambda d: _drop_hooks(d, "codex"))
-    path = Path.home() / ".codex" / "config.toml"
-    if user and path.is_file():
+def remove_mcp_toml(plan: Plan, host: Host, file: InitFile, *, user: bool) -> None:
+    path = _path(plan, file.path)
+    if (user or not file.path.startswith("~/")) and path.is_file():
         old = plan.read(path)
         new = drop_toml_section(old, f"mcp_servers.{SERVER_NAME}")
         if new != old:
             plan.files[path] = new
 
 
-def remove_gemini(plan: Plan) -> None:
-    def change(data: dict[str, Any]) -> None:
-        _drop_server(data)
-        _drop_hooks(data, "gemini", GEMINI_EVENTS)
-
-    plan.json_file(".gemini/settings.json", change)
-
-
-def remove_cursor(plan: Plan) -> None:
-    plan.json_file(".cursor/mcp.json", _drop_server)
-    plan.json_file(".cursor/hooks.json", _drop_cursor_hooks)
-
-
-def remove_opencode(plan: Plan) -> None:
-    plan.json_file("opencode.json", lambda d: _drop_server(d, "mcp"))
-    plan.drop_file(PLUGIN_PATH)
+def write_hooks(plan: Plan, host: Host, file: InitFile, *, user: bool) -> None:
+    """Matcher groups (:func:`_claude_style_hooks`); with ``user`` and a ``user_path`` they go
+    there, and ours leave the other file, so none runs twice."""
+    ms = file.writes == "hooks-ms"
+    project = _path(plan, file.path)
+    if file.user_path is None:
+        plan.json_file(project, lambda d: _claude_style_hooks(d, host, file.path, ms=ms))
+        return
+    home = _path(plan, file.user_path)
+    target, other = (home, project) if user else (project, home)
+    plan.json_file(target, lambda d: _claude_style_hooks(d, host, str(target), ms=ms))
+    if other.is_file() and other.resolve() != target.resolve():
+        plan.json_file(other, lambda d: _drop_hooks(d, host))
 
 
-def _wired(plan: Plan, host: str) -> bool:
+def remove_hooks(plan: Plan, host: Host, file: InitFile, *, user: bool) -> None:
+    """Our matcher groups in the project's file; with ``user`` also in the ``user_path``."""
+    paths = [file.path, *([file.user_path] if user and file.user_path else [])]
+    for relative in paths:
+        plan.json_file(_path(plan, relative), lambda d: _drop_hooks(d, host))
+
+
+def write_flat_hooks(plan: Plan, host: Host, file: InitFile, *, user: bool) -> None:
+    plan.json_file(_path(plan, file.path), lambda d: _flat_hooks(d, host, file.path))
+
+
+def remove_flat_hooks(plan: Plan, host: Host, file: InitFile, *, user: bool) -> None:
+    plan.json_file(_path(plan, file.path), lambda d: _drop_flat_hooks(d, host))
+
+
+def write_opencode_plugin(plan: Plan, host: Host, file: InitFile, *, user: bool) -> None:
+    """The packaged plugin, calling the installed ``swarmmem``."""
+    command = swarmmem_command()
+    template = resources.files("swarmmem.hooks").joinpath("opencode_plugin.js").read_text("utf-8")
+    if PLUGIN_PLACEHOLDER not in template:
+        raise ConfigError("the packaged opencode plugin template has no command placeholder")
+    rendered = template.replace(
+        PLUGIN_PLACEHOLDER, f"const SWARMMEM_COMMAND = {json.dumps(command)};"
+    )
+    plan.text_file(_path(plan, file.path), rendered)
+
+
+def remove_plugin(plan: Plan, host: Host, file: InitFile, *, user: bool) -> None:
+    plan.drop_file(_path(plan, file.path))
+
+
+def _hooks_in(plan: Plan, host: Host, file: InitFile) -> bool:
+    return f" hook {host.name} " in (plan.current(_path(plan, file.path)) or "")
+
+
+def _plugin_in(plan: Plan, host: Host, file: InitFile) -> bool:
+    return plan.current(_path(plan, file.path)) is not None
+
+
+class Writer(NamedTuple):
+    """How one kind of init file is written, taken out, and seen to wire the host's hooks."""
+
+    write: Callable[..., None]
+    remove: Callable[..., None]
+    wires: Callable[[Plan, Host, InitFile], bool] | None = None
+    """Whether the file (after the plan) runs the host's hooks (``None``: it never does)."""
+
+
+WRITERS: dict[str, Writer] = {
+    "mcp": Writer(write_mcp, remove_mcp),
+    "mcp-stdio": Writer(write_mcp, remove_mcp),
+    "mcp-opencode": Writer(write_opencode_mcp, remove_opencode_mcp),
+    "mcp-toml": Writer(write_mcp_toml, remove_mcp_toml),
+    "hooks": Writer(write_hooks, remove_hooks, _hooks_in),
+    "hooks-ms": Writer(write_hooks, remove_hooks, _hooks_in),
+    "hooks-flat": Writer(write_flat_hooks, remove_flat_hooks, _hooks_in),
+    "plugin-opencode": Writer(write_opencode_plugin, remove_plugin, _plugin_in),
+}
+""":attr:`InitFile.writes` -> its writer: ``mcp`` (``mcpServers``: ``{"command", "args"}``),
+``mcp-stdio`` (the same with ``"type": "stdio"``), ``mcp-opencode`` (opencode's ``mcp``
+table), ``mcp-toml`` (Codex's ``[mcp_servers.swarmmem]``), ``hooks`` (matcher groups, timeouts
+in seconds), ``hooks-ms`` (the same in milliseconds, with a ``name``), ``hooks-flat``
+(Cursor's handler lists), ``plugin-opencode`` (the packaged opencode plugin)."""
+
+
+def _wired(plan: Plan, host: Host) -> bool:
     """Whether ``host``'s hooks are in the project (after this plan): an instruction file
     hosts share (``AGENTS.md``) keeps its section while another host still reads it."""
-    if host == "opencode":
-        return plan.current(plan.root / PLUGIN_PATH) is not None
-    files = {
-        "claude-code": [plan.root / ".claude" / "settings.json"],
-        "codex": [plan.root / ".codex" / "hooks.json"],
-        "gemini": [plan.root / ".gemini" / "settings.json"],
-        "cursor": [plan.root / ".cursor" / "hooks.json"],
-    }[host]
-    return any(f" hook {host} " in (plan.current(path) or "") for path in files)
+    for file in host.init:
+        wires = WRITERS[file.writes].wires
+        if wires is not None and wires(plan, host, file):
+            return True
+    return False
 
 
 def plan_agents(
@@ -454,44 +456,25 @@ def plan_agents(
     plan = Plan(root, remove=remove)
     chosen = list(dict.fromkeys(agents))
     for agent in chosen:
-        if agent not in AGENTS:
-            raise ConfigError(f"unknown agent {agent!r}; one of {', '.join(AGENTS)}")
-        if remove:
-            _remove_agent(plan, agent, user=user)
-        else:
-            _plan_agent(plan, agent, user=user)
+        host = TABLE.get(agent)
+        if host is None:
+            raise ConfigError(f"unknown agent {agent!r}; one of {', '.join(TABLE)}")
+        for file in host.init:
+            writer = WRITERS[file.writes]
+            (writer.remove if remove else writer.write)(plan, host, file, user=user)
+        if not remove:
+            plan.notes.extend(host.notes)
     for agent in chosen if instructions or remove else ():
+        host = TABLE[agent]
         shared = [
             other
-            for other, path in INSTRUCTION_FILES.items()
-            if path == INSTRUCTION_FILES[agent] and other not in chosen
+            for other in TABLE.values()
+            if other.instructions == host.instructions and other.name not in chosen
         ]
         if not (remove and any(_wired(plan, other) for other in shared)):
-            plan.instructions(agent)
+            plan.instructions(host)
     for path, text in plan.files.items():
         shown = path.relative_to(root) if path.is_relative_to(root) else path
         verb = "Removed" if text is None else ("Updated" if path.exists() else "Wrote")
         plan.actions.append(f"{verb} {shown}.")
     return plan
-
-
-def _plan_agent(plan: Plan, agent: str, *, user: bool) -> None:
-    writers: dict[str, Callable[[], None]] = {
-        "claude-code": lambda: plan_claude_code(plan, user=user),
-        "codex": lambda: plan_codex(plan, user=user),
-        "gemini": lambda: plan_gemini(plan),
-        "cursor": lambda: plan_cursor(plan),
-        "opencode": lambda: plan_opencode(plan),
-    }
-    writers[agent]()
-
-
-def _remove_agent(plan: Plan, agent: str, *, user: bool) -> None:
-    removers: dict[str, Callable[[], None]] = {
-        "claude-code": lambda: remove_claude_code(plan, user=user),
-        "codex": lambda: remove_codex(plan, user=user),
-        "gemini": lambda: remove_gemini(plan),
-        "cursor": lambda: remove_cursor(plan),
-        "opencode": lambda: remove_opencode(plan),
-    }
-    removers[agent]()

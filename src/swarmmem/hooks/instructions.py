@@ -1,6 +1,7 @@
 """What an agent reads about proposing memories: the section ``swarmmem init --agent HOST``
-adds to the host's instruction file, the line that ends a session brief, and the block shape
-both name (the one :func:`swarmmem.core.writes.service.WriteService.ingest_task_output`
+adds to the host's instruction file (:attr:`swarmmem.hooks.hosts.Host.instructions`), the
+line that ends a session brief, and the block shape both name (the one
+:func:`swarmmem.core.writes.service.WriteService.ingest_task_output`
 reads from the agent's replies).
 
 The section sits between :data:`BEGIN` and :data:`END` markers, so running ``init`` again
@@ -14,22 +15,6 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-from pathlib import Path
-
-INSTRUCTION_FILES: dict[str, Path] = {
-    "claude-code": Path("CLAUDE.md"),
-    "codex": Path("AGENTS.md"),
-    "gemini": Path("GEMINI.md"),
-    "cursor": Path(".cursor") / "rules" / "swarmmem.mdc",
-    "opencode": Path("AGENTS.md"),
-}
-"""host -> the instruction file (relative to the project) it reads at every session."""
-
-FILE_HEADERS: dict[Path, str] = {
-    INSTRUCTION_FILES["cursor"]: "---\ndescription: How to propose project memories (swarmmem)"
-    "\nalwaysApply: true\n---\n\n",
-}
-"""What a file ``init`` creates starts with before the section (a Cursor rule's front matter)."""
 
 BEGIN = "<!-- BEGIN swarmmem -->"
 BEGIN_CREATED = "<!-- BEGIN swarmmem (file created by swarmmem) -->"
@@ -104,11 +89,12 @@ same.
 """
 
 
-def with_section(text: str | None, relative: Path) -> str:
+def with_section(text: str | None, header: str = "") -> str:
     """``text`` (``None``: the file is missing) with the current section: replaced in place
-    (keeping its begin marker), else added after a blank line, or a new file holding it."""
+    (keeping its begin marker), else added after a blank line, or a new file holding it,
+    starting with ``header`` (the host's :attr:`~swarmmem.hooks.hosts.Host.instructions_header`)."""
     if text is None:
-        return FILE_HEADERS.get(relative, "") + f"{BEGIN_CREATED}\n{section_body()}{END}\n"
+        return header + f"{BEGIN_CREATED}\n{section_body()}{END}\n"
     match = _SECTION.search(text)
     if match is not None:
         begin = match.group(0).split("\n", 1)[0]
@@ -117,16 +103,16 @@ def with_section(text: str | None, relative: Path) -> str:
     return f"{text}{glue}{BEGIN}\n{section_body()}{END}\n"
 
 
-def without_section(text: str, relative: Path) -> str | None:
+def without_section(text: str, header: str = "") -> str | None:
     """``text`` without the section (and the blank line added before it); ``None`` when the
-    file should go: ``init`` created it and nothing but its header is left."""
+    file should go: ``init`` created it and nothing but its ``header`` is left."""
     match = _SECTION.search(text)
     if match is None:
         return text
     before, after = text[: match.start()], text[match.end() :]
     if match.group(0).startswith(BEGIN_CREATED) and (before + after).strip() in (
         "",
-        FILE_HEADERS.get(relative, "").strip(),
+        header.strip(),
     ):
         return None
     if not after.strip():
