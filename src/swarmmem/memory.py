@@ -6,11 +6,13 @@ from __future__ import annotations
 import builtins
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import attrs
 
 from swarmmem.bootstrap import Runtime
+from swarmmem.core.config import MemoryConfig
 from swarmmem.core.learning.rewards import VerdictResult
 from swarmmem.core.maintenance import sessions as session_logs
 from swarmmem.core.maintenance.consolidate import consolidation_proposals
@@ -44,7 +46,9 @@ from swarmmem.core.model.reports import (
     UndoResult,
     ValueLogReport,
 )
+from swarmmem.core.recall.session import SessionHooks
 from swarmmem.core.writes.importing import ImportResult
+from swarmmem.hooks.instructions import PROPOSE_LINE
 from swarmmem.ports.evidence import EvidenceStore
 from swarmmem.ports.files import RunHistory
 from swarmmem.ports.storage import AuditChain, StorageProvider
@@ -72,6 +76,11 @@ class Memory:
     runtime = property(lambda self: self._rt, doc="The composition root (adapters, settings).")
 
     enabled = property(lambda self: bool(self._rt.config["enabled"]), doc="Memory is on.")
+
+    @property
+    def settings(self) -> MemoryConfig:
+        """The typed configuration tree (the same values as :attr:`config`)."""
+        return self._rt.settings
 
     def require_enabled(self) -> None:
         """Raise :class:`MemoryDisabledError` unless memory is enabled."""
@@ -169,6 +178,46 @@ class Memory:
             current_plan=current_plan,
         )
         return self._rt.injection.blocks(bundle, messages) if self.enabled else []
+
+    # ------------------------------------------------------------ agent hosts
+    @property
+    def session_hooks(self) -> SessionHooks:
+        """The use cases behind an agent host's hooks in this context: the session brief, the
+        prompt's injection and filing the agent's proposals (see
+        :mod:`swarmmem.core.recall.session`)."""
+        rt = self._ready(startup=False)
+        # each service is built when a hook first needs it (a brief never loads the writes)
+        return SessionHooks(
+            injection=lambda: rt.injection,
+            brief_settings=rt.settings.recall.session_brief,
+            suppression_threshold=rt.settings.learning.suppression_threshold,
+            records=lambda limit: self.list(limit=limit),
+            refresh_lessons=lambda: rt.reflection.refresh(),
+            lessons=lambda: rt.reflection.block(),
+            ingest=lambda text: rt.writes.ingest_task_output(text),
+            redact=rt.secrets.redact,
+            now=rt.now,
+            propose_line=PROPOSE_LINE,
+        )
+
+    def session_state(self, session_id: str) -> AbstractContextManager[dict[str, Any]]:
+        """The hook state of an agent session (a dict, written back when the block ends
+        without an error), held under the session's lock."""
+        return self._rt.hook_state(session_id).update()  # type: ignore[no-any-return]
+
+    def log_session(self, session_id: str, event: Mapping[str, Any]) -> None:
+        """Append ``event`` to the session's run log (its ``error``, if any, redacted)."""
+        line = dict(event)
+        if "error" in line:
+            line["error"] = self._rt.secrets.redact(line["error"])
+        self._rt.run_log.append(session_id, line, self._rt.now())
+
+    def warm_up(self) -> None:
+        """Load what the first recall would: the embedding model when embeddings are on."""
+        if self.enabled and self._rt.settings.embeddings.enabled:
+            parts = self._rt.dense_parts()
+            if parts is not None:
+                parts.embedder.embed_batch(["warm up"])
 
     # ------------------------------------------------------------------ writes
     def propose(

@@ -108,10 +108,7 @@ def warm_up(root: Path) -> None:
     except ConfigError:
         return
     with mem:
-        if mem.enabled and mem.config["embeddings"]["enabled"]:
-            parts = mem.runtime.dense_parts()
-            if parts is not None:
-                parts.embedder.embed_batch(["warm up"])
+        mem.warm_up()
 
 
 def serve(root: Path) -> int:

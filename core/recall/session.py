@@ -1,0 +1,209 @@
+"""An agent session's hooks as use cases: the session-start brief, the prompt's injection, and
+filing the proposals the agent wrote; each answers the context to add (or nothing) and the
+run-log line that says what happened.
+
+The host's edge (:mod:`swarmmem.hooks.runner`) parses the host's input, calls one of these
+with the session's hook state (a dict the edge reads and writes back under the session's
+lock) and renders the answer in the host's shape. What a session's context already holds is
+kept in that state: the ids the brief and earlier prompts injected (never injected twice until
+the context is cleared or compacted) and the digests of proposal blocks already filed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from typing import Any
+
+import attrs
+
+from swarmmem.core.config import SessionBriefConfig
+from swarmmem.core.model.ids import bundle_id, estimate_tokens
+from swarmmem.core.model.records import MEMORY_KINDS, MemoryRecord
+from swarmmem.core.recall.bm25 import query_terms
+from swarmmem.core.recall.brief import BRIEF_KINDS, brief_items
+from swarmmem.core.recall.injection import InjectionService, build_plan
+from swarmmem.core.recall.prompt import build_prompt_block
+from swarmmem.core.writes.service import json_objects
+
+HOOK_KINDS = tuple(k for k in MEMORY_KINDS if k in BRIEF_KINDS)
+"""The kinds a host's prompt recall searches (durable kinds and API findings)."""
+MAX_REMEMBERED = 500
+"""The most injected ids and filed block digests a session's state keeps."""
+BRIEF_CANDIDATES = 500
+"""The most memories (newest update first) a brief chooses from."""
+
+State = MutableMapping[str, Any]
+"""A session's hook state (JSON values), read and written back by the edge."""
+
+
+@attrs.frozen(kw_only=True)
+class HookAnswer:
+    """What a hook gives the host's agent (``context``: ``None`` for nothing) and the run-log
+    line that says why (``event``)."""
+
+    context: str | None
+    event: dict[str, Any]
+
+
+@attrs.frozen(kw_only=True)
+class SessionHooks:
+    """The use cases behind an agent host's hooks, for one memory context.
+
+    Each service is reached through a callable, so a hook builds only what it uses:
+    ``injection`` gives the injection service; ``records`` lists the context's active memories
+    (newest update first, at most the count given); ``refresh_lessons`` regenerates the
+    reflection lessons and ``lessons`` gives their prompt block (``""`` when off); ``ingest``
+    files an agent reply's ``memoryProposals``
+    blocks (:meth:`~swarmmem.core.writes.service.WriteService.ingest_task_output`).
+    """
+
+    injection: Callable[[], InjectionService]
+    brief_settings: SessionBriefConfig
+    suppression_threshold: float
+    records: Callable[[int], Sequence[MemoryRecord]]
+    refresh_lessons: Callable[[], object]
+    lessons: Callable[[], str]
+    ingest: Callable[[str], Mapping[str, Any]]
+    redact: Callable[[str], str]
+    now: Callable[[], str]
+    propose_line: str = ""
+    """The line that ends a brief (how to propose a memory)."""
+
+    def session_start(self, *, session_id: str, source: str, state: State) -> HookAnswer:
+        """The brief (and the reflection lessons when they fit), ending with
+        :attr:`propose_line`; a new, cleared or compacted context (``source`` ``startup``,
+        ``clear``, ``compact``) forgets what earlier prompts injected, and a resumed one that
+        was briefed gets nothing."""
+        if source in ("startup", "clear", "compact"):
+            state["injected"] = []
+        elif state.get("briefed"):
+            # a resumed session still holds the brief it was given
+            return _nothing({"type": "session_brief_skipped", "reason": "already_briefed"})
+        settings = self.brief_settings
+        if not settings.enabled:
+            return _nothing({"type": "session_brief_skipped", "reason": "disabled"})
+        self.refresh_lessons()  # lessons are regenerated here, never on a prompt
+        items = brief_items(
+            self.records(BRIEF_CANDIDATES),
+            max_items=settings.max_items,
+            suppression_threshold=self.suppression_threshold,
+        )
+        budget = settings.token_budget
+        blocks: list[str] = []
+        ids: list[str] = []
+        tokens = 0
+        if items:
+            now = self.now()
+            block, tokens, included = build_prompt_block(
+                bundle_id(f"brief:{session_id}", now),
+                items,
+                generated_at=now,
+                token_budget=budget,
+                redact=self.redact,
+            )
+            if included:
+                blocks.append(block)
+                ids = [item.record.id for item in included]
+        lessons = self.lessons()
+        if lessons and tokens + estimate_tokens(lessons) <= budget:
+            blocks.append(lessons)
+        if not blocks:
+            return _nothing({"type": "session_brief_skipped", "reason": "no_results"})
+        state["briefed"] = True
+        # what the brief gave is in the context: a prompt's recall does not inject it again
+        state["injected"] = [*(state.get("injected") or ()), *ids][-MAX_REMEMBERED:]
+        event = {
+            "type": "session_brief",
+            "source": source,
+            "memoryIds": ids,
+            "lessons": len(blocks) > (1 if ids else 0),
+            "tokens": tokens,
+        }
+        return HookAnswer(context="\n\n".join([*blocks, self.propose_line]), event=event)
+
+    def prompt(self, prompt: str | None, *, trivial: bool, state: State) -> HookAnswer:
+        """The injection recall for the person's ``prompt`` (nothing for a ``trivial`` one),
+        without the memories the context already holds; the block is re-budgeted when some
+        were left out."""
+        terms = query_terms(self.redact(prompt or ""))[:20]
+        skipped: dict[str, Any] = {"type": "prompt_injection_skipped", "queryTerms": terms}
+        if trivial:
+            return _nothing({**skipped, "reason": "trivial_prompt"})
+        injection = self.injection()
+        settings = injection.settings
+        if not settings.enabled:
+            return _nothing({**skipped, "reason": "disabled"})
+        plan = build_plan(
+            agent_role=injection.recall.context.agent_role,
+            agent_task=None,
+            user_goal=prompt,
+            settings=settings,
+        )
+        bundle = injection.recall_plan(plan, kinds=HOOK_KINDS)
+        if not bundle.items:
+            reason = bundle.diagnostics.get("injectionSkipReason") or "no_results"
+            return _nothing({**skipped, "reason": reason, "bundleId": bundle.id})
+        seen = set(state.get("injected") or ())
+        fresh = [item for item in bundle.items if item.record.id not in seen]
+        if not fresh:
+            return _nothing(
+                {
+                    **skipped,
+                    "reason": "deduped",
+                    "bundleId": bundle.id,
+                    "memoryIds": [i.record.id for i in bundle.items],
+                }
+            )
+        block, tokens = bundle.prompt_block, bundle.token_estimate
+        if len(fresh) < len(bundle.items):
+            block, tokens, fresh = build_prompt_block(
+                bundle.id,
+                fresh,
+                generated_at=bundle.generated_at,
+                token_budget=settings.token_budget,
+                redact=self.redact,
+            )
+        ids = [item.record.id for item in fresh]
+        state["injected"] = [*seen, *ids][-MAX_REMEMBERED:]
+        event = {
+            "type": "prompt_injected",
+            "bundleId": bundle.id,
+            "memoryIds": ids,
+            "scores": [round(item.score, 4) for item in fresh],
+            "tokens": tokens,
+            "dense": bool(bundle.diagnostics.get("fusionActive")),
+            "queryTerms": terms,
+        }
+        return HookAnswer(context=block, event=event)
+
+    def file_proposals(self, texts: Sequence[str], *, state: State) -> HookAnswer:
+        """Route the ``memoryProposals`` blocks of the agent's ``texts`` through propose (each
+        block once per session; invalid entries are dropped and counted)."""
+        filed = list(state.get("filed") or ())
+        proposals: list[str] = []
+        rejected: list[str] = []
+        for text in texts:
+            for block in json_objects(text):
+                digest = hashlib.sha256(
+                    json.dumps(block, sort_keys=True, ensure_ascii=False).encode()
+                ).hexdigest()[:32]
+                if digest in filed:
+                    continue
+                filed.append(digest)
+                result = self.ingest(json.dumps(block))
+                proposals.extend(result["proposals"] + result["decisions"])
+                rejected.extend(str(r.get("error", "")) for r in result["rejected"])
+        state["filed"] = filed[-MAX_REMEMBERED:]
+        return _nothing(
+            {
+                "type": "proposals_filed" if proposals or rejected else "proposals_none",
+                "proposalIds": proposals,
+                "rejected": [self.redact(r)[:300] for r in rejected],
+            }
+        )
+
+
+def _nothing(event: dict[str, Any]) -> HookAnswer:
+    return HookAnswer(context=None, event=event)
