@@ -32,12 +32,12 @@ from swarmmem.ports.storage import StorageProvider
 
 @attrs.frozen
 class Table:
-    """One copied table: its common columns and the order rows are read in."""
+    """One copied table: its common columns and the order rows are read in (where the
+    database keeps no insertion order of its own)."""
 
     name: str
     columns: tuple[str, ...]
-    sqlite_order: str
-    postgres_order: str
+    order: str
 
 
 TABLES: tuple[Table, ...] = (
@@ -59,25 +59,21 @@ TABLES: tuple[Table, ...] = (
             "supersedes_reason",
             "text_terms",
         ),
-        "rowid",
         "seq",
     ),
     Table(
         "memory_proposals",
         ("id", "status", "created_at", "proposal_json"),
-        "rowid",
         "created_at, id",
     ),
     Table(
         "memory_relations",
         ("source_id", "target_id", "proposal_id", "created_at"),
-        "rowid",
         "source_id, target_id",
     ),
     Table(
         "memory_events",
         ("id", "operation", "target_id", "reason", "timestamp", "event_json", "prev_hash"),
-        "rowid",
         "seq",
     ),
     Table(
@@ -95,13 +91,11 @@ TABLES: tuple[Table, ...] = (
             "run_id",
             "unit_id",
         ),
-        "rowid",
         "seq",
     ),
     Table(
         "memory_outcomes",
         ("id", "memory_id", "generation", "at", "event_json"),
-        "rowid",
         "at, id",
     ),
     Table(
@@ -118,7 +112,6 @@ TABLES: tuple[Table, ...] = (
             "verdict_synthesis_json",
             "timestamp",
         ),
-        "rowid",
         "seq",
     ),
 )
@@ -138,8 +131,7 @@ class _Side:
         return self.tables.count(table)
 
     def rows(self, table: Table) -> Iterator[list[tuple[Any, ...]]]:
-        order = table.sqlite_order if self.store.name == "sqlite" else table.postgres_order
-        return self.tables.rows(table.name, table.columns, order)
+        return self.tables.rows(table.name, table.columns, table.order)
 
     def insert(self, table: Table, rows: list[tuple[Any, ...]]) -> None:
         self.tables.insert(table.name, table.columns, rows)

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import Any, cast
@@ -20,7 +19,7 @@ import attrs
 
 from swarmmem import config as _config
 from swarmmem import safefs
-from swarmmem.core.config import AuditConfig, MemoryConfig
+from swarmmem.core.config import MemoryConfig
 from swarmmem.core.learning.lessons import LessonService
 from swarmmem.core.learning.outcomes import apply_outcome
 from swarmmem.core.learning.rewards import SessionRegistry
@@ -46,65 +45,35 @@ from swarmmem.core.model.scopes import (
 from swarmmem.core.model.settings import as_dict, map_paths
 from swarmmem.core.recall.embedding_cache import EmbeddingCache
 from swarmmem.core.recall.embeddings import EmbeddingSync
-from swarmmem.core.recall.hybrid import DenseParts, HybridSettings
+from swarmmem.core.recall.hybrid import DenseParts
 from swarmmem.core.recall.injection import InjectionService
-from swarmmem.core.recall.pipeline import AdmissionSettings, RecallConfig
+from swarmmem.core.recall.pipeline import RecallConfig
 from swarmmem.core.recall.service import EvidencePolicy, RecallDefaults, RecallService
 from swarmmem.core.writes.policy import CurationPolicy
 from swarmmem.core.writes.service import WriteService
 from swarmmem.grants import granted
+from swarmmem.opening import (
+    CONTEXT_KEYS,
+    SQLITE_PATH_VARIABLE,
+    audit_key,
+    check_context,
+    default_profile,
+    live_elsewhere,
+    recall_config,
+    repository_config,
+    under_root,
+    with_environment,
+)
 from swarmmem.ports.clock import Clock, SystemClock
 from swarmmem.ports.detectors import SecretScreen
 from swarmmem.ports.embedder import ExplainsUnavailable, WarmsUp
 from swarmmem.ports.evidence import EvidenceStore, SourceChecker
 from swarmmem.ports.files import LessonFiles, RunLog
 from swarmmem.ports.storage import AuditChain, StorageProvider
-from swarmmem.project import CONFIG_RELATIVE_PATH, checkout, main_worktree
-from swarmmem.registry import KINDS, build, create, resolve
-
-CONTEXT_KEYS = frozenset({"session_id", "run_id", "agent_role", "agent_id", "unit_id"})
-_CONTEXT_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}")
-
-
-def check_context(context: Mapping[str, Any], secrets: Any) -> None:
-    """Context values are identifiers (a letter or digit, then letters, digits and
-    ``._:@+-``, at most 128 characters) and never secrets: they are stored with every
-    proposal and usage row and name run-log folders, so a value that breaks this is refused
-    naming the key (never echoing the value)."""
-    for key, value in context.items():
-        if value is None:
-            continue
-        if not isinstance(value, str) or not _CONTEXT_VALUE.fullmatch(value):
-            raise MemoryValidationError(
-                f"context {key} must be an identifier: a letter or digit, then letters, digits "
-                "or ._:@+- (at most 128 characters)"
-            )
-        if secrets.contains_secret(value):
-            raise MemoryValidationError(f"context {key} looks like a secret; it is not stored")
-
+from swarmmem.project import CONFIG_RELATIVE_PATH, checkout, git_remote_origin, main_worktree
+from swarmmem.registry import KINDS, build, create, resolve, store_traits
 
 ADAPTER_ARGUMENTS = frozenset({*KINDS, "clock"})
-_SECTION_RE = re.compile(r'^\s*\[\s*([^\]"\s]+)(?:\s+"([^"]*)")?\s*\]')
-_URL_RE = re.compile(r"^\s*url\s*=\s*(.*?)\s*$", re.IGNORECASE)
-
-
-def git_remote_origin(root: Path) -> str | None:
-    """The ``url`` of the ``[remote "origin"]`` section of ``<root>/.git/config``, if any
-    (a ``url`` of another section never counts)."""
-    try:
-        text = (root / ".git" / "config").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    in_origin = False
-    for line in text.splitlines():
-        section = _SECTION_RE.match(line)
-        if section is not None:
-            in_origin = section.group(1).lower() == "remote" and section.group(2) == "origin"
-            continue
-        url = _URL_RE.match(line) if in_origin else None
-        if url is not None and url.group(1):
-            return url.group(1)
-    return None
 
 
 def sqlite_capabilities() -> dict[str, Any]:
@@ -120,102 +89,6 @@ def sqlite_connect(path: Path) -> Any:
     from swarmmem.adapters.storage.sqlite.support import sqlite_module
 
     return sqlite_module().connect(str(path))
-
-
-def recall_config(tree: MemoryConfig, profile: str) -> RecallConfig:
-    """The pipeline configuration of ``profile`` under the configuration ``tree``."""
-    retrieval = tree.retrieval
-    return RecallConfig(
-        profile=profile,
-        policy=tree.learning,
-        hybrid=HybridSettings.from_config(
-            retrieval,
-            tree.recall.injection,
-            rerank=profile == "hybrid+rerank" or retrieval.rerank.enabled,
-        ),
-        admission=AdmissionSettings.from_config(tree.recall, retrieval),
-    )
-
-
-def default_profile(tree: MemoryConfig) -> str:
-    """The profile a recall without one runs: ``hybrid`` when embeddings are on (reranked
-    when ``retrieval.rerank.enabled``), else ``lexical``."""
-    return "hybrid" if tree.embeddings.enabled else "lexical"
-
-
-def audit_key(section: AuditConfig) -> bytes | None:
-    """The audit key: ``SWARMMEM_AUDIT_KEY``, else the file ``audit.keyFile`` names."""
-    value = os.environ.get("SWARMMEM_AUDIT_KEY")
-    if value:
-        return value.encode("utf-8")
-    if not section.key_file:
-        return None
-    path = Path(section.key_file)
-    try:
-        key = path.read_bytes().strip()
-    except OSError as exc:
-        raise ConfigError(f"memory.audit.keyFile {path} cannot be read: {exc}") from exc
-    if not key:
-        raise ConfigError(f"memory.audit.keyFile {path} is empty")
-    return key
-
-
-SQLITE_PATH_VARIABLE = "SWARMMEM_SQLITE_PATH"
-"""The environment variable that places the SQLite store (over ``memory.sqlite.path``)."""
-
-
-def with_environment(tree: MemoryConfig) -> MemoryConfig:
-    """``tree`` with the store the environment names: ``SWARMMEM_SQLITE_PATH`` (a path
-    relative to the working folder, ``~`` expanded) over ``memory.sqlite.path``."""
-    value = os.environ.get(SQLITE_PATH_VARIABLE)
-    if not value:
-        return tree
-    path = os.path.abspath(os.path.expanduser(value))
-    return attrs.evolve(tree, sqlite=attrs.evolve(tree.sqlite, path=path))
-
-
-def repository_config(
-    root: Path, config: Mapping[str, Any] | str | os.PathLike[str] | None
-) -> Path | None:
-    """The configuration file in the checkout of ``root`` that ``config`` (as
-    :func:`swarmmem.open` takes it) reads, else ``None``: a mapping, or a file outside the
-    checkout, is the caller's own configuration."""
-    if isinstance(config, Mapping):
-        return None
-    path = Path(os.path.abspath(root / CONFIG_RELATIVE_PATH if config is None else config))
-    folders = checkout(root)
-    inside = any(p.is_relative_to(f) for p in (path, path.resolve()) for f in folders)
-    return path if inside else None
-
-
-#: the configured paths of the store itself (shared by every worktree of a repository)
-STORE_PATH_KEYS = frozenset({"sqlite.path", "storageDir"})
-
-
-def under_root(root: Path, store_root: Path | None = None) -> Callable[[str, str], str]:
-    """The rule for a configured path: absolute as given, relative under ``root`` (the
-    store's paths, :data:`STORE_PATH_KEYS`, under ``store_root`` when given); a relative path
-    that climbs out of the root is a :class:`ConfigError` naming the key."""
-
-    def resolve_path(key: str, value: str) -> str:
-        path = Path(value)
-        if path.is_absolute():
-            return value
-        if os.path.normpath(path).split(os.sep)[0] == os.pardir:
-            raise ConfigError(
-                f"memory.{key} {value!r} leaves the project root; use an absolute path to "
-                "keep memory outside the project"
-            )
-        base = store_root if store_root is not None and key in STORE_PATH_KEYS else root
-        return str(base / path)
-
-    return resolve_path
-
-
-def live_elsewhere(root: Path, folder: str) -> bool:
-    """True when ``folder`` is an existing directory other than the project ``root``."""
-    path = Path(folder)
-    return path.is_absolute() and path.is_dir() and path.resolve() != root
 
 
 class Runtime:
@@ -295,7 +168,7 @@ class Runtime:
         given = self._given.get("store")
         if given is not None and not isinstance(given, str):
             return given  # type: ignore[no-any-return]
-        if self.provider in ("sqlite", "local-jsonl"):
+        if store_traits(self.provider).local_folder:
             self._check_local_store()
         store: StorageProvider = build(
             "store", self.provider, self.settings, clock=self.clock, scope_keys=self.scope_keys
@@ -315,8 +188,9 @@ class Runtime:
         the checkout none is a symbolic link or another user's (the folders are made 0700);
         outside it, only the person's own configuration or ``SWARMMEM_SQLITE_PATH`` may
         place the store, never the repository's configuration."""
+        traits = store_traits(self.provider)
         places = [("storageDir", self.storage_dir)]
-        if self.provider == "sqlite":
+        if traits.database_file:
             places.append(("sqlite.path", self.sqlite_path))
         folders = checkout(self.root)
         if self.main_worktree is not None:  # git's records of it were checked to be ours
@@ -336,7 +210,13 @@ class Runtime:
             elif key == "sqlite.path":
                 safefs.private_file(path, base=base)
             else:
-                safefs.private_folder(path, base=base, create=self.provider == "local-jsonl")
+                safefs.private_folder(path, base=base, create=not traits.database_file)
+
+    @property
+    def store_exists(self) -> bool:
+        """False while the store's database file is not there yet (opening the store would
+        create it); true for every store that keeps no such file."""
+        return not store_traits(self.provider).database_file or self.sqlite_path.exists()
 
     def open_store(self, provider: str, **arguments: Any) -> StorageProvider:
         """Another store of ``provider`` on this clock (e.g. a migration target); the caller
@@ -360,14 +240,11 @@ class Runtime:
         given = self._given.get("vector_index")
         if given is not None:
             return build("vector_index", given, None, dimension=dimension)
-        if self._owned("store") and self.provider in ("sqlite", "postgres"):
+        traits = store_traits(self.provider)
+        if self._owned("store") and traits.vector_index is not None:
             _ = self.store  # the database exists and is migrated
-            name, section = (
-                ("sqlite-vec", self.settings.sqlite)
-                if self.provider == "sqlite"
-                else ("pgvector", self.settings.postgres)
-            )
-            return build("vector_index", name, section, dimension=dimension)
+            section = getattr(self.settings, traits.section or "")
+            return build("vector_index", traits.vector_index, section, dimension=dimension)
         return build("vector_index", "numpy", None, dimension=dimension)
 
     def dense_parts(self, rerank: bool | None = None) -> DenseParts | None:
@@ -688,6 +565,37 @@ class Runtime:
 
 def _with_reranker(parts: DenseParts, reranker: Any) -> DenseParts:
     return attrs.evolve(parts, reranker=reranker)
+
+
+def migration_target(
+    rt: Runtime, provider: str, *, dsn: str | None, schema: str | None, path: str | None
+) -> tuple[StorageProvider, str]:
+    """An empty store of ``provider`` to copy the memory of ``rt`` into (the caller closes
+    it) and where it is, as shown to the person: a PostgreSQL schema (``dsn``, default
+    ``postgres.dsn`` or ``SWARMMEM_PG_DSN``; ``schema``, default ``postgres.schema``) or a
+    SQLite file (``path``, default ``sqlite.path``; relative to the project, never the source
+    database itself)."""
+    if not store_traits(provider).migrate_target:
+        raise ConfigError(f"migrate cannot copy into the {provider!r} store")
+    if provider == "postgres":
+        pg = rt.settings.postgres
+        dsn = dsn or pg.dsn or os.environ.get("SWARMMEM_PG_DSN")
+        if not dsn:
+            raise ConfigError(
+                "migrate --to postgres needs --dsn (or postgres.dsn, SWARMMEM_PG_DSN)"
+            )
+        store = rt.open_store(
+            "postgres", dsn=dsn, pool_size=pg.pool_size, schema=schema or pg.schema
+        )
+        return store, repr(store)
+    own = rt.sqlite_path
+    target = Path(path) if path else own
+    target = target if target.is_absolute() else rt.root / target
+    if store_traits(rt.provider).database_file:
+        source = own if own.is_absolute() else rt.root / own
+        if source.resolve() == target.resolve():
+            raise ConfigError(f"the target {target} is the source database; pass --path")
+    return rt.open_store(provider, path=target), str(target)
 
 
 def postgres_rls(

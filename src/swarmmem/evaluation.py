@@ -39,7 +39,10 @@ from swarmmem.core.recall.pipeline import DENSE_PROFILES, PROFILES, RecallConfig
 from swarmmem.core.recall.service import assemble_bundle
 from swarmmem.ports.clock import Clock, SystemClock
 from swarmmem.ports.storage import StorageProvider
-from swarmmem.registry import create
+from swarmmem.registry import create, stores_that
+
+#: the stores a dense profile runs on: those keeping their own vector index in a local file
+DENSE_STORES = stores_that(lambda traits: traits.vector_index is not None and traits.local_folder)
 
 
 def contained_path(option: str, path: str | os.PathLike[str], project_root: Path) -> Path:
@@ -282,7 +285,7 @@ def run_profiles(
             for provider in providers:
                 folder = Path(tmp) / f"{provider}-{number}"
                 folder.mkdir()
-                with_dense = dense and provider == "sqlite"
+                with_dense = dense and provider in DENSE_STORES
                 runtime = project_runtime(
                     folder,
                     provider,
@@ -362,10 +365,10 @@ def _profile_items(
     """What ``profile`` returns for ``request`` (the items that fit the token budget, as a
     recall bundle keeps them), with the run's status, degradation reason and hybrid trace.
 
-    A dense profile is skipped on a provider other than SQLite, and runs as the lexical one
-    (``degraded``) when dense retrieval is ``unavailable``."""
-    if profile in DENSE_PROFILES and provider != "sqlite":
-        return [], "skipped", "profile requires sqlite provider", None
+    A dense profile is skipped on a provider not in :data:`DENSE_STORES`, and runs as the
+    lexical one (``degraded``) when dense retrieval is ``unavailable``."""
+    if profile in DENSE_PROFILES and provider not in DENSE_STORES:
+        return [], "skipped", f"profile requires {' or '.join(DENSE_STORES)} provider", None
     degraded = bool(unavailable) and profile in DENSE_PROFILES
     config, parts = runtime.resolve_profile("lexical" if degraded else profile)
     result, trace = run_recall(runtime.store, request, now=now, config=config, parts=parts)

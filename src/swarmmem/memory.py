@@ -19,7 +19,12 @@ from swarmmem.core.maintenance.consolidate import consolidation_proposals
 from swarmmem.core.maintenance.evidence import evidence_freshness, verification_proposals
 from swarmmem.core.maintenance.management import MemoryQuery, concerns
 from swarmmem.core.maintenance.reports import parse_limit
-from swarmmem.core.model.errors import ConflictError, MemoryDisabledError, NotFoundError
+from swarmmem.core.model.errors import (
+    ConflictError,
+    MemoryDisabledError,
+    NotFoundError,
+    StorageError,
+)
 from swarmmem.core.model.records import (
     Anchor,
     AppliedChange,
@@ -412,6 +417,24 @@ class Memory:
         ``deleted`` or ``expired``."""
         return str(self._ready(startup=False).management.state_of(record))
 
+    def proposals(self, status: str | None = "pending") -> builtins.list[MemoryProposal]:
+        """This context's proposals in ``status`` (every status for ``None``), oldest first:
+        the scoped view :meth:`pending` reports from."""
+        return builtins.list(self._ready(startup=False).scoped_store.list_proposals(status))
+
+    def proposal(self, proposal_id: str) -> MemoryProposal:
+        """One proposal of this context in any status (NotFoundError for any other id)."""
+        found = self._ready(startup=False).scoped_store.get_proposal(proposal_id)
+        if found is None:
+            raise NotFoundError(f"proposal {proposal_id} was not found")
+        return found
+
+    def rescope(self, from_repo_id: str, *, apply: bool, force: bool = False) -> dict[str, Any]:
+        """Adopt the memories of the earlier repository identity ``from_repo_id`` into this
+        repository (one audited transaction; a dry run unless ``apply``; see
+        :meth:`~swarmmem.core.maintenance.rescope.RescopeService.rescope`)."""
+        return self._ready(startup=False).rescoping.rescope(from_repo_id, apply=apply, force=force)
+
     def evidence_freshness(self, memory_id: str) -> EvidenceFreshness:
         """What the evidence of a memory of this context says now: its status as recall reads
         it, each evidence ref of the proposals that concern it (else its source) with the
@@ -534,7 +557,7 @@ class Memory:
             "migration_report": str(report_path) if report_path.exists() else None,
             "migration": migration,
         }
-        if self.enabled and (self.config["provider"] != "sqlite" or db.exists()):
+        if self.enabled and self._rt.store_exists:
             report["memory_count"] = self.store.count()
             report["pending_proposals"] = len(self.store.list_proposals("pending"))
             report["embeddings"] = self._rt.embeddings.coverage()
@@ -556,6 +579,15 @@ class Memory:
                 "only the sqlite and postgres providers support audit-verify",
             }
         return {"provider": provider, **store.verify_audit_chain()}
+
+    def adopt_audit_key(self) -> dict[str, Any]:
+        """Key the store's existing audit chain with the configured key from now on
+        (``swarmmem audit-key adopt``): ``provider`` and the store's answer; a store without
+        a chain raises :class:`StorageError`."""
+        store, provider = self.store, self.store.name
+        if not isinstance(store, AuditChain):
+            raise StorageError(f"the {provider} provider keeps no hash-chained audit log")
+        return {"provider": provider, **store.adopt_audit_key()}
 
     def consolidate(self) -> ConsolidationResult:
         """File ``merge`` proposals for clusters of near-duplicate memories and ``supersede``

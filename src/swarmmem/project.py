@@ -17,6 +17,7 @@ Only the standard library is imported: the hook entry point runs this on every p
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -183,3 +184,26 @@ def main_worktree(root: str | os.PathLike[str]) -> Path | None:
     except (OSError, ValueError, UnicodeDecodeError):
         return None
     return main if main != here else None
+
+
+_SECTION_RE = re.compile(r'^\s*\[\s*([^\]"\s]+)(?:\s+"([^"]*)")?\s*\]')
+_URL_RE = re.compile(r"^\s*url\s*=\s*(.*?)\s*$", re.IGNORECASE)
+
+
+def git_remote_origin(root: Path) -> str | None:
+    """The ``url`` of the ``[remote "origin"]`` section of ``<root>/.git/config``, if any
+    (a ``url`` of another section never counts)."""
+    try:
+        text = (root / ".git" / "config").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    in_origin = False
+    for line in text.splitlines():
+        section = _SECTION_RE.match(line)
+        if section is not None:
+            in_origin = section.group(1).lower() == "remote" and section.group(2) == "origin"
+            continue
+        url = _URL_RE.match(line) if in_origin else None
+        if url is not None and url.group(1):
+            return url.group(1)
+    return None

@@ -6,12 +6,19 @@ embedders, rerankers, detectors) and the file and transfer adapters the composit
 CLI's choices and the README's configuration table take their choice lists from it
 (:func:`choices`); the first name of each kind is its default. Every place that takes an
 adapter key also accepts a ready instance (:func:`create`).
+
+What a store can do is written beside it (:data:`STORES`, read through :func:`store_traits`
+and :func:`stores_that`), so no other module asks a store its name: a new provider is one row
+in each table.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from typing import Any
+
+import attrs
 
 from swarmmem.core.model.errors import MissingDependencyError, UnknownAdapterError
 
@@ -57,6 +64,49 @@ REGISTRY: dict[str, dict[str, tuple[str, str | None]]] = {
     },
 }
 
+
+@attrs.frozen(kw_only=True)
+class StoreTraits:
+    """What a registered store can do, known before it is opened.
+
+    Attributes:
+        section: the configuration section it reads beside the common keys (``sqlite``,
+            ``postgres``), or ``None``.
+        vector_index: the registry key of the vector index kept in the store's own database
+            (built from ``section``), or ``None`` (vectors are then held in memory).
+        migrate_target: ``swarmmem migrate --to`` can copy a memory into it (a SQL store).
+        in_process: it lives in this process only: nothing is kept after it closes.
+        database_file: it keeps one database file (``sqlite.path``), created when it is first
+            opened (so a question that only reads does not open it while it is absent).
+        local_folder: it keeps its files under ``storageDir`` inside the checkout.
+        needs_server: it needs a running database server (so no temporary evaluation run).
+    """
+
+    section: str | None = None
+    vector_index: str | None = None
+    migrate_target: bool = False
+    in_process: bool = False
+    database_file: bool = False
+    local_folder: bool = False
+    needs_server: bool = False
+
+
+#: store name -> what it can do (a row for every ``REGISTRY["store"]`` name; a test says so)
+STORES: dict[str, StoreTraits] = {
+    "sqlite": StoreTraits(
+        section="sqlite",
+        vector_index="sqlite-vec",
+        migrate_target=True,
+        database_file=True,
+        local_folder=True,
+    ),
+    "local-jsonl": StoreTraits(local_folder=True),
+    "memory": StoreTraits(in_process=True),
+    "postgres": StoreTraits(
+        section="postgres", vector_index="pgvector", migrate_target=True, needs_server=True
+    ),
+}
+
 #: The models the embedders and rerankers run, by kind: model name -> (adapter, the model's
 #: vector width when it fixes ``embeddings.dimension``). The package ships each one except
 #: the cross-encoder's, which the user exports to ``retrieval.rerank.path`` (README recipe).
@@ -79,6 +129,24 @@ KINDS: tuple[str, ...] = tuple(k for k in REGISTRY if k not in {"file", "transfe
 def choices(kind: str) -> tuple[str, ...]:
     """Registered names of an adapter kind, the default first."""
     return tuple(REGISTRY[kind])
+
+
+def store_traits(name: str) -> StoreTraits:
+    """What the store registered as ``name`` can do.
+
+    Raises:
+        UnknownAdapterError: ``name`` is not a registered store (the message lists them).
+    """
+    traits = STORES.get(name)
+    if traits is None:
+        valid = ", ".join(choices("store"))
+        raise UnknownAdapterError(f"unknown store adapter {name!r}; choose from: {valid}")
+    return traits
+
+
+def stores_that(test: Callable[[StoreTraits], bool]) -> tuple[str, ...]:
+    """The registered stores whose traits pass ``test``, in registry order (default first)."""
+    return tuple(name for name in choices("store") if test(store_traits(name)))
 
 
 def resolve(kind: str, name: str) -> Any:

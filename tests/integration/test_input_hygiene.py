@@ -370,7 +370,7 @@ ORIGIN_CASES = [
 def test_only_the_origin_section_names_the_remote(
     tmp_path: Path, config: str, expected: str | None
 ) -> None:
-    from swarmmem.bootstrap import git_remote_origin
+    from swarmmem.project import git_remote_origin
 
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "config").write_text(config, encoding="utf-8")

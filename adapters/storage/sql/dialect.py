@@ -76,6 +76,9 @@ class SqlDialect(abc.ABC):
     placeholder = "?"
     #: the column that orders rows by insertion
     order_column: str
+    #: a column of every table that orders its rows by insertion (SQLite's ``rowid``), or
+    #: ``None``: whole tables are then read in the order their copy names
+    table_order: str | None = None
     #: a column that changes on every write of an item row (else the whole row is compared)
     version_column: str | None = None
     #: ids of item rows whose JSON does not even parse (``None``: the type guarantees it does)

@@ -43,7 +43,9 @@ class TableRows:
     def rows(
         self, table: str, columns: Sequence[str], order: str
     ) -> Iterator[builtins.list[tuple[Any, ...]]]:
-        """``columns`` of every row of ``table`` in ``order``, in chunks."""
+        """``columns`` of every row of ``table`` in ``order`` (in insertion order where the
+        database keeps one for every table), in chunks."""
+        order = self.db.dialect.table_order or order
         cursor = self.execute(
             f"SELECT {', '.join(columns)} FROM {table} {self._where(table)} ORDER BY {order}"
         )

@@ -222,6 +222,7 @@ class SqliteDialect(SqlDialect):
     """SQLite's SQL: ``BEGIN IMMEDIATE`` is the write lock, long lists go through ``json_each``."""
 
     order_column = "rowid"
+    table_order = "rowid"
     version_column = "row_version"
     damaged_items_sql = "SELECT id FROM memory_items WHERE NOT json_valid(record_json)"
     slow_null_binding = True

@@ -18,11 +18,11 @@ from swarmmem.cli.app import State, comma_list, command, emit, main, profiles_op
 from swarmmem.core.evaluation.metrics import PROVIDERS
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.recall.pipeline import PROFILES
-from swarmmem.registry import choices
+from swarmmem.registry import stores_that
 
 EVALUATION_PROVIDERS = (
     *PROVIDERS,
-    *(name for name in choices("store") if name not in PROVIDERS and name != "postgres"),
+    *(name for name in stores_that(lambda t: not t.needs_server) if name not in PROVIDERS),
 )
 """The stores ``evaluate --provider`` accepts: the default ones first, then every other
 registered store that a run can create in a temporary folder (not postgres: it needs a server)."""

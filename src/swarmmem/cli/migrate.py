@@ -3,42 +3,16 @@ postgres-rls``: the optional PostgreSQL row-level security of a shared schema.""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-from typing import Any
-
 import click
 
+from swarmmem.bootstrap import migration_target
 from swarmmem.bootstrap import postgres_rls as row_level_security
 from swarmmem.cli import render
 from swarmmem.cli.app import State, command, emit, main, progress_bar
-from swarmmem.core.model.errors import ConfigError
-from swarmmem.registry import choices
+from swarmmem.registry import stores_that
 
-TARGETS = tuple(name for name in choices("store") if name in {"postgres", "sqlite"})
+TARGETS = stores_that(lambda traits: traits.migrate_target)
 """The registered stores ``migrate --to`` can copy into (the SQL ones the copier supports)."""
-
-
-def _open_target(mem: Any, kind: str, dsn: str | None, schema: str | None, path: str | None) -> Any:
-    if kind == "postgres":
-        dsn = dsn or mem.config["postgres"]["dsn"] or os.environ.get("SWARMMEM_PG_DSN")
-        if not dsn:
-            raise ConfigError(
-                "migrate --to postgres needs --dsn (or postgres.dsn, SWARMMEM_PG_DSN)"
-            )
-        return mem.runtime.open_store(
-            "postgres",
-            dsn=dsn,
-            pool_size=mem.config["postgres"]["poolSize"],
-            schema=schema or mem.config["postgres"]["schema"],
-        )
-    own = mem.runtime.sqlite_path
-    target = Path(path) if path else own
-    target = target if target.is_absolute() else mem.root / target
-    source = (own if own.is_absolute() else mem.root / own) if mem.store.name == "sqlite" else None
-    if source is not None and source.resolve() == target.resolve():
-        raise ConfigError(f"the target {target} is the source database; pass --path")
-    return mem.runtime.open_store("sqlite", path=target)
 
 
 @main.command("migrate")
@@ -65,11 +39,12 @@ def migrate(
     with state.open() as mem:
         copy_store = mem.runtime.transfer("copy")
         source = mem.store
-        target = _open_target(mem, target_kind, dsn, schema, sqlite_path)
+        target, shown = migration_target(
+            mem.runtime, target_kind, dsn=dsn, schema=schema, path=sqlite_path
+        )
         try:
             with progress_bar("migrating", state) as progress:
                 report = copy_store(source, target, progress=progress)
-            shown = repr(target) if target_kind == "postgres" else str(target.path)
         finally:
             target.close()
     data = {

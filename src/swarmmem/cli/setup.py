@@ -27,13 +27,12 @@ from typing import Any
 import click
 
 from swarmmem import config as _config
-from swarmmem.bootstrap import git_remote_origin
 from swarmmem.cli import render
 from swarmmem.cli.app import State, command, emit, main
 from swarmmem.core.model.errors import ConfigError
 from swarmmem.grants import GRANTABLE, set_grant
 from swarmmem.hooks.install import AGENTS, plan_agents
-from swarmmem.project import configured_root
+from swarmmem.project import configured_root, git_remote_origin
 from swarmmem.safefs import read_text, write_file
 
 IGNORED = ".swarm/"
@@ -277,6 +276,6 @@ def grant(state: State, right: str, revoke: bool, yes: bool) -> None:
 def _store_has_memories(mem: Any) -> bool:
     """True when the configured store already exists and holds records of this repository
     (another repository's records in a shared store do not count)."""
-    if mem.config["provider"] == "sqlite" and not mem.runtime.sqlite_path.exists():
+    if not mem.runtime.store_exists:
         return False
     return any(True for _ in mem.runtime.scoped_store.iter_all_records())

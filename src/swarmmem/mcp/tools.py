@@ -30,6 +30,7 @@ from swarmmem.mcp.errors import failure, unknown_tool
 from swarmmem.mcp.schemas import OUTCOME, OUTPUT_SCHEMAS, PROPOSE, RECALL, SCHEMAS, TOOL_NAMES
 from swarmmem.mcp.validation import validate_arguments
 from swarmmem.memory import Memory
+from swarmmem.registry import store_traits
 from swarmmem.results import bundle_json, disabled_result, proposal_json
 
 log = logging.getLogger("swarmmem.mcp")
@@ -158,7 +159,7 @@ class MemoryTools:
             yield self._resident
             return
         mem = open_memory(self.root, self.config, context=self.context)
-        if mem.config["provider"] == "memory":
+        if store_traits(mem.config["provider"]).in_process:
             self._resident = mem
             yield mem
             return
