@@ -222,3 +222,56 @@ def test_readme_layout_table_matches_the_tree() -> None:
         pkg for pkg in packages if not any(f == pkg or f.startswith(pkg + "/") for f in listed)
     )
     assert (missing, unlisted) == ([], [])
+
+
+EDGES = ("swarmmem.hooks", "swarmmem.cli", "swarmmem.mcp", "swarmmem.ui")
+"""The edges: they call typed use cases on ``Memory`` (or the services it exposes)."""
+INTERNALS = {"runtime", "_rt", "store", "scoped_store"}
+"""Attributes that reach past the facade: the composition root and raw stores."""
+NOT_YET = {
+    "swarmmem.cli.data": 6,
+    "swarmmem.cli.migrate": 6,
+    "swarmmem.cli.setup": 3,
+    "swarmmem.mcp.tools": 1,
+}
+"""Edge modules that still reach past the facade (export, import, migrate, the first-run
+check, the MCP server's write warm-up), and how many times at most: the count may only fall."""
+
+
+def _edge_internals(name: str) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(MODULES[name].read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and node.attr in INTERNALS:
+            found.append(f".{node.attr} at line {node.lineno}")
+        elif isinstance(node, ast.ImportFrom) and node.module == "swarmmem.bootstrap":
+            found.append(f"import from {node.module} at line {node.lineno}")
+    return found
+
+
+@pytest.mark.parametrize("edge", EDGES)
+def test_edges_reach_no_runtime_and_no_raw_store(edge: str) -> None:
+    """Hooks, CLI, MCP server and web viewer use ``Memory`` and its typed use cases: no
+    ``.runtime`` (or ``_rt``), no raw ``.store`` or ``.scoped_store`` read, nothing imported
+    from the bootstrap (rule 12 of the architecture; the registry's capability metadata is
+    theirs to read)."""
+    names = [n for n in MODULES if n == edge or n.startswith(edge + ".")]
+    assert names, f"no module of {edge} was found"
+    over = {
+        name: found for name in names if len(found := _edge_internals(name)) > NOT_YET.get(name, 0)
+    }
+    assert over == {}
+
+
+def test_the_edge_rule_sees_a_reach_past_the_facade() -> None:
+    """The check above finds each way past the facade (it would pass vacuously otherwise)."""
+    code = (
+        "from swarmmem.bootstrap import Runtime\n"
+        "def f(mem):\n    return mem.runtime.writes, mem.store.count(), mem._rt, x.scoped_store\n"
+    )
+    found = [
+        node.attr if isinstance(node, ast.Attribute) else node.module
+        for node in ast.walk(ast.parse(code))
+        if (isinstance(node, ast.Attribute) and node.attr in INTERNALS)
+        or (isinstance(node, ast.ImportFrom) and node.module == "swarmmem.bootstrap")
+    ]
+    assert sorted(found) == ["_rt", "runtime", "scoped_store", "store", "swarmmem.bootstrap"]

@@ -15,7 +15,6 @@ from swarmmem.cli import render
 from swarmmem.cli.app import State, command, emit, limit_option, main, progress_bar
 from swarmmem.core.model.reports import Result
 from swarmmem.memory import Memory
-from swarmmem.ports.storage import AuditChain
 
 
 @main.command()
@@ -25,7 +24,8 @@ def pending(state: State, limit: int) -> None:
     """Pending proposals, rejected reasons and promotion candidates (for curators)."""
     with state.open() as mem:
         report = mem.pending(limit)
-        proposals = [mem.store.get_proposal(entry["id"]) for entry in report.pending]
+        by_id = {p.id: p for p in mem.proposals("pending")}
+        proposals = [by_id.get(entry["id"]) for entry in report.pending]
     emit(state, render.pending_json(report, proposals), render.pending_text)
 
 
@@ -118,13 +118,8 @@ def audit_key_adopt(state: State) -> None:
     The current rows must verify; they stay hashed with plain SHA-256 (sealed as such) and
     the adoption is itself an audit event. Opening a store with a key never does this: a
     chain that lost its key marker is reported, not silently re-keyed."""
-    from swarmmem.core.model.errors import StorageError
-
     with state.open() as mem:
-        store, provider = mem.store, mem.store.name
-        if not isinstance(store, AuditChain):
-            raise StorageError(f"the {provider} provider keeps no hash-chained audit log")
-        result = {"provider": provider, **store.adopt_audit_key()}
+        result = mem.adopt_audit_key()
     emit(state, result, render.audit_key_text)
 
 

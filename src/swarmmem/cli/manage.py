@@ -55,7 +55,7 @@ def list_memories(state: State, memory_state: str, **filters: Any) -> None:
     """List this context's memories, newest update first: id, kind, state, updated, text."""
     with state.open() as mem:
         records = mem.list(state=memory_state, **filters)
-        states = [mem.runtime.management.state_of(record) for record in records]
+        states = [mem.state_of(record) for record in records]
     query = {"state": memory_state, **filters}
     emit(state, render.memory_list_json(records, states, query), render.memory_list_text)
 
@@ -112,11 +112,10 @@ def rescope(state: State, from_repo_id: str, yes: bool, force: bool) -> None:
     remote change) into this repository: one audited transaction. Without --yes it asks on
     a terminal and only reports what it would adopt otherwise."""
     with state.open() as mem:
-        service = mem.runtime.rescoping
-        preview = service.rescope(from_repo_id, apply=False, force=force)
+        preview = mem.rescope(from_repo_id, apply=False, force=force)
         apply = yes
         if not yes and not state.as_json and interactive():
             click.echo(render.terminal_text(render.rescope_text(preview)))
             apply = click.confirm("Adopt them now?", default=False)
-        result = service.rescope(from_repo_id, apply=True, force=force) if apply else preview
+        result = mem.rescope(from_repo_id, apply=True, force=force) if apply else preview
     emit(state, {"success": True, **result}, render.rescope_text)

@@ -114,7 +114,7 @@ def pending_entries(mem: Memory, filters: Filters | None = None) -> list[dict[st
     moment = mem.clock.now()
     now = to_iso(moment)
     now_ms = moment.timestamp() * 1000
-    entries = [entry_of(p, now) for p in mem.store.list_proposals("pending")]
+    entries = [entry_of(p, now) for p in mem.proposals("pending")]
     return [e for e in entries if filters is None or filters.match(e, now_ms)]
 
 
@@ -175,7 +175,7 @@ class Reviewer:
                     break
         except (EOFError, KeyboardInterrupt):
             self.write("")
-        summary = {**self.counts, "pending": len(self.mem.store.list_proposals("pending"))}
+        summary = {**self.counts, "pending": len(self.mem.proposals("pending"))}
         self.write(render.review_summary_text(summary))
         return summary
 
@@ -198,7 +198,7 @@ class Reviewer:
     def current(self) -> dict[str, Any] | None:
         """The proposal to decide now: a re-filed copy first, else the oldest in the queue."""
         if self.focus is not None:
-            prop = self.mem.store.get_proposal(self.focus)
+            prop = self._proposal(self.focus)
             if prop is not None and prop.status == "pending":
                 return entry_of(prop, to_iso(self.mem.clock.now()))
             self.focus = None
@@ -339,7 +339,7 @@ class Reviewer:
                 f"{last.blocked}."
             )
             return
-        original = self.mem.store.get_proposal(last.proposal_id)
+        original = self._proposal(last.proposal_id)
         if original is None:
             self.write(f"Cannot undo: proposal {last.proposal_id} is no longer stored.")
             return
@@ -388,16 +388,26 @@ class Reviewer:
 
     def _written_id(self, proposal_id: str, text: str | None, kind: str | None) -> str | None:
         """The id of the memory an add approval writes (with the rephrasing, if any)."""
-        prop = self.mem.store.get_proposal(proposal_id)
+        prop = self._proposal(proposal_id)
         record = prop.proposed_record if prop is not None else None
         if record is None:
             return None
         new_text = text if text is not None else record.text
         return str(memory_id(record.scope.as_dict(), kind or record.kind, new_text))
 
+    def _proposal(self, proposal_id: str) -> MemoryProposal | None:
+        """A proposal of this context (None when not found)."""
+        try:
+            return self.mem.proposal(proposal_id)
+        except NotFoundError:
+            return None
+
     def _active(self, mem_id: str) -> bool:
-        record = self.mem.store.get(mem_id)
-        return record is not None and bool(record.active)
+        try:
+            record = self.mem.get(mem_id)
+        except NotFoundError:
+            return False
+        return bool(record.active)
 
     def _state(self, mem_id: str) -> str | None:
         """The state of a memory of this context (None when not found)."""
@@ -405,14 +415,14 @@ class Reviewer:
             record = self.mem.get(mem_id)
         except SwarmMemoryError:
             return None
-        return str(self.mem.runtime.management.state_of(record))
+        return self.mem.state_of(record)
 
     def _memory_view(self, mem_id: str) -> dict[str, Any]:
         try:
             record = self.mem.get(mem_id)
         except SwarmMemoryError:
             return {"memory_id": mem_id, "state": "not found", "text": None}
-        state = self.mem.runtime.management.state_of(record)
+        state = self.mem.state_of(record)
         return {"memory_id": mem_id, "state": state, "text": record.text}
 
     def _view(self, entry: dict[str, Any]) -> dict[str, Any]:

@@ -127,7 +127,8 @@ def curate_rules(args: Mapping[str, Any], _names: Any) -> list[str]:
 
 def pending(mem: Memory, args: dict[str, Any], _request_id: str | None) -> dict[str, Any]:
     report = mem.pending(args.get("limit", 20))
-    proposals = [mem.store.get_proposal(entry["id"]) for entry in report.pending]
+    by_id = {p.id: p for p in mem.proposals("pending")}
+    proposals = [by_id.get(entry["id"]) for entry in report.pending]
     return pending_json(report, proposals)
 
 
