@@ -7,6 +7,7 @@ import builtins
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -216,6 +217,11 @@ class Memory:
         if "error" in line:
             line["error"] = self._rt.secrets.redact(line["error"])
         self._rt.run_log.append(session_id, line, self._rt.now())
+
+    def prepare_writes(self) -> None:
+        """Start loading what a write needs (the embedder, when embeddings are on)."""
+        if self.enabled:
+            self._rt.write_dense()
 
     def warm_up(self) -> None:
         """Load what the first recall would: the embedding model when embeddings are on."""
@@ -428,6 +434,39 @@ class Memory:
         if found is None:
             raise NotFoundError(f"proposal {proposal_id} was not found")
         return found
+
+    def has_memories(self) -> bool:
+        """True when the configured store already exists and holds records of this context
+        (another repository's records in a shared store do not count); nothing is created."""
+        if not self._rt.store_exists:
+            return False
+        return any(True for _ in self._rt.scoped_store.iter_all_records())
+
+    def export_jsonl(self, parent: Path) -> dict[str, Any]:
+        """Write this context's memories, proposals and outcomes to ``parent/export/*.jsonl``
+        (atomic): the counts written, and ``unreadable`` (the rows that could not be read)."""
+        # every provider keeps the ``load_report`` the storage port describes
+        store: Any = self._ready(startup=False).scoped_store
+        seen = len(store.load_report)
+        counts = self._rt.transfer("export")(store, parent)
+        unreadable = [row.get("id") or row.get("line") for row in store.load_report[seen:]]
+        return {**counts, "unreadable": unreadable}
+
+    def import_jsonl(
+        self, source: Path, progress: Callable[[int, int], None] | None = None
+    ) -> dict[str, Any]:
+        """Import ``memories.jsonl``, ``proposals.jsonl`` and ``outcome-events.jsonl`` from
+        ``source`` (last row wins per id); rows outside this context's writable scopes are
+        refused and listed in the report."""
+        rt = self._ready(startup=False)
+        report: dict[str, Any] = rt.transfer("import-jsonl")(
+            rt.store,
+            source,
+            secrets=rt.secrets,
+            allowed_scope_keys=rt.scope_keys(),
+            progress=progress,
+        )
+        return report
 
     def rescope(self, from_repo_id: str, *, apply: bool, force: bool = False) -> dict[str, Any]:
         """Adopt the memories of the earlier repository identity ``from_repo_id`` into this

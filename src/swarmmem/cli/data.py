@@ -53,10 +53,8 @@ def export_command(state: State, directory: str | None, overwrite: bool) -> None
             raise MemoryValidationError(
                 f"an export already exists in {existing}; pass --overwrite to replace it"
             )
-        store = mem.runtime.scoped_store
-        seen = len(store.load_report)
-        counts = mem.runtime.transfer("export")(store, parent)
-        unreadable = [row.get("id") or row.get("line") for row in store.load_report[seen:]]
+        counts = mem.export_jsonl(parent)
+        unreadable = counts.pop("unreadable")
     ok = not unreadable
     data = {"success": ok, "directory": str(parent / "export"), **counts}
     if unreadable:
@@ -88,12 +86,7 @@ def import_command(state: State, directory: str | None) -> None:
                 f"import --dir {source}: no {', '.join(IMPORT_FILES)} in that folder"
             )
         with progress_bar("importing memories", state) as progress:
-            report = mem.runtime.transfer("import-jsonl")(
-                mem.store,
-                source,
-                allowed_scope_keys=mem.runtime.scope_keys(),
-                progress=progress,
-            )
+            report = mem.import_jsonl(source, progress=progress)
     imported = sum(report[k] for k in ("importedMemories", "importedProposals", "importedOutcomes"))
     ok = imported > 0 or report["invalidCount"] == 0
     data = {"success": ok, "directory": str(source), **report, **refusal_summary(report)}

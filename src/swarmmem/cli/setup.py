@@ -276,6 +276,4 @@ def grant(state: State, right: str, revoke: bool, yes: bool) -> None:
 def _store_has_memories(mem: Any) -> bool:
     """True when the configured store already exists and holds records of this repository
     (another repository's records in a shared store do not count)."""
-    if not mem.runtime.store_exists:
-        return False
-    return any(True for _ in mem.runtime.scoped_store.iter_all_records())
+    return bool(mem.has_memories())

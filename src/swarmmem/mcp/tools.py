@@ -137,11 +137,10 @@ class MemoryTools:
         self._resident: Memory | None = None
         first = open_memory(self.root, self.config, context=self.context)  # fail fast
         try:
-            if first.enabled:
-                # with embeddings on, the model starts loading (in the background, shared
-                # by every later call) before the first request arrives; a failure here is
-                # only a missed head start: the calls report it as before
-                first.runtime.write_dense()
+            # with embeddings on, the model starts loading (in the background, shared by
+            # every later call) before the first request arrives; a failure here is only a
+            # missed head start: the calls report it as before
+            first.prepare_writes()
         except Exception as exc:
             log.debug("swarmmem mcp: no early model load (%s)", exc)
         finally:
