@@ -20,7 +20,6 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
 from swarmmem.adapters.storage.jsonl import atomic_write_lines, read_jsonl
 from swarmmem.core.model.codec import (
     outcome_event_from_dict,
@@ -39,6 +38,7 @@ from swarmmem.core.model.text import json_strings
 from swarmmem.core.writes.importing import SCREEN_ROWS
 from swarmmem.core.writes.redaction import screened_clean, secret_field
 from swarmmem.core.writes.validation import validate_record
+from swarmmem.ports.detectors import SecretDetector
 from swarmmem.ports.storage import StorageProvider
 
 EXPORT_FILES = ("memories.jsonl", "proposals.jsonl", "outcome-events.jsonl")
@@ -101,10 +101,7 @@ def _last_rows(
     return rows, scanned
 
 
-_SECRETS = RegexSecretDetector()
-
-
-def _screened(rows: list[Any]) -> set[int]:
+def _screened(secrets: SecretDetector, rows: list[Any]) -> set[int]:
     """The positions of the rows whose strings one screen per :data:`SCREEN_ROWS` rows
     cleared of secrets (:func:`secret_field` would find nothing in them)."""
     cleared: set[int] = set()
@@ -112,17 +109,16 @@ def _screened(rows: list[Any]) -> set[int]:
         end = min(start + SCREEN_ROWS, len(rows))
         gathered = {at: json_strings(rows[at]) for at in range(start, end)}
         texts = {at: strings for at, strings in gathered.items() if strings is not None}
-        if screened_clean(_SECRETS, texts.values()):
+        if screened_clean(secrets, texts.values()):
             cleared.update(texts)
     return cleared
 
 
-def _refusal(
-    obj: Any, file: str, store: StorageProvider, untrusted: bool, screened: bool = False
-) -> str | None:
+def _refusal(obj: Any, file: str, run: _Import, screened: bool = False) -> str | None:
     """Why a row may not be imported, before it is parsed (``None``: it may); ``screened``:
     its strings were already cleared of secrets."""
-    where = None if screened else secret_field(_SECRETS, obj, "row")
+    store, untrusted = run.store, run.untrusted
+    where = None if screened else secret_field(run.secrets, obj, "row")
     if where is not None:
         return f"{where} contains a likely secret"
     if not untrusted:
@@ -242,21 +238,22 @@ def import_jsonl(
     store: StorageProvider,
     directory: str | os.PathLike[str],
     *,
+    secrets: SecretDetector,
     untrusted: bool = False,
     allowed_scope_keys: Collection[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Import the JSONL files of ``directory`` into ``store`` in one transaction.
 
-    A row with a likely secret in any field is refused. ``untrusted`` (JSONL found in the
-    storage folder, imported without anyone asking): nothing becomes memory without a
-    curator (each memory row becomes a pending ``add`` proposal of that record, and outcome
-    rows, whose memories are not stored, are refused); rows may not overwrite, delete or
-    re-open stored memories or proposals, may not bring learned values (``qValue`` is
-    dropped) and proposals must be pending. ``allowed_scope_keys`` (the importing context's
-    scope keys): rows about memories outside them are refused (see :class:`_ScopeCheck`);
-    ``None`` checks no scope (a whole-store copy). Memories are written in batches
-    (``upsert_many``), which report ``progress(done, total)``.
+    A row with a likely secret in any field (found by ``secrets``) is refused. ``untrusted``
+    (JSONL found in the storage folder, imported without anyone asking): nothing becomes
+    memory without a curator (each memory row becomes a pending ``add`` proposal of that
+    record, and outcome rows, whose memories are not stored, are refused); rows may not
+    overwrite, delete or re-open stored memories or proposals, may not bring learned values
+    (``qValue`` is dropped) and proposals must be pending. ``allowed_scope_keys`` (the
+    importing context's scope keys): rows about memories outside them are refused (see
+    :class:`_ScopeCheck`); ``None`` checks no scope (a whole-store copy). Memories are
+    written in batches (``upsert_many``), which report ``progress(done, total)``.
 
     Returns:
         ``{importedMemories, proposedMemories, importedProposals, importedOutcomes,
@@ -264,7 +261,7 @@ def import_jsonl(
         invalidRows: [{file, line, reason}]}``.
     """
     base = Path(directory)
-    run = _Import(store, untrusted)
+    run = _Import(store, secrets, untrusted)
     files, scanned = run.read(base)
     run.refuse(
         files, None if allowed_scope_keys is None else _ScopeCheck(store, allowed_scope_keys)
@@ -293,8 +290,9 @@ _Rows = dict[str, tuple[int, Any]]
 class _Import:
     """One run of :func:`import_jsonl`: what it refused (``invalid``) and wrote (``counts``)."""
 
-    def __init__(self, store: StorageProvider, untrusted: bool) -> None:
+    def __init__(self, store: StorageProvider, secrets: SecretDetector, untrusted: bool) -> None:
         self.store = store
+        self.secrets = secrets
         self.untrusted = untrusted
         self.invalid: list[dict[str, Any]] = []
         self.counts = {"memories": 0, "proposals": 0, "outcomes": 0, "proposed": 0}
@@ -319,9 +317,9 @@ class _Import:
         allowed scopes (each is reported)."""
         for file, rows in files.items():
             listed = list(rows.items())
-            cleared = _screened([obj for _row_id, (_line, obj) in listed])
+            cleared = _screened(self.secrets, [obj for _row_id, (_line, obj) in listed])
             for at, (row_id, (line, obj)) in enumerate(listed):
-                reason = _refusal(obj, file, self.store, self.untrusted, screened=at in cleared)
+                reason = _refusal(obj, file, self, screened=at in cleared)
                 if reason is None and scopes is not None:
                     reason = scopes.refusal(obj, file)
                 if reason is not None:

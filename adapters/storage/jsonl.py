@@ -48,6 +48,7 @@ from swarmmem.core.model.events import RewardEvent
 from swarmmem.core.model.records import MemoryProposal, MemoryRecord
 from swarmmem.core.model.semantics import dumps, merge_pairs
 from swarmmem.ports.clock import Clock
+from swarmmem.ports.detectors import SecretDetector
 from swarmmem.ports.storage import StoredEvent
 
 if TYPE_CHECKING:
@@ -182,7 +183,12 @@ class JsonlStore(InMemoryStore):
 
     @classmethod
     def from_config(
-        cls, tree: MemoryConfig, *, clock: Clock | None, scope_keys: Callable[[], Any]
+        cls,
+        tree: MemoryConfig,
+        *,
+        clock: Clock | None,
+        scope_keys: Callable[[], Any],
+        secrets: SecretDetector,
     ) -> JsonlStore:
         """The store of ``memory.storageDir``."""
         return cls(tree.storage_dir, clock=clock)

@@ -40,6 +40,7 @@ from swarmmem.core.model.semantics import (
 )
 from swarmmem.core.recall.features import FeatureTable
 from swarmmem.ports.clock import Clock, SystemClock
+from swarmmem.ports.detectors import SecretDetector
 from swarmmem.ports.storage import Candidates, StoredEvent
 
 if TYPE_CHECKING:
@@ -77,7 +78,12 @@ class InMemoryStore(StoreBase):
 
     @classmethod
     def from_config(
-        cls, tree: MemoryConfig, *, clock: Clock | None, scope_keys: Callable[[], Any]
+        cls,
+        tree: MemoryConfig,
+        *,
+        clock: Clock | None,
+        scope_keys: Callable[[], Any],
+        secrets: SecretDetector,
     ) -> InMemoryStore:
         """An empty store (nothing of the configuration applies)."""
         return cls(clock=clock)

@@ -11,16 +11,14 @@ import contextlib
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from swarmmem.adapters.storage.sqlite.support import load_vec, sqlite_module
+from swarmmem.core.config import SqliteConfig
 from swarmmem.core.model.errors import EmbeddingUnavailableError, StorageError
-
-if TYPE_CHECKING:
-    from swarmmem.core.config import SqliteConfig
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -112,7 +110,13 @@ class SqliteVecIndex:
     :class:`EmbeddingUnavailableError` when sqlite-vec cannot be loaded.
     """
 
-    def __init__(self, path: str | Path, dimension: int, *, busy_timeout_ms: int = 5000) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        dimension: int,
+        *,
+        busy_timeout_ms: int = SqliteConfig().busy_timeout_ms,
+    ) -> None:
         self._dim = int(dimension)
         module = sqlite_module()
         self._module = module

@@ -44,7 +44,7 @@ import contextlib
 import re
 import time
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -53,18 +53,16 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from swarmmem.adapters.storage.postgres.dsn import configured_dsn, parse_dsn
+from swarmmem.core.config import PostgresConfig
 from swarmmem.core.model.errors import ConfigError, EmbeddingUnavailableError, StorageError
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.semantics import passes_parsed_expiry
-
-if TYPE_CHECKING:
-    from swarmmem.core.config import PostgresConfig
 
 FloatArray = npt.NDArray[np.float32]
 MAX_EF_SEARCH = 1000
 PGVECTOR_DEFAULTS = (16, 64)
 """pgvector's own (m, ef_construction): what an index without build options was built with."""
-DEFAULT_M, DEFAULT_EF_CONSTRUCTION = 32, 200
+_DEFAULTS = PostgresConfig()
 _INDEX = "idx_memory_items_vec_hnsw"
 _GRAPH_BYTES_CAP = 1 << 30
 _SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
@@ -121,10 +119,10 @@ class PgVectorIndex:
         *,
         schema: str | None = None,
         pool_size: int = 2,
-        ef_search: int = 200,
-        m: int = DEFAULT_M,
-        ef_construction: int = DEFAULT_EF_CONSTRUCTION,
-        exact_below: int = 10_000,
+        ef_search: int = _DEFAULTS.hnsw_ef_search,
+        m: int = _DEFAULTS.hnsw_m,
+        ef_construction: int = _DEFAULTS.hnsw_ef_construction,
+        exact_below: int = _DEFAULTS.exact_below,
         connect_timeout: float = 10.0,
     ) -> None:
         if schema is not None and not _SCHEMA_NAME.match(schema):

@@ -30,7 +30,7 @@ def regenerate(
     *,
     now: str,
     secrets: SecretDetector,
-    half_life_days: float = 30.0,
+    half_life_days: float = reflection.DEFAULT_HALF_LIFE_DAYS,
 ) -> dict[str, Any]:
     """Rebuild the lesson files from the store.
 
@@ -105,7 +105,7 @@ class LessonService:
     enabled: bool
     now: Callable[[], str]
     secrets: SecretDetector
-    half_life_days: float = 30.0
+    half_life_days: float = reflection.DEFAULT_HALF_LIFE_DAYS
 
     def regenerate(self) -> Reflection:
         """Rebuild the lesson files (not ``updated``, with the reason ``disabled``, when off)."""

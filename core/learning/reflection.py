@@ -23,12 +23,13 @@ from typing import Any
 
 import attrs
 
+from swarmmem.core.config import ReflectionConfig
 from swarmmem.core.model.ids import estimate_tokens, iso_to_ms
 from swarmmem.core.model.records import Anchor, MemoryRecord, OutcomeEntry
 from swarmmem.ports.detectors import SecretDetector
 from swarmmem.ports.storage import ListFilter, StorageProvider
 
-DEFAULT_HALF_LIFE_DAYS = 30.0
+DEFAULT_HALF_LIFE_DAYS = float(ReflectionConfig().half_life_days)
 MAX_ENTRIES = 2000
 MAX_ITEMS_PER_LIST = 200
 MAX_TEXT = 512

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from swarmmem.core.config import RedactionConfig
 from swarmmem.core.model.errors import MemoryPiiRejectedError, MemoryValidationError
 from swarmmem.core.model.ids import (
     CONTENT_HASH_RE,
@@ -55,7 +56,7 @@ def validate_record(
     reject_durable_secrets: bool = True,
     pii: PiiFindings | None = None,
     reject_durable_pii: bool = False,
-    pii_threshold: float = 0.7,
+    pii_threshold: float = RedactionConfig().pii_threshold,
     content_digest: str | None = None,
 ) -> MemoryRecord:
     """Apply every write rule to ``record`` and return it unchanged when it passes.

@@ -171,7 +171,12 @@ class Runtime:
         if store_traits(self.provider).local_folder:
             self._check_local_store()
         store: StorageProvider = build(
-            "store", self.provider, self.settings, clock=self.clock, scope_keys=self.scope_keys
+            "store",
+            self.provider,
+            self.settings,
+            clock=self.clock,
+            scope_keys=self.scope_keys,
+            secrets=self.secrets,
         )
         key = audit_key(self.settings.audit)
         chain = store if isinstance(store, AuditChain) else None

@@ -771,7 +771,9 @@ class TestExportImport:
         assert counts == {"memories": 3, "proposals": 2, "outcomes": 1}
         fresh = open_store(store_kind, tmp_path / "fresh")
         try:
-            report = import_jsonl(fresh, tmp_path / "first" / "export")
+            report = import_jsonl(
+                fresh, tmp_path / "first" / "export", secrets=RegexSecretDetector()
+            )
             assert report["invalidCount"] == 0 and report["importedMemories"] == 3
             export_store(fresh, tmp_path / "second")
         finally:
@@ -804,7 +806,7 @@ class TestExportImport:
             "{not json",
         ]
         (tmp_path / "memories.jsonl").write_text("\n".join(rows) + "\n")
-        report = import_jsonl(store, tmp_path)
+        report = import_jsonl(store, tmp_path, secrets=RegexSecretDetector())
         assert report["importedMemories"] == 1 and report["scannedRows"] == 5
         assert store.get(good.id).confidence == 0.2 and store.get(owned.id) is None
         assert [(r["file"], r["line"]) for r in report["invalidRows"]] == [

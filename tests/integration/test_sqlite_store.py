@@ -16,6 +16,7 @@ import attrs
 import pytest
 from factories import REPO_SCOPE, T0, at, make_memory, make_proposal, select_candidates
 
+from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
 from swarmmem.adapters.storage.export_import import import_jsonl
 from swarmmem.adapters.storage.sqlite import MIGRATIONS, SqliteStore
 from swarmmem.adapters.storage.sqlite.support import sqlite_module
@@ -462,7 +463,9 @@ class TestLegacyMigration:
         legacy.mkdir()
         rows = self.write_legacy(legacy)
         original = (legacy / "memories.jsonl").read_bytes()
-        with SqliteStore(tmp_path / "memory.db", legacy_dir=legacy) as store:
+        with SqliteStore(
+            tmp_path / "memory.db", legacy_dir=legacy, secrets=RegexSecretDetector()
+        ) as store:
             assert store.count() == 0  # hostile: a planted file became active memory
             proposed = {
                 p.proposed_record.id: p
@@ -493,12 +496,16 @@ class TestLegacyMigration:
         legacy = tmp_path / "legacy"
         legacy.mkdir()
         self.write_legacy(legacy)
-        SqliteStore(tmp_path / "memory.db", legacy_dir=legacy).close()
+        SqliteStore(
+            tmp_path / "memory.db", legacy_dir=legacy, secrets=RegexSecretDetector()
+        ).close()
         backup = (legacy / "backups" / "memories.jsonl.pre-sqlite-migration").read_bytes()
         late = make_memory("added after the migration")
         with (legacy / "memories.jsonl").open("a") as fh:
             fh.write(legacy_row(late) + "\n")
-        with SqliteStore(tmp_path / "memory.db", legacy_dir=legacy) as store:
+        with SqliteStore(
+            tmp_path / "memory.db", legacy_dir=legacy, secrets=RegexSecretDetector()
+        ) as store:
             assert store.get(late.id) is None and store.count() == 0
             assert len(store.list_proposals("pending")) == 3
         assert (legacy / "backups" / "memories.jsonl.pre-sqlite-migration").read_bytes() == backup
@@ -524,7 +531,7 @@ class TestUntrustedLegacyFiles:
         (legacy / "proposals.jsonl").write_text(
             "\n".join(json.dumps(proposal_to_dict(p)) for p in (reviewed, pending)) + "\n"
         )
-        with SqliteStore(db, legacy_dir=legacy) as store:
+        with SqliteStore(db, legacy_dir=legacy, secrets=RegexSecretDetector()) as store:
             assert store.get(kept.id) == kept
             assert store.get(taught.id) is None  # a pending proposal, not memory
             (filed,) = [
@@ -728,7 +735,7 @@ class SlowStore(SqliteStore):
 
 def _bulk_import_child(db: str, source: str, pause_after: int, ready: Any) -> None:
     store = SlowStore(db, ready=ready, pause_after=pause_after)
-    import_jsonl(store, source)
+    import_jsonl(store, source, secrets=RegexSecretDetector())
 
 
 def _decision_child(db: str, proposal_id: str, target: str, ready: Any) -> None:
@@ -783,7 +790,7 @@ class TestCrashes:
         source.mkdir()
         rows = [legacy_row(make_memory(f"imported fact {i}")) for i in range(300)]
         (source / "memories.jsonl").write_text("\n".join(rows) + "\n")
-        assert import_jsonl(store, source)["importedMemories"] == 300
+        assert import_jsonl(store, source, secrets=RegexSecretDetector())["importedMemories"] == 300
         store.close()
         with SqliteStore(db) as after:
             assert after.count() == 300 and after.integrity_check() == "ok"

@@ -127,7 +127,7 @@ def test_jsonl_import_refuses_secret_rows_in_any_chunk(tmp_path: Path) -> None:
     exported[SCREEN_ROWS + 9]["tags"] = ["Authorization:", "Bearer abcdefghijklmnop"]
     lines = "".join(json.dumps(row) + "\n" for row in exported)
     (tmp_path / "memories.jsonl").write_text(lines, encoding="utf-8")
-    report = import_jsonl(InMemoryStore(), tmp_path)
+    report = import_jsonl(InMemoryStore(), tmp_path, secrets=RegexSecretDetector())
     assert [(row["line"], row["reason"]) for row in report["invalidRows"]] == [
         (6, "row.text contains a likely secret"),
         (SCREEN_ROWS + 4, "row.tags[1] contains a likely secret"),

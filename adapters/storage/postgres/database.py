@@ -21,9 +21,10 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from swarmmem.adapters.storage.postgres.dsn import parse_dsn
 from swarmmem.adapters.storage.postgres.locks import XACT_LOCK_SQL, chain_key
 from swarmmem.adapters.storage.sql import ITEM_ORDERS, Database, ItemQuery, SqlDialect, TxState
+from swarmmem.core.config import PostgresConfig
 from swarmmem.core.model.errors import ConfigError, StorageError
 
-DEFAULT_POOL_SIZE = 4
+DEFAULT_POOL_SIZE = PostgresConfig().pool_size
 SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
 

@@ -55,6 +55,7 @@ from swarmmem.adapters.storage.sql.audit import AuditLog, Log
 from swarmmem.adapters.storage.sql.migrator import Schema
 from swarmmem.core.model.audit import CHAIN_HEAD_KEY, KEY_MARKER_KEY
 from swarmmem.ports.clock import Clock
+from swarmmem.ports.detectors import SecretDetector
 
 if TYPE_CHECKING:
     from swarmmem.core.config import MemoryConfig
@@ -182,7 +183,12 @@ class PostgresStore(SqlStore):
 
     @classmethod
     def from_config(
-        cls, tree: MemoryConfig, *, clock: Clock | None, scope_keys: Callable[[], Any]
+        cls,
+        tree: MemoryConfig,
+        *,
+        clock: Clock | None,
+        scope_keys: Callable[[], Any],
+        secrets: SecretDetector,
     ) -> PostgresStore:
         """The store of ``memory.postgres`` (its DSN, else ``SWARMMEM_PG_DSN``)."""
         pg = tree.postgres

@@ -63,9 +63,11 @@ from swarmmem.adapters.storage.sqlite.fulltext import (
     Fts5Index,
 )
 from swarmmem.adapters.storage.sqlite.support import sqlite_module
-from swarmmem.core.model.errors import CorruptStoreError, StorageError
+from swarmmem.core.config import SqliteConfig
+from swarmmem.core.model.errors import ConfigError, CorruptStoreError, StorageError
 from swarmmem.core.model.semantics import dumps
 from swarmmem.ports.clock import Clock
+from swarmmem.ports.detectors import SecretDetector
 
 if TYPE_CHECKING:
     from swarmmem.core.config import MemoryConfig
@@ -447,6 +449,8 @@ class SqliteStore(SqlStore):
         clock: the time source of audit events (the system clock by default).
         legacy_dir: a directory whose ``memories.jsonl``/``proposals.jsonl`` are imported
             once, on the first open that finds them (backups and a report are written there).
+        secrets: the detector that screens legacy rows for secrets (needed with
+            ``legacy_dir``).
         legacy_scope_keys: the scope keys legacy rows must lie in (the opening context's
             allowed scopes); rows outside them are refused and reported. ``None``: unchecked.
         embedding_model_version: the value of the ``embedding_model_version`` column when
@@ -459,12 +463,15 @@ class SqliteStore(SqlStore):
         self,
         path: str | os.PathLike[str] = DEFAULT_PATH,
         *,
-        busy_timeout_ms: float = 5000,
+        busy_timeout_ms: float = SqliteConfig().busy_timeout_ms,
         clock: Clock | None = None,
         legacy_dir: str | os.PathLike[str] | None = None,
         embedding_model_version: str | None = None,
         legacy_scope_keys: Collection[str] | None = None,
+        secrets: SecretDetector | None = None,
     ) -> None:
+        if legacy_dir is not None and secrets is None:
+            raise ConfigError("a SQLite store with a legacy_dir needs the secret detector")
         db = SqliteDatabase(Path(path), clamp_busy_timeout(busy_timeout_ms))
         self.fts = Fts5Index(db, db.sqlite.Error)
         super().__init__(
@@ -478,6 +485,7 @@ class SqliteStore(SqlStore):
         self.path = db.path
         self.busy_timeout_ms = db.busy_timeout_ms
         self.legacy_dir = None if legacy_dir is None else Path(legacy_dir)
+        self.secrets = secrets
         self.legacy_scope_keys = None if legacy_scope_keys is None else frozenset(legacy_scope_keys)
         db.check_file()
         if db.cannot_write():
@@ -493,7 +501,12 @@ class SqliteStore(SqlStore):
 
     @classmethod
     def from_config(
-        cls, tree: MemoryConfig, *, clock: Clock | None, scope_keys: Callable[[], Collection[str]]
+        cls,
+        tree: MemoryConfig,
+        *,
+        clock: Clock | None,
+        scope_keys: Callable[[], Collection[str]],
+        secrets: SecretDetector,
     ) -> SqliteStore:
         """The store of ``memory.sqlite`` (legacy JSONL in ``storageDir``, limited to the
         opening context's ``scope_keys``)."""
@@ -503,6 +516,7 @@ class SqliteStore(SqlStore):
             clock=clock,
             legacy_dir=tree.storage_dir,
             legacy_scope_keys=scope_keys(),
+            secrets=secrets,
         )
 
     def _open(self, conn: Any) -> None:
@@ -557,8 +571,12 @@ class SqliteStore(SqlStore):
         most once: the marker is committed before the rows are read, so an import cut short
         (a hook's time limit, a crash) does not start again at every open; the files and their
         backups stay for ``swarmmem import``."""
-        directory = self.legacy_dir
-        if directory is None or not any((directory / f).is_file() for f in LEGACY_FILES):
+        directory, secrets = self.legacy_dir, self.secrets
+        if (
+            directory is None
+            or secrets is None
+            or not any((directory / f).is_file() for f in LEGACY_FILES)
+        ):
             return
         if self._legacy_started():
             return
@@ -589,7 +607,11 @@ class SqliteStore(SqlStore):
             )
         with self.transaction():
             report = import_jsonl(
-                self, directory, untrusted=True, allowed_scope_keys=self.legacy_scope_keys
+                self,
+                directory,
+                secrets=secrets,
+                untrusted=True,
+                allowed_scope_keys=self.legacy_scope_keys,
             )
             stat = outcomes.stat() if outcomes.is_file() else None
             self.db.set_meta(
