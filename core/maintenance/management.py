@@ -54,7 +54,7 @@ from swarmmem.core.model.semantics import PURGED, ListFilter, quotes, scope_key_
 from swarmmem.core.recall.lexical import recallable
 from swarmmem.core.recall.scoring import LearningPolicy
 from swarmmem.core.writes.validation import rephrasing_needed
-from swarmmem.ports.storage import StorageProvider, StoredEvent
+from swarmmem.ports.storage import RecordKey, StorageProvider, StoredEvent
 from swarmmem.ports.vectors import VectorIndex
 
 MEMORY_STATES: tuple[str, ...] = ("active", "suppressed", "superseded", "deleted", "expired", "all")
@@ -213,6 +213,8 @@ class ManagementService:
             have = ", ".join(s.type for s in self.allowed_scopes)
             raise ScopeError(f"scope {query.scope} is not one of this context's scopes ({have})")
         now = self.now()
+        if not (query.tag or query.file or query.created_since or query.updated_since):
+            return self._page(query, tuple(s.key for s in scopes), now)
         live = query.state in ("active", "suppressed")
         flt = ListFilter(
             now=now,
@@ -236,6 +238,69 @@ class ManagementService:
             and _at_or_after(r.updated_at, query.updated_since)
         ]
         return picked[query.offset : query.offset + query.limit]
+
+    def _page(
+        self, query: MemoryQuery, scope_keys: tuple[str, ...], now: str
+    ) -> builtins.list[MemoryRecord]:
+        """:meth:`list` without a tag, file or time filter, reading only its page: the state
+        of each record is judged from its key (the store filters tombstones and superseded
+        records; expiry and learned value come with the key), then the records of the page
+        are read in batches (skipping outcome questions, which are not memories)."""
+        state = query.state
+        flt = ListFilter(
+            now=now,
+            scope_keys=scope_keys,
+            kinds=None if query.kind is None else (query.kind,),
+            include_inactive=state in ("all", "deleted", "superseded"),
+            include_expired=True,  # judged here, so a short answer means no more rows
+            deleted={"deleted": True, "superseded": False}.get(state),
+            superseded={"superseded": True}.get(state),
+            has_expiry=True if state == "expired" else None,
+        )
+        now_ms = iso_to_ms(now)
+        suppression = self.policy.suppression_threshold
+
+        def wanted(key: RecordKey) -> bool:
+            if state in ("all", "deleted", "superseded"):
+                return True
+            expires = iso_to_ms(key.expires_at)
+            if expires is not None and now_ms is not None and expires <= now_ms:
+                return state == "expired"
+            if state == "expired":
+                return False
+            q = key.q if key.q is not None else 0.5
+            return (q < suppression) == (state == "suppressed")
+
+        # keys in growing pages until the page is covered (the first one usually is)
+        size = max(2 * (query.offset + query.limit), 256)
+        while True:
+            keys = self.store.list_keys(attrs.evolve(flt, limit=size))
+            picked = self._read([key.id for key in keys if wanted(key)], query.offset, query.limit)
+            if len(picked) == query.limit or len(keys) < size:
+                return picked
+            size *= 4
+
+    def _read(
+        self, ids: builtins.list[str], offset: int, limit: int
+    ) -> builtins.list[MemoryRecord]:
+        """The records ``ids`` in order after ``offset`` of them, at most ``limit``, outcome
+        questions left out (not counted), read in batches."""
+        skip, picked = offset, []
+        batch = max(limit, 200)
+        for start in range(0, len(ids), batch):
+            chunk = ids[start : start + batch]
+            found = self.store.get_many(chunk)
+            for memory_id in chunk:
+                record = found.get(memory_id)
+                if record is None or not recallable(record):
+                    continue
+                if skip:
+                    skip -= 1
+                    continue
+                picked.append(record)
+                if len(picked) == limit:
+                    return picked
+        return picked
 
     def get(self, memory_id: str) -> MemoryRecord:
         """The memory ``memory_id`` in any state.
