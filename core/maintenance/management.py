@@ -49,6 +49,7 @@ from swarmmem.core.model.reports import (
     MemoryDetails,
     ProposalDetails,
     ReflectionStatus,
+    ReviewQueue,
 )
 from swarmmem.core.model.semantics import PURGED, ListFilter, quotes, scope_key_of
 from swarmmem.core.recall.lexical import recallable
@@ -324,6 +325,22 @@ class ManagementService:
         if proposal is None:
             raise NotFoundError(f"proposal {proposal_id} was not found")
         events = [event_json(e) for e in self.store.list_events() if e.target_id == proposal.id]
+        return self._proposal_details(proposal, events)
+
+    def review_queue(self, limit: int) -> ReviewQueue:
+        """The pending proposals of this context's scopes, oldest first, at most ``limit``
+        (without their audit events: reading the audit log is left to one proposal's page)."""
+        _count(limit, "limit", 1, MAX_LIST_LIMIT)
+        pending = self.store.list_proposals("pending")
+        return ReviewQueue(
+            limit=limit,
+            pending_count=len(pending),
+            proposals=[self._proposal_details(p, []) for p in pending[:limit]],
+        )
+
+    def _proposal_details(
+        self, proposal: MemoryProposal, events: builtins.list[dict[str, Any]]
+    ) -> ProposalDetails:
         needs = (
             rephrasing_needed(proposal.proposed_record)
             if proposal.status == "pending" and proposal.operation in ("add", "update", "supersede")

@@ -245,6 +245,19 @@ class ProposalDetails(Result):
 
 
 @attrs.frozen(kw_only=True)
+class ReviewQueue(Result):
+    """The pending proposals a person reviews, oldest first (at most ``limit``; their audit
+    events are left out: a pending proposal's only event is its filing), and how many are
+    pending in all."""
+
+    SUCCESS = True
+
+    limit: int
+    pending_count: int
+    proposals: list[ProposalDetails]
+
+
+@attrs.frozen(kw_only=True)
 class UndoResult(Result):
     """An undone decision: the memory its ``add`` had written and was forgotten (``None``
     for a rejection) and the pending copy of the proposal filed for a new decision."""

@@ -46,6 +46,7 @@ from swarmmem.core.model.reports import (
     ProposalDetails,
     RecallLogReport,
     Reflection,
+    ReviewQueue,
     SessionList,
     SessionTimeline,
     StaleReport,
@@ -499,6 +500,11 @@ class Memory:
         if isinstance(memory_id, str) and memory_id.startswith("prop_"):
             return management.inspect_proposal(memory_id)
         return management.inspect(memory_id)
+
+    def review_queue(self, limit: int = 100) -> ReviewQueue:
+        """The pending proposals a person reviews, oldest first (at most ``limit``, each as
+        :meth:`inspect` shows it but without audit events), and how many are pending."""
+        return self._ready(startup=False).management.review_queue(limit)
 
     def forget(self, memory_id: str, *, reason: str, purge: bool = False) -> ForgetResult:
         """Tombstone a memory (audited); ``purge`` erases it and scrubs its text everywhere."""

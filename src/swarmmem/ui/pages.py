@@ -190,10 +190,8 @@ async def proposal(request: Request) -> Response:
 
 
 # ----------------------------------------------------------------------------- review
-def _card(mem: Memory, entry: dict[str, Any]) -> dict[str, Any]:
+def _card(mem: Memory, details: ProposalDetails) -> dict[str, Any]:
     """A pending proposal as the review page shows it (what ``swarmmem review`` shows)."""
-    details = mem.inspect(entry["id"])
-    assert isinstance(details, ProposalDetails)
     prop = details.proposal
     record = prop.get("proposedRecord") or {}
     refs = [r for r in prop.get("evidenceRefs") or () if isinstance(r, str)]
@@ -231,8 +229,8 @@ async def review(request: Request) -> Response:
 def _review_page(
     request: Request, mem: Memory, *, error: str | None = None, status: int = 200
 ) -> Response:
-    report = mem.pending(QUEUE_LIMIT)
-    cards = [_card(mem, entry) for entry in report.pending]
+    queue = mem.review_queue(QUEUE_LIMIT)
+    cards = [_card(mem, details) for details in queue.proposals]
     done = request.query_params.get("done")
     shown_id = request.query_params.get("id", "")
     notice = None
@@ -244,7 +242,7 @@ def _review_page(
         status=status,
         title="Review",
         cards=cards,
-        total=report.pending_count,
+        total=queue.pending_count,
         kinds=sorted(MEMORY_KINDS),
         notice=notice,
         notice_memory=memory_id if notice and _ID.match(memory_id) else None,
