@@ -219,6 +219,8 @@ def test_every_post_route_is_known_to_the_csrf_tests() -> None:
     """The CSRF test below covers every state-changing route the application has."""
     assert _post_routes() == [
         "/health/audit",
+        "/health/evidence",
+        "/health/propose",
         "/review/{proposal_id}/approve",
         "/review/{proposal_id}/edit",
         "/review/{proposal_id}/reject",
@@ -226,13 +228,15 @@ def test_every_post_route_is_known_to_the_csrf_tests() -> None:
 
 
 @pytest.mark.parametrize("csrf", [None, "", "wrong", CSRF[:-1]])
-@pytest.mark.parametrize("route", ["approve", "edit", "reject", "audit"])
+@pytest.mark.parametrize("route", ["approve", "edit", "reject", "audit", "evidence", "propose"])
 def test_a_post_with_the_cookie_but_without_the_csrf_token_changes_nothing(
     project: UiProject, route: str, csrf: str | None
 ) -> None:
+    (project.root / "README.md").unlink()  # a proposal to file if the form were obeyed
     before = store_digest(project.root)
     proposal_id = project.proposals["edit"]
-    path = "/health/audit" if route == "audit" else f"/review/{proposal_id}/{route}"
+    health = ("audit", "evidence", "propose")
+    path = f"/health/{route}" if route in health else f"/review/{proposal_id}/{route}"
     data = {"text": "Changed by a forged form.", "kind": "project_fact", "reason": "forged"}
     if csrf is not None:
         data["csrf"] = csrf
@@ -470,9 +474,55 @@ def test_the_health_page_and_the_audit_chain_on_demand(project: UiProject) -> No
     with viewer(project.root) as client:
         health = client.get("/health").text
         verified = post(client, "/health/audit", {"csrf": CSRF})
+        checked = post(client, "/health/evidence", {"csrf": CSRF})
     assert 'id="memory-count">2<' in health and "sqlite" in health
-    assert 'id="evidence-counts">2 memories cite files: 0 changed, 0 missing' in health
+    assert "evidence-counts" not in health  # every memory is read only on demand
+    assert 'id="evidence-counts">2 memories cite files: 0 changed, 0 missing' in checked.text
     assert verified.status_code == 200 and "<b>Verified</b>" in verified.text
+    # the configuration in force, key by key
+    assert '<td class="id">provider</td><td>&#34;sqlite&#34;</td>' in health
+    assert '<td class="id">recall.injection.maxItems</td><td>6</td>' in health
+
+
+def test_verify_propose_from_the_health_page_files_proposals_for_review(
+    project: UiProject,
+) -> None:
+    memory_id = project.memories["script"]  # cites README.md
+    (project.root / "README.md").unlink()
+    with viewer(project.root) as client:
+        checked = post(client, "/health/evidence", {"csrf": CSRF})
+        assert "1 missing" in checked.text and "evidence-proposals" not in checked.text
+        filed = post(client, "/health/propose", {"csrf": CSRF})
+        again = post(client, "/health/propose", {"csrf": CSRF})
+        queue = client.get("/review").text
+    assert filed.status_code == 200 and 'id="evidence-proposals">Filed 1 proposal(s)' in filed.text
+    assert f'href="/memory/{memory_id}"' in filed.text
+    assert "evidence-proposals" not in again.text  # one pending proposal per memory
+    with swarmmem.open(project.root) as mem:
+        pending = [p for p in mem.store.list_proposals("pending") if p.target_memory_id]
+    assert [(p.operation, p.target_memory_id) for p in pending] == [("delete", memory_id)]
+    assert pending[0].id in queue
+
+
+def test_the_configuration_is_shown_escaped_and_without_passwords(project: UiProject) -> None:
+    from swarmmem.ui.pages import config_rows
+
+    hostile = {"postgres": {"dsn": "postgresql://bob:hunter2@db.internal/mem?x=<script>"},
+               "other": {"dsn": "host=db password='s3cret pw' user=bob"},
+               "token": "ghp_" + "a" * 36}  # fmt: skip
+    rows = dict(config_rows(hostile))
+    assert "hunter2" not in rows["postgres.dsn"] and "db.internal/mem" in rows["postgres.dsn"]
+    assert "s3cret" not in rows["other.dsn"] and "password=***" in rows["other.dsn"]
+    assert "a" * 36 not in rows["token"]
+    config = json.loads((project.root / ".opencode" / "opencode-swarm.json").read_text())
+    config["memory"]["postgres"] = {
+        "dsn": "postgresql://bob:hunter2@db/x?<script>alert(1)</script>"
+    }
+    (project.root / ".opencode" / "opencode-swarm.json").write_text(json.dumps(config))
+    with viewer(project.root) as client:
+        health = client.get("/health").text
+    assert "hunter2" not in health and "<script" not in health.lower()
+    assert "db/x?&lt;script&gt;alert(1)&lt;/script&gt;" in health
 
 
 def test_the_viewer_never_writes_through_a_planted_run_log_link(project: UiProject) -> None:
@@ -523,7 +573,10 @@ def test_a_read_only_store_opens_read_only_and_offers_no_decision(project: UiPro
         searched = client.get("/?q=never+log+tokens")
         refused = post(client, f"/review/{proposal_id}/approve", {"csrf": CSRF})
         audit = post(client, "/health/audit", {"csrf": CSRF})
+        health = client.get("/health").text
+        propose = post(client, "/health/propose", {"csrf": CSRF})
     assert 'id="read-only"' in review and '<form method="post" action="/review' not in review
+    assert 'action="/health/propose"' not in health and propose.status_code == 409
     assert all(p.status_code == 200 for p in pages) and searched.status_code == 200
     assert refused.status_code == 409 and "read-only" in refused.text
     assert audit.status_code == 200 and "Verified" in audit.text

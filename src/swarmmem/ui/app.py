@@ -53,6 +53,8 @@ def create_app(
         Route("/sessions/{session_id}", page(pages.session), methods=["GET"]),
         Route("/health", page(pages.health), methods=["GET"]),
         Route("/health/audit", action(pages.audit, writes=False), methods=["POST"]),
+        Route("/health/evidence", action(pages.evidence, writes=False), methods=["POST"]),
+        Route("/health/propose", action(pages.propose_updates), methods=["POST"]),
         Mount("/static", StaticFiles(directory=HERE / "static", follow_symlink=False)),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -348,15 +349,37 @@ async def session(request: Request) -> Response:
 
 
 # ----------------------------------------------------------------------------- health
-def _health_page(request: Request, audit: dict[str, Any] | None = None) -> Response:
+_DSN_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^@\s]*(@)|(password\s*=\s*)('[^']*'|\S+)", re.I)
+
+
+def _hide_password(text: str) -> str:
+    """``text`` with a connection string's password replaced by ``***``."""
+    return _DSN_PASSWORD.sub(lambda m: f"{m[1]}***{m[2]}" if m[1] else f"{m[3]}***", text)
+
+
+def config_rows(config: Any, prefix: str = "") -> list[tuple[str, str]]:
+    """The configuration in force as ``(dotted key, value)`` rows, JSON values; a string is
+    shown with a connection string's password hidden and every likely secret redacted."""
+    if isinstance(config, dict) and config:
+        rows: list[tuple[str, str]] = []
+        for key, value in config.items():
+            rows += config_rows(value, f"{prefix}.{key}" if prefix else str(key))
+        return rows
+    if isinstance(config, str):
+        return [(prefix, json.dumps(redact_secrets(_hide_password(config)), ensure_ascii=False))]
+    return [(prefix, redact_secrets(json.dumps(config, ensure_ascii=False, default=str)))]
+
+
+def _health_page(
+    request: Request,
+    *,
+    audit: dict[str, Any] | None = None,
+    evidence: dict[str, Any] | None = None,
+    evidence_error: str | None = None,
+) -> Response:
     viewer = viewer_of(request)
     mem = viewer.mem
     status = mem.status()
-    try:
-        evidence = mem.verify().to_json()
-        evidence_error = None
-    except MemoryValidationError as exc:  # evidence checks are off
-        evidence, evidence_error = None, str(exc)
     return viewer.render(
         "health.html",
         title="Health",
@@ -365,14 +388,36 @@ def _health_page(request: Request, audit: dict[str, Any] | None = None) -> Respo
         evidence=evidence,
         evidence_error=evidence_error,
         audit=audit,
+        config=config_rows(mem.config),
     )
 
 
 async def health(request: Request) -> Response:
-    """Store, counts, embeddings coverage, evidence that moved, the audit-chain button."""
+    """Store, counts, embeddings coverage, the configuration in force, and the buttons that
+    check the evidence and the audit chain (each reads every memory or event: on demand)."""
     return _health_page(request)
 
 
 async def audit(request: Request, form: dict[str, str]) -> Response:
     """Verify the audit chain now (reads only) and show the result on the health page."""
-    return _health_page(request, viewer_of(request).mem.verify_audit_chain())
+    return _health_page(request, audit=viewer_of(request).mem.verify_audit_chain())
+
+
+def _evidence(request: Request, *, propose: bool) -> Response:
+    try:
+        report = viewer_of(request).mem.verify(propose=propose).to_json()
+    except MemoryValidationError as exc:  # evidence checks are off
+        return _health_page(request, evidence_error=redact_secrets(str(exc)))
+    return _health_page(request, evidence=report)
+
+
+async def evidence(request: Request, form: dict[str, str]) -> Response:
+    """Check now which memories' cited files changed or are gone (reads only)."""
+    return _evidence(request, propose=False)
+
+
+async def propose_updates(request: Request, form: dict[str, str]) -> Response:
+    """``swarmmem verify --propose``: an update (changed) or delete (gone) proposal for each
+    such memory that no pending proposal targets yet, left for review; memory itself is not
+    changed."""
+    return _evidence(request, propose=True)
