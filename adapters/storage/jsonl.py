@@ -48,7 +48,6 @@ from swarmmem.core.model.events import RewardEvent
 from swarmmem.core.model.records import MemoryProposal, MemoryRecord
 from swarmmem.core.model.semantics import dumps, merge_pairs
 from swarmmem.ports.clock import Clock
-from swarmmem.ports.detectors import SecretDetector
 from swarmmem.ports.storage import StoredEvent
 
 if TYPE_CHECKING:
@@ -182,14 +181,7 @@ class JsonlStore(InMemoryStore):
         self._undo.clear()
 
     @classmethod
-    def from_config(
-        cls,
-        tree: MemoryConfig,
-        *,
-        clock: Clock | None,
-        scope_keys: Callable[[], Any],
-        secrets: SecretDetector,
-    ) -> JsonlStore:
+    def from_config(cls, tree: MemoryConfig, *, clock: Clock | None, **_parts: Any) -> JsonlStore:
         """The store of ``memory.storageDir``."""
         return cls(tree.storage_dir, clock=clock)
 

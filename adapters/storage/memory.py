@@ -40,7 +40,6 @@ from swarmmem.core.model.semantics import (
 )
 from swarmmem.core.recall.features import FeatureTable
 from swarmmem.ports.clock import Clock, SystemClock
-from swarmmem.ports.detectors import SecretDetector
 from swarmmem.ports.storage import Candidates, StoredEvent
 
 if TYPE_CHECKING:
@@ -78,12 +77,7 @@ class InMemoryStore(StoreBase):
 
     @classmethod
     def from_config(
-        cls,
-        tree: MemoryConfig,
-        *,
-        clock: Clock | None,
-        scope_keys: Callable[[], Any],
-        secrets: SecretDetector,
+        cls, tree: MemoryConfig, *, clock: Clock | None, **_parts: Any
     ) -> InMemoryStore:
         """An empty store (nothing of the configuration applies)."""
         return cls(clock=clock)

@@ -30,6 +30,7 @@ from factories import (
 )
 from pg_support import chain_writer, require_dsn, require_vector, schema_for
 
+from swarmmem.adapters.storage.base import Preselection
 from swarmmem.core.model.codec import record_to_dict
 from swarmmem.core.model.errors import StorageError
 from swarmmem.core.model.records import CuratorDecision, MemoryScope, MemorySource
@@ -325,9 +326,10 @@ def test_stemmed_preselection_reads_only_matching_rows_and_agrees_with_sqlite(
         seed(sqlite)
         flt = ListFilter(now=NOW, scope_keys=(REPO_SCOPE.key,))
         with pg.db.connection() as conn:
-            hits = pg.fts.search(
-                conn, flt, stemmed_query("pytest runs", None, "manual"), 100, stemmed=True
+            want = Preselection(
+                flt, stemmed_query("pytest runs", None, "manual"), 100, False, stemmed=True
             )
+            hits = pg.fts.search(conn, want, cached=False)
         assert hits is not None and sorted(hits.scoped) == sorted(hits.ranked)
         assert 0 < len(hits.scoped) < len(CORPUS)
         for query in ("how are tests run with pytest", "ruff formatting commits", "deploying"):

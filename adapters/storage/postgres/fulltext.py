@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 import psycopg
 
+from swarmmem.adapters.storage.base import Preselection
 from swarmmem.adapters.storage.postgres.database import PgTxState, PostgresDatabase
 from swarmmem.adapters.storage.postgres.notify import FtsStats, NotifiedCaches
 from swarmmem.adapters.storage.postgres.text_search import (
@@ -43,7 +44,7 @@ from swarmmem.adapters.storage.sql import (
 from swarmmem.adapters.storage.sql.rows import ITEM_UPDATE, ITEM_WRITE_COLUMNS, ITEM_WRITE_COUNT
 from swarmmem.core.model.errors import ConfigError
 from swarmmem.core.model.ids import iso_to_ms
-from swarmmem.core.model.semantics import ListFilter, StoredRow, passes_parsed_expiry
+from swarmmem.core.model.semantics import StoredRow, passes_parsed_expiry
 
 _UPSERT_SQL = (
     "WITH old AS (SELECT fts_len, scope_key FROM memory_items WHERE id = ?) "
@@ -169,18 +170,11 @@ class TsvectorIndex(TextIndex):
                         caches.df.update({p: known[p] for p in wanted})
         return stats, [known[k] for k in keys]
 
-    def search(
-        self,
-        conn: Any,
-        flt: ListFilter,
-        fts_query: str,
-        limit: int,
-        *,
-        stemmed: bool = False,
-        cached: bool = False,  # the rows' versions are read with every search
-    ) -> FullTextHits | None:
+    def search(self, conn: Any, want: Preselection, *, cached: bool) -> FullTextHits | None:
         """The scoped rows with, for those matching the ``tsquery``, what the rank needs;
-        ranks are computed here (see :mod:`.text_search`)."""
+        ranks are computed here (see :mod:`.text_search`); the rows' versions are read with
+        every search (``cached`` changes nothing)."""
+        flt, fts_query, limit, stemmed = want.flt, want.fts_query, want.limit, want.stemmed
         columns = STEMMED_CANDIDATE_COLUMNS if stemmed else CANDIDATE_COLUMNS
         query = list_query(self.db.dialect, flt, columns)
         if query is None:

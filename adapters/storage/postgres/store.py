@@ -25,7 +25,6 @@ says why).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -55,7 +54,6 @@ from swarmmem.adapters.storage.sql.audit import AuditLog, Log
 from swarmmem.adapters.storage.sql.migrator import Schema
 from swarmmem.core.model.audit import CHAIN_HEAD_KEY, KEY_MARKER_KEY
 from swarmmem.ports.clock import Clock
-from swarmmem.ports.detectors import SecretDetector
 
 if TYPE_CHECKING:
     from swarmmem.core.config import MemoryConfig
@@ -183,12 +181,7 @@ class PostgresStore(SqlStore):
 
     @classmethod
     def from_config(
-        cls,
-        tree: MemoryConfig,
-        *,
-        clock: Clock | None,
-        scope_keys: Callable[[], Any],
-        secrets: SecretDetector,
+        cls, tree: MemoryConfig, *, clock: Clock | None, **_parts: Any
     ) -> PostgresStore:
         """The store of ``memory.postgres`` (its DSN, else ``SWARMMEM_PG_DSN``)."""
         pg = tree.postgres

@@ -91,20 +91,12 @@ class TextIndex(abc.ABC):
         """Delete the item row and its full-text entry."""
 
     @abc.abstractmethod
-    def search(
-        self,
-        conn: Any,
-        flt: ListFilter,
-        fts_query: str,
-        limit: int,
-        *,
-        stemmed: bool = False,
-        cached: bool = False,
-    ) -> FullTextHits | None:
-        """Scoped full-text matches, best first, at most ``limit``; ``None`` when full text
-        failed (it is then off for this store, with ``disabled_reason``). ``stemmed``
-        searches the stemmed index; ``cached``: the caller keeps rows it read before, so an
-        index that reads the hits' item rows with them may give their versions instead."""
+    def search(self, conn: Any, want: Preselection, *, cached: bool) -> FullTextHits | None:
+        """Scoped full-text matches of ``want``, best first, at most ``want.limit``; ``None``
+        when full text failed (it is then off for this store, with ``disabled_reason``).
+        ``want.stemmed`` searches the stemmed index; ``cached``: the caller keeps rows it read
+        before, so an index that reads the hits' item rows with them may give their versions
+        instead."""
 
     def purge(self, conn: Any) -> None:  # noqa: B027 (optional hook)
         """Drop what the index still holds of erased rows (inside a purge)."""
@@ -539,14 +531,7 @@ class Records:
             return None
         stemmed = want.stemmed
         with self.db.guard(), self.db.connection() as conn:
-            hits = self.text.search(
-                conn,
-                want.flt,
-                want.fts_query,
-                want.limit,
-                stemmed=stemmed,
-                cached=bool(self.row_cache),
-            )
+            hits = self.text.search(conn, want, cached=bool(self.row_cache))
             if hits is None:
                 return None
             if not hits.scoped:

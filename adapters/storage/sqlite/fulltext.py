@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from sys import intern
 from typing import Any
 
+from swarmmem.adapters.storage.base import Preselection
 from swarmmem.adapters.storage.sql import (
     CACHE_LIMIT,
     Database,
@@ -312,16 +313,7 @@ class Fts5Index(TextIndex):
 
     # -- search ----------------------------------------------------------------------------
 
-    def search(
-        self,
-        conn: Any,
-        flt: ListFilter,
-        fts_query: str,
-        limit: int,
-        *,
-        stemmed: bool = False,
-        cached: bool = False,
-    ) -> FullTextHits | None:
+    def search(self, conn: Any, want: Preselection, *, cached: bool) -> FullTextHits | None:
         """FTS5's ``bm25()`` over the scoped items; only ids are read until the hits are known.
 
         Without a cap on the scope (``flt.limit``) the index's best matches are read first and
@@ -329,6 +321,7 @@ class Fts5Index(TextIndex):
         holds the hits in list order, or one scoped id when nothing matched. The stemmed
         index is searched outside the kind column (:data:`STEMMED_MATCH`).
         """
+        flt, fts_query, limit, stemmed = want.flt, want.fts_query, want.limit, want.stemmed
         if stemmed:
             fts_query = STEMMED_MATCH.format(query=fts_query)
         try:
