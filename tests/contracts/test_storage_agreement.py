@@ -10,41 +10,19 @@ from typing import Any
 
 import attrs
 from factories import (
-    OTHER_SCOPE,
-    REPO_SCOPE,
     at,
     available_store_kinds,
-    make_memory,
     make_proposal,
     open_store,
 )
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+from strategies import MEMORY_KINDS, MEMORY_SCOPES, memories
 
 from swarmmem.core.model.codec import proposal_to_dict, record_to_dict
 from swarmmem.core.model.errors import SwarmMemoryError
 from swarmmem.ports.storage import ListFilter
-
-TEXTS = ("pytest runs from the root", "use ruff format", "api lives in core", "pin numpy below 3")
-KINDS = ("project_fact", "repo_convention", "scratch")
-SCOPES = (REPO_SCOPE, OTHER_SCOPE)
-
-records = st.builds(
-    lambda text, kind, scope, minute, confidence: make_memory(
-        text,
-        kind=kind,
-        scope=scope,
-        created_at=at(minute, days=-8 if kind == "scratch" and minute % 2 else 0),
-        updated_at=at(minute),
-        confidence=confidence,
-    ),
-    st.sampled_from(TEXTS),
-    st.sampled_from(KINDS),
-    st.sampled_from(SCOPES),
-    st.integers(0, 5),
-    st.sampled_from((0.1, 0.5, 0.9)),
-)
 
 
 def _snapshot(record: Any) -> Any:
@@ -78,7 +56,7 @@ class StoresAgree(RuleBasedStateMachine):
         assert all(o == outcomes[0] for o in outcomes), outcomes
         return outcomes[0]
 
-    @rule(batch=st.lists(records, min_size=1, max_size=3))
+    @rule(batch=st.lists(memories, min_size=1, max_size=3))
     def upsert(self, batch: list[Any]) -> None:
         """Write one to three records."""
         for record in batch:
@@ -93,8 +71,8 @@ class StoresAgree(RuleBasedStateMachine):
         self.each(lambda s: s.delete(memory_id, reason="random", now=at(minute), hard=hard))
 
     @rule(
-        scopes=st.none() | st.lists(st.sampled_from(SCOPES), max_size=2),
-        kinds=st.none() | st.lists(st.sampled_from(KINDS), max_size=2),
+        scopes=st.none() | st.lists(st.sampled_from(MEMORY_SCOPES), max_size=2),
+        kinds=st.none() | st.lists(st.sampled_from(MEMORY_KINDS), max_size=2),
         inactive=st.booleans(),
         expired=st.booleans(),
         limit=st.none() | st.integers(0, 4),
@@ -114,7 +92,7 @@ class StoresAgree(RuleBasedStateMachine):
         )
         self.each(lambda s: [_snapshot(r) for r in s.list(flt)])
 
-    @rule(record=records, minute=st.integers(0, 3))
+    @rule(record=memories, minute=st.integers(0, 3))
     def propose(self, record: Any, minute: int) -> None:
         """Store an add proposal (duplicates must fail the same way everywhere)."""
         proposal = make_proposal(record=record, created_at=at(minute))
@@ -142,7 +120,7 @@ class StoresAgree(RuleBasedStateMachine):
         proposal = make_proposal(operation="merge", related=related, status="applied")
         self.each(lambda s: s.create_proposal(proposal).id)
 
-    @rule(record=records)
+    @rule(record=memories)
     def failed_transaction(self, record: Any) -> None:
         """A block that raises leaves every store unchanged."""
 

@@ -7,6 +7,7 @@ import re
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from strategies import any_text
 
 from swarmmem.adapters.detectors.regex_pii import PII_CONFIDENCE, RegexPiiDetector
 from swarmmem.adapters.detectors.regex_secrets import (
@@ -126,10 +127,7 @@ def _aws_secret() -> st.SearchStrategy[tuple[str, str]]:
 
 def _aws_context() -> st.SearchStrategy[tuple[str, str]]:
     key_id = chars(UPPER + DIGITS, 16, 16).map(lambda t: "AKIA" + t)
-    middle = st.text(
-        alphabet=st.characters(blacklist_characters="\n", blacklist_categories=("Cs",)),
-        max_size=60,
-    )
+    middle = any_text(max_size=60, without="\n")
     return st.builds(lambda k, m, s: (f"{k} {m} {s}", s), key_id, middle, AWS_SECRET_BODY)
 
 
@@ -307,10 +305,7 @@ PLANTERS = {
     "aws_secret_labelled": _aws_labelled(),
 }
 
-SURROUNDING = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",)),
-    max_size=120,
-)
+SURROUNDING = any_text(max_size=120)
 SEPARATOR = st.sampled_from([" ", "\n", "\t", ", ", " (", ") "])
 
 # Fragments that interact with the patterns (labels, quotes, block markers), mixed with text,
