@@ -390,3 +390,25 @@ class ScopeCounts(Protocol):
     def scope_counts(self) -> dict[str, int]:
         """Active (not deleted, not superseded) memories per scope key."""
         ...
+
+
+@runtime_checkable
+class MemoryHistory(Protocol):
+    """**Optional capability:** the rows about one memory, found by the store's own query
+    instead of reading and parsing every proposal, audit event and reward event (a memory's
+    page on a large store). Each method may return more rows than asked for (a text match
+    narrowed by the caller), never fewer; others read everything and filter."""
+
+    def proposals_mentioning(self, memory_id: str) -> builtins.list[MemoryProposal]:
+        """Every proposal whose stored form contains ``memory_id`` (among them, every one
+        that proposes, targets or relates it), oldest first."""
+        ...
+
+    def events_mentioning(self, ids: Sequence[str]) -> builtins.list[StoredEvent]:
+        """Every audit event whose target is one of ``ids`` or whose payload contains one of
+        them, in insertion order."""
+        ...
+
+    def reward_events_of(self, memory_id: str) -> builtins.list[RewardEvent]:
+        """The reward events of ``memory_id``, oldest first (by ``timestamp``)."""
+        ...

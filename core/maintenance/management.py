@@ -55,7 +55,7 @@ from swarmmem.core.model.semantics import PURGED, ListFilter, quotes, scope_key_
 from swarmmem.core.recall.lexical import recallable
 from swarmmem.core.recall.scoring import LearningPolicy
 from swarmmem.core.writes.validation import rephrasing_needed
-from swarmmem.ports.storage import RecordKey, StorageProvider, StoredEvent
+from swarmmem.ports.storage import MemoryHistory, RecordKey, StorageProvider, StoredEvent
 from swarmmem.ports.vectors import VectorIndex
 
 MEMORY_STATES: tuple[str, ...] = ("active", "suppressed", "superseded", "deleted", "expired", "all")
@@ -324,7 +324,13 @@ class ManagementService:
         proposal = self.store.get_proposal(proposal_id)
         if proposal is None:
             raise NotFoundError(f"proposal {proposal_id} was not found")
-        events = [event_json(e) for e in self.store.list_events() if e.target_id == proposal.id]
+        store = self.store
+        about = (
+            store.events_mentioning([proposal.id])
+            if isinstance(store, MemoryHistory)
+            else store.list_events()
+        )
+        events = [event_json(e) for e in about if e.target_id == proposal.id]
         return self._proposal_details(proposal, events)
 
     def review_queue(self, limit: int) -> ReviewQueue:
@@ -364,14 +370,20 @@ class ManagementService:
         """The memory with its provenance, outcome events, Q history (its reward events),
         merge relations, the proposals that concern it and the audit events that touched it."""
         record = self.get(memory_id)
-        proposals = [p.id for p in self.store.list_proposals() if concerns(p, record.id)]
+        store = self.store
+        history = store if isinstance(store, MemoryHistory) else None
+        # with the capability, the store's query narrows the rows; the filters stay exact
+        found = history.proposals_mentioning(record.id) if history else store.list_proposals()
+        proposals = [p.id for p in found if concerns(p, record.id)]
         touched = {record.id, *proposals}
+        about = history.events_mentioning(sorted(touched)) if history else store.list_events()
         events = [
             event_json(e)
-            for e in self.store.list_events()
+            for e in about
             if e.target_id in touched or record.id in (e.event_json or "")
         ]
-        rewards = [e for e in self.store.list_reward_events() if e.memory_id == record.id]
+        rewarded = history.reward_events_of(record.id) if history else store.list_reward_events()
+        rewards = [e for e in rewarded if e.memory_id == record.id]
         return MemoryDetails(
             memory_id=record.id,
             state=self.state_of(record),

@@ -16,7 +16,13 @@ import attrs
 
 from swarmmem.core.model.events import OutcomeEvent, RecallUsage, RewardEvent
 from swarmmem.core.model.records import MemoryProposal, MemoryRecord, MemoryScope
-from swarmmem.ports.storage import ListFilter, RecordKey, StorageProvider
+from swarmmem.ports.storage import (
+    ListFilter,
+    MemoryHistory,
+    RecordKey,
+    StorageProvider,
+    StoredEvent,
+)
 
 
 class ScopedView:
@@ -89,6 +95,11 @@ class ScopedView:
     def list_proposals(self, status: str | None = None) -> builtins.list[MemoryProposal]:
         return [p for p in self._store.list_proposals(status) if self._proposal_visible(p)]
 
+    # -- one memory's history (when the store has the MemoryHistory capability) ------------
+    def history(self) -> MemoryHistory | None:
+        """The store's :class:`MemoryHistory` reads seen through the scopes, or ``None``."""
+        return _ScopedHistory(self) if isinstance(self._store, MemoryHistory) else None
+
     # -- ledgers ---------------------------------------------------------------------------
     def list_recall_usage(
         self, *, run_id: str | None = None, since: str | None = None
@@ -109,3 +120,31 @@ class ScopedView:
         events = self._store.list_reward_events()
         visible = self._visible_ids([e.memory_id for e in events])
         return [e for e in events if e.memory_id in visible]
+
+
+class _ScopedHistory:
+    """A store's :class:`MemoryHistory` reads limited to ``view``'s scopes: proposals as
+    :meth:`ScopedView.list_proposals` shows them, and nothing about a memory it does not
+    show (audit events are not scoped, as :meth:`ScopedView.list_events` is not)."""
+
+    def __init__(self, view: ScopedView) -> None:
+        self._view = view
+        self._store: MemoryHistory = view._store  # type: ignore[assignment]
+
+    def proposals_mentioning(self, memory_id: str) -> builtins.list[MemoryProposal]:
+        found = self._store.proposals_mentioning(memory_id)
+        return [p for p in found if self._view._proposal_visible(p)]
+
+    def events_mentioning(self, ids: Sequence[str]) -> builtins.list[StoredEvent]:
+        return self._store.events_mentioning(ids)
+
+    def reward_events_of(self, memory_id: str) -> builtins.list[RewardEvent]:
+        return self._store.reward_events_of(memory_id) if self._view.get(memory_id) else []
+
+
+def history_of(store: StorageProvider | ScopedView) -> MemoryHistory | None:
+    """The :class:`MemoryHistory` reads of ``store`` (through its scopes for a view), or
+    ``None`` when the store has no such query."""
+    if isinstance(store, ScopedView):
+        return store.history()
+    return store if isinstance(store, MemoryHistory) else None

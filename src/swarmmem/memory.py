@@ -20,6 +20,7 @@ from swarmmem.core.maintenance.consolidate import consolidation_proposals
 from swarmmem.core.maintenance.evidence import evidence_freshness, verification_proposals
 from swarmmem.core.maintenance.management import MemoryQuery, concerns
 from swarmmem.core.maintenance.reports import parse_limit
+from swarmmem.core.maintenance.scoped import history_of
 from swarmmem.core.model.errors import (
     ConflictError,
     MemoryDisabledError,
@@ -481,12 +482,13 @@ class Memory:
         status of the file it names, and each fingerprinted file's status."""
         rt = self._ready(startup=False)
         record = rt.management.get(memory_id)
-        refs = [
-            ref
-            for p in rt.scoped_store.list_proposals()
-            if concerns(p, record.id)
-            for ref in p.evidence_refs
-        ]
+        history = history_of(rt.scoped_store)
+        found = (
+            history.proposals_mentioning(record.id)
+            if history is not None
+            else rt.scoped_store.list_proposals()
+        )
+        refs = [ref for p in found if concerns(p, record.id) for ref in p.evidence_refs]
         if not refs and record.source.locator:
             refs = [record.source.locator]
         return evidence_freshness(

@@ -108,11 +108,15 @@ class Ledger:
             reward_event_params(event),
         )
 
-    def reward_events(self) -> builtins.list[RewardEvent]:
+    def reward_events(self, memory_id: str | None = None) -> builtins.list[RewardEvent]:
+        """Every reward event, or those of ``memory_id`` (through its index), oldest first."""
+        where, params = ("WHERE memory_id = ? ", (memory_id,)) if memory_id else ("", ())
         with self.db.connection() as conn:
-            rows = conn.execute(
-                f"SELECT {REWARD_COLUMNS} FROM memory_reward_events "
-                f"ORDER BY timestamp ASC, {self.db.dialect.order_column} ASC"
+            rows = self.db.execute(
+                conn,
+                f"SELECT {REWARD_COLUMNS} FROM memory_reward_events {where}"
+                f"ORDER BY timestamp ASC, {self.db.dialect.order_column} ASC",
+                params,
             ).fetchall()
         return parsed_rows(rows, reward_event_from_row)
 

@@ -23,7 +23,8 @@ class Proposals:
         self.db = db
         self.report = report
 
-    def _parse(self, proposal_id: str, proposal_json: str) -> MemoryProposal | None:
+    def parse(self, proposal_id: str, proposal_json: str) -> MemoryProposal | None:
+        """The proposal of a row (``None``, reported, when it does not parse)."""
         try:
             return proposal_from_dict(json.loads(proposal_json))
         except (ValueError, TypeError, MemoryValidationError) as exc:
@@ -68,14 +69,14 @@ class Proposals:
             row = self.db.execute(
                 conn, "SELECT proposal_json FROM memory_proposals WHERE id = ?", (proposal_id,)
             ).fetchone()
-        return None if row is None else self._parse(proposal_id, row[0])
+        return None if row is None else self.parse(proposal_id, row[0])
 
     def list(self, status: str | None = None) -> builtins.list[MemoryProposal]:
         select = "SELECT id, proposal_json FROM memory_proposals"
         statement, params = where_equal(select, "status", status)
         with self.db.connection() as conn:
             rows = self.db.execute(conn, statement + " ORDER BY created_at ASC, id ASC", params)
-            parsed = [self._parse(pid, pjson) for pid, pjson in rows.fetchall()]
+            parsed = [self.parse(pid, pjson) for pid, pjson in rows.fetchall()]
         return [p for p in parsed if p is not None]
 
     def replay_relations(self) -> None:

@@ -30,6 +30,7 @@ from swarmmem.adapters.storage.sql.ledger import Ledger, scrub_rows
 from swarmmem.adapters.storage.sql.migrator import Migrator, Schema
 from swarmmem.adapters.storage.sql.proposals import Proposals
 from swarmmem.adapters.storage.sql.records import Progress, Records, TextIndex
+from swarmmem.adapters.storage.sql.rows import EVENT_COLUMNS, event_from_row
 from swarmmem.adapters.storage.sql.table_rows import TableRows
 from swarmmem.core.model.events import OutcomeEvent, RecallUsage, RewardEvent
 from swarmmem.core.model.records import MemoryProposal, MemoryRecord
@@ -216,6 +217,48 @@ class SqlStore(StoreBase):
     def list_reward_events(self) -> builtins.list[RewardEvent]:
         return self.ledger.reward_events()
 
+    # -- one memory's history (the MemoryHistory capability) ---------------------------------
+
+    @guarded
+    def proposals_mentioning(self, memory_id: str) -> builtins.list[MemoryProposal]:
+        """The proposals whose JSON contains ``memory_id`` (a text match in the database:
+        only those rows are parsed), oldest first."""
+        with self.db.connection() as conn:
+            rows = self.db.execute(
+                conn,
+                "SELECT id, proposal_json FROM memory_proposals "
+                "WHERE proposal_json LIKE ? ESCAPE '!' ORDER BY created_at ASC, id ASC",
+                (_containing(memory_id),),
+            ).fetchall()
+        parsed = [self.proposals.parse(pid, pjson) for pid, pjson in rows]
+        return [p for p in parsed if p is not None]
+
+    @guarded
+    def events_mentioning(self, ids: Sequence[str]) -> builtins.list[StoredEvent]:
+        """The audit events of this chain about ``ids`` (target or payload), in order."""
+        wanted = builtins.list(dict.fromkeys(ids))
+        if not wanted:
+            return []
+        db = self.db
+        with db.connection() as conn:
+            chain = self.audit.rows_where(conn)
+            about = " OR ".join(
+                ["target_id IN (" + ", ".join("?" for _ in wanted) + ")"]
+                + ["event_json LIKE ? ESCAPE '!'" for _ in wanted]
+            )
+            where = f"{chain} AND ({about})" if chain else f"WHERE {about}"
+            rows = db.execute(
+                conn,
+                f"SELECT {EVENT_COLUMNS} FROM memory_events {where} "
+                f"ORDER BY {db.dialect.order_column} ASC",
+                [*wanted, *(_containing(i) for i in wanted)],
+            ).fetchall()
+        return [event_from_row(r) for r in rows]
+
+    @guarded
+    def reward_events_of(self, memory_id: str) -> builtins.list[RewardEvent]:
+        return self.ledger.reward_events(memory_id)
+
     # -- the audit chain ---------------------------------------------------------------------
 
     @guarded
@@ -234,3 +277,9 @@ class SqlStore(StoreBase):
     def adopt_audit_key(self) -> dict[str, Any]:
         """See :meth:`~.audit.AuditLog.adopt_key`."""
         return self.audit.adopt_key()
+
+
+def _containing(text: str) -> str:
+    """The ``LIKE`` pattern (escape character ``!``) of a text containing ``text``."""
+    escaped = text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+    return f"%{escaped}%"
