@@ -3,9 +3,12 @@
 Every default, check and meaning of every key lives here, once (see
 :mod:`swarmmem.core.model.settings` for the machinery). :class:`MemoryConfig` is the root;
 its nodes are what the services and adapters take (``recall.injection`` is the injection
-service's :class:`InjectionSettings`, ``learning`` the learning loop's
-:class:`LearningSettings`); settings that combine several sections take their defaults from
-these nodes. Loading (unknown keys, adapter names, the cross-key rules) is
+service's :class:`InjectionConfig`, ``learning`` the learning loop's
+:class:`LearningConfig`); settings that combine several sections take their defaults from
+these nodes. Names: a node of this tree is a ``*Config`` (one per JSON section; the
+``recall`` node is still :class:`RecallSettings` while the pipeline's own
+``RecallConfig`` holds that name), what a service or stage derives from several nodes is
+a ``*Settings``. Loading (unknown keys, adapter names, the cross-key rules) is
 :mod:`swarmmem.config`; the README's configuration table is made from :func:`walk` over
 :class:`MemoryConfig`.
 """
@@ -137,7 +140,7 @@ class WorkspaceConfig:
 
 
 @attrs.frozen(kw_only=True)
-class InjectionSettings:
+class InjectionConfig:
     """``memory.recall.injection``: automatic recall before agent calls (the injection
     service's settings; the dense keys go to the pipeline's :class:`HybridSettings`)."""
 
@@ -236,7 +239,7 @@ class RecallSettings:
         _UNIT,
         "A recalled memory's relevance is at least this share of the best candidate's.",
     )
-    injection: InjectionSettings = section(InjectionSettings, "injection")
+    injection: InjectionConfig = section(InjectionConfig, "injection")
     session_brief: SessionBriefConfig = section(SessionBriefConfig, "sessionBrief")
 
 
@@ -511,7 +514,7 @@ class RetrievalConfig:
 
 
 @attrs.frozen(kw_only=True)
-class LearningSettings:
+class LearningConfig:
     """``memory.learning``: what the learning loop, the reports and the recall ranking use."""
 
     learning_rate: float = setting(
@@ -720,7 +723,12 @@ class MemoryConfig:
     redaction: RedactionConfig = section(RedactionConfig, "redaction")
     embeddings: EmbeddingsConfig = section(EmbeddingsConfig, "embeddings")
     retrieval: RetrievalConfig = section(RetrievalConfig, "retrieval")
-    learning: LearningSettings = section(LearningSettings, "learning")
+    learning: LearningConfig = section(LearningConfig, "learning")
     maintenance: MaintenanceConfig = section(MaintenanceConfig, "maintenance")
     audit: AuditConfig = section(AuditConfig, "audit")
     evidence: EvidenceConfig = section(EvidenceConfig, "evidence")
+
+
+#: former names of two nodes, still read by the recall pipeline
+InjectionSettings = InjectionConfig
+LearningSettings = LearningConfig

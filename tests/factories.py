@@ -209,7 +209,7 @@ def learning_gateway(
 ) -> Gateway:
     """Recall and writes over ``store`` for one session that reads and writes ``scope`` only.
 
-    ``outcomes`` (``LearningSettings``) makes outcomes teach Q values, as the facade wires it.
+    ``outcomes`` (``LearningConfig``) makes outcomes teach Q values, as the facade wires it.
     """
     from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
     from swarmmem.core.learning.outcomes import apply_outcome

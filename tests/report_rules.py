@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from swarmmem.core.learning.rewards import LearningSettings, is_promotion_candidate
+from swarmmem.core.learning.rewards import LearningConfig, is_promotion_candidate
 from swarmmem.core.model.records import MemoryRecord
 
 
 def promotion_candidates(
     records: Iterable[MemoryRecord],
     counts: Mapping[str, int],
-    policy: LearningSettings | None = None,
+    policy: LearningConfig | None = None,
 ) -> list[MemoryRecord]:
     """Promotion candidates, highest Q first (then id). Stability is never changed here."""
     found = [r for r in records if is_promotion_candidate(r, counts.get(r.id, 0), policy)]
@@ -20,9 +20,9 @@ def promotion_candidates(
 
 
 def low_q_memories(
-    records: Iterable[MemoryRecord], policy: LearningSettings | None = None
+    records: Iterable[MemoryRecord], policy: LearningConfig | None = None
 ) -> list[MemoryRecord]:
     """Active memories whose Q fell below ``suppressionThreshold``, lowest first (then id)."""
-    policy = policy or LearningSettings()
+    policy = policy or LearningConfig()
     found = [r for r in records if r.active and r.q < policy.suppression_threshold]
     return sorted(found, key=lambda r: (r.q, r.id))

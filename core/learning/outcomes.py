@@ -30,7 +30,7 @@ from swarmmem.core.learning.rewards import (
     SOURCE_OUTCOME,
     STATUS_ALREADY_APPLIED,
     STATUS_APPLIED,
-    LearningSettings,
+    LearningConfig,
     RewardUpdate,
     write_q,
 )
@@ -89,7 +89,7 @@ def apply_outcome(
     event: OutcomeEvent,
     *,
     scope_keys: Collection[str],
-    policy: LearningSettings | None = None,
+    policy: LearningConfig | None = None,
     run_id: str | None = None,
 ) -> OutcomeReward:
     """Teach the memory of ``event`` a value from its outcome (once per event id).
@@ -105,7 +105,7 @@ def apply_outcome(
         policy: learning settings (defaults when omitted).
         run_id: recorded on the reward event; its ``unit_id`` is the outcome's task id.
     """
-    policy = policy or LearningSettings()
+    policy = policy or LearningConfig()
     result = OutcomeReward(status=STATUS_DISABLED, event_id=event.id)
     if not policy.outcomes_teach:
         return result

@@ -33,7 +33,7 @@ from typing import Any
 import attrs
 
 from swarmmem._speedups import jaccard
-from swarmmem.core.config import LearningSettings as LearningSettings  # the settings node
+from swarmmem.core.config import LearningConfig as LearningConfig  # the settings node
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.events import RecallUsage, RewardEvent
 from swarmmem.core.model.ids import iso_to_ms, parse_iso, to_iso
@@ -252,7 +252,7 @@ def apply_verdict(
     known_sessions: Collection[str] = frozenset(),
     run_id: str | None = None,
     unit_id: str | None = None,
-    policy: LearningSettings | None = None,
+    policy: LearningConfig | None = None,
     embed: EmbedFn | None = None,
     synthesis: Mapping[str, Any] | None = None,
 ) -> VerdictResult:
@@ -277,7 +277,7 @@ def apply_verdict(
         MemoryValidationError: an unknown verdict, empty key parts or a bad timestamp.
     """
     label, swarm, task = _check_verdict_args(verdict, swarm_id, task_or_phase, round_number, now)
-    policy = policy or LearningSettings()
+    policy = policy or LearningConfig()
     reward = REWARDS[label]
     key = reward_key(swarm, task, round_number)
     targets, dropped = _target_sessions(host_session_id, session_ids, known_sessions)
@@ -505,7 +505,7 @@ def _propagate(
     sources: Sequence[MemoryRecord],
     run: _RewardRun,
     *,
-    policy: LearningSettings,
+    policy: LearningConfig,
     embed: EmbedFn | None,
 ) -> list[RewardUpdate]:
     """Spread a share of the verdict's reward (``propagation_factor``) to the memories like
@@ -543,7 +543,7 @@ def _propagation_targets(
     sources: Sequence[MemoryRecord],
     recent: Collection[str],
     now: str,
-    policy: LearningSettings,
+    policy: LearningConfig,
     vectors: _Vectors,
 ) -> dict[str, tuple[MemoryRecord, str, float]]:
     """Per memory to reward: the memory, its first source (by id) and their similarity;
@@ -572,7 +572,7 @@ def _propagation_targets(
 def _similarities(
     source: MemoryRecord,
     pool: Sequence[MemoryRecord],
-    policy: LearningSettings,
+    policy: LearningConfig,
     token_keys: dict[str, array[int]],
     vectors: _Vectors,
 ) -> dict[str, float]:
@@ -627,10 +627,10 @@ def recall_counts(usage: Iterable[RecallUsage]) -> dict[str, int]:
 
 
 def is_promotion_candidate(
-    record: MemoryRecord, recalls: int, policy: LearningSettings | None = None
+    record: MemoryRecord, recalls: int, policy: LearningConfig | None = None
 ) -> bool:
     """Active, ``q > promotionThreshold`` and recalled more than ``promotion_min_recalls``."""
-    policy = policy or LearningSettings()
+    policy = policy or LearningConfig()
     return (
         record.active
         and record.q > policy.promotion_threshold

@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from swarmmem.core.learning.rewards import EmbedFn, LearningSettings, VerdictResult, apply_verdict
+from swarmmem.core.learning.rewards import EmbedFn, LearningConfig, VerdictResult, apply_verdict
 from swarmmem.core.model.ids import sha256_hex
 from swarmmem.core.model.scopes import MemoryContext
 from swarmmem.ports.storage import StorageProvider
@@ -23,7 +23,7 @@ class VerdictService:
     store: StorageProvider
     context: MemoryContext
     now: Callable[[], str]
-    policy: LearningSettings
+    policy: LearningConfig
     known_sessions: Callable[[], Collection[str]]
     embed: Callable[[], EmbedFn | None]
     redact: Callable[[str], str] | None = None

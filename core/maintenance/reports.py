@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from swarmmem.core.learning.rewards import (
-    LearningSettings,
+    LearningConfig,
     is_promotion_candidate,
     recall_counts,
     reward_source,
@@ -109,7 +109,7 @@ def _in_order(store: StorageProvider, ids: Sequence[str]) -> list[MemoryRecord]:
     return [found[i] for i in ids if i in found]
 
 
-def _promotable(now: str, counts: Mapping[str, int], policy: LearningSettings) -> ListFilter:
+def _promotable(now: str, counts: Mapping[str, int], policy: LearningConfig) -> ListFilter:
     """Live memories recalled often enough whose Q exceeds the promotion threshold, highest
     Q first: the live memories that pass
     :func:`~swarmmem.core.learning.rewards.is_promotion_candidate`."""
@@ -214,11 +214,11 @@ def pending_report(
     store: StorageProvider,
     *,
     now: str,
-    policy: LearningSettings | None = None,
+    policy: LearningConfig | None = None,
     limit: int = DEFAULT_LIMIT,
 ) -> PendingReport:
     """Pending proposals (oldest first), rejected reasons (newest first), promotion candidates."""
-    policy = policy or LearningSettings()
+    policy = policy or LearningConfig()
     pending = store.list_proposals("pending")
     rejected = sorted(
         store.list_proposals("rejected"),
@@ -352,7 +352,7 @@ def render_recall_log(report: Mapping[str, Any]) -> str:
 
 
 def value_status(
-    record: MemoryRecord | None, q: float, recalls: int, policy: LearningSettings
+    record: MemoryRecord | None, q: float, recalls: int, policy: LearningConfig
 ) -> str:
     """``suppressed (low learned-utility)``, ``promotion candidate`` or ``neutral``."""
     if q < policy.suppression_threshold:
@@ -366,11 +366,11 @@ def value_log_report(
     store: StorageProvider,
     *,
     now: str,
-    policy: LearningSettings | None = None,
+    policy: LearningConfig | None = None,
     limit: int = DEFAULT_LIMIT,
 ) -> ValueLogReport:
     """Per memory: current Q, status and up to five recent rewards (newest first)."""
-    policy = policy or LearningSettings()
+    policy = policy or LearningConfig()
     events = list(reversed(store.list_reward_events()))
     events.sort(key=lambda e: e.timestamp or "", reverse=True)  # stable: newest first
     window = events[: limit * VALUE_LOG_EVENTS_PER_LIMIT]
@@ -470,7 +470,7 @@ def stale_report(
     store: StorageProvider,
     *,
     now: str,
-    policy: LearningSettings | None = None,
+    policy: LearningConfig | None = None,
     limit: int = DEFAULT_LIMIT,
     dead_anchor_ids: Iterable[str] = (),
     evidence: EvidenceReport | None = None,
@@ -482,7 +482,7 @@ def stale_report(
     ``dead_anchor_ids`` come from the reflection digest (``deadAnchorMemoryIds``); those
     memories are listed and retained.
     """
-    policy = policy or LearningSettings()
+    policy = policy or LearningConfig()
     now_ms = iso_to_ms(now)
     if now_ms is None:
         raise MemoryValidationError(f"now must be an ISO timestamp; got {now!r}")
@@ -576,7 +576,7 @@ def _low_utility_section(
 def _low_q_section(
     store: StorageProvider,
     active: ListFilter,
-    policy: LearningSettings,
+    policy: LearningConfig,
     ended: set[str],
     limit: int,
 ) -> _Section:

@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 
 from swarmmem.core.learning.lessons import dead_anchor_ids
-from swarmmem.core.learning.rewards import LearningSettings
+from swarmmem.core.learning.rewards import LearningConfig
 from swarmmem.core.maintenance import reports
 from swarmmem.core.maintenance.evidence import evidence_report
 from swarmmem.core.model import reports as results
@@ -28,7 +28,7 @@ class MaintenanceService:
 
     store: StorageProvider
     now: Callable[[], str]
-    policy: LearningSettings
+    policy: LearningConfig
     lessons: LessonFiles
     vectors: Callable[[], VectorIndex | None]
     #: a memory's metadata -> the status of its cited files (``None``: not checked)

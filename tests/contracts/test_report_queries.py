@@ -17,7 +17,7 @@ import pytest
 from factories import OTHER_SCOPE, REPO_SCOPE, at, make_memory, make_proposal
 from report_rules import low_q_memories, promotion_candidates
 
-from swarmmem.core.learning.rewards import LearningSettings, recall_counts
+from swarmmem.core.learning.rewards import LearningConfig, recall_counts
 from swarmmem.core.maintenance import reports
 from swarmmem.core.maintenance.scoped import ScopedView
 from swarmmem.core.model.events import RecallUsage, RewardEvent
@@ -27,7 +27,7 @@ from swarmmem.ports.storage import ListFilter
 
 NOW = at(days=200)
 WORKSPACE = MemoryScope(type="workspace", workspace_id="shared-folder")
-POLICY = LearningSettings()
+POLICY = LearningConfig()
 
 
 def _seed(store: Any) -> None:

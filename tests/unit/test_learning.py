@@ -40,7 +40,7 @@ from swarmmem.core.learning.rewards import (
     STATUS_ALREADY_APPLIED,
     STATUS_APPLIED,
     STATUS_NO_USAGE,
-    LearningSettings,
+    LearningConfig,
     SessionRegistry,
     VerdictResult,
     apply_verdict,
@@ -427,7 +427,7 @@ def test_fanout_caps_targets_per_source_by_similarity_then_id(store: InMemorySto
     put(store, fact, *twins)
     recalled(store, [t.id for t in twins], session_id="x", timestamp=at(1))
     recalled(store, [fact.id], timestamp=at(2))
-    result = verdict(store, policy=LearningSettings(fanout=2))
+    result = verdict(store, policy=LearningConfig(fanout=2))
     one_word = sorted([twins[0].id, twins[1].id])
     assert [u.memory_id for u in result.propagated] == one_word
     assert q_of(store, twins[2].id) == 0.5
@@ -446,7 +446,7 @@ def test_lookback_limits_propagation_to_recent_recalls(store: InMemoryStore) -> 
     recalled(store, [stale.id], session_id="x", timestamp=at(days=20))
     recalled(store, [fresh.id], session_id="y", timestamp=at(days=45))
     recalled(store, [fact.id], timestamp=at(days=59))
-    result = verdict(store, now=now, policy=LearningSettings(lookback_days=30))
+    result = verdict(store, now=now, policy=LearningConfig(lookback_days=30))
     assert [u.memory_id for u in result.propagated] == [fresh.id]
     assert q_of(store, stale.id) == 0.5
 
@@ -454,13 +454,13 @@ def test_lookback_limits_propagation_to_recent_recalls(store: InMemoryStore) -> 
 @pytest.mark.parametrize(
     "settings",
     [
-        LearningSettings(propagation_factor=0),
-        LearningSettings(fanout=0),
-        LearningSettings(lookback_days=0),
+        LearningConfig(propagation_factor=0),
+        LearningConfig(fanout=0),
+        LearningConfig(lookback_days=0),
     ],
 )
 def test_zero_factor_fanout_or_lookback_disables_propagation(
-    store: InMemoryStore, settings: LearningSettings
+    store: InMemoryStore, settings: LearningConfig
 ) -> None:
     """Propagation is off when its factor, fanout or lookback is zero."""
     fact, twin = put(store, make_memory(TESTS_FACT), make_memory(TESTS_TWIN))
@@ -481,7 +481,7 @@ def test_each_target_is_updated_once_and_never_propagates_further(
     put(store, a, b, twin, far)
     recalled(store, [twin.id, far.id], session_id="x", timestamp=at(1))
     recalled(store, [a.id, b.id], timestamp=at(2))
-    result = verdict(store, policy=LearningSettings(token_overlap_threshold=0.5))
+    result = verdict(store, policy=LearningConfig(token_overlap_threshold=0.5))
     assert [u.memory_id for u in result.propagated] == [twin.id]
     assert result.propagated[0].source_memory_id == min(a.id, b.id)
     assert q_of(store, twin.id) == pytest.approx(0.515)
@@ -628,11 +628,11 @@ SCOPE_KEYS = frozenset({REPO_SCOPE.key})
 
 
 def teaching(
-    store: Any, clock: FixedClock, settings: LearningSettings | None = None, **kw: Any
+    store: Any, clock: FixedClock, settings: LearningConfig | None = None, **kw: Any
 ) -> Any:
     """A gateway of session ``sess-1`` whose outcomes teach (default learning settings)."""
     return learning_gateway(
-        store, clock, session_id="sess-1", outcomes=settings or LearningSettings(), **kw
+        store, clock, session_id="sess-1", outcomes=settings or LearningConfig(), **kw
     )
 
 
@@ -644,7 +644,7 @@ def test_outcome_rewards_are_the_design_documents_verdict_rewards() -> None:
         "dead_end": REWARDS["REJECT"],
         "corrected": REWARDS["CONCERNS"],
     }
-    settings = LearningSettings()
+    settings = LearningConfig()
     assert {o: settings.outcome_reward(o) for o in OUTCOME_REWARDS} == {
         "useful": 1.0,
         "dead_end": -1.0,
@@ -675,7 +675,7 @@ def test_successive_outcomes_compound_and_the_rate_is_configurable(
     gateway.record_outcome(memory_id=good.id, outcome="useful")
     gateway.record_outcome(memory_id=good.id, outcome="useful")
     assert q_of(store, good.id) == pytest.approx(0.595, abs=1e-12)
-    teaching(store, clock, LearningSettings(learning_rate=0.5)).record_outcome(
+    teaching(store, clock, LearningConfig(learning_rate=0.5)).record_outcome(
         memory_id=bad.id, outcome="dead_end"
     )
     assert q_of(store, bad.id) == 0.0

@@ -19,7 +19,7 @@ from factories import learning_gateway
 from swarmmem.adapters.storage.memory import InMemoryStore
 from swarmmem.core.evaluation.metrics import Fixture, parse_fixture, run_metrics
 from swarmmem.core.learning.reflection import build_digest
-from swarmmem.core.learning.rewards import LearningSettings, apply_verdict
+from swarmmem.core.learning.rewards import LearningConfig, apply_verdict
 from swarmmem.core.model.ids import to_iso
 from swarmmem.core.model.records import MemoryScope
 from swarmmem.ports.clock import FixedClock
@@ -104,7 +104,7 @@ def fixtures() -> list[Fixture]:
 
 
 def run_arm(
-    learning: bool, settings: LearningSettings | None = None, *, outcomes: bool = False
+    learning: bool, settings: LearningConfig | None = None, *, outcomes: bool = False
 ) -> tuple[float, dict[str, float], InMemoryStore, str]:
     """Train through the gateway (verdicts when ``learning``, outcome rewards when
     ``outcomes``) and measure precision@k."""
@@ -127,7 +127,7 @@ def run_arm(
                 clock,
                 session_id=session,
                 scope=scope,
-                outcomes=(settings or LearningSettings()) if outcomes else None,
+                outcomes=(settings or LearningConfig()) if outcomes else None,
             )
             bundle = gateway.recall(probe, max_items=1, include_low_q=True)
             assert [i.record.id for i in bundle.items] == [ids[label]], label
@@ -143,7 +143,7 @@ def run_arm(
                     task_or_phase=label,
                     round_number=round_number,
                     now=to_iso(clock.now()),
-                    policy=settings or LearningSettings(),
+                    policy=settings or LearningConfig(),
                 )
     clock.advance(minutes=5)
     now = to_iso(clock.now())
@@ -178,7 +178,7 @@ def test_learning_without_propagation_also_beats_learning_off(
 ) -> None:
     """Direct rewards alone also beat learning off, at least as well as with propagation."""
     # Propagation nudges lexically near-duplicate good and bad memories toward each other.
-    direct_only = run_arm(True, LearningSettings(propagation_factor=0))[0]
+    direct_only = run_arm(True, LearningConfig(propagation_factor=0))[0]
     assert direct_only > arms["off"][0]
     assert direct_only >= arms["on"][0]
 
@@ -247,7 +247,5 @@ def test_a_zero_dead_end_reward_would_not_reorder_the_topics() -> None:
     a misleading memory at 0.3645: above the suppression threshold, and its +-0.05 Q boost does
     not overcome its lexical lead, so precision stays at the learning-off level (0.375 to 0.5),
     far below the -1 arm (1.0)."""
-    mean, _topics, _store, _now = run_arm(
-        False, LearningSettings(dead_end_reward=0.0), outcomes=True
-    )
+    mean, _topics, _store, _now = run_arm(False, LearningConfig(dead_end_reward=0.0), outcomes=True)
     assert mean <= 0.5

@@ -10,7 +10,7 @@ import pytest
 from factories import BASE_TIME, at, make_memory, make_proposal, outcome_event, recall_row
 
 from swarmmem.adapters.storage.memory import InMemoryStore
-from swarmmem.core.learning.rewards import LearningSettings
+from swarmmem.core.learning.rewards import LearningConfig
 from swarmmem.core.maintenance import reports as mt
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.events import OutcomeEvent, RewardEvent
@@ -203,7 +203,7 @@ def test_low_learned_utility_lists_suppressed_memories(store: InMemoryStore) -> 
     fine = with_q(make_memory("Healthy fact"), 0.6)
     store.upsert(low)
     store.upsert(fine)
-    report = mt.stale_report(store, now=NOW, policy=LearningSettings(suppression_threshold=0.15))
+    report = mt.stale_report(store, now=NOW, policy=LearningConfig(suppression_threshold=0.15))
     assert [e["id"] for e in report.low_learned_utility] == [low.id]
 
 
