@@ -10,6 +10,7 @@ import pytest
 from factories import BASE_TIME, at, make_memory, make_proposal, outcome_event, recall_row
 
 from swarmmem.adapters.storage.memory import InMemoryStore
+from swarmmem.cli.render import markdown
 from swarmmem.core.learning.rewards import LearningConfig
 from swarmmem.core.maintenance import reports as mt
 from swarmmem.core.model.errors import MemoryValidationError
@@ -104,7 +105,7 @@ def test_dry_run_compaction_removes_nothing(
     assert store.count() == before
     assert all(store.get(r.id) is not None for r in mixed.values())
     assert [e for e in store.list_events() if e.operation == "compact"] == []
-    text = mt.render_compaction(report.to_json())
+    text = markdown.render_compaction(report.to_json())
     assert "- Mode: `dry-run`" in text
     assert "No records were removed." in text
 
@@ -124,7 +125,7 @@ def test_confirmed_compaction_removes_only_the_three_classes(
     assert report.remaining_memories == store.count() == len(mixed) - 3
     (event,) = [e for e in store.list_events() if e.operation == "compact"]
     assert json.loads(event.event_json or "{}")["removed"] == 3
-    assert "- Removed records: 3" in mt.render_compaction(report.to_json())
+    assert "- Removed records: 3" in markdown.render_compaction(report.to_json())
 
 
 def test_compaction_plan_lists_sorted_ids(
@@ -162,7 +163,7 @@ def test_stale_report_sections(store: InMemoryStore, mixed: dict[str, MemoryReco
     ]
     assert [e["id"] for e in report.structurally_stale] == [mixed["live"].id]
     assert report.active_count == 3  # live, replacement, fresh scratch
-    text = mt.render_stale(report.to_json())
+    text = markdown.render_stale(report.to_json())
     assert (
         f"- `{mixed['superseded'].id}` -> `{mixed['replacement'].id}` - switched formatter" in text
     )
@@ -214,7 +215,7 @@ def test_stale_lists_respect_the_limit_but_counts_do_not(store: InMemoryStore) -
     report = mt.stale_report(store, now=NOW, limit=2)
     assert len(report.deleted_tombstones) == 2
     assert report.deleted_tombstones_count == 5
-    assert "- ... 3 more" in mt.render_stale(report.to_json())
+    assert "- ... 3 more" in markdown.render_stale(report.to_json())
 
 
 # ----------------------------------------------------------------------------- recall log
@@ -239,7 +240,7 @@ def test_recall_log_by_role_most_and_never_recalled(store: InMemoryStore) -> Non
     assert (top["id"], top["hits"], top["last"]) == (a.id, 2, at(2))
     assert top["avg_score"] == pytest.approx(0.7)
     assert [e["id"] for e in report.never_recalled] == [c.id]
-    text = mt.render_recall_log(report.to_json())
+    text = markdown.render_recall_log(report.to_json())
     assert f"- `{a.id}`: 2 hit(s), last={at(2)}, avgScore=0.700" in text
     assert "- `coder`: 1 recall event(s), 2 memory ID(s)" in text
 
@@ -284,7 +285,7 @@ def test_value_log_groups_rewards_newest_first_with_statuses(store: InMemoryStor
     assert [e["timestamp"] for e in by_id[star.id]["recent"]] == [at(m) for m in (6, 5, 4, 3, 2)]
     assert report.promotion_candidates == [star.id]
     assert report.suppressed == [low.id]
-    text = mt.render_value_log(report.to_json())
+    text = markdown.render_value_log(report.to_json())
     assert f"- `{low.id}` q=0.100 [suppressed (low learned-utility)] rewards=1 - Low fact" in text
     assert f"    - {at(20)} REJECT reward=-1.00 (q 0.20→0.10)" in text
 
@@ -302,7 +303,7 @@ def test_value_log_window_is_twenty_events_per_limit(store: InMemoryStore) -> No
 
 def test_empty_value_log_says_so(store: InMemoryStore) -> None:
     """Without reward events the text says no history exists."""
-    assert "- No reward history recorded yet." in mt.render_value_log(
+    assert "- No reward history recorded yet." in markdown.render_value_log(
         mt.value_log_report(store, now=NOW).to_json()
     )
 
@@ -334,7 +335,7 @@ def test_pending_report_lists_proposals_rejections_with_pii_and_candidates(
     assert report.pending[0]["id"] == waiting.id
     assert report.pending[0]["target"] == make_memory("Proposed fact").id
     assert [c["id"] for c in report.promotion_candidates] == [star.id]
-    text = mt.render_pending(report.to_json())
+    text = markdown.render_pending(report.to_json())
     assert (
         f"- `{rejected.id}` add {make_memory('Leaky fact').id} (rejected) - too personal "
         "pii-score=0.90 (emailx1)"

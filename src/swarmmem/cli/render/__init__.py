@@ -6,7 +6,7 @@ renderers of the modules here (agent commands, memory management, maintenance re
 commands, review); ``--json`` prints the same result as a JSON document instead. A text
 renderer takes that JSON document and returns the text form. The JSON shapes the MCP server
 shares (a recall bundle, a proposal, errors) come from :mod:`swarmmem.results`; the
-maintenance report texts from :mod:`swarmmem.core.maintenance.reports`.
+maintenance reports' Markdown from :mod:`.markdown`.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from swarmmem.cli.render._common import Data, _code, _heading, similar_line
-from swarmmem.core.maintenance.reports import (
+from swarmmem.cli.render.markdown import (
     render_compaction,
     render_pending,
     render_recall_log,
