@@ -5,6 +5,8 @@ module compares a value with a store's name."""
 from __future__ import annotations
 
 import ast
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -95,3 +97,45 @@ def test_traits_answer_the_questions_once_asked_by_name() -> None:
     assert stores_that(lambda t: t.database_file) == ("sqlite",)
     with pytest.raises(UnknownAdapterError, match="choose from: sqlite"):
         store_traits("oracle")
+
+
+def test_a_store_added_as_the_recipe_says_is_opened_and_asked_by_its_traits(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """docs/stores.md, steps 1 and 2, with a store that exists only here: a registry row and
+    its traits are all the library needs to open a memory on it."""
+    import swarmmem
+    from swarmmem import registry
+    from swarmmem.adapters.storage.memory import InMemoryStore
+
+    class ScratchStore(InMemoryStore):
+        name = "scratchpad"
+
+    module = types.ModuleType("scratch_store_module")
+    module.ScratchStore = ScratchStore  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "scratch_store_module", module)
+    stores = {
+        **registry.REGISTRY["store"],
+        "scratchpad": ("scratch_store_module:ScratchStore", None),
+    }
+    monkeypatch.setitem(registry.REGISTRY, "store", stores)
+    monkeypatch.setitem(registry.STORES, "scratchpad", registry.StoreTraits(in_process=True))
+
+    assert "scratchpad" in stores_that(lambda t: t.in_process)
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest]\n", encoding="utf-8")
+    config = {"enabled": True, "provider": "scratchpad"}
+    with swarmmem.open(tmp_path, config=config) as mem:
+        assert isinstance(mem.store, ScratchStore)
+        proposal = mem.propose(
+            operation="add",
+            kind="repo_convention",
+            text="Tests run with pytest from the repository root",
+            rationale="seen in the CI file",
+            evidence_refs=["pyproject.toml"],
+        )
+        mem.curate(proposal.id, decision="add")
+        bundle = mem.recall("how are tests run with pytest")
+        assert [item.record.text for item in bundle.items] == [
+            "Tests run with pytest from the repository root"
+        ]
+        assert mem.status()["provider"] == "scratchpad"
