@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import functools
 import importlib
 import json
 import os
+import shutil
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -492,3 +494,29 @@ def stemmed_candidates(store: Any, query: str, *, include_expired: bool = False)
         cap_before_preselect=False,
         stemmed=True,
     )
+
+
+# --- files a process may not write ---------------------------------------------------------
+
+
+@contextlib.contextmanager
+def unwritable(*paths: Path) -> Iterator[None]:
+    """Make ``paths`` unwritable for this process (immutable for root, read-only modes
+    otherwise); skip the test when the machine cannot do either."""
+    modes = {p: p.stat().st_mode for p in paths}
+    immutable = os.geteuid() == 0 and shutil.which("chattr") is not None
+    try:
+        for path in paths:
+            path.chmod(0o555 if path.is_dir() else 0o444)
+        if immutable:
+            done = subprocess.run(["chattr", "+i", *map(str, paths)], capture_output=True)
+            if done.returncode != 0:
+                pytest.skip(f"chattr +i failed: {done.stderr.decode().strip()}")
+        if any(os.access(p, os.W_OK) for p in paths):
+            pytest.skip("cannot make a file unwritable for this user on this machine")
+        yield
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", *map(str, paths)], capture_output=True)
+        for path, mode in modes.items():
+            path.chmod(mode)

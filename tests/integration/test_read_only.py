@@ -4,47 +4,19 @@ clear message and nothing is changed."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import shutil
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from factories import cite, cli, curate_fact
+from factories import cite, cli, curate_fact, unwritable
 
 import swarmmem
 from swarmmem.cli import main
 from swarmmem.core.model.errors import StorageError
 
 FACT = "Release builds are signed with the team key in CI."
-
-
-@contextlib.contextmanager
-def unwritable(*paths: Path) -> Iterator[None]:
-    """Make ``paths`` unwritable for this process (immutable for root, read-only modes
-    otherwise); skip the test when the machine cannot do either."""
-    modes = {p: p.stat().st_mode for p in paths}
-    immutable = os.geteuid() == 0 and shutil.which("chattr") is not None
-    try:
-        for path in paths:
-            path.chmod(0o555 if path.is_dir() else 0o444)
-        if immutable:
-            done = subprocess.run(["chattr", "+i", *map(str, paths)], capture_output=True)
-            if done.returncode != 0:
-                pytest.skip(f"chattr +i failed: {done.stderr.decode().strip()}")
-        if any(os.access(p, os.W_OK) for p in paths):
-            pytest.skip("cannot make a file unwritable for this user on this machine")
-        yield
-    finally:
-        if immutable:
-            subprocess.run(["chattr", "-i", *map(str, paths)], capture_output=True)
-        for path, mode in modes.items():
-            path.chmod(mode)
 
 
 def digest(folder: Path) -> dict[str, str]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from factories import cli, memory_project, propose_fact, run_python
+from factories import cli, memory_project, propose_fact, run_python, unwritable
 from ui_support import (
     APPROVE_TEXT,
     BIDI,
@@ -538,28 +538,6 @@ def test_the_viewer_never_writes_through_a_planted_run_log_link(project: UiProje
         refused = client.get("/sessions/linked-file")
     assert "linked-file" not in listing and "linked-folder" not in listing
     assert refused.status_code == 404 and "SECRET-LINE" not in refused.text
-
-
-@contextlib.contextmanager
-def unwritable(*paths: Path) -> Iterator[None]:
-    """``paths`` unwritable for this process (immutable for root); skip when impossible."""
-    modes = {p: p.stat().st_mode for p in paths}
-    immutable = os.geteuid() == 0 and shutil.which("chattr") is not None
-    try:
-        for path in paths:
-            path.chmod(0o555 if path.is_dir() else 0o444)
-        if immutable:
-            done = subprocess.run(["chattr", "+i", *map(str, paths)], capture_output=True)
-            if done.returncode != 0:
-                pytest.skip(f"chattr +i failed: {done.stderr.decode().strip()}")
-        if any(os.access(p, os.W_OK) for p in paths):
-            pytest.skip("cannot make a file unwritable for this user on this machine")
-        yield
-    finally:
-        if immutable:
-            subprocess.run(["chattr", "-i", *map(str, paths)], capture_output=True)
-        for path, mode in modes.items():
-            path.chmod(mode)
 
 
 def test_a_read_only_store_opens_read_only_and_offers_no_decision(project: UiProject) -> None:
