@@ -82,28 +82,25 @@ def dense_query(
     return QueryEvidence.of(req, cosines=cosines, profile=profile)
 
 
-def test_injection_takes_the_nearest_paraphrase_only_when_it_clears_the_floor() -> None:
+def injected(prompt: str, cosine_of: tuple[float, float], floor: float | None) -> list[bool]:
+    """Which of ANSI and OTHER an injection for ``prompt`` admits, their cosines given, with
+    the dense floor ``floor`` (gate 0.2)."""
     pool = candidates(ANSI, OTHER)
-    cosines = {pool[0].id: 0.55, pool[1].id: 0.12}
-    req = request("why did the terminal go monochrome", "injection")
-    rule = DenseRule(floor=0.4, gate=0.2, injection=True)
-    verdicts = admit(pool, dense_query(req, cosines), threshold=0.15, drop_off=0.7, dense=rule)
-    assert [v.admitted for v in verdicts] == [True, False]
-    low = DenseRule(floor=0.6, gate=0.2, injection=True)
-    verdicts = admit(pool, dense_query(req, cosines), threshold=0.15, drop_off=0.7, dense=low)
-    assert not any(v.admitted for v in verdicts)
-    off = DenseRule(floor=None, gate=0.2, injection=True)
-    verdicts = admit(pool, dense_query(req, cosines), threshold=0.15, drop_off=0.7, dense=off)
-    assert not any(v.admitted for v in verdicts)
+    cosines = {pool[0].id: cosine_of[0], pool[1].id: cosine_of[1]}
+    rule = DenseRule(floor=floor, gate=0.2, injection=True)
+    query = dense_query(request(prompt, "injection"), cosines)
+    return [v.admitted for v in admit(pool, query, threshold=0.15, drop_off=0.7, dense=rule)]
+
+
+def test_injection_takes_the_nearest_paraphrase_only_when_it_clears_the_floor() -> None:
+    prompt = "why did the terminal go monochrome"
+    assert injected(prompt, (0.55, 0.12), floor=0.4) == [True, False]
+    assert injected(prompt, (0.55, 0.12), floor=0.6) == [False, False]
+    assert injected(prompt, (0.55, 0.12), floor=None) == [False, False]
 
 
 def test_injection_takes_no_paraphrase_when_a_word_match_is_admitted() -> None:
-    pool = candidates(ANSI, OTHER)
-    cosines = {pool[0].id: 0.2, pool[1].id: 0.7}
-    req = request("alembic upgrade head after pulling", "injection")
-    rule = DenseRule(floor=0.4, gate=0.2, injection=True)
-    verdicts = admit(pool, dense_query(req, cosines), threshold=0.15, drop_off=0.7, dense=rule)
-    assert [v.admitted for v in verdicts] == [False, True]
+    assert injected("alembic upgrade head after pulling", (0.2, 0.7), floor=0.4) == [False, True]
 
 
 @pytest.mark.parametrize(("stands", "admitted"), [(0.6, True), (0.4, False)])
