@@ -34,11 +34,12 @@ from cpython.unicode cimport (
     PyUnicode_GET_LENGTH,
     PyUnicode_KIND,
 )
+from libc.math cimport pow
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp
 
-from swarmmem._speedups._lexical_py import LexicalRow, Ranked, RankRules, Scored
+from swarmmem._speedups._lexical_py import LexicalRow, Ranked, RankRules, Scored, freshness
 
 cdef extern from *:
     """
@@ -477,20 +478,29 @@ def scored_candidates(str query, task, bint task_as_query, list candidates, tupl
         raise ValueError("scored_candidates: fields must give a position per SCORED_FIELDS")
     cdef _Positions at
     _read_positions(fields, &at, "scored_candidates")
-    cdef double oldest = 0.0, span = 0.0
+    cdef double now_ms = 0.0, half_life = 0.0
     if recency is not None:
-        oldest, span = recency
+        now_ms, half_life = recency
     cdef Py_ssize_t no_signal = 0, below = 0
     return _scored_batch(
         _Scorer(query, task, task_as_query), candidates, &at, fields[9], fields[10],
-        fields[11], kinds, role_kinds, relevance, lexical, oldest, span, recency_weight,
+        fields[11], kinds, role_kinds, relevance, lexical, now_ms, half_life, recency_weight,
         q_weight, False, False, 0.0, &no_signal, &below, "scored_candidates",
     )
 
 
+cdef inline double _freshness(double updated, double now_ms, double half_life):
+    """``freshness`` of the twin."""
+    if not half_life > 0.0:
+        return 0.0
+    cdef double age = now_ms - updated
+    return 1.0 if age <= 0.0 else pow(0.5, age / half_life)
+
+
 cdef list _scored_batch(
     _Scorer scorer, list candidates, const _Positions* at, Py_ssize_t f_id, Py_ssize_t f_q,
-    Py_ssize_t f_updated, kinds, role_kinds, relevance, lexical, double oldest, double span,
+    Py_ssize_t f_updated, kinds, role_kinds, relevance, lexical, double now_ms,
+    double half_life,
     double recency_weight, double q_weight, bint require_signal, bint check_min,
     double min_base, Py_ssize_t* no_signal, Py_ssize_t* below, str caller,
 ):
@@ -526,9 +536,7 @@ cdef list _scored_batch(
                     found = lex_map.get(key)
                     share = 0.0 if found is None else <double>found
                 updated = c[f_updated]
-                fresh = (
-                    0.0 if span == 0.0 or updated is None else (<double>updated - oldest) / span
-                )
+                fresh = 0.0 if updated is None else _freshness(<double>updated, now_ms, half_life)
                 base = sig[6] + (W0 * (value - sig[0]) + recency_weight * fresh * share)
             score = base + (<double>c[f_q] - 0.5) * q_weight
             if require_signal and not (rel_map is not None and value != 0.0) and not (
@@ -556,12 +564,14 @@ def ranked_candidates(str query, task, bint task_as_query, list candidates, tupl
     """One ranking of a batch: filters, scores, signal and base-score rules (see the twin)."""
     if len(fields) != len(RANKED_FIELDS):
         raise ValueError("ranked_candidates: fields must give a position per RANKED_FIELDS")
-    if len(rules) != 7:
+    if len(rules) != 8:
         raise ValueError("ranked_candidates: rules must hold every field of RankRules")
     cdef _Positions at
     _read_positions(fields, &at, "ranked_candidates")
-    scope_keys, now_obj, check_expiry_obj, check_q_obj, threshold_obj, signal_obj, min_obj = rules
+    (scope_keys, now_obj, check_expiry_obj, check_q_obj, threshold_obj, signal_obj, min_obj,
+     half_life_obj) = rules
     cdef double now_ms = now_obj, threshold = threshold_obj, min_base = 0.0
+    cdef double half_life = half_life_obj
     cdef bint check_expiry = check_expiry_obj, check_q = check_q_obj
     cdef bint require_signal = signal_obj, check_min = min_obj is not None
     if check_min:
@@ -569,11 +579,10 @@ def ranked_candidates(str query, task, bint task_as_query, list candidates, tupl
     cdef Py_ssize_t f_q = fields[10], f_updated = fields[11]
     cdef Py_ssize_t f_expires = fields[12], f_inactive = fields[13], f_scope = fields[14]
     cdef list eligible = [], held = []
-    cdef Py_ssize_t dropped = 0, known = 0, no_signal = 0, below = 0
-    cdef double lo = 0.0, hi = 0.0, moment
-    cdef bint timed = relevance is not None
+    cdef Py_ssize_t dropped = 0, no_signal = 0, below = 0
+    cdef bint timed = relevance is not None and half_life > 0.0
     cdef tuple c
-    cdef object expires, updated
+    cdef object expires
     for candidate in candidates:
         if not isinstance(candidate, tuple) or len(<tuple>candidate) < at.need:
             raise TypeError("ranked_candidates: every candidate must be a tuple holding the fields")
@@ -591,20 +600,10 @@ def ranked_candidates(str query, task, bint task_as_query, list candidates, tupl
             held.append(c)
             continue
         eligible.append(c)
-        if timed:
-            updated = c[f_updated]
-            if updated is not None:
-                moment = <double>updated
-                if known == 0 or moment < lo:
-                    lo = moment
-                if known == 0 or moment > hi:
-                    hi = moment
-                known += 1
-    recency = (lo, hi - lo) if known >= 2 and lo != hi else None
+    recency = (now_obj, half_life_obj) if timed else None
     kept = _scored_batch(
         _Scorer(query, task, task_as_query), eligible, &at, fields[9], f_q, f_updated, kinds,
-        role_kinds, relevance, lexical, lo, hi - lo if recency is not None else 0.0,
-        recency_weight, q_weight, require_signal, check_min, min_base, &no_signal, &below,
+        role_kinds, relevance, lexical, now_ms, half_life if timed else 0.0, recency_weight, q_weight, require_signal, check_min, min_base, &no_signal, &below,
         "ranked_candidates",
     )
     return Ranked(kept, held, dropped, no_signal, below, recency)

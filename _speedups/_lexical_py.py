@@ -202,9 +202,9 @@ def scored_candidates(
     - without ``relevance``, the row's base score;
     - with it, ``base + (w_text * (relevance - text) + recency_weight * recency * lexical)``:
       the candidate's text relevance (0 when absent) in the text factor's place, plus its
-      recency (``(updated_ms - oldest) / span`` of ``recency = (oldest, span)``, 0 without
-      ``recency`` or an update time) times the lexical share of its relevance (``lexical``,
-      the relevance itself when ``None``);
+      recency (:func:`freshness` of its update time for ``recency = (now_ms, half_life_ms)``,
+      0 without ``recency`` or an update time) times the lexical share of its relevance
+      (``lexical``, the relevance itself when ``None``);
 
     and as its score that base plus ``(q - 0.5) * q_weight``; best first: by score, highest
     first, ties by id (a str), then in their order."""
@@ -220,18 +220,27 @@ def scored_candidates(
             append(_new_row(Scored, (c, row, base, base + (c[q_at] - 0.5) * q_weight, None, None)))
         return _best_first(out, key_at)
     w_text = WEIGHTS[0]
-    oldest, span = recency if recency is not None else (0.0, 0.0)
+    now_ms, half_life = recency if recency is not None else (0.0, 0.0)
     relevant = relevance.get
     for c, row in zip(candidates, rows, strict=True):
         key = c[key_at]
         value = relevant(key, 0.0)
         share = value if lexical is None else lexical.get(key, 0.0)
         updated = c[updated_at]
-        fresh = 0.0 if not span or updated is None else (updated - oldest) / span
+        fresh = 0.0 if updated is None else freshness(updated, now_ms, half_life)
         base = row.base + (w_text * (value - row.text) + recency_weight * fresh * share)
         score = base + (c[q_at] - 0.5) * q_weight
         append(_new_row(Scored, (c, row, base, score, value, None)))
     return _best_first(out, key_at)
+
+
+def freshness(updated_ms: float, now_ms: float, half_life_ms: float) -> float:
+    """How recent an update is, in ``[0, 1]``: ``0.5 ** (age / half_life_ms)`` of its age at
+    ``now_ms`` (1 for an update at or after ``now_ms``; 0 without a positive half-life)."""
+    if not half_life_ms > 0.0:
+        return 0.0
+    age = now_ms - updated_ms
+    return 1.0 if age <= 0.0 else 0.5 ** (age / half_life_ms)
 
 
 def _best_first(scored: list[Scored], key_at: int) -> list[Scored]:
@@ -266,6 +275,8 @@ class RankRules(NamedTuple):
     require_signal: bool
     #: drop a scored candidate whose base score is below this (``None``: keep every one)
     min_base: float | None
+    #: the recency feature's half-life in milliseconds (age at ``now_ms``; 0: no recency)
+    half_life_ms: float = 0.0
 
 
 class Ranked(NamedTuple):
@@ -281,8 +292,8 @@ class Ranked(NamedTuple):
     no_signal: int
     #: how many of the rest ``min_base`` dropped
     below: int
-    #: the eligible candidates' oldest update time and the span to the newest (``None``
-    #: without ``relevance``, or unless two update times differ)
+    #: the recency feature's ``(now_ms, half_life_ms)`` (``None`` without ``relevance`` or
+    #: a positive half-life)
     recency: tuple[float, float] | None
 
 
@@ -306,8 +317,9 @@ def ranked_candidates(
 
     A candidate is dropped when it expired, is inactive, is out of ``rules.scope_keys`` or
     (``kinds`` given) of another kind; of the rest, a low-Q one is held back; the others are
-    eligible. With ``relevance``, the recency bounds are those of the eligible candidates'
-    update times. Of the scored eligible candidates, ``require_signal`` drops those with no
+    eligible. With ``relevance`` and a positive ``rules.half_life_ms``, each scored
+    candidate's recency is the :func:`freshness` of its update time at ``rules.now_ms``. Of
+    the scored eligible candidates, ``require_signal`` drops those with no
     relevance whose row matched no query word (text, tag, file, symbol or kind words), then
     ``min_base`` those whose base is below it."""
     if len(fields) != len(RANKED_FIELDS):
@@ -317,7 +329,8 @@ def ranked_candidates(
     if min(fields) < 0:
         raise ValueError("ranked_candidates: field positions must not be negative")
     eligible, held, dropped = _split_candidates(candidates, fields, kinds, rules)
-    recency = None if relevance is None else _recency_bounds(eligible, fields[11])
+    timed = relevance is not None and rules.half_life_ms > 0.0
+    recency = (rules.now_ms, rules.half_life_ms) if timed else None
     scored = scored_candidates(
         query,
         task,
@@ -368,16 +381,6 @@ def _split_candidates(
         else:
             eligible.append(c)
     return eligible, held, dropped
-
-
-def _recency_bounds(candidates: Sequence[Sequence[Any]], at: int) -> tuple[float, float] | None:
-    """The oldest update time of ``candidates`` (at position ``at``, ``None`` when unknown)
-    and the span to the newest; ``None`` unless two differ."""
-    known = [c[at] for c in candidates if c[at] is not None]
-    if len(known) < 2:
-        return None
-    lo, hi = min(known), max(known)
-    return None if lo == hi else (lo, hi - lo)
 
 
 def _apply_rules(scored: list[Scored], rules: RankRules) -> tuple[list[Scored], int, int]:

@@ -115,6 +115,7 @@ def test_ranked_candidates(benchmark, kernels, lexical_columns):
         threshold=0.15,
         require_signal=False,
         min_base=0.3,
+        half_life_ms=2.592e9,
     )
     args = (QUERY, TASK, False, rows, tuple(range(15)), None, {"decision"}, relevance, None)
     ranked = benchmark(kernels.lexical.ranked_candidates, *args, 0.16, 0.2, rules)

@@ -155,6 +155,13 @@ class RecallSettings:
         _UNIT,
         "A recalled memory's relevance is at least this share of the best candidate's.",
     )
+    recency_half_life_days: float = setting(
+        30,
+        "recencyHalfLifeDays",
+        number(0, 36500, lo_open=True),
+        "Ranking (default profiles): a memory's recency halves every this many days since "
+        "it was last written; it only orders memories matching the words alike.",
+    )
     injection: InjectionConfig = section(InjectionConfig, "injection")
     session_brief: SessionBriefConfig = section(SessionBriefConfig, "sessionBrief")
 

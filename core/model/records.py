@@ -430,6 +430,9 @@ class RecallRequest:
     min_score: float | None = None
     #: the relevance admission requires (the default profiles; ``None``: 0)
     min_relevance: float | None = None
+    #: the default profiles' recency half-life in days (``None``: the configuration's
+    #: default, ``recall.recencyHalfLifeDays``)
+    recency_half_life_days: float | None = None
     require_query_signal: bool | None = None
     include_expired: bool = False
     include_low_q: bool = False

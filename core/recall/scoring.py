@@ -18,7 +18,7 @@ import attrs
 
 from swarmmem._speedups import lexical
 from swarmmem._speedups.lexical import LexicalRow
-from swarmmem.core.config import LearningSettings
+from swarmmem.core.config import LearningSettings, RecallSettings
 from swarmmem.core.model.candidates import CandidateRow
 from swarmmem.core.model.codec import scope_from_dict
 from swarmmem.core.model.formatting import to_fixed
@@ -45,12 +45,26 @@ SCOPE_SPECIFICITY: dict[str, float] = {
     "global_user": 0.3,
 }
 #: weight of the recency feature (the non-reference paths): ``weight * recency * lexical``,
-#: recency 1 for the newest scored candidate, 0 for the oldest, linear in ``updatedAt`` in
-#: between, times the candidate's lexical text relevance, so that of two memories matching
-#: the query's words equally the later one (which supersedes the other in fact) ranks first,
-#: while recency cannot lift a weak match or outvote a paraphrase found by embeddings alone
-#: (fitted on public data with benchmarks/quality/calibrate.py)
+#: recency ``0.5 ** (age / half-life)`` of the memory's ``updatedAt`` (1 when just written;
+#: ``recall.recencyHalfLifeDays``), times the candidate's lexical text relevance, so that of
+#: two memories matching the query's words equally the later one (which supersedes the
+#: other in fact) ranks first, while recency cannot lift a weak match or outvote a
+#: paraphrase found by embeddings alone (fitted on public data with
+#: benchmarks/quality/calibrate.py)
 RECENCY_WEIGHT = 0.16
+#: a day in milliseconds (the recency half-life is set in days)
+DAY_MS = 86_400_000.0
+
+
+def half_life_ms(request: RecallRequest) -> float:
+    """The recency feature's half-life of ``request`` in milliseconds (its
+    ``recency_half_life_days``, else the configuration tree's default)."""
+    days = request.recency_half_life_days
+    return (_RECENCY_HALF_LIFE_DAYS if days is None else days) * DAY_MS
+
+
+_RECENCY_HALF_LIFE_DAYS = RecallSettings().recency_half_life_days
+
 #: added to the score of a memory citing a file the query names (not the reference path): a
 #: named file ranks the memories citing it first (a named symbol is a full symbol signal)
 NAMED_REFERENCE_WEIGHT = 0.25
@@ -220,6 +234,8 @@ class Ranking:
     #: ids of candidates whose full record could not be read when it was wanted (the store
     #: reported them; a recall scores again without them)
     unreadable: set[str] = attrs.field(factory=set)
+    #: the recency feature's ``(now_ms, half_life_ms)`` (``None``: it did not apply)
+    recency: tuple[float, float] | None = None
 
     def add_fts_bonus(self, fts_order: Mapping[str, int], bonus: float) -> None:
         """Add ``((n - pos) / n) * bonus`` by BM25 position and re-sort (score desc, id asc)."""
@@ -257,22 +273,29 @@ class Ranking:
             explored = [s for s in explored if s.fields.id in only]
         found = self.records([*kept, *explored])
         request, kinds, role_kinds = self.request, self.kinds, self.role_kinds
+        recency = self.recency
         items = [
-            _to_item(s, found[s.fields.id], request, kinds, role_kinds)
+            _to_item(s, found[s.fields.id], request, kinds, role_kinds, recency)
             for s in kept
             if s.fields.id in found
         ]
         for s in explored:
             if s.fields.id in found:
-                item = _to_item(s, found[s.fields.id], request, kinds, role_kinds)
+                item = _to_item(s, found[s.fields.id], request, kinds, role_kinds, recency)
                 items.append(attrs.evolve(item, explored=True))
         return items
 
 
 def _reason(
-    record: MemoryRecord, row: LexicalRow, role: bool, q: float, relevance: float | None
+    record: MemoryRecord,
+    row: LexicalRow,
+    role: bool,
+    q: float,
+    relevance: float | None,
+    recent: float | None = None,
 ) -> str:
-    """The item's reason: its non-zero signals, role, scope, confidence and Q-value."""
+    """The item's reason: its non-zero signals, role, scope, confidence, Q-value and (when
+    the recency feature applied) recency."""
     overlaps = (
         ("text_overlap", row.text),
         ("tag_overlap", row.tag),
@@ -292,6 +315,8 @@ def _reason(
     parts.append(f"confidence={to_fixed(record.confidence, 2)}")
     if q != 0.5:
         parts.append(f"qvalue={to_fixed(q, 2)}")
+    if recent is not None:
+        parts.append(f"recency={to_fixed(recent, 2)}")
     return ", ".join(parts)
 
 
@@ -361,6 +386,7 @@ def rank_rows(
         threshold=policy.suppression_threshold,
         require_signal=scorer.injection and wants_signal is not False,
         min_base=min_score,
+        half_life_ms=half_life_ms(request),
     )
     batch = records if isinstance(records, list) else list(records)
     if scorer.names_references:  # the rule reads records: scored in Python
@@ -391,7 +417,9 @@ def rank_rows(
     explored = _explore(suppressed, scorer, policy, rng, min_score)
     diag["exploredCount"] = int(explored is not None)
     diag["returnedCount"] = len(kept) + (explored is not None)
-    return Ranking(kept, explored, diag, request, kinds, role_kinds, load, unreadable)
+    return Ranking(
+        kept, explored, diag, request, kinds, role_kinds, load, unreadable, scorer.recency
+    )
 
 
 def _new_diagnostics(candidates: int) -> dict[str, int]:
@@ -531,7 +559,7 @@ class _BatchScorer:
         text_relevance = self.text_relevance
         assert text_relevance is not None
         lexical_part = text_relevance if self.lexical_part is None else self.lexical_part
-        oldest, span = recency if recency is not None else (0.0, 0.0)
+        now_ms, half_life = recency if recency is not None else (0.0, 0.0)
         q_weight = self.q_weight
         w_text = lexical.WEIGHTS[0]
         cited = self.cited
@@ -541,7 +569,7 @@ class _BatchScorer:
             relevance = text_relevance.get(key, 0.0)
             share = lexical_part.get(key, 0.0)
             updated = f.updated_ms
-            recent = 0.0 if not span or updated is None else (updated - oldest) / span
+            recent = 0.0 if updated is None else lexical.freshness(updated, now_ms, half_life)
             fresh = RECENCY_WEIGHT * recent * share
             signals, extra = named.signals(row, f, cited.get(key))
             base = row.base + (w_text * (relevance - row.text) + fresh + extra)
@@ -660,11 +688,19 @@ def _to_item(
     request: RecallRequest,
     kinds: set[str] | None,
     role_kinds: set[str] | None,
+    recency: tuple[float, float] | None = None,
 ) -> RecallItem:
-    """The recall item of a kept or explored candidate (``record``: its full record)."""
+    """The recall item of a kept or explored candidate (``record``: its full record;
+    ``recency``: the ranking's ``(now_ms, half_life_ms)`` when the feature applied)."""
     row = scored.row
     role = role_kinds is not None and record.kind in role_kinds
-    reason = _reason(record, row, role, q_value_of(record.metadata), scored.relevance)
+    updated = scored.fields.updated_ms
+    recent = (
+        None
+        if recency is None or updated is None
+        else lexical.freshness(updated, recency[0], recency[1])
+    )
+    reason = _reason(record, row, role, q_value_of(record.metadata), scored.relevance, recent)
     if scored.fts_rank is not None:
         reason = f"{reason}, fts_rank={scored.fts_rank}"
     return RecallItem(

@@ -71,6 +71,7 @@ class RecallDefaults:
     token_budget: int = _RECALL.default_token_budget
     min_score: float = _RECALL.min_score
     min_relevance: float = _RECALL.min_relevance
+    recency_half_life_days: float = _RECALL.recency_half_life_days
     learning: LearningPolicy = attrs.field(factory=LearningPolicy)
     #: ``memory.recall.injection``: what a ``mode="injection"`` request falls back to
     injection_max_items: int = _RECALL.injection.max_items
@@ -88,6 +89,7 @@ class RecallDefaults:
             token_budget=recall.default_token_budget,
             min_score=recall.min_score,
             min_relevance=recall.min_relevance,
+            recency_half_life_days=recall.recency_half_life_days,
             learning=learning,
             injection_max_items=injection.max_items,
             injection_token_budget=injection.token_budget,
@@ -341,6 +343,7 @@ class RecallService:
             ),
             min_score=d.min_score if min_score is None else float(min_score),
             min_relevance=d.min_relevance if min_relevance is None else float(min_relevance),
+            recency_half_life_days=d.recency_half_life_days,
             require_query_signal=require_query_signal,
             include_low_q=include_low_q,
             candidate_cap=candidate_cap,

@@ -91,6 +91,10 @@ _PORTER_TABLE_SQL = (
 SCOPE = MemoryScope(type="repository", repo_id="dataset")
 #: a document's text is cut to this many characters
 MAX_TEXT = 2000
+#: a corpus is written over this many days before the run's ``now``, its rows evenly spaced
+#: in file order (recency reads a memory's age: rows written a millisecond apart would all be
+#: as recent as each other, which no store that lived through a corpus's updates is)
+CORPUS_DAYS = 90
 
 
 def porter_query(text: str) -> str | None:
@@ -240,15 +244,17 @@ def read_dataset(
 def _memories(
     rows: Sequence[Mapping[str, Any]], now: dt.datetime
 ) -> tuple[list[MemoryRecord], dict[str, str], dict[str, str]]:
-    """The corpus rows as memories, written in file order one millisecond apart (the last
-    row at ``now``); a text seen before refreshes the stored memory instead of adding one.
-    Returns the memories, the corpus id of each and the corpus id kept for each duplicate."""
+    """The corpus rows as memories, written in file order over :data:`CORPUS_DAYS`, evenly
+    spaced (the last row at ``now``); a text seen before refreshes the stored memory instead
+    of adding one. Returns the memories, the corpus id of each and the corpus id kept for
+    each duplicate."""
     doc_of: dict[str, str] = {}
     kept_as: dict[str, str] = {}
     records: list[MemoryRecord] = []
     index_of: dict[str, int] = {}
+    step = dt.timedelta(days=CORPUS_DAYS) / max(len(rows) - 1, 1)
     for position, row in enumerate(rows):
-        written = to_iso(now - dt.timedelta(milliseconds=len(rows) - 1 - position))
+        written = to_iso(now - step * (len(rows) - 1 - position))
         record = _record_of(row, written)
         if record is None:
             continue

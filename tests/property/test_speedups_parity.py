@@ -305,11 +305,14 @@ def _scored_inputs(cands, kinds, data):
     maps = st.dictionaries(st.sampled_from(ids), numbers)
     relevance = data.draw(st.none() | maps)
     lexical = data.draw(st.none() | maps)
-    # the scorer's bounds: the oldest update time and the span to the newest, when two differ
-    times = [row[order[11]] for row in rows if row[order[11]] is not None]
-    recency = None
-    if len(set(times)) > 1 and data.draw(st.booleans()):
-        recency = (min(times), max(times) - min(times))
+    # the recency feature: now and the half-life (a zero one turns it off)
+    recency = data.draw(
+        st.none()
+        | st.tuples(
+            st.floats(0.0, 2e12, allow_nan=False),
+            st.sampled_from([0.0, 1.0, 86_400_000.0, 2.592e9, 1e12]),
+        )
+    )
     return rows, order, relevance, lexical, recency
 
 
@@ -343,7 +346,7 @@ def test_scored_candidates_extend_the_rows_by_the_documented_formula(
     position = {id(c): n for n, c in enumerate(rows)}
     found = sorted(found, key=lambda s: position[id(s.fields)])
     assert [s.row for s in found] == plain
-    oldest, span = recency or (0.0, 0.0)
+    now_ms, half_life = recency or (0.0, 0.0)
     for s, c, row in zip(found, rows, plain, strict=True):
         assert s.fields is c and s.fts_rank is None
         if relevance is None:
@@ -352,7 +355,14 @@ def test_scored_candidates_extend_the_rows_by_the_documented_formula(
             value = relevance.get(c[order[9]], 0.0)
             share = value if lexical is None else lexical.get(c[order[9]], 0.0)
             updated = c[order[11]]
-            fresh = 0.0 if not span or updated is None else (updated - oldest) / span
+            age = None if updated is None else now_ms - updated
+            fresh = (
+                0.0
+                if age is None or half_life <= 0
+                else 1.0
+                if age <= 0
+                else 0.5 ** (age / half_life)
+            )
             assert s.relevance == value
             assert s.base == row.base + (0.38 * (value - row.text) + 0.16 * fresh * share)
         assert s.score == s.base + (c[order[10]] - 0.5) * 0.2
@@ -392,6 +402,7 @@ def _ranked_inputs(cands, kinds, data):
         threshold=data.draw(st.sampled_from([0.0, 0.15, 0.5])),
         require_signal=data.draw(st.booleans()),
         min_base=data.draw(st.none() | st.sampled_from([float("-inf"), 0.0, 0.2, 0.4])),
+        half_life_ms=data.draw(st.sampled_from([0.0, 1.0, 500.0, 2.592e9])),
     )
     return extended, (*order, 12, 13, 14), relevance, lexical, rules
 
@@ -402,7 +413,7 @@ def test_ranked_candidates_is_the_filters_then_the_scores_then_the_rules(
     kernels, query, task, task_as_query, cands, kinds, wanted, role, data
 ):
     """One ranking call equals its parts: the filters, ``scored_candidates`` with the
-    eligible candidates' recency bounds, then the signal and base-score rules."""
+    recency of ``rules`` (its now and half-life), then the signal and base-score rules."""
     rows, order, relevance, lexical, rules = _ranked_inputs(cands, kinds[: len(cands)], data)
     kernel = kernels.lexical
     ranked = kernel.ranked_candidates(
@@ -419,10 +430,9 @@ def test_ranked_candidates_is_the_filters_then_the_scores_then_the_rules(
     rest = [r for r in rows if not any(r is d for d in dropped)]
     held = [r for r in rest if rules.check_q and r[order[10]] < rules.threshold]
     eligible = [r for r in rest if not any(r is h for h in held)]
-    times = [r[order[11]] for r in eligible if r[order[11]] is not None]
     recency = None
-    if relevance is not None and len(set(times)) > 1:
-        recency = (min(times), max(times) - min(times))
+    if relevance is not None and rules.half_life_ms > 0:
+        recency = (rules.now_ms, rules.half_life_ms)
     scored = kernel.scored_candidates(
         query, task, task_as_query, eligible, order[:12], wanted, role, relevance, lexical,
         recency, 0.16, 0.2,

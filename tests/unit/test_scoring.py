@@ -248,7 +248,7 @@ def test_the_named_reference_path_scores_as_the_kernel_where_its_rule_changes_no
             request(query="pytest fixtures notes"), LearningPolicy(), None, None, relevance, lexical
         )
         times = [f.updated_ms for f in fields]
-        scorer.recency = (min(times), max(times) - min(times))
+        scorer.recency = (max(times) + 3 * 86_400_000.0, 2 * 86_400_000.0)  # now, half-life
         assert scorer.named is not None and not scorer.named.active
         assert scorer.recency is not None
         for recent in (True, False):
@@ -257,3 +257,49 @@ def test_the_named_reference_path_scores_as_the_kernel_where_its_rule_changes_no
             in_python = scorer._with_named(fields, scorer._rows(fields), scorer.named, recency)
             assert by_kernel == in_python
             assert len({s.base for s in by_kernel}) > 1
+
+
+def _equal_matches(*ages_days: float) -> list[Any]:
+    """Memories with the same words, each last written ``ages_days`` before ``NOW``."""
+    import datetime as dt
+
+    now = dt.datetime(2026, 1, 5, tzinfo=dt.timezone.utc)
+    out = []
+    for n, age in enumerate(ages_days):
+        at = (now - dt.timedelta(days=age)).isoformat(timespec="milliseconds")
+        out.append(make_memory(f"pytest fixtures rule {n}", updated_at=at.replace("+00:00", "Z")))
+    return out
+
+
+def test_recency_is_read_from_age_with_the_configured_half_life() -> None:
+    """The recency feature is ``0.5 ** (age / half-life)`` of each memory's own age, shown in
+    its reason; memories written 75 seconds apart get (nearly) the same recency, whatever
+    the other candidates' ages."""
+    fresh, month, year = _equal_matches(0, 30, 365)
+    relevance = {r.id: 0.5 for r in (fresh, month, year)}
+    ranking = rank_records(request(), [fresh, month, year], now_ms=NOW_MS, text_relevance=relevance)
+    reasons = {item.record.id: item.reason for item in ranking.items()}
+    assert [item.record.id for item in ranking.items()] == [fresh.id, month.id, year.id]
+    assert reasons[fresh.id].endswith("recency=1.00")
+    assert reasons[month.id].endswith("recency=0.50")  # the default half-life: 30 days
+    assert reasons[year.id].endswith("recency=0.00")
+    half = request(recency_half_life_days=365.0)
+    ranking = rank_records(half, [fresh, year], now_ms=NOW_MS, text_relevance=relevance)
+    assert ranking.items()[1].reason.endswith("recency=0.50")
+
+    a, b = _equal_matches(2, 2 + 75 / 86_400)
+    relevance = {a.id: 0.5, b.id: 0.5}
+    scores = {
+        i.record.id: i.score
+        for i in rank_records(request(), [a, b], now_ms=NOW_MS, text_relevance=relevance).items()
+    }
+    assert 0 < scores[a.id] - scores[b.id] < 1e-5  # the later first, by a hair
+
+
+def test_the_reference_path_has_no_recency() -> None:
+    """Without a text relevance (the reference profile's raw sum) recency neither moves the
+    score nor shows in the reason."""
+    old, new = _equal_matches(365, 0)
+    items = rank_records(request(), [old, new], now_ms=NOW_MS).items()
+    assert {i.score for i in items} == {items[0].score}
+    assert not any("recency" in i.reason for i in items)
