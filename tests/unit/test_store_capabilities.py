@@ -10,6 +10,7 @@ import types
 from pathlib import Path
 
 import pytest
+from factories import curate_fact
 
 from swarmmem.core.model.errors import UnknownAdapterError
 from swarmmem.registry import STORES, choices, store_traits, stores_that
@@ -122,18 +123,10 @@ def test_a_store_added_as_the_recipe_says_is_opened_and_asked_by_its_traits(
     monkeypatch.setitem(registry.STORES, "scratchpad", registry.StoreTraits(in_process=True))
 
     assert "scratchpad" in stores_that(lambda t: t.in_process)
-    (tmp_path / "pyproject.toml").write_text("[tool.pytest]\n", encoding="utf-8")
     config = {"enabled": True, "provider": "scratchpad"}
     with swarmmem.open(tmp_path, config=config) as mem:
         assert isinstance(mem.store, ScratchStore)
-        proposal = mem.propose(
-            operation="add",
-            kind="repo_convention",
-            text="Tests run with pytest from the repository root",
-            rationale="seen in the CI file",
-            evidence_refs=["pyproject.toml"],
-        )
-        mem.curate(proposal.id, decision="add")
+        curate_fact(mem, "Tests run with pytest from the repository root")
         bundle = mem.recall("how are tests run with pytest")
         assert [item.record.text for item in bundle.items] == [
             "Tests run with pytest from the repository root"
