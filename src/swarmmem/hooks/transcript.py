@@ -4,7 +4,9 @@ Transcripts are JSON lines that grow during a session (Claude Code writes ``user
 ``assistant`` rows whose ``message.content`` holds the text; Codex writes ``response_item``
 rows with a ``payload`` of role ``assistant``). :func:`read_assistant_texts` reads complete lines
 after ``offset`` (at most :data:`MAX_READ` bytes a call, so a long transcript is read over
-several hooks) and returns the assistant texts it finds with the new offset.
+several hooks) and returns the assistant texts it finds with the new offset. A line that does
+not decode (nested too deep for the decoder included) is passed over, so it can never hold the
+offset back and stop a session's proposal filing.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ def read_assistant_texts(path: str | None, offset: int) -> tuple[list[str], int]
     for line in chunk[: end + 1].splitlines():
         try:
             row = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # a line nested too deep for the decoder
             continue
         texts.extend(assistant_texts(row))
     return texts, offset + end + 1
