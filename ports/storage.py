@@ -412,3 +412,11 @@ class MemoryHistory(Protocol):
     def reward_events_of(self, memory_id: str) -> builtins.list[RewardEvent]:
         """The reward events of ``memory_id``, oldest first (by ``timestamp``)."""
         ...
+
+    def recall_usage_mentioning(
+        self, memory_id: str, newest: int | None = None
+    ) -> builtins.list[RecallUsage]:
+        """The recall usage rows whose stored form contains ``memory_id`` (among them, every
+        one that returned it), oldest first; with ``newest``, only that many of the newest
+        such rows."""
+        ...

@@ -141,6 +141,14 @@ class _ScopedHistory:
     def reward_events_of(self, memory_id: str) -> builtins.list[RewardEvent]:
         return self._store.reward_events_of(memory_id) if self._view.get(memory_id) else []
 
+    def recall_usage_mentioning(
+        self, memory_id: str, newest: int | None = None
+    ) -> builtins.list[RecallUsage]:
+        """As :meth:`ScopedView.list_recall_usage` keeps them (recalled in our scopes)."""
+        rows = self._store.recall_usage_mentioning(memory_id, newest)
+        own = self._view._own_keys
+        return [u for u in rows if any(s.key in own for s in u.scopes or ())]
+
 
 def history_of(store: StorageProvider | ScopedView) -> MemoryHistory | None:
     """The :class:`MemoryHistory` reads of ``store`` (through its scopes for a view), or

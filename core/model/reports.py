@@ -245,6 +245,28 @@ class ProposalDetails(Result):
 
 
 @attrs.frozen(kw_only=True)
+class MemoryHistoryReport(Result):
+    """What happened to one memory (:mod:`swarmmem.core.maintenance.history`): the chain of
+    memories it replaced and that replaced it, the proposals about it with their decisions,
+    the recalls that returned it (newest first, at most ``limit``, of ``recall_count``
+    found among the ``recalls_read`` newest usage rows naming it) and the injections of it
+    in the newest ``sessions_read`` sessions' run logs."""
+
+    SUCCESS = True
+
+    memory_id: str
+    limit: int
+    chain: Entries
+    decisions: Entries
+    recall_count: int
+    recalls_read: int
+    recalls: Entries
+    injection_count: int
+    injections: Entries
+    sessions_read: int
+
+
+@attrs.frozen(kw_only=True)
 class ReviewQueue(Result):
     """The pending proposals a person reviews, oldest first (at most ``limit``; their audit
     events are left out: a pending proposal's only event is its filing), and how many are

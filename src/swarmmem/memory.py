@@ -15,6 +15,7 @@ import attrs
 from swarmmem.bootstrap import Runtime
 from swarmmem.core.config import MemoryConfig
 from swarmmem.core.learning.rewards import VerdictResult
+from swarmmem.core.maintenance import history as memory_history
 from swarmmem.core.maintenance import sessions as session_logs
 from swarmmem.core.maintenance.consolidate import consolidation_proposals
 from swarmmem.core.maintenance.evidence import evidence_freshness, verification_proposals
@@ -43,6 +44,7 @@ from swarmmem.core.model.reports import (
     EvidenceReport,
     ForgetResult,
     MemoryDetails,
+    MemoryHistoryReport,
     PendingReport,
     ProposalDetails,
     RecallLogReport,
@@ -64,6 +66,8 @@ from swarmmem.results import DISABLED_MESSAGE
 
 __all__ = ["DISABLED_MESSAGE", "ImportResult", "Memory"]
 
+USAGE_READ = 500
+"""The most recall usage rows naming a memory its history reads (the newest)."""
 LEGACY_JSONL = ("memories.jsonl", "proposals.jsonl", "outcome-events.jsonl")
 """The reference JSONL files :meth:`Memory.status` looks for in the storage directory."""
 
@@ -502,6 +506,50 @@ class Memory:
         if isinstance(memory_id, str) and memory_id.startswith("prop_"):
             return management.inspect_proposal(memory_id)
         return management.inspect(memory_id)
+
+    def memory_history(
+        self, memory_id: str, *, limit: int = 50, sessions: int = 50
+    ) -> MemoryHistoryReport:
+        """What happened to a memory of this context (see
+        :mod:`swarmmem.core.maintenance.history`): the chain of memories it replaced and that
+        replaced it, the proposals about it and their decisions, the recalls that returned it
+        (the newest ``limit``) and its injections in the newest ``sessions`` run logs."""
+        rt = self._ready(startup=False)
+        management = rt.management
+        record = management.get(memory_id)
+        scoped = rt.scoped_store
+        store_history = history_of(scoped)
+
+        def get(other: str) -> MemoryRecord | None:
+            try:
+                return management.get(other)
+            except NotFoundError:
+                return None
+
+        if store_history is not None:  # the newest usage rows only (a popular memory)
+            proposals = store_history.proposals_mentioning(record.id)
+            usage = store_history.recall_usage_mentioning(record.id, USAGE_READ)
+        else:
+            proposals, usage = scoped.list_proposals(), scoped.list_recall_usage()
+        recalls = memory_history.recall_rows(usage, record.id)
+        runs = rt.run_log.runs()[:sessions] if isinstance(rt.run_log, RunHistory) else []
+        timelines = (
+            (run, session_logs.session_timeline(run, rt.run_log.read(run)).events)
+            for run in runs
+        )
+        injections = memory_history.injection_rows(timelines, record.id)
+        return MemoryHistoryReport(
+            memory_id=record.id,
+            limit=limit,
+            chain=memory_history.supersede_chain(record, get, management.state_of),
+            decisions=memory_history.decision_rows(p for p in proposals if concerns(p, record.id)),
+            recall_count=len(recalls),
+            recalls_read=len(usage),
+            recalls=recalls[:limit],
+            injection_count=len(injections),
+            injections=injections[:limit],
+            sessions_read=len(runs),
+        )
 
     def review_queue(self, limit: int = 100) -> ReviewQueue:
         """The pending proposals a person reviews, oldest first (at most ``limit``, each as

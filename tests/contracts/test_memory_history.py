@@ -10,7 +10,7 @@ import pytest
 from factories import available_store_kinds, make_memory, make_proposal, open_store
 
 from swarmmem.core.maintenance.management import concerns
-from swarmmem.core.model.events import RewardEvent
+from swarmmem.core.model.events import RecallUsage, RewardEvent
 from swarmmem.ports.storage import MemoryHistory
 
 
@@ -44,6 +44,16 @@ def test_a_memory_history_narrowed_is_the_full_read_narrowed(kind: str, tmp_path
                 RewardEvent(id=f"r{i}", memory_id=record.id, verdict="APPROVE", reward=1.0,
                             q_before=0.5, q_after=0.55, timestamp=f"2026-01-02T00:00:0{i}.000Z")
             )  # fmt: skip
+        for k in range(6):
+            recalled = (first.id, second.id) if k % 2 else (other.id,)
+            store.record_recall_usage(
+                RecallUsage(bundle_id=f"b{k}", timestamp=f"2026-01-03T00:00:0{k}.000Z",
+                            memory_ids=recalled, scores=tuple(0.5 for _ in recalled),
+                            query=f"question {k}")
+            )  # fmt: skip
+        assert [u.bundle_id for u in store.recall_usage_mentioning(first.id)] == ["b1", "b3", "b5"]
+        assert [u.bundle_id for u in store.recall_usage_mentioning(first.id, 2)] == ["b3", "b5"]
+        assert store.recall_usage_mentioning("mem%_") == []
         for memory_id in (first.id, second.id, other.id, "mem%_" + "0" * 12, "mem_unknown"):
             everything = [p.id for p in store.list_proposals() if concerns(p, memory_id)]
             found = store.proposals_mentioning(memory_id)

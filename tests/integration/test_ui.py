@@ -388,6 +388,51 @@ def test_a_memory_page_shows_evidence_freshness_outcomes_and_value(project: UiPr
     assert unknown.status_code == 404 and weird.status_code == 404
 
 
+def test_a_memory_page_shows_its_history_value_chart_recalls_and_injections(
+    project: UiProject,
+) -> None:
+    """The supersede chain with the times each held, the proposals and who decided them (a
+    person through the viewer's label), the learned value as an SVG line, the recalls that
+    returned it and its injections from the run logs; hostile text in each stays text."""
+    from swarmmem.adapters.files.runlog import append_run_event
+
+    old_id = project.memories["script"]
+    hostile_query = "never log tokens <script>window.__xss = 6</script> in the CI output"
+    with swarmmem.open(project.root, context={"agent_role": "coder", "session_id": "s-9"}) as mem:
+        prop = mem.propose(
+            operation="supersede", target_memory_id=old_id, kind="repo_convention",
+            text="Never log tokens or cookies in the CI output.",
+            rationale="cookies <b>too</b>", evidence_refs=["README.md"],
+        )  # fmt: skip
+        new_id = mem.curate(prop.id, "supersede", reason="wider <i>rule</i>", reviewer="user")
+        new_id = new_id.memory_id
+        for outcome in ("useful", "useful", "dead_end"):
+            mem.record_outcome(memory_id=new_id, outcome=outcome)
+        recalled = mem.recall(hostile_query)
+    assert new_id in [i.record.id for i in recalled.items]
+    injected = {"type": "prompt_injected", "memoryIds": [new_id], "scores": [0.777],
+                "tokens": 33, "dense": False}  # fmt: skip
+    append_run_event(project.root, "s-9", injected, "2026-01-03T00:00:00.000Z")
+    with viewer(project.root) as client:
+        page = client.get(f"/memory/{new_id}").text
+        older = client.get(f"/memory/{old_id}").text
+    chain = page.split('id="chain"')[1].split("</table>")[0]
+    assert chain.index(old_id) < chain.index(new_id)  # oldest first
+    assert "wider &lt;i&gt;rule&lt;/i&gt;" in chain and "superseded" in chain
+    assert re.search(r'<td class="time">[0-9T:.-]+Z</td><td class="time">now</td>', chain)
+    decisions = page.split('id="decisions"')[1].split("</table>")[0]
+    assert prop.id in decisions and "supersede" in decisions
+    assert '<td class="reviewer">a person</td>' in decisions
+    chart = page.split('id="value-chart"')[1].split("</figure>")[0]
+    assert "<svg" in chart and "<polyline points=" in chart and chart.count("<circle") == 4
+    recalls = page.split('id="recalls"')[1].split("</table>")[0]
+    assert "&lt;script&gt;window.__xss = 6&lt;/script&gt;" in recalls and "coder" in recalls
+    injections = page.split('id="injections"')[1].split("</table>")[0]
+    assert 'href="/sessions/s-9"' in injections and "0.777" in injections and ">33<" in injections
+    assert new_id in older.split('id="chain"')[1]  # the old one names its replacement
+    assert "<script" not in page.lower() and "<b>too" not in page
+
+
 def test_review_approve_edit_and_reject_go_through_the_audited_curator_path(
     project: UiProject,
 ) -> None:

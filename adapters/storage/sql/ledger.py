@@ -50,9 +50,21 @@ class Ledger:
         )
 
     def recall_usage(
-        self, *, run_id: str | None = None, since: str | None = None
+        self,
+        *,
+        run_id: str | None = None,
+        since: str | None = None,
+        like: str | None = None,
+        newest: int | None = None,
     ) -> builtins.list[RecallUsage]:
-        where, params = [], []
+        """Usage rows, oldest first: of ``run_id``, from ``since`` on, whose JSON is ``LIKE``
+        the pattern ``like`` (escape character ``!``); with ``newest``, only that many of the
+        newest."""
+        where: builtins.list[str] = []
+        params: builtins.list[Any] = []
+        if like is not None:
+            where.append("usage_json LIKE ? ESCAPE '!'")
+            params.append(like)
         if run_id is not None:
             where.append("run_id = ?")
             params.append(run_id)
@@ -62,10 +74,15 @@ class Ledger:
         statement = "SELECT timestamp, usage_json FROM memory_recall_usage"
         if where:
             statement += " WHERE " + " AND ".join(where)
-        statement += f" ORDER BY timestamp ASC, {self.db.dialect.order_column} ASC"
+        order = self.db.dialect.order_column
+        if newest is not None:
+            statement += f" ORDER BY timestamp DESC, {order} DESC LIMIT ?"
+            params.append(newest)
+        else:
+            statement += f" ORDER BY timestamp ASC, {order} ASC"
         with self.db.connection() as conn:
             rows = self.db.execute(conn, statement, params).fetchall()
-        return parsed_rows(rows, recall_usage_from_row)
+        return parsed_rows(rows[::-1] if newest is not None else rows, recall_usage_from_row)
 
     def stored_outcome(self, event_id: str) -> OutcomeEvent | None:
         row = self.db.execute(

@@ -259,6 +259,12 @@ class SqlStore(StoreBase):
     def reward_events_of(self, memory_id: str) -> builtins.list[RewardEvent]:
         return self.ledger.reward_events(memory_id)
 
+    @guarded
+    def recall_usage_mentioning(
+        self, memory_id: str, newest: int | None = None
+    ) -> builtins.list[RecallUsage]:
+        return self.ledger.recall_usage(like=_containing(memory_id), newest=newest)
+
     # -- the audit chain ---------------------------------------------------------------------
 
     @guarded

@@ -29,6 +29,7 @@ from swarmmem.core.model.reports import MemoryDetails, ProposalDetails
 from swarmmem.core.writes.curator import DEFAULT_REJECT_REASON, PERSON_REVIEWER, approval_decision
 from swarmmem.memory import Memory
 from swarmmem.results import redact_secrets
+from swarmmem.ui import charts
 from swarmmem.ui.viewer import Refused, status_of, viewer_of
 
 PAGE_SIZE = 50
@@ -36,6 +37,7 @@ MAX_OFFSET = 1_000_000
 MAX_QUERY = 1000
 QUEUE_LIMIT = 100
 SESSIONS_LIMIT = 100
+HISTORY_LIMIT = 50
 EDITABLE = ("add", "update")
 """The operations an edit may rephrase (as in ``swarmmem review``)."""
 _ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
@@ -165,13 +167,39 @@ async def memory(request: Request) -> Response:
     if not isinstance(details, MemoryDetails):
         raise Refused(404, "no such memory")
     freshness = mem.evidence_freshness(memory_id)
+    history = mem.memory_history(memory_id, limit=HISTORY_LIMIT)
     return viewer.render(
         "memory.html",
         title=memory_id,
         details=details,
         record=details.record,
         freshness=freshness,
+        history=history,
+        value_chart=charts.value_chart(value_points(details.q_history)),
     )
+
+
+def value_points(rewards: list[dict[str, Any]]) -> list[tuple[str, float]]:
+    """The learned value over time from a memory's reward events (oldest first): the value
+    before the first, then the value after each."""
+    points: list[tuple[str, float]] = []
+    for event in rewards:
+        at = event.get("timestamp")
+        before, after = event.get("qBefore"), event.get("qAfter")
+        if not isinstance(at, str) or _number(after) is None:
+            continue
+        first = _number(before)
+        if not points and first is not None:
+            points.append((at, first))
+        points.append((at, _number(after) or 0.0))
+    return points
+
+
+def _number(value: object) -> float | None:
+    """``value`` as a float when it is a number (not a bool), else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
 
 
 async def proposal(request: Request) -> Response:
