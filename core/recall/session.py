@@ -25,6 +25,7 @@ from swarmmem.core.recall.bm25 import query_terms
 from swarmmem.core.recall.brief import BRIEF_KINDS, brief_items
 from swarmmem.core.recall.injection import InjectionService, build_plan
 from swarmmem.core.recall.prompt import build_prompt_block
+from swarmmem.core.writes.intake import BLOCK_KEYS
 from swarmmem.core.writes.service import json_objects
 
 HOOK_KINDS = tuple(k for k in MEMORY_KINDS if k in BRIEF_KINDS)
@@ -33,6 +34,11 @@ MAX_REMEMBERED = 500
 """The most injected ids and filed block digests a session's state keeps."""
 BRIEF_CANDIDATES = 500
 """The most memories (newest update first) a brief chooses from."""
+MAX_ENTRIES_PER_MESSAGE = 20
+"""The most ``memoryProposals`` and ``curatorMemoryDecisions`` entries filed from one agent
+message; the rest are counted in the run log (``capped``), not filed."""
+MAX_ENTRIES_PER_SESSION = 100
+"""The most entries filed from one session's messages, all hooks together."""
 
 State = MutableMapping[str, Any]
 """A session's hook state (JSON values), read and written back by the edge."""
@@ -180,11 +186,17 @@ class SessionHooks:
 
     def file_proposals(self, texts: Sequence[str], *, state: State) -> HookAnswer:
         """Route the ``memoryProposals`` blocks of the agent's ``texts`` through propose (each
-        block once per session; invalid entries are dropped and counted)."""
+        block once per session; invalid entries are dropped and counted). At most
+        :data:`MAX_ENTRIES_PER_MESSAGE` entries of one text and
+        :data:`MAX_ENTRIES_PER_SESSION` of the session are filed; the rest are counted
+        (``capped``), never filed, so one message cannot flood the review queue."""
         filed = list(state.get("filed") or ())
+        spent = _count(state.get("entriesFiled"))
         proposals: list[str] = []
         rejected: list[str] = []
+        capped = 0
         for text in texts:
+            left_here = MAX_ENTRIES_PER_MESSAGE
             for block in json_objects(text):
                 digest = hashlib.sha256(
                     json.dumps(block, sort_keys=True, ensure_ascii=False).encode()
@@ -192,17 +204,53 @@ class SessionHooks:
                 if digest in filed:
                     continue
                 filed.append(digest)
-                result = self.ingest(json.dumps(block))
+                allowed = min(left_here, MAX_ENTRIES_PER_SESSION - spent)
+                kept, dropped = _within(block, allowed)
+                capped += dropped
+                left_here -= kept
+                spent += kept
+                if not kept:
+                    continue
+                result = self.ingest(json.dumps(block if not dropped else _cut(block, allowed)))
                 proposals.extend(result["proposals"] + result["decisions"])
                 rejected.extend(str(r.get("error", "")) for r in result["rejected"])
         state["filed"] = filed[-MAX_REMEMBERED:]
-        return _nothing(
-            {
-                "type": "proposals_filed" if proposals or rejected else "proposals_none",
-                "proposalIds": proposals,
-                "rejected": [self.redact(r)[:300] for r in rejected],
+        state["entriesFiled"] = spent
+        event: dict[str, Any] = {
+            "type": "proposals_filed" if proposals or rejected else "proposals_none",
+            "proposalIds": proposals,
+            "rejected": [self.redact(r)[:300] for r in rejected],
+        }
+        if capped:
+            event["capped"] = capped
+            event["caps"] = {
+                "perMessage": MAX_ENTRIES_PER_MESSAGE,
+                "perSession": MAX_ENTRIES_PER_SESSION,
             }
-        )
+        return _nothing(event)
+
+
+def _count(value: Any) -> int:
+    """A count kept in the session state (anything else reads as 0)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _within(block: Mapping[str, Any], allowed: int) -> tuple[int, int]:
+    """How many of ``block``'s entries fit in ``allowed`` and how many do not."""
+    total = sum(len(block[key]) for key in BLOCK_KEYS if isinstance(block.get(key), list))
+    kept = min(total, max(allowed, 0))
+    return kept, total - kept
+
+
+def _cut(block: Mapping[str, Any], allowed: int) -> dict[str, Any]:
+    """``block`` with only its first ``allowed`` entries (proposals first, then decisions)."""
+    out = dict(block)
+    for key in BLOCK_KEYS:
+        entries = block.get(key)
+        if isinstance(entries, list):
+            out[key] = entries[: max(allowed, 0)]
+            allowed -= len(out[key])
+    return out
 
 
 def _nothing(event: dict[str, Any]) -> HookAnswer:

@@ -80,3 +80,35 @@ def test_a_deeply_nested_transcript_line_does_not_stop_the_sessions_filing(
         "Format code with ruff format before committing.",
         "Run the tests with pytest -q before pushing.",
     ]
+
+
+def test_one_message_cannot_flood_the_review_queue(tmp_path: Path) -> None:
+    """Hostile: text a repository ships can steer the agent into one reply with hundreds of
+    proposals; one assistant message filed 800 pending proposals for the person to review.
+    Now one message files at most 20 and a session at most 100; the rest are counted in the
+    run log, never filed."""
+    from swarmmem.core.recall.session import MAX_ENTRIES_PER_MESSAGE, MAX_ENTRIES_PER_SESSION
+
+    root = _project(tmp_path)
+    transcript = tmp_path / "transcript.jsonl"
+    flood = [f"Convention number {n} of the flood: always do step {n} first." for n in range(800)]
+    transcript.write_text(_row(_reply(*flood)), encoding="utf-8")
+    _stop(root, transcript)
+    assert len(_pending(root)) == MAX_ENTRIES_PER_MESSAGE
+    filed = [e for e in _run_log(root) if e["type"] == "proposals_filed"]
+    assert filed[-1]["capped"] == 800 - MAX_ENTRIES_PER_MESSAGE
+
+    # message after message, the session stops at its own cap
+    for turn in range(8):
+        batch = [f"Turn {turn} rule {n}: keep step {n} in the pipeline." for n in range(30)]
+        with transcript.open("a", encoding="utf-8") as out:
+            out.write(_row(_reply(*batch[:15])) + _row(_reply(*batch[15:])))
+        _stop(root, transcript)
+    assert len(_pending(root)) == MAX_ENTRIES_PER_SESSION
+    assert _run_log(root)[-1]["capped"] == 30
+
+    # another session has its own allowance
+    other = tmp_path / "other.jsonl"
+    other.write_text(_row(_reply("A new session files its own proposals.")), encoding="utf-8")
+    _stop(root, other, session="s2")
+    assert "A new session files its own proposals." in _pending(root)
