@@ -534,8 +534,7 @@ class Memory:
         recalls = memory_history.recall_rows(usage, record.id)
         runs = rt.run_log.runs()[:sessions] if isinstance(rt.run_log, RunHistory) else []
         timelines = (
-            (run, session_logs.session_timeline(run, rt.run_log.read(run)).events)
-            for run in runs
+            (run, session_logs.session_timeline(run, rt.run_log.read(run)).events) for run in runs
         )
         injections = memory_history.injection_rows(timelines, record.id)
         return MemoryHistoryReport(
