@@ -39,7 +39,7 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp
 
-from swarmmem._speedups._lexical_py import LexicalRow, Ranked, RankRules, Scored, freshness
+from swarmmem._speedups._lexical_py import LexicalRow, Ranked, RankRules, Scored
 
 cdef extern from *:
     """
@@ -489,12 +489,27 @@ def scored_candidates(str query, task, bint task_as_query, list candidates, tupl
     )
 
 
-cdef inline double _freshness(double updated, double now_ms, double half_life):
+def freshness(double updated_ms, double now_ms, double half_life_ms):
     """``freshness`` of the twin."""
-    if not half_life > 0.0:
-        return 0.0
+    return _freshness(updated_ms, now_ms, half_life_ms) if half_life_ms > 0.0 else 0.0
+
+
+def staleness(double updated_ms, double now_ms, double half_life_ms):
+    """``staleness`` of the twin."""
+    return _staleness(updated_ms, now_ms, half_life_ms)
+
+
+cdef inline double _freshness(double updated, double now_ms, double half_life):
+    """0.5 ** (age / half_life) (1 for an update at or after ``now_ms``)."""
     cdef double age = now_ms - updated
     return 1.0 if age <= 0.0 else pow(0.5, age / half_life)
+
+
+cdef inline double _staleness(double updated, double now_ms, double half_life):
+    """``1 - _freshness`` (0 without a positive half-life)."""
+    if not half_life > 0.0:
+        return 0.0
+    return 1.0 - _freshness(updated, now_ms, half_life)
 
 
 cdef list _scored_batch(
@@ -514,7 +529,7 @@ cdef list _scored_batch(
     cdef list out = []
     cdef tuple c
     cdef object row, key, found, updated
-    cdef double value = 0.0, share, fresh, base, score
+    cdef double value = 0.0, share, stale, base, score
     cdef double sig[7]
     cdef Py_ssize_t k = 0
     cdef double* scores = <double*>malloc((len(candidates) + 1) * sizeof(double))
@@ -536,8 +551,8 @@ cdef list _scored_batch(
                     found = lex_map.get(key)
                     share = 0.0 if found is None else <double>found
                 updated = c[f_updated]
-                fresh = 0.0 if updated is None else _freshness(<double>updated, now_ms, half_life)
-                base = sig[6] + (W0 * (value - sig[0]) + recency_weight * fresh * share)
+                stale = 0.0 if updated is None else _staleness(<double>updated, now_ms, half_life)
+                base = sig[6] + (W0 * (value - sig[0]) - recency_weight * stale * share)
             score = base + (<double>c[f_q] - 0.5) * q_weight
             if require_signal and not (rel_map is not None and value != 0.0) and not (
                 sig[0] > 0.0 or sig[1] > 0.0 or sig[2] > 0.0 or sig[3] > 0.0 or sig[4] > 0.0

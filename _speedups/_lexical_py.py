@@ -200,11 +200,12 @@ def scored_candidates(
     gives the position of every name of :data:`SCORED_FIELDS`), and
 
     - without ``relevance``, the row's base score;
-    - with it, ``base + (w_text * (relevance - text) + recency_weight * recency * lexical)``:
-      the candidate's text relevance (0 when absent) in the text factor's place, plus its
-      recency (:func:`freshness` of its update time for ``recency = (now_ms, half_life_ms)``,
-      0 without ``recency`` or an update time) times the lexical share of its relevance
-      (``lexical``, the relevance itself when ``None``);
+    - with it, ``base + (w_text * (relevance - text) - recency_weight * stale * lexical)``:
+      the candidate's text relevance (0 when absent) in the text factor's place, less its
+      staleness (``1 -`` the :func:`freshness` of its update time for ``recency = (now_ms,
+      half_life_ms)``; 0 without ``recency``, a positive half-life or an update time) times
+      the lexical share of its relevance (``lexical``, the relevance itself when ``None``):
+      a memory just written loses nothing, an old one up to ``recency_weight`` of its share;
 
     and as its score that base plus ``(q - 0.5) * q_weight``; best first: by score, highest
     first, ties by id (a str), then in their order."""
@@ -227,8 +228,8 @@ def scored_candidates(
         value = relevant(key, 0.0)
         share = value if lexical is None else lexical.get(key, 0.0)
         updated = c[updated_at]
-        fresh = 0.0 if updated is None else freshness(updated, now_ms, half_life)
-        base = row.base + (w_text * (value - row.text) + recency_weight * fresh * share)
+        stale = 0.0 if updated is None else staleness(updated, now_ms, half_life)
+        base = row.base + (w_text * (value - row.text) - recency_weight * stale * share)
         score = base + (c[q_at] - 0.5) * q_weight
         append(_new_row(Scored, (c, row, base, score, value, None)))
     return _best_first(out, key_at)
@@ -241,6 +242,11 @@ def freshness(updated_ms: float, now_ms: float, half_life_ms: float) -> float:
         return 0.0
     age = now_ms - updated_ms
     return 1.0 if age <= 0.0 else 0.5 ** (age / half_life_ms)
+
+
+def staleness(updated_ms: float, now_ms: float, half_life_ms: float) -> float:
+    """``1 - freshness`` of an update (0 without a positive half-life: nothing ages)."""
+    return 1.0 - freshness(updated_ms, now_ms, half_life_ms) if half_life_ms > 0.0 else 0.0
 
 
 def _best_first(scored: list[Scored], key_at: int) -> list[Scored]:

@@ -16,6 +16,7 @@ from swarmmem._speedups._lexical_py import (
     score_candidates,
     score_lexical,
     scored_candidates,
+    staleness,
     tokenize,
 )
 from swarmmem._speedups._select import bind
@@ -35,6 +36,7 @@ __all__ = [
     "score_candidates",
     "score_lexical",
     "scored_candidates",
+    "staleness",
     "tokenize",
 ]
 KERNEL_IMPL = bind("lexical", globals())

@@ -37,10 +37,11 @@ Rerank (optional) rescores the top 20 with ``w * minmax(reranker) + (1 - w) * mi
 (``rerank_weight`` w; 1 reproduces the reference, which takes the reranker order alone).
 
 Injection (a prompt hook's recall) keeps its stricter rule: no dense hit without lexical support
-unless it is the nearest, reaches ``injection_dense_floor`` (0.4) and stands out from the next
-hits by ``injection_dense_gate`` (0.2); its text relevance is then its cosine, so it can pass
-the injection ``minScore``. A paraphrase of one memory is injected; a question near many
-memories, none clearly, is not.
+but the nearest, ranked with its cosine as its text relevance; admission
+(:class:`~swarmmem.core.recall.admission.DenseRule`) injects it only when it reaches
+``injection_dense_floor`` (0.4) and stands out from the next hits by ``injection_dense_gate``
+(0.2). A paraphrase of one memory is injected; a question near many memories, none clearly,
+is not.
 
 Dense rescue (``dense_rescue`` = a cosine floor, off when ``None``): the best dense candidate
 in which the lexical path found no query signal at all (no shared text, tag, file or symbol

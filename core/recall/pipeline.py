@@ -39,7 +39,6 @@ from swarmmem.core.recall.hybrid import (
     query_vector,
     rescue,
     scored_evidence,
-    stands_out,
 )
 from swarmmem.core.recall.lexical import (
     UNREADABLE_RETRIES,
@@ -454,7 +453,7 @@ def _scored_fusion(
             records = [
                 record for record, _ in dense if record.id not in known and record.id in combined
             ]
-        elif (nearest := _injectable(dense, hit_cosines, known, settings)) is not None:
+        elif (nearest := _injectable(dense, known, settings)) is not None:
             records.append(nearest[0])
             combined[nearest[0].id] = nearest[1]  # scored by its cosine
     now_ms = iso_to_ms(now)
@@ -484,24 +483,16 @@ def _with_records(load: RecordLoader, records: Sequence[MemoryRecord]) -> Record
 
 def _injectable(
     dense: Sequence[tuple[MemoryRecord, float]],
-    hit_cosines: dict[str, float],
     lexical: set[str],
     settings: HybridSettings,
 ) -> tuple[MemoryRecord, float] | None:
-    """The one dense-only hit injection takes (see :mod:`.hybrid`): the nearest, when no
-    lexical candidate, at or above ``injection_dense_floor`` and standing out from the next
-    hits by ``injection_dense_gate``."""
-    floor = settings.injection_dense_floor
-    if floor is None or not dense:
+    """The one dense-only candidate an injection ranks: the nearest hit, when the words do
+    not reach it and ``injection_dense_floor`` is set (admission's
+    :class:`~swarmmem.core.recall.admission.DenseRule` decides whether it is injected)."""
+    if settings.injection_dense_floor is None or not dense:
         return None
     record, cosine = dense[0]
-    if record.id in lexical or cosine < floor:
-        return None
-    if next(iter(hit_cosines), None) != record.id:  # a nearer hit was not usable
-        return None
-    if not stands_out(list(hit_cosines.values()), settings.injection_dense_gate):
-        return None
-    return record, cosine
+    return None if record.id in lexical else (record, cosine)
 
 
 def _fused_items(

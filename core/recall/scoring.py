@@ -44,13 +44,13 @@ SCOPE_SPECIFICITY: dict[str, float] = {
     "workspace": 0.45,
     "global_user": 0.3,
 }
-#: weight of the recency feature (the non-reference paths): ``weight * recency * lexical``,
-#: recency ``0.5 ** (age / half-life)`` of the memory's ``updatedAt`` (1 when just written;
-#: ``recall.recencyHalfLifeDays``), times the candidate's lexical text relevance, so that of
-#: two memories matching the query's words equally the later one (which supersedes the
-#: other in fact) ranks first, while recency cannot lift a weak match or outvote a
-#: paraphrase found by embeddings alone (fitted on public data with
-#: benchmarks/quality/calibrate.py)
+#: weight of the recency feature (the non-reference paths), an age penalty: ``-weight *
+#: (1 - 0.5 ** (age / half-life)) * lexical`` of the memory's ``updatedAt``
+#: (``recall.recencyHalfLifeDays``; nothing when just written), times the candidate's lexical
+#: text relevance, so that of two memories matching the query's words equally the later one
+#: (which supersedes the other in fact) ranks first, while recency cannot lift a weak match or
+#: outvote a paraphrase found by embeddings alone, and a store of recent memories ranks as
+#: without it (the weight fitted on public data with benchmarks/quality/calibrate.py)
 RECENCY_WEIGHT = 0.16
 #: a day in milliseconds (the recency half-life is set in days)
 DAY_MS = 86_400_000.0
@@ -569,8 +569,8 @@ class _BatchScorer:
             relevance = text_relevance.get(key, 0.0)
             share = lexical_part.get(key, 0.0)
             updated = f.updated_ms
-            recent = 0.0 if updated is None else lexical.freshness(updated, now_ms, half_life)
-            fresh = RECENCY_WEIGHT * recent * share
+            stale = 0.0 if updated is None else lexical.staleness(updated, now_ms, half_life)
+            fresh = -(RECENCY_WEIGHT * stale * share)
             signals, extra = named.signals(row, f, cited.get(key))
             base = row.base + (w_text * (relevance - row.text) + fresh + extra)
             out.append(Scored(f, signals, base, base + (f.q - 0.5) * q_weight, relevance))

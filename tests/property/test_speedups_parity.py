@@ -364,7 +364,8 @@ def test_scored_candidates_extend_the_rows_by_the_documented_formula(
                 else 0.5 ** (age / half_life)
             )
             assert s.relevance == value
-            assert s.base == row.base + (0.38 * (value - row.text) + 0.16 * fresh * share)
+            stale = 1.0 - fresh if half_life > 0 and updated is not None else 0.0
+            assert s.base == row.base + (0.38 * (value - row.text) - 0.16 * stale * share)
         assert s.score == s.base + (c[order[10]] - 0.5) * 0.2
 
 
