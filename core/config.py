@@ -116,12 +116,21 @@ class InjectionConfig:
 
 @attrs.frozen(kw_only=True)
 class SessionBriefConfig:
-    """``memory.recall.sessionBrief``: the agent hooks' session-start brief."""
+    """``memory.recall.sessionBrief``: the agent hooks' session-start brief, and the question
+    at a session's end that asks the agent to propose what it learned."""
 
     enabled: bool = setting(True, "enabled", boolean, "The session-start brief of the agent hooks.")
     max_items: int = setting(8, "maxItems", _ITEMS, "Most memories in the brief.")
     token_budget: int = setting(
         600, "tokenBudget", _TOKENS, "Brief budget (lessons are added when they fit too)."
+    )
+    propose_nudge: bool = setting(
+        True,
+        "proposeNudge",
+        boolean,
+        "At the end of a session that edited files or ran commands and proposed nothing, the "
+        "Stop hook asks the agent once to propose what it learned (hosts whose Stop hook can "
+        "keep the agent going: Claude Code, Codex).",
     )
 
 

@@ -3,7 +3,8 @@
 The hooks and automatic injection append one event per step to a run's log
 (``.swarm/runs/<session>/memory.jsonl``): ``session_brief``, ``prompt_injected`` (memory ids,
 scores, tokens, whether dense retrieval took part), ``prompt_injection_skipped`` (the reason),
-``recall_requested``, ``proposals_filed`` / ``proposals_none``, ``hook_skipped`` and
+``recall_requested``, ``proposals_filed`` / ``proposals_refused`` / ``proposals_none`` (with
+the duplicates found and whether the agent was asked to propose), ``hook_skipped`` and
 ``session_brief_skipped``. The log lies in the project folder, so every field is read as
 untrusted: :func:`timeline_entry` keeps the known fields with the expected types, clipped,
 and drops anything else. :func:`session_summary` counts what a session received.
@@ -47,6 +48,10 @@ def _count(value: Any) -> int | None:
     return int(number) if number is not None and number >= 0 else None
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _flag(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 
@@ -75,6 +80,10 @@ def timeline_entry(event: Mapping[str, Any]) -> dict[str, Any]:
         "bundle_id": _text(event.get("bundleId")),
         "proposal_ids": _texts(event.get("proposalIds")),
         "rejected": _texts(event.get("rejected")),
+        "duplicate_of": _texts(
+            [d.get("duplicateOf") for d in _list(event.get("duplicates")) if isinstance(d, Mapping)]
+        ),
+        "nudged": _flag(event.get("nudged")),
         "error": _text(event.get("error")),
     }
 

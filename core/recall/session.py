@@ -6,7 +6,9 @@ The host's edge (:mod:`swarmmem.hooks.runner`) parses the host's input, calls on
 with the session's hook state (a dict the edge reads and writes back under the session's
 lock) and renders the answer in the host's shape. What a session's context already holds is
 kept in that state: the ids the brief and earlier prompts injected (never injected twice until
-the context is cleared or compacted) and the digests of proposal blocks already filed.
+the context is cleared or compacted), the digests of proposal blocks already filed, the edits
+and commands the session ran, whether the agent proposed anything, whether it was asked to,
+and what the last filing told it (said once, in front of the next context a hook adds).
 """
 
 from __future__ import annotations
@@ -39,6 +41,19 @@ MAX_ENTRIES_PER_MESSAGE = 20
 message; the rest are counted in the run log (``capped``), not filed."""
 MAX_ENTRIES_PER_SESSION = 100
 """The most entries filed from one session's messages, all hooks together."""
+NUDGE_MIN_ACTIONS = 2
+"""The fewest file edits and commands a session runs before its end asks the agent to propose
+(a session with fewer is trivial: it is never asked)."""
+NUDGE_LINE = (
+    "Before you stop (swarmmem asks this once per session): did this session teach you a "
+    "durable fact about this project that a later session would need and could not see at a "
+    "glance (a convention, a pitfall and its fix, a decision and its reason)? If so, propose "
+    "it now; if not, just stop."
+)
+"""What the agent is asked at the end of a session that did real work and proposed nothing
+(followed by the brief's propose line)."""
+MAX_REASONS = 3
+"""The most refusal reasons one feedback message names."""
 
 State = MutableMapping[str, Any]
 """A session's hook state (JSON values), read and written back by the edge."""
@@ -47,10 +62,14 @@ State = MutableMapping[str, Any]
 @attrs.frozen(kw_only=True)
 class HookAnswer:
     """What a hook gives the host's agent (``context``: ``None`` for nothing) and the run-log
-    line that says why (``event``)."""
+    line that says why (``event``); at the end of a turn, what the person is told
+    (``notice``: the proposals filed and refused) and what the agent is asked before it stops
+    (``nudge``: the host's stop hook keeps it going with this text)."""
 
     context: str | None
     event: dict[str, Any]
+    notice: str | None = None
+    nudge: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -81,7 +100,11 @@ class SessionHooks:
         """The brief (and the reflection lessons when they fit), ending with
         :attr:`propose_line`; a new, cleared or compacted context (``source`` ``startup``,
         ``clear``, ``compact``) forgets what earlier prompts injected, and a resumed one that
-        was briefed gets nothing."""
+        was briefed gets nothing. What the last filing of proposals told the person comes
+        first, once (:meth:`told`)."""
+        return self.told(self._brief(session_id=session_id, source=source, state=state), state)
+
+    def _brief(self, *, session_id: str, source: str, state: State) -> HookAnswer:
         if source in ("startup", "clear", "compact"):
             state["injected"] = []
         elif state.get("briefed"):
@@ -132,7 +155,22 @@ class SessionHooks:
     def prompt(self, prompt: str | None, *, trivial: bool, state: State) -> HookAnswer:
         """The injection recall for the person's ``prompt`` (nothing for a ``trivial`` one),
         without the memories the context already holds; the block is re-budgeted when some
-        were left out."""
+        were left out. What the last filing of proposals told the person comes first, once
+        (:meth:`told`)."""
+        return self.told(self._recall(prompt, trivial=trivial, state=state), state)
+
+    @staticmethod
+    def told(answer: HookAnswer, state: State) -> HookAnswer:
+        """``answer`` with the feedback of the last filing of proposals (kept in ``state`` by
+        :meth:`file_proposals`) in front of its context, so the agent learns what became of
+        them; said once. The run-log line says so (``feedback``)."""
+        feedback = state.pop("feedback", None)
+        if not isinstance(feedback, str) or not feedback:
+            return answer
+        context = "\n\n".join(c for c in (feedback, answer.context) if c)
+        return attrs.evolve(answer, context=context, event={**answer.event, "feedback": True})
+
+    def _recall(self, prompt: str | None, *, trivial: bool, state: State) -> HookAnswer:
         terms = query_terms(self.redact(prompt or ""))[:20]
         skipped: dict[str, Any] = {"type": "prompt_injection_skipped", "queryTerms": terms}
         if trivial:
@@ -184,15 +222,33 @@ class SessionHooks:
         }
         return HookAnswer(context=block, event=event)
 
-    def file_proposals(self, texts: Sequence[str], *, state: State) -> HookAnswer:
+    def file_proposals(
+        self,
+        texts: Sequence[str],
+        *,
+        state: State,
+        actions: int = 0,
+        can_nudge: bool = False,
+        nudged_already: bool = False,
+    ) -> HookAnswer:
         """Route the ``memoryProposals`` blocks of the agent's ``texts`` through propose (each
-        block once per session; invalid entries are dropped and counted). At most
+        block once per session; invalid entries are dropped and counted, a duplicate of a
+        memory or a pending proposal is closed at once and never counted as filed). At most
         :data:`MAX_ENTRIES_PER_MESSAGE` entries of one text and
         :data:`MAX_ENTRIES_PER_SESSION` of the session are filed; the rest are counted
-        (``capped``), never filed, so one message cannot flood the review queue."""
+        (``capped``), never filed, so one message cannot flood the review queue.
+
+        What was filed, found duplicate or refused (with the reasons) is the answer's
+        ``notice`` for the person, and is kept in ``state`` for the agent's next context
+        (:meth:`told`). ``actions`` is how many file edits and commands the agent ran since
+        the last read; when the host's stop hook can keep the agent going (``can_nudge``, and
+        it is not already doing so: ``nudged_already``), a session that ran at least
+        :data:`NUDGE_MIN_ACTIONS` of them and proposed nothing is asked once to propose
+        (``nudge``), unless ``recall.sessionBrief.proposeNudge`` is off."""
         filed = list(state.get("filed") or ())
         spent = _count(state.get("entriesFiled"))
         proposals: list[str] = []
+        duplicates: list[dict[str, str]] = []
         rejected: list[str] = []
         capped = 0
         for text in texts:
@@ -213,21 +269,64 @@ class SessionHooks:
                     continue
                 result = self.ingest(json.dumps(block if not dropped else _cut(block, allowed)))
                 proposals.extend(result["proposals"] + result["decisions"])
+                duplicates.extend(result.get("duplicates") or ())
                 rejected.extend(str(r.get("error", "")) for r in result["rejected"])
         state["filed"] = filed[-MAX_REMEMBERED:]
         state["entriesFiled"] = spent
+        state["actions"] = _count(state.get("actions")) + max(0, actions)
+        reasons = [self.redact(r)[:300] for r in rejected]
         event: dict[str, Any] = {
-            "type": "proposals_filed" if proposals or rejected else "proposals_none",
+            "type": "proposals_filed"
+            if proposals
+            else ("proposals_refused" if rejected or duplicates else "proposals_none"),
             "proposalIds": proposals,
-            "rejected": [self.redact(r)[:300] for r in rejected],
+            "rejected": reasons,
         }
+        if duplicates:
+            event["duplicates"] = duplicates
         if capped:
             event["capped"] = capped
             event["caps"] = {
                 "perMessage": MAX_ENTRIES_PER_MESSAGE,
                 "perSession": MAX_ENTRIES_PER_SESSION,
             }
-        return _nothing(event)
+        notice: str | None = None
+        if proposals or duplicates or rejected:
+            state["proposed"] = True
+            notice = feedback_message(len(proposals), duplicates, reasons)
+            state["feedback"] = notice
+        nudge: str | None = None
+        if (
+            can_nudge
+            and not nudged_already
+            and self.brief_settings.propose_nudge
+            and not state.get("proposed")
+            and not state.get("nudged")
+            and state["actions"] >= NUDGE_MIN_ACTIONS
+        ):
+            state["nudged"] = True
+            nudge = f"{NUDGE_LINE} {self.propose_line}".strip()
+            event["nudged"] = True
+        return HookAnswer(context=None, event=event, notice=notice, nudge=nudge)
+
+
+def feedback_message(
+    filed: int, duplicates: Sequence[Mapping[str, Any]], reasons: Sequence[str]
+) -> str:
+    """What became of the agent's ``memoryProposals``, in one short line: how many were filed
+    for review, how many were already known (naming the original), how many were refused and
+    why (the first :data:`MAX_REASONS` reasons)."""
+    parts: list[str] = []
+    if filed:
+        parts.append(f"filed {filed} for review")
+    if duplicates:
+        originals = ", ".join(str(d.get("duplicateOf", "")) for d in duplicates[:MAX_REASONS])
+        parts.append(f"{len(duplicates)} already known ({originals})")
+    if reasons:
+        listed = "; ".join(reasons[:MAX_REASONS])
+        more = f"; and {len(reasons) - MAX_REASONS} more" if len(reasons) > MAX_REASONS else ""
+        parts.append(f"refused {len(reasons)}: {listed}{more}")
+    return "swarmmem memoryProposals: " + ", ".join(parts) + "."
 
 
 def _count(value: Any) -> int:

@@ -617,12 +617,28 @@ class WriteService:
         """Accept ``memoryProposals`` / ``curatorMemoryDecisions`` JSON arrays from task output.
 
         Invalid entries are logged and dropped; curator decisions are accepted only from
-        curator roles. Never raises on malformed input.
+        curator roles. Never raises on malformed input. A proposal closed at once as a
+        duplicate is listed under ``duplicates`` (its id and ``duplicateOf``), not under
+        ``proposals``.
         """
-        result: dict[str, Any] = {"proposals": [], "decisions": [], "rejected": []}
+        result: dict[str, Any] = {
+            "proposals": [],
+            "decisions": [],
+            "rejected": [],
+            "duplicates": [],
+        }
+
+        def propose(entry: Mapping[str, Any]) -> str | None:
+            prop = self._propose_entry(entry)
+            original = prop.metadata.get("duplicateOf")
+            if original is None:
+                return prop.id
+            result["duplicates"].append({"proposalId": prop.id, "duplicateOf": str(original)})
+            return None
+
         for payload in json_objects(output):
             proposals = as_list(payload.get("memoryProposals"))
-            self._accept_entries(proposals, "proposal", self._propose_entry, result)
+            self._accept_entries(proposals, "proposal", propose, result)
             decisions = as_list(payload.get("curatorMemoryDecisions"))
             if decisions and not is_curator_role(self.context.agent_role):
                 result["rejected"].append(
@@ -639,25 +655,28 @@ class WriteService:
     def _accept_entries(
         entries: Iterable[Any],
         kind: str,
-        accept: Callable[[Mapping[str, Any]], str],
+        accept: Callable[[Mapping[str, Any]], str | None],
         result: dict[str, Any],
     ) -> None:
         """Hand each ``kind`` entry (``proposal`` or ``decision``) of task output to
-        ``accept``: the proposal id it returns goes to ``result[kind + "s"]``; an entry it
-        refuses (or one that is no object) is logged and listed under ``rejected``."""
+        ``accept``: the proposal id it returns goes to ``result[kind + "s"]`` (``None``: it
+        listed the entry elsewhere); an entry it refuses (or one that is no object) is logged
+        and listed under ``rejected``."""
         label = "memory proposal" if kind == "proposal" else "curator decision"
         for entry in entries:
             try:
                 if not isinstance(entry, Mapping):
                     raise MemoryValidationError(f"{kind} entry must be an object")
-                result[f"{kind}s"].append(accept(entry))
+                accepted = accept(entry)
+                if accepted is not None:
+                    result[f"{kind}s"].append(accepted)
             except Exception as exc:
                 log.warning("%s dropped: %s", label, exc)
                 result["rejected"].append({"kind": kind, "error": str(exc)})
 
-    def _propose_entry(self, entry: Mapping[str, Any]) -> str:
-        """File one ``memoryProposals`` entry; its proposal id."""
-        prop = self.propose(
+    def _propose_entry(self, entry: Mapping[str, Any]) -> MemoryProposal:
+        """File one ``memoryProposals`` entry; the proposal."""
+        return self.propose(
             operation=entry.get("operation", "add"),
             kind=entry.get("kind"),
             text=entry.get("text"),
@@ -666,7 +685,6 @@ class WriteService:
             target_memory_id=entry.get("targetMemoryId"),
             related_memory_ids=entry.get("relatedMemoryIds"),
         )
-        return prop.id
 
     def _curate_entry(self, entry: Mapping[str, Any]) -> str:
         """Apply one ``curatorMemoryDecisions`` entry; the id of the proposal it decided."""

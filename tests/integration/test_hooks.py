@@ -197,6 +197,9 @@ def test_unknown_host_or_event_is_a_non_blocking_error(tmp_path: Path) -> None:
     assert "unknown claude-code event" in done.stderr
 
 
+FILED_ONE = "swarmmem memoryProposals: filed 1 for review."
+
+
 def _transcript_row(text: str) -> str:
     message = {"role": "assistant", "content": [{"type": "text", "text": text}]}
     return json.dumps({"type": "assistant", "message": message}) + "\n"
@@ -227,7 +230,11 @@ def test_memory_proposals_from_the_transcript_are_filed_once(tmp_path: Path) -> 
     )
     base = {"session_id": "p1", "cwd": str(root), "transcript_path": str(transcript)}
     stop = hook("claude-code", "Stop", {**base, "last_assistant_message": reply}, cwd=root)
-    assert (stop.returncode, stop.stdout) == (0, "")
+    assert stop.returncode == 0
+    # the person sees what became of the block: one filed, two refused with their reasons
+    notice = json.loads(stop.stdout)["systemMessage"]
+    assert notice.startswith("swarmmem memoryProposals: filed 1 for review, refused 2: ")
+    assert "no_such_kind" in notice and "curatorMemoryDecisions" in notice
     end = hook("claude-code", "SessionEnd", {**base, "reason": "other"}, cwd=root)
     assert end.returncode == 0
     with swarmmem.open(root) as mem:
@@ -401,7 +408,8 @@ def test_the_helper_serves_every_hook_of_a_session(tmp_path: Path) -> None:
         SWARMMEM_HOOK_HELPER="1",
         SWARMMEM_HOOK_HELPER_IDLE="30",
     )
-    assert (done.returncode, done.stdout) == (0, "")
+    assert done.returncode == 0
+    assert json.loads(done.stdout) == {"systemMessage": FILED_ONE}
     sock = client.socket_path(root)
     try:
         assert _wait_for(sock.exists)  # the stop hook started the helper
@@ -413,7 +421,8 @@ def test_the_helper_serves_every_hook_of_a_session(tmp_path: Path) -> None:
             "event": "Stop",
             "payload": json.dumps({**base, "last_assistant_message": second}),
         }
-        assert client.ask_helper(root, request) == ""  # answered by the helper
+        answered = client.ask_helper(root, request)  # answered by the helper
+        assert json.loads(answered) == {"systemMessage": FILED_ONE}
         with swarmmem.open(root) as mem:
             texts = sorted(
                 p.proposed_record.text
@@ -502,7 +511,8 @@ def test_the_instruction_files_example_is_filed_by_the_real_stop_hook(tmp_path: 
     transcript.write_text(_transcript_row(f"Fixed the fixture.\n\n{block}\n"), encoding="utf-8")
     payload = {"session_id": "doc1", "cwd": str(root), "transcript_path": str(transcript)}
     stop = hook("claude-code", "Stop", payload, cwd=root)
-    assert (stop.returncode, stop.stdout) == (0, "")
+    assert stop.returncode == 0
+    assert json.loads(stop.stdout) == {"systemMessage": FILED_ONE}
     with swarmmem.open(root) as mem:
         (pending,) = mem.store.list_proposals("pending")
     assert pending.proposed_record is not None
@@ -654,3 +664,107 @@ def test_a_configuration_broken_while_the_helper_is_warm_is_said(
     finally:
         shutil.rmtree(root / ".swarm")  # the helper leaves when its project state goes
         assert _wait_for(lambda: not _helper_running(root), timeout=30)
+
+
+def _actions_row(*tools: str) -> str:
+    """A Claude Code transcript line: an assistant message calling ``tools``."""
+    content = [
+        {"type": "tool_use", "id": f"t{n}", "name": t, "input": {}} for n, t in enumerate(tools)
+    ]
+    return (
+        json.dumps({"type": "assistant", "message": {"role": "assistant", "content": content}})
+        + "\n"
+    )
+
+
+def test_a_session_that_worked_and_proposed_nothing_is_asked_once(tmp_path: Path) -> None:
+    """The Stop hook of a session that edited files and ran commands and proposed nothing asks
+    the agent once (``decision: block``) to propose what it learned, with the propose line;
+    never while the agent is already going on because of it, never twice in a session."""
+    from swarmmem.core.recall.session import NUDGE_LINE
+    from swarmmem.hooks.instructions import PROPOSE_LINE
+
+    root = make_project(tmp_path)
+    transcript = tmp_path / "transcript.jsonl"
+    transcript.write_text(
+        _actions_row("Read", "Edit") + _actions_row("Bash") + _transcript_row("Fixed it."),
+        encoding="utf-8",
+    )
+    base = {"session_id": "n1", "cwd": str(root), "transcript_path": str(transcript)}
+    stop = hook("claude-code", "Stop", {**base, "stop_hook_active": False}, cwd=root)
+    assert stop.returncode == 0
+    assert json.loads(stop.stdout) == {
+        "decision": "block",
+        "reason": f"{NUDGE_LINE} {PROPOSE_LINE}",
+    }
+    # the agent answers "nothing to keep": its stop hook runs again with stop_hook_active
+    with transcript.open("a", encoding="utf-8") as out:
+        out.write(_actions_row("Edit", "Bash") + _transcript_row("Nothing durable to keep."))
+    again = hook("claude-code", "Stop", {**base, "stop_hook_active": True}, cwd=root)
+    assert (again.returncode, again.stdout) == (0, "")
+    # later work in the same session: it was asked once already
+    with transcript.open("a", encoding="utf-8") as out:
+        out.write(_actions_row("Write", "Bash", "Bash"))
+    later = hook("claude-code", "Stop", {**base, "stop_hook_active": False}, cwd=root)
+    assert (later.returncode, later.stdout) == (0, "")
+    stops = [e for e in run_log(root, "n1") if e["type"].startswith("proposals")]
+    assert [e.get("nudged", False) for e in stops] == [True, False, False]
+
+
+NO_NUDGE = {"proposeNudge": False}
+
+
+@pytest.mark.parametrize(
+    ("case", "rows", "host", "event", "memory"),
+    [
+        # one command and reads only: a trivial session is never asked
+        ("trivial", ["Read", "Grep", "Bash"], "claude-code", "Stop", {}),
+        # the person turned it off
+        ("off", ["Edit", "Bash"], "claude-code", "Stop", {"recall": {"sessionBrief": NO_NUDGE}}),
+        # Gemini CLI's AfterAgent cannot keep the agent going
+        ("gemini", ["Edit", "Bash"], "gemini", "AfterAgent", {}),
+    ],
+)  # fmt: skip
+def test_no_nudge_for_a_trivial_session_when_off_or_where_the_host_cannot(
+    tmp_path: Path, case: str, rows: list[str], host: str, event: str, memory: dict[str, Any]
+) -> None:
+    root = make_project(tmp_path)
+    write_memory_config(root, {"enabled": True, "projectId": "proj_00000000000000aa", **memory})
+    transcript = tmp_path / "transcript.jsonl"
+    transcript.write_text("".join(_actions_row(r) for r in rows), encoding="utf-8")
+    base = {"session_id": case, "cwd": str(root), "transcript_path": str(transcript)}
+    stop = hook(host, event, base, cwd=root)
+    assert stop.returncode == 0, stop.stderr
+    assert "decision" not in stop.stdout and "propose" not in stop.stdout
+    (filed,) = [e for e in run_log(root, case) if e["type"].startswith("proposals")]
+    assert filed["type"] == "proposals_none" and "nudged" not in filed
+
+
+def test_the_agent_hears_what_became_of_its_proposals_in_its_next_context(
+    tmp_path: Path,
+) -> None:
+    """What the Stop hook filed, found already known or refused is said once in front of the
+    next prompt's context; a duplicate is never logged as filed."""
+    root = make_project(tmp_path)
+    base = {"session_id": "f1", "cwd": str(root), "transcript_path": ""}
+    reply = _proposal_reply("Seed data is loaded by src/app/db.py after migrations.")
+    stop = hook("claude-code", "Stop", {**base, "last_assistant_message": reply}, cwd=root)
+    assert json.loads(stop.stdout) == {"systemMessage": FILED_ONE}
+    prompt = {**base, "prompt": "how do I run the alembic migrations?"}
+    first = hook("claude-code", "UserPromptSubmit", prompt, cwd=root)
+    context = json.loads(first.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith(FILED_ONE + "\n\n") and ALEMBIC in context
+    second = hook("claude-code", "UserPromptSubmit", {**prompt, "prompt": "and pytest?"}, cwd=root)
+    assert FILED_ONE not in second.stdout  # said once
+
+    # another session proposes the same fact: closed at once as a duplicate, never "filed"
+    (pending,) = [e for e in run_log(root, "f1") if e["type"] == "proposals_filed"]
+    other = {**base, "session_id": "f2", "last_assistant_message": reply}
+    dup = hook("claude-code", "Stop", other, cwd=root)
+    original = pending["proposalIds"][0]
+    assert json.loads(dup.stdout) == {
+        "systemMessage": f"swarmmem memoryProposals: 1 already known ({original})."
+    }
+    (refused,) = [e for e in run_log(root, "f2") if e["type"].startswith("proposals")]
+    assert refused["type"] == "proposals_refused" and refused["proposalIds"] == []
+    assert [d["duplicateOf"] for d in refused["duplicates"]] == [original]

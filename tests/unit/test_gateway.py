@@ -219,7 +219,12 @@ def test_task_output_ingestion(tmp_path: Path) -> None:
             "proposals": [],
             "decisions": [],
             "rejected": [],
+            "duplicates": [],
         }
+        # the same proposal again is closed as a duplicate of the pending one, never "filed"
+        again = coder.runtime.writes.ingest_task_output(output)
+        assert again["proposals"] == []
+        assert [d["duplicateOf"] for d in again["duplicates"]] == result["proposals"]
     with swarmmem.open(
         tmp_path, config={"enabled": True}, store=store, context={"agent_role": "curator_phase"}
     ) as curator:

@@ -84,6 +84,8 @@ def test_every_field_is_typed_and_clipped() -> None:
             "reason": {"nested": 1},
             "queryTerms": "not a list",
             "proposalIds": ["prop_1"],
+            "duplicates": [{"duplicateOf": "prop_0"}, "junk", {"duplicateOf": 5}],
+            "nudged": "yes",
         }
     )
     assert entry["type"] == "unknown"
@@ -92,6 +94,7 @@ def test_every_field_is_typed_and_clipped() -> None:
     assert entry["scores"] == [0.5, 0.0]
     assert entry["tokens"] is None and entry["dense"] is None and entry["reason"] is None
     assert entry["query_terms"] == [] and entry["proposal_ids"] == ["prop_1"]
+    assert entry["duplicate_of"] == ["prop_0"] and entry["nudged"] is None
 
 
 def test_a_timeline_adds_up_what_the_session_received() -> None:

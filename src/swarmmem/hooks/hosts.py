@@ -9,8 +9,10 @@ ties them together; ``docs/hosts.md`` has the recipe for adding a host.
 
 A host runs ``swarmmem hook <host> <event>`` with one JSON object on stdin. :func:`parse`
 turns the host's event name and fields into a :class:`HookInput`; :func:`render` turns the
-context to add (or nothing) into exactly what the host reads on stdout, and
-:func:`render_notice` a message for the person (where the host shows one). Hosts and events:
+context to add (or nothing) into exactly what the host reads on stdout,
+:func:`render_notice` a message for the person (where the host shows one), and
+:func:`render_stop` what a stop hook says: a notice, and on hosts whose stop hook can keep the
+agent going, the question asking it to propose. Hosts and events:
 
 ================  ==========================================================================
 ``claude-code``   SessionStart, UserPromptSubmit, Stop, SubagentStop, SessionEnd, PreCompact
@@ -78,6 +80,8 @@ class Payload(NamedTuple):
     """Keys read as the agent's last reply by a stop-kind hook only."""
     prompt_has_hook_context: bool = False
     """The host puts earlier hook context (``<hook_context>...``) in front of the prompt."""
+    stop_active: tuple[str, ...] = ("stop_hook_active",)
+    """Keys that are ``true`` when the agent is already going on because a stop hook asked."""
 
 
 class Output(NamedTuple):
@@ -93,6 +97,9 @@ class Output(NamedTuple):
     """A prompt hook's answer carries ``"continue": true``."""
     notice_field: str | None = None
     """The field whose text the person sees (``None``: a notice goes to stderr only)."""
+    stop_continue: bool = False
+    """A stop hook can keep the agent going: ``{"decision": "block", "reason": ...}`` hands it
+    the reason as its next instruction (guarded by :attr:`Payload.stop_active`)."""
 
 
 class InitFile(NamedTuple):
@@ -147,6 +154,7 @@ _CLAUDE_EVENTS = (
     Event("PreCompact", PRE_COMPACT),
 )
 _HOOK_SPECIFIC = Output(nested=True, notice_field="systemMessage")
+_CLAUDE_OUTPUT = _HOOK_SPECIFIC._replace(stop_continue=True)
 
 CODEX_TRUST_NOTE = (
     "Codex runs a project's hooks only once you trust them: start `codex` in this folder and "
@@ -166,7 +174,7 @@ TABLE: dict[str, Host] = {
             name="claude-code",
             title="Claude Code",
             events=_CLAUDE_EVENTS,
-            output=_HOOK_SPECIFIC,
+            output=_CLAUDE_OUTPUT,
             init=(
                 InitFile(".mcp.json", "mcp-stdio"),
                 InitFile(".claude/settings.json", "hooks", user_path="~/.claude/settings.json"),
@@ -181,7 +189,7 @@ TABLE: dict[str, Host] = {
             events=tuple(
                 e._replace(timeout=3) if e.kind == SESSION_END else e for e in _CLAUDE_EVENTS
             ),
-            output=_HOOK_SPECIFIC,
+            output=_CLAUDE_OUTPUT,
             init=(
                 InitFile(".codex/hooks.json", "hooks"),
                 InitFile("~/.codex/config.toml", "mcp-toml"),
@@ -320,6 +328,7 @@ class HookInput:
         "prompt",
         "session_id",
         "source",
+        "stop_active",
         "transcript_path",
     )
 
@@ -340,6 +349,8 @@ class HookInput:
         self.last_assistant_message = _field(payload, keys.reply) or (
             _field(payload, keys.stop_reply) if self.kind == STOP else None
         )
+        #: the agent goes on because a stop hook asked it to (never asked twice in a row)
+        self.stop_active = any(payload.get(key) is True for key in keys.stop_active)
 
     def as_dict(self) -> dict[str, Any]:
         """The fields (for the helper process and the tests)."""
@@ -412,6 +423,26 @@ def render_notice(host: str, kind: str, message: str) -> str:
     if field is None:
         return empty_output(host, kind)
     return json.dumps({field: message}, ensure_ascii=False)
+
+
+def can_continue(host: str, kind: str) -> bool:
+    """True when ``host``'s hook of ``kind`` can keep the agent going (a stop hook)."""
+    return kind == STOP and host_of(host).output.stop_continue
+
+
+def render_stop(host: str, kind: str, notice: str | None, nudge: str | None) -> str:
+    """The stdout of a hook that adds no context: ``nudge`` as the agent's next instruction
+    where the host's stop hook can keep it going (:func:`can_continue`), with ``notice`` for
+    the person; else ``notice`` alone (:func:`render_notice`), or nothing."""
+    if nudge and can_continue(host, kind):
+        answer: dict[str, Any] = {"decision": "block", "reason": nudge}
+        field = host_of(host).output.notice_field
+        if notice and field:
+            answer[field] = notice
+        return json.dumps(answer, ensure_ascii=False)
+    if notice:
+        return render_notice(host, kind, notice)
+    return empty_output(host, kind)
 
 
 def render(host: str, kind: str, context: str | None) -> str:

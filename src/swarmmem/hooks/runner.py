@@ -1,6 +1,11 @@
 """What a hook does, once the host's input is parsed: brief, recall for a prompt, or file the
 agent's proposals; and the run-log line that says what happened.
 
+A stop hook tells the person what it filed, found duplicate or refused (the host's
+user-visible field), and the agent hears it in front of the next context a hook adds; where
+the host's stop hook can keep the agent going, a session that edited files or ran commands and
+proposed nothing is asked once to propose what it learned.
+
 :func:`run_hook` is called in the hook process itself or in the project's helper process
 (:mod:`swarmmem.hooks.daemon`); both give the same answer. It never raises: a failure is
 logged and answered with the host's empty output, so memory never blocks the person's work.
@@ -26,7 +31,7 @@ from swarmmem.core.model.ids import to_iso
 from swarmmem.core.recall.session import HOOK_KINDS, MAX_REMEMBERED, HookAnswer, SessionHooks
 from swarmmem.hooks import hosts
 from swarmmem.hooks.hosts import HookInput
-from swarmmem.hooks.transcript import read_assistant_texts
+from swarmmem.hooks.transcript import read_transcript
 from swarmmem.memory import Memory
 from swarmmem.project import CONFIG_RELATIVE_PATH
 from swarmmem.registry import create
@@ -65,7 +70,9 @@ def run_hook(
         with mem.session_state(hook.session_id) as state:
             result = answer(use_cases, hook, state)
         _log(mem, hook, result.event)
-        return hosts.render(hook.host, hook.kind, result.context)
+        if hook.kind in hosts.CONTEXT_KINDS:
+            return hosts.render(hook.host, hook.kind, result.context)
+        return hosts.render_stop(hook.host, hook.kind, result.notice, result.nudge)
     except Exception as exc:
         note = f"swarmmem hook {hook.host} {hook.event}: {type(exc).__name__}: {exc}"
         print(note, file=sys.stderr)
@@ -129,17 +136,26 @@ def answer(use_cases: SessionHooks, hook: HookInput, state: dict[str, Any]) -> H
     if hook.kind == hosts.PROMPT:
         trivial = hosts.trivial_prompt(hook.prompt)
         return use_cases.prompt(hook.prompt, trivial=trivial, state=state)
-    return use_cases.file_proposals(_agent_texts(hook, state), state=state)
+    texts, actions = _agent_work(hook, state)
+    return use_cases.file_proposals(
+        texts,
+        state=state,
+        actions=actions,
+        can_nudge=hosts.can_continue(hook.host, hook.kind),
+        nudged_already=hook.stop_active,
+    )
 
 
-def _agent_texts(hook: HookInput, state: dict[str, Any]) -> list[str]:
-    """What the agent wrote since the transcript was last read (the host's last reply too)."""
+def _agent_work(hook: HookInput, state: dict[str, Any]) -> tuple[list[str], int]:
+    """What the agent wrote since the transcript was last read (the host's last reply too),
+    and how many files it edited and commands it ran meanwhile."""
     offset = int(state.get("transcriptOffset") or 0)
-    texts, offset = read_assistant_texts(hook.transcript_path, offset)
-    state["transcriptOffset"] = offset
+    reading = read_transcript(hook.transcript_path, offset)
+    state["transcriptOffset"] = reading.offset
+    texts = list(reading.texts)
     if hook.last_assistant_message:
         texts.append(hook.last_assistant_message)
-    return texts
+    return texts, reading.actions
 
 
 def _repeated(hook: HookInput, state: dict[str, Any]) -> bool:

@@ -2,11 +2,13 @@
 
 Transcripts are JSON lines that grow during a session (Claude Code writes ``user`` and
 ``assistant`` rows whose ``message.content`` holds the text; Codex writes ``response_item``
-rows with a ``payload`` of role ``assistant``). :func:`read_assistant_texts` reads complete lines
+rows with a ``payload`` of role ``assistant``). :func:`read_transcript` reads complete lines
 after ``offset`` (at most :data:`MAX_READ` bytes a call, so a long transcript is read over
-several hooks) and returns the assistant texts it finds with the new offset. A line that does
-not decode (nested too deep for the decoder included) is passed over, so it can never hold the
-offset back and stop a session's proposal filing.
+several hooks) and returns the assistant texts it finds with the new offset, and how many file
+edits and commands the agent ran (its tool calls named in :data:`ACTION_TOOLS`), which tell a
+session that did real work from a trivial one. A line that does not decode (nested too deep
+for the decoder included) is passed over, so it can never hold the offset back and stop a
+session's proposal filing.
 """
 
 from __future__ import annotations
@@ -15,28 +17,56 @@ import json
 import os
 import stat
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 MAX_READ = 4 << 20
 """The most bytes of transcript read by one hook."""
+ACTION_TOOLS = frozenset(
+    {
+        # Claude Code
+        "Bash",
+        "Edit",
+        "MultiEdit",
+        "NotebookEdit",
+        "Write",
+        # Codex
+        "apply_patch",
+        "exec_command",
+        "local_shell",
+        "shell",
+    }
+)
+"""The tool calls that edit a file or run a command."""
 
 
-def read_assistant_texts(path: str | None, offset: int) -> tuple[list[str], int]:
-    """The assistant texts in the complete lines of ``path`` after byte ``offset``, and the
-    offset to start from next time. A missing or irregular file reads as nothing; a file now
-    shorter than ``offset`` (rewritten) is read from the start."""
+class Reading(NamedTuple):
+    """What one read of a transcript found."""
+
+    texts: list[str]
+    """The assistant texts."""
+    actions: int
+    """The tool calls that edit a file or run a command (:data:`ACTION_TOOLS`)."""
+    offset: int
+    """Where the next read starts."""
+
+
+def read_transcript(path: str | None, offset: int) -> Reading:
+    """The assistant texts and the count of edits and commands in the complete lines of
+    ``path`` after byte ``offset``, and the offset to start from next time. A missing or
+    irregular file reads as nothing; a file now shorter than ``offset`` (rewritten) is read
+    from the start."""
     if not path:
-        return [], offset
+        return Reading([], 0, offset)
     try:
         fd = os.open(
             path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
         )
     except OSError:
-        return [], offset
+        return Reading([], 0, offset)
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
-            return [], offset
+            return Reading([], 0, offset)
         if info.st_size < offset:
             offset = 0
         handle.seek(offset)
@@ -44,15 +74,44 @@ def read_assistant_texts(path: str | None, offset: int) -> tuple[list[str], int]
     end = chunk.rfind(b"\n")
     if end < 0:
         # no complete line yet; a single line longer than MAX_READ is skipped whole
-        return [], offset + len(chunk) if len(chunk) >= MAX_READ else offset
+        return Reading([], 0, offset + len(chunk) if len(chunk) >= MAX_READ else offset)
     texts: list[str] = []
+    actions = 0
     for line in chunk[: end + 1].splitlines():
         try:
             row = json.loads(line)
         except (ValueError, RecursionError):  # a line nested too deep for the decoder
             continue
         texts.extend(assistant_texts(row))
-    return texts, offset + end + 1
+        actions += tool_actions(row)
+    return Reading(texts, actions, offset + end + 1)
+
+
+def tool_actions(row: Any) -> int:
+    """How many tool calls in ``row`` edit a file or run a command: Claude Code's
+    ``tool_use`` blocks of an assistant message, Codex's ``function_call`` /
+    ``custom_tool_call`` / ``local_shell_call`` items."""
+    if not isinstance(row, dict):
+        return 0
+    payload = row.get("payload")
+    if isinstance(payload, dict) and payload.get("type") in (
+        "function_call",
+        "custom_tool_call",
+        "local_shell_call",
+    ):
+        name = "local_shell" if payload["type"] == "local_shell_call" else payload.get("name")
+        return 1 if name in ACTION_TOOLS else 0
+    message = row.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return 0
+    return sum(
+        1
+        for block in content
+        if isinstance(block, dict)
+        and block.get("type") == "tool_use"
+        and block.get("name") in ACTION_TOOLS
+    )
 
 
 def assistant_texts(row: Any) -> Iterator[str]:
