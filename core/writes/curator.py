@@ -79,6 +79,9 @@ APPROVAL_DECISIONS: Mapping[str, str] = {
 closed with ``noop``); a person's review (``swarmmem review``, ``swarmmem ui``) approves with it."""
 DEFAULT_REJECT_REASON = "rejected in review"
 """The reason a person's review records when a rejection gives none."""
+MERGE_REASON = "merged into {memory_id}: it already says this"
+"""The reason a person's review rejects a proposal with when merging it into a similar
+memory (``swarmmem review``'s ``m``, the web viewer's merge)."""
 #: the reviewer label of a decision a person makes (the CLI's ``curate`` and ``review``, the
 #: web viewer), as against a curator agent's or the curation policy's
 PERSON_REVIEWER = "user"

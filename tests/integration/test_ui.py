@@ -221,23 +221,36 @@ def test_every_post_route_is_known_to_the_csrf_tests() -> None:
         "/health/audit",
         "/health/evidence",
         "/health/propose",
+        "/review-batch",
+        "/review-batch/preview",
         "/review/{proposal_id}/approve",
         "/review/{proposal_id}/edit",
+        "/review/{proposal_id}/merge",
         "/review/{proposal_id}/reject",
+        "/review/{proposal_id}/undo",
     ]
 
 
 @pytest.mark.parametrize("csrf", [None, "", "wrong", CSRF[:-1]])
-@pytest.mark.parametrize("route", ["approve", "edit", "reject", "audit", "evidence", "propose"])
+@pytest.mark.parametrize(
+    "route",
+    ["approve", "edit", "reject", "merge", "undo", "batch", "audit", "evidence", "propose"],
+)
 def test_a_post_with_the_cookie_but_without_the_csrf_token_changes_nothing(
     project: UiProject, route: str, csrf: str | None
 ) -> None:
     (project.root / "README.md").unlink()  # a proposal to file if the form were obeyed
+    if route == "undo":  # a decision to undo if the form were obeyed
+        with viewer(project.root) as client:
+            post(client, f"/review/{project.proposals['approve']}/approve", {"csrf": CSRF})
     before = store_digest(project.root)
-    proposal_id = project.proposals["edit"]
+    proposal_id = project.proposals["approve" if route == "undo" else "edit"]
     health = ("audit", "evidence", "propose")
     path = f"/health/{route}" if route in health else f"/review/{proposal_id}/{route}"
-    data = {"text": "Changed by a forged form.", "kind": "project_fact", "reason": "forged"}
+    path = "/review-batch" if route == "batch" else path
+    data = {"text": "Changed by a forged form.", "kind": "project_fact", "reason": "forged",
+            "into": project.memories["script"], "action": "reject",
+            f"pick_{project.proposals['edit']}": "1"}  # fmt: skip
     if csrf is not None:
         data["csrf"] = csrf
     with viewer(project.root) as client:
@@ -245,7 +258,8 @@ def test_a_post_with_the_cookie_but_without_the_csrf_token_changes_nothing(
         assert refused.status_code == 403
         assert "CSRF" in refused.text and "Verified" not in refused.text
     assert store_digest(project.root) == before
-    assert proposal_of(project.root, proposal_id).status == "pending"
+    expected = "applied" if route == "undo" else "pending"
+    assert proposal_of(project.root, proposal_id).status == expected
 
 
 def test_only_small_url_encoded_forms_are_read(project: UiProject) -> None:
@@ -470,6 +484,68 @@ def test_review_approve_edit_and_reject_go_through_the_audited_curator_path(
     assert edit_events[0]["event"]["rewritten"] == ["text"]
 
 
+def test_merge_skip_undo_and_batch_decide_as_a_person(project: UiProject) -> None:
+    """Merge into a similar memory (rejected as its duplicate, as ``review``'s ``m``), skip
+    (a link: nothing stored), undo (``Memory.undo_decision``), and a batch previewed then
+    confirmed; every decision carries the person's label."""
+    from swarmmem.core.writes.curator import MERGE_REASON  # the terminal review's words
+
+    ids, script = project.proposals, project.memories["script"]
+    with swarmmem.open(project.root, context={"agent_role": "coder"}) as mem:
+        dup = propose_fact(mem, SCRIPT_TEXT.replace("output.", "output, always."),
+                           kind="repo_convention", evidence="README.md")  # fmt: skip
+    assert dup.status == "pending" and script in [
+        s["memoryId"] for s in dup.metadata.get("similar", [])
+    ]
+    with viewer(project.root) as client:
+        queue = client.get("/review").text
+        card = queue.split(f'id="{dup.id}"')[1].split("</article>")[0]
+        assert f'<option value="{script}">' in card and 'name="merge"' in card
+        bad = post(client, f"/review/{dup.id}/merge",
+                   {"csrf": CSRF, "into": project.memories["img"]})  # fmt: skip
+        assert bad.status_code == 400 and "similar memories" in bad.text
+        merged = post(client, f"/review/{dup.id}/merge", {"csrf": CSRF, "into": script})
+        assert merged.status_code == 303 and "done=merged" in merged.headers["location"]
+        # skip: a link that hides the card, and the queue still counts it
+        skipped = client.get(f"/review?skip={ids['edit']},not-an-id,<x>").text
+        assert f'id="{ids["edit"]}"' not in skipped and 'id="pending-count">4<' in skipped
+        assert 'id="skipped">1 skipped' in skipped
+        # the next skip link keeps this one (the bad ids are dropped)
+        assert f'href="/review?skip={ids["edit"]}%2C{ids["reject"]}"' in skipped
+        # approve, then undo from the notice
+        approved = post(client, f"/review/{ids['approve']}/approve", {"csrf": CSRF})
+        after = client.get(approved.headers["location"]).text
+        assert f'action="/review/{ids["approve"]}/undo"' in after
+        undone = post(client, f"/review/{ids['approve']}/undo", {"csrf": CSRF})
+        assert undone.status_code == 303 and "done=undone" in undone.headers["location"]
+        twice = post(client, f"/review/{ids['approve']}/undo", {"csrf": CSRF})
+        assert twice.status_code == 409 and "was not undone" in twice.text
+        # a batch: the preview decides nothing, the confirmation decides each
+        picks = {f"pick_{ids['edit']}": "1", f"pick_{ids['reject']}": "1"}
+        form = {"csrf": CSRF, "action": "reject", "reason": "not <ours>", **picks}
+        preview = post(client, "/review-batch/preview", form)
+        assert preview.status_code == 200 and 'id="preview"' in preview.text
+        assert "not &lt;ours&gt;" in preview.text
+        assert proposal_of(project.root, ids["edit"]).status == "pending"
+        assert all(f'name="pick_{ids[n]}" value="1"' in preview.text for n in ("edit", "reject"))
+        empty = post(client, "/review-batch/preview", {"csrf": CSRF, "action": "reject"})
+        assert empty.status_code == 400
+        confirmed = post(client, "/review-batch", form)
+        assert confirmed.status_code == 303 and "done=batch&n=2" in confirmed.headers["location"]
+    with swarmmem.open(project.root) as mem:
+        merged_prop = mem.store.get_proposal(dup.id)
+        approve = mem.store.get_proposal(ids["approve"])
+        refiled = mem.store.get_proposal(approve.metadata["undoneBy"])
+        batch = [mem.store.get_proposal(ids[n]) for n in ("edit", "reject")]
+        texts = {r.text for r in mem.list()}
+    assert merged_prop.status == "rejected" and merged_prop.reviewer == "user"
+    assert merged_prop.rejection_reason == MERGE_REASON.format(memory_id=script)
+    assert APPROVE_TEXT not in texts and refiled.status == "pending"  # undone: forgotten
+    assert [(p.status, p.reviewer, p.rejection_reason) for p in batch] == [
+        ("rejected", "user", "not <ours>")
+    ] * 2
+
+
 def test_a_person_decides_with_the_same_label_as_swarmmem_review(project: UiProject) -> None:
     """The viewer records a decision exactly as ``swarmmem review`` does (the same reviewer
     label, reason and audit event)."""
@@ -598,6 +674,11 @@ def test_a_read_only_store_opens_read_only_and_offers_no_decision(project: UiPro
         audit = post(client, "/health/audit", {"csrf": CSRF})
         health = client.get("/health").text
         propose = post(client, "/health/propose", {"csrf": CSRF})
+        batch = post(client, "/review-batch",
+                     {"csrf": CSRF, "action": "approve", f"pick_{proposal_id}": "1"})  # fmt: skip
+        merge = post(client, f"/review/{proposal_id}/merge", {"csrf": CSRF, "into": "mem_x"})
+    assert batch.status_code == 409 and merge.status_code == 409
+    assert 'form="batch"' not in review and 'name="merge"' not in review
     assert 'id="read-only"' in review and '<form method="post" action="/review' not in review
     assert 'action="/health/propose"' not in health and propose.status_code == 409
     assert all(p.status_code == 200 for p in pages) and searched.status_code == 200

@@ -36,13 +36,13 @@ from swarmmem.core.model.ids import iso_to_ms, memory_id, to_iso
 from swarmmem.core.model.records import MEMORY_KINDS, MemoryProposal
 from swarmmem.core.writes.curator import (
     DEFAULT_REJECT_REASON,
+    MERGE_REASON,
     PERSON_REVIEWER,
     approval_decision,
 )
 from swarmmem.memory import Memory
 from swarmmem.results import proposal_details_json, redact_secrets
 
-MERGE_REASON = "merged into {memory_id}: it already says this"
 UNDO_FORGET_REASON = "undone in review: {proposal_id}"
 REFILE_RATIONALE = "re-filed by undo of {decision} of {proposal_id}: {rationale}"
 MAX_RATIONALE = 2000

@@ -17,6 +17,9 @@ from swarmmem.ui import pages
 from swarmmem.ui.guard import Guard
 from swarmmem.ui.viewer import HERE, Viewer, action, page
 
+BATCH_FIELDS = pages.QUEUE_LIMIT + 8
+"""The fields of a batch form: a checkbox per proposal shown, the action, reason, CSRF."""
+
 
 def create_app(
     open_memory: Callable[[], Memory],
@@ -49,6 +52,14 @@ def create_app(
         Route("/review/{proposal_id}/approve", action(pages.approve), methods=["POST"]),
         Route("/review/{proposal_id}/edit", action(pages.edit), methods=["POST"]),
         Route("/review/{proposal_id}/reject", action(pages.reject), methods=["POST"]),
+        Route("/review/{proposal_id}/merge", action(pages.merge), methods=["POST"]),
+        Route("/review/{proposal_id}/undo", action(pages.undo), methods=["POST"]),
+        Route(
+            "/review-batch/preview",
+            action(pages.batch_preview, writes=False, max_fields=BATCH_FIELDS),
+            methods=["POST"],
+        ),
+        Route("/review-batch", action(pages.batch, max_fields=BATCH_FIELDS), methods=["POST"]),
         Route("/sessions", page(pages.sessions), methods=["GET"]),
         Route("/sessions/{session_id}", page(pages.session), methods=["GET"]),
         Route("/health", page(pages.health), methods=["GET"]),

@@ -26,7 +26,12 @@ from swarmmem.core.maintenance.management import MEMORY_STATES
 from swarmmem.core.model.errors import MemoryValidationError, NotFoundError, SwarmMemoryError
 from swarmmem.core.model.records import MEMORY_KINDS, MemoryRecord
 from swarmmem.core.model.reports import MemoryDetails, ProposalDetails
-from swarmmem.core.writes.curator import DEFAULT_REJECT_REASON, PERSON_REVIEWER, approval_decision
+from swarmmem.core.writes.curator import (
+    DEFAULT_REJECT_REASON,
+    MERGE_REASON,
+    PERSON_REVIEWER,
+    approval_decision,
+)
 from swarmmem.memory import Memory
 from swarmmem.results import redact_secrets
 from swarmmem.ui import charts
@@ -46,8 +51,19 @@ NOTICES = {
     "approved": "Approved {id}.",
     "edited": "Approved {id} with your text.",
     "rejected": "Rejected {id}.",
+    "merged": "Merged {id} into the memory it repeats (rejected as a duplicate).",
+    "undone": "Undid the decision on {id}; it is pending again as a copy.",
+    "batch": "Decided {n} proposals.",
 }
 """What a review decision says on the page it returns to."""
+UNDOABLE = frozenset({"approved", "rejected", "merged"})
+"""The notices of a decision a person can undo from the notice (an edited add too)."""
+MERGEABLE_STATES = ("active", "suppressed")
+"""The states of a similar memory a proposal can be merged into (as ``swarmmem review``)."""
+BATCH_ACTIONS = ("approve", "reject")
+"""What a batch of ticked proposals can be given."""
+_PICK = "pick_"
+"""The prefix of a batch form's checkbox of one proposal (``pick_<proposal id>``)."""
 
 
 def _id(value: str, *, prefix: str | None = None) -> str:
@@ -255,33 +271,56 @@ async def review(request: Request) -> Response:
     return _review_page(request, viewer.mem)
 
 
+def _skipped(request: Request) -> list[str]:
+    """The proposals this review skipped (``?skip=ID,ID``: a link, nothing is stored)."""
+    given = request.query_params.get("skip", "")[:20_000].split(",")
+    return [i for i in dict.fromkeys(given) if _ID.match(i) and i.startswith("prop_")]
+
+
 def _review_page(
     request: Request, mem: Memory, *, error: str | None = None, status: int = 200
 ) -> Response:
     queue = mem.review_queue(QUEUE_LIMIT)
-    cards = [_card(mem, details) for details in queue.proposals]
+    skipped = _skipped(request)
+    shown = [d for d in queue.proposals if d.proposal_id not in skipped]
+    cards = [_card(mem, details) for details in shown]
     done = request.query_params.get("done")
     shown_id = request.query_params.get("id", "")
     notice = None
-    if done in NOTICES and _ID.match(shown_id):
+    if done == "batch":
+        count = request.query_params.get("n", "")
+        notice = NOTICES["batch"].format(n=int(count)) if count.isdigit() else None
+    elif done in NOTICES and _ID.match(shown_id):
         notice = NOTICES[done].format(id=shown_id)
     memory_id = request.query_params.get("memory", "")
+
+    def skip_link(proposal_id: str) -> str:
+        return "/review?" + urlencode({"skip": ",".join([*skipped, proposal_id])})
+
     return viewer_of(request).render(
         "review.html",
         status=status,
         title="Review",
         cards=cards,
         total=queue.pending_count,
+        skipped=[i for i in skipped if any(d.proposal_id == i for d in queue.proposals)],
+        skip_link=skip_link,
         kinds=sorted(MEMORY_KINDS),
         notice=notice,
         notice_memory=memory_id if notice and _ID.match(memory_id) else None,
+        undo_id=shown_id if notice and done in UNDOABLE | {"edited"} else None,
         error=error,
         reject_reason=DEFAULT_REJECT_REASON,
     )
 
 
 def _decide(
-    request: Request, proposal_id: str, done: str, decide: Callable[[Memory], str | None]
+    request: Request,
+    proposal_id: str,
+    done: str,
+    decide: Callable[[Memory], str | None],
+    *,
+    refused: str = "stays pending",
 ) -> Response:
     """Run ``decide`` (a curator decision; it returns the memory an add wrote) and go back to
     the queue saying so; a refused decision shows the queue again with the error."""
@@ -289,7 +328,7 @@ def _decide(
     try:
         written = decide(mem)
     except SwarmMemoryError as exc:
-        message = f"{proposal_id} stays pending: {redact_secrets(str(exc))}"
+        message = f"{proposal_id} {refused}: {redact_secrets(str(exc))}"
         return _review_page(request, mem, error=message, status=status_of(exc))
     args = {"done": done, "id": proposal_id, **({"memory": written} if written else {})}
     return RedirectResponse("/review?" + urlencode(args), status_code=303)
@@ -354,6 +393,108 @@ async def reject(request: Request, form: dict[str, str]) -> Response:
         return None
 
     return _decide(request, proposal_id, "rejected", decide)
+
+
+async def merge(request: Request, form: dict[str, str]) -> Response:
+    """Merge the proposal into one of its similar memories (``into``): it is rejected as
+    saying what that memory says (as ``review``'s ``m``), so nothing is written twice."""
+    proposal_id = _id(request.path_params["proposal_id"], prefix="prop_")
+    into = form.get("into", "")
+
+    def decide(mem: Memory) -> str | None:
+        details = mem.inspect(proposal_id)
+        if not isinstance(details, ProposalDetails):
+            raise NotFoundError(f"proposal {proposal_id} was not found")
+        similar = [s.get("memory_id") for s in details.similar]
+        if into not in similar:
+            raise MemoryValidationError(
+                "merge into one of the proposal's similar memories; "
+                f"got {redact_secrets(into)[:80]!r}"
+            )
+        state = mem.state_of(mem.get(into))
+        if state not in MERGEABLE_STATES:
+            raise MemoryValidationError(f"memory {into} is {state}; choose another")
+        reason = MERGE_REASON.format(memory_id=into)
+        mem.curate(proposal_id, "reject", reason=reason, reviewer=PERSON_REVIEWER)
+        return into
+
+    return _decide(request, proposal_id, "merged", decide)
+
+
+async def undo(request: Request, form: dict[str, str]) -> Response:
+    """Undo a person's decision on the proposal (``Memory.undo_decision``, as ``swarmmem
+    undo``): an approved add forgets the memory it wrote, and a pending copy is filed."""
+    proposal_id = _id(request.path_params["proposal_id"], prefix="prop_")
+
+    def decide(mem: Memory) -> str | None:
+        mem.undo_decision(proposal_id, reason=f"undone in review: {proposal_id}")
+        return None
+
+    return _decide(request, proposal_id, "undone", decide, refused="was not undone")
+
+
+def _batch(form: dict[str, str]) -> tuple[str, list[str], str]:
+    """The batch form: its action, the proposals picked (in the form's order) and the
+    reject reason; a missing pick or an unknown action is refused (400)."""
+    action = form.get("action", "")
+    if action not in BATCH_ACTIONS:
+        raise Refused(400, "choose approve or reject for the proposals you picked")
+    picked = [k[len(_PICK) :] for k, v in form.items() if k.startswith(_PICK) and v]
+    picked = [_id(i, prefix="prop_") for i in picked]
+    if not picked:
+        raise Refused(400, "pick at least one proposal with its checkbox")
+    return action, picked, form.get("reason", "").strip() or DEFAULT_REJECT_REASON
+
+
+async def batch_preview(request: Request, form: dict[str, str]) -> Response:
+    """What a batch decision will do, proposal by proposal, with a form to confirm it;
+    nothing is decided yet."""
+    viewer = viewer_of(request)
+    mem = viewer.mem
+    action, picked, reason = _batch(form)
+    rows = []
+    for proposal_id in picked:
+        details = mem.inspect(proposal_id)
+        if not isinstance(details, ProposalDetails):
+            raise Refused(404, f"no such proposal: {proposal_id}")
+        prop = details.proposal
+        operation = str(prop.get("operation"))
+        rows.append(
+            {
+                "id": proposal_id,
+                "operation": operation,
+                "status": prop.get("status"),
+                "decision": approval_decision(operation) if action == "approve" else "reject",
+                "text": (prop.get("proposedRecord") or {}).get("text"),
+                "target": prop.get("targetMemoryId"),
+            }
+        )
+    return viewer.render(
+        "batch.html", title="Review: confirm", action=action, rows=rows, reason=reason, pick=_PICK
+    )
+
+
+async def batch(request: Request, form: dict[str, str]) -> Response:
+    """Decide every picked proposal, one by one through ``Memory.curate`` as a person (each
+    audited as its own decision); the first refusal stops the batch and says which."""
+    action, picked, reason = _batch(form)
+    mem = viewer_of(request).mem
+    done = 0
+    for proposal_id in picked:
+        try:
+            if action == "approve":
+                decision = approval_decision(str(_pending(mem, proposal_id).get("operation")))
+                mem.curate(proposal_id, decision, reviewer=PERSON_REVIEWER)
+            else:
+                mem.curate(proposal_id, "reject", reason=reason, reviewer=PERSON_REVIEWER)
+        except SwarmMemoryError as exc:
+            message = (
+                f"decided {done} of {len(picked)}; {proposal_id} stays pending: "
+                f"{redact_secrets(str(exc))}"
+            )
+            return _review_page(request, mem, error=message, status=status_of(exc))
+        done += 1
+    return RedirectResponse("/review?" + urlencode({"done": "batch", "n": done}), status_code=303)
 
 
 # --------------------------------------------------------------------------- sessions

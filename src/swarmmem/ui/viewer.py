@@ -175,10 +175,10 @@ def page(handler: Page) -> Page:
     return run
 
 
-async def read_form(request: Request) -> dict[str, str]:
-    """The posted form's text fields, after its CSRF token matched this viewer's (403
-    otherwise: nothing is done)."""
-    form = await request.form(max_files=0, max_fields=MAX_FIELDS, max_part_size=MAX_BODY)
+async def read_form(request: Request, max_fields: int = MAX_FIELDS) -> dict[str, str]:
+    """The posted form's text fields (at most ``max_fields``), after its CSRF token matched
+    this viewer's (403 otherwise: nothing is done)."""
+    form = await request.form(max_files=0, max_fields=max_fields, max_part_size=MAX_BODY)
     fields = {key: value for key, value in form.items() if isinstance(value, str)}
     token = fields.get("csrf", "")
     expected = viewer_of(request).csrf
@@ -187,14 +187,15 @@ async def read_form(request: Request) -> dict[str, str]:
     return fields
 
 
-def action(handler: Action, *, writes: bool = True) -> Page:
-    """A ``POST`` action: the form and its CSRF token are checked first, a store opened
-    read-only refuses a writing action (409), and errors become the error page."""
+def action(handler: Action, *, writes: bool = True, max_fields: int = MAX_FIELDS) -> Page:
+    """A ``POST`` action: the form (at most ``max_fields`` fields) and its CSRF token are
+    checked first, a store opened read-only refuses a writing action (409), and errors
+    become the error page."""
 
     async def run(request: Request) -> Response:
         viewer = viewer_of(request)
         try:
-            form = await read_form(request)
+            form = await read_form(request, max_fields)
             if writes and viewer.mem.read_only:
                 raise Refused(409, "the memory store is read-only: nothing can be decided here")
             return await handler(request, form)
