@@ -24,18 +24,28 @@ line numbers. A new record always starts on a fresh line.
 Concurrency: one lock per instance for threads, plus an advisory ``flock`` on a sidecar
 ``.lock`` file (POSIX only) so that processes sharing the file do not interleave a compaction
 with an append.
+
+A cloned repository may ship links in ``.swarm/``: no file of the cache (documents, lock,
+compaction's temporary file) is opened through a symbolic link, nor any folder from the
+project root down to the cache when the cache is the project's (:meth:`EvidenceCache.for_root`);
+a link is refused with a :class:`~swarmmem.core.model.errors.StorageError`. The cache is the
+user's own state: its folder is created 0700 and its files 0600.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import secrets as random_names
+import stat
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from swarmmem.adapters.files._safe import open_append, open_new, safe_dir
 from swarmmem.core.model.errors import MemoryValidationError, StorageError
 from swarmmem.core.model.evidence import (
     EVIDENCE_REF_PREFIX,
@@ -60,6 +70,11 @@ except ImportError:  # pragma: no cover - Windows
 __all__ = ["DEFAULT_RELATIVE_PATH", "EvidenceCache"]
 
 DEFAULT_RELATIVE_PATH = Path(".swarm", "evidence-cache", "documents.jsonl")
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _linked(path: Path) -> StorageError:
+    return StorageError(f"refusing to use the evidence cache through the symbolic link {path}")
 
 
 def _decode(raw: bytes) -> EvidenceDocument | None:
@@ -96,6 +111,8 @@ class EvidenceCache:
         secrets: the detector used to redact text and source before storing (default: the
             regex detector).
         clock: source of ``createdAt`` (default: the system clock).
+        root: the project folder the cache lies under, if any: no folder from it down to the
+            cache may be a symbolic link.
 
     Nothing touches the disk until the first call.
     """
@@ -108,8 +125,10 @@ class EvidenceCache:
         *,
         secrets: SecretDetector | None = None,
         clock: Clock | None = None,
+        root: str | os.PathLike[str] | None = None,
     ) -> None:
         self.path = Path(path)
+        self._root = Path(root) if root is not None else None
         self.retention = EvidenceRetention(max_bytes=max_bytes, max_records=max_records)
         if secrets is None:
             from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
@@ -142,7 +161,7 @@ class EvidenceCache:
         **kwargs: Any,
     ) -> EvidenceCache:
         """The cache of the project at ``root`` (``.swarm/evidence-cache/documents.jsonl``)."""
-        return cls(Path(root) / DEFAULT_RELATIVE_PATH, max_bytes, max_records, **kwargs)
+        return cls(Path(root) / DEFAULT_RELATIVE_PATH, max_bytes, max_records, root=root, **kwargs)
 
     # -- public API ---------------------------------------------------------------------
 
@@ -196,10 +215,10 @@ class EvidenceCache:
             if offset is None:
                 return None
             try:
-                with self.path.open("rb") as handle:
+                with self._open_read() as handle:
                     handle.seek(offset)
                     raw = handle.readline()
-            except OSError:
+            except (OSError, StorageError):
                 return None
         doc = _decode(raw.rstrip(b"\n"))
         return doc if doc is not None and doc.id == doc_id else None
@@ -240,6 +259,28 @@ class EvidenceCache:
 
     # -- internals ----------------------------------------------------------------------
 
+    def _folder(self) -> None:
+        """Create the cache's folder (0700), never through a link: from the project root down
+        when the cache is the project's, else its own folder."""
+        folder = self.path.parent
+        if self._root is not None:
+            with contextlib.suppress(ValueError):
+                safe_dir(self._root, folder.relative_to(self._root))
+                return
+        if folder.is_symlink():
+            raise _linked(folder)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+    def _open_read(self) -> Any:
+        """The cache file opened for reading, never through a link."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | _NOFOLLOW)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise _linked(self.path) from exc
+            raise
+        return os.fdopen(fd, "rb")
+
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         """Thread lock plus, where available, an exclusive advisory file lock."""
@@ -247,25 +288,30 @@ class EvidenceCache:
             if fcntl is None:
                 yield
                 return
+            lock = self.path.with_name(self.path.name + ".lock")
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                handle = open(self.path.with_name(self.path.name + ".lock"), "a+b")  # noqa: SIM115
+                self._folder()
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
             except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise _linked(lock) from exc
                 raise StorageError(f"cannot lock the evidence cache {self.path}: {exc}") from exc
             try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+                fcntl.flock(fd, fcntl.LOCK_EX)
                 yield
             finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-                handle.close()
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                os.close(fd)
 
     def _stat(self) -> tuple[int, int, int] | None:
         try:
-            st = os.stat(self.path)
+            st = os.lstat(self.path)
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise StorageError(f"cannot read the evidence cache {self.path}: {exc}") from exc
+        if stat.S_ISLNK(st.st_mode):
+            raise _linked(self.path)
         return (st.st_ino, st.st_size, st.st_mtime_ns)
 
     def _reset(self) -> None:
@@ -293,7 +339,7 @@ class EvidenceCache:
         if not grew:
             self._reset()
         try:
-            with self.path.open("rb") as handle:
+            with self._open_read() as handle:
                 handle.seek(self._scanned_size)
                 self._index_from(handle, self._scanned_size)
         except OSError as exc:
@@ -321,7 +367,8 @@ class EvidenceCache:
 
     def _read_all(self) -> list[tuple[bytes, EvidenceDocument | None]]:
         try:
-            data = self.path.read_bytes()
+            with self._open_read() as handle:
+                data = handle.read()
         except FileNotFoundError:
             return []
         except OSError as exc:
@@ -334,11 +381,11 @@ class EvidenceCache:
 
     def _append(self, line: bytes) -> None:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("ab") as handle:
+            self._folder()
+            with os.fdopen(open_append(self.path), "ab") as handle:
                 prefix = b""
                 if handle.tell() > 0:
-                    with self.path.open("rb") as reader:
+                    with self._open_read() as reader:
                         reader.seek(-1, os.SEEK_END)
                         if reader.read(1) != b"\n":
                             prefix = b"\n"
@@ -354,9 +401,9 @@ class EvidenceCache:
             return
         lines = [raw for raw, _ in self._read_all()]
         kept = lines[len(lines) - self.retention.keep_newest([len(raw) + 1 for raw in lines]) :]
-        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp = self.path.with_name(f"{self.path.name}.{random_names.token_hex(8)}.tmp")
         try:
-            with tmp.open("wb") as handle:
+            with os.fdopen(open_new(tmp), "wb") as handle:
                 handle.write(b"".join(raw + b"\n" for raw in kept))
                 handle.flush()
                 os.fsync(handle.fileno())
