@@ -92,7 +92,7 @@ def test_a_row_only_its_candidate_reads_is_reported_and_not_ranked(
     """JSON that reads as a candidate but fails record validation: the recall that finds it
     scores again without it (as one that never decoded it: the row still counts in FTS5's
     own statistics), and the row is reported."""
-    request = RecallRequest(query="billing webhook retries", scopes=(REPO_SCOPE,), max_items=3)
+    request = RecallRequest(query="billing webhook retries", scopes=(REPO_SCOPE,), max_items=10)
     before = [(i.record.id, i.score) for i in run_recall(sqlite, request, now=NOW)[0].items]
     bad = make_memory("Billing webhook retries are logged", updated_at=at(9))
     sqlite.upsert(bad)
