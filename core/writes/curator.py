@@ -329,23 +329,40 @@ def _apply_add(step: _Step) -> AppliedChange:
 
 def _apply_update(step: _Step) -> AppliedChange:
     """Patch the active target; a patch that changes its identity (scope, kind or text)
-    writes a new memory and tombstones the target, naming its replacement."""
+    writes a new memory that supersedes the target (valid from now, its learned value and
+    its older chain carried) and leaves the target superseded by it, valid until now, naming
+    its replacement (``updateReplacementId`` as the reference does, which tombstoned it)."""
     store, decision, now = step.store, step.decision, step.now
     assert decision.patch is not None
     target = _active_target(store, decision.target_memory_id)
     updated = step.funnel(apply_patch(target, decision.patch, now=now))
     if decision.rewritten:
         validate_promotable(updated)  # a rephrased memory must be durable memory
+    if updated.id == target.id:
+        store.upsert(updated)
+        return attrs.evolve(step.base, memory_id=updated.id, target_memory_id=target.id)
+    updated = attrs.evolve(
+        updated,
+        supersedes=tuple(dict.fromkeys([*(target.supersedes or ()), target.id])),
+        supersedes_reason=decision.reason,
+        valid_from=now,
+    )
     store.upsert(updated)
-    if updated.id != target.id:
-        metadata = {
-            **target.metadata,
-            "deleted": True,
-            "deleteReason": decision.reason,
-            "updateReplacementId": updated.id,
-            "validTo": now,
-        }
-        store.upsert(attrs.evolve(target, metadata=metadata, updated_at=now))
+    metadata = {
+        **target.metadata,
+        "supersedeReason": decision.reason,
+        "updateReplacementId": updated.id,
+        "validTo": now,
+    }
+    store.upsert(
+        attrs.evolve(
+            target,
+            superseded_by=updated.id,
+            supersedes_reason=decision.reason,
+            metadata=metadata,
+            updated_at=now,
+        )
+    )
     return attrs.evolve(step.base, memory_id=updated.id, target_memory_id=target.id)
 
 

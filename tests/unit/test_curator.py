@@ -158,9 +158,12 @@ class TestUpdate:
         assert got.metadata == {"files": ["a.py"], "symbols": ["run"]}
         assert store.count() == 1
 
-    def test_text_patch_moves_the_id_and_tombstones_the_old_record(self, store: Any) -> None:
-        """Changing the text recomputes id and hash; the old record points at the replacement."""
-        record = make_memory("tests use pytest")
+    def test_text_patch_moves_the_id_and_supersedes_the_old_record(self, store: Any) -> None:
+        """Changing the text recomputes id and hash; the new memory supersedes the old one
+        (valid from the decision, its learned value carried) and the old one points at it,
+        valid until then: the history stays whole."""
+        base = make_memory("tests use pytest")
+        record = attrs.evolve(base, metadata={**base.metadata, "qValue": 0.8})
         store.upsert(record)
         proposal = pending(store, operation="update", record=record, target=record.id)
         change = decide(
@@ -173,8 +176,11 @@ class TestUpdate:
         new = store.get(change.memory_id)
         assert new.text == "tests use uv run pytest" and new.id == make_memory(new.text).id
         old = store.get(record.id)
-        assert old.deleted and old.metadata["updateReplacementId"] == new.id
-        assert old.metadata["deleteReason"] == "curator says update"
+        assert not old.deleted and old.superseded_by == new.id
+        assert old.metadata["updateReplacementId"] == new.id
+        assert old.supersedes_reason == "curator says update" == new.supersedes_reason
+        assert new.supersedes == (record.id,) and new.q == 0.8
+        assert old.metadata["validTo"] == new.valid_from == new.updated_at
         assert [r.id for r in store.list(ListFilter(now=NOW))] == [new.id]
 
     def test_target_must_be_active(self, store: Any) -> None:
