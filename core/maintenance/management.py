@@ -331,7 +331,14 @@ class ManagementService:
             else store.list_events()
         )
         events = [event_json(e) for e in about if e.target_id == proposal.id]
-        return self._proposal_details(proposal, events)
+        details = self._proposal_details(proposal, events)
+        decision = proposal.metadata.get("curatorDecision")
+        written_id = decision.get("memoryId") if isinstance(decision, dict) else None
+        record = store.get(written_id) if isinstance(written_id, str) else None
+        if record is None:
+            return details
+        written = {"memory_id": record.id, "state": self.state_of(record), "text": record.text}
+        return attrs.evolve(details, written=written)
 
     def review_queue(self, limit: int) -> ReviewQueue:
         """The pending proposals of this context's scopes, oldest first, at most ``limit``

@@ -231,7 +231,9 @@ class MemoryDetails(Result):
 @attrs.frozen(kw_only=True)
 class ProposalDetails(Result):
     """One proposal: what it proposes, who proposed it and how long ago, what it needs
-    before it can become memory, the memories it resembles and its audit events."""
+    before it can become memory, the memories it resembles, its audit events and, once a
+    decision wrote memory, the memory it wrote (``written``: id, state and the text applied,
+    which a person's edit may have rephrased; ``None`` otherwise)."""
 
     SUCCESS = True
 
@@ -242,6 +244,7 @@ class ProposalDetails(Result):
     needs_rephrasing: list[str]
     similar: Entries
     audit: Entries
+    written: dict[str, Any] | None = None
 
 
 @attrs.frozen(kw_only=True)

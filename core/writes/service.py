@@ -183,8 +183,9 @@ class WriteService:
     ) -> MemoryProposal:
         """Store a pending proposal (secrets redacted; a redacted proposal is auto-rejected).
 
-        ``scope`` (one of this context's) places the proposed record there instead of the
-        default write scope (a correction's update lands in its target's scope);
+        An update without ``kind`` keeps its target's. ``scope`` (one of this context's)
+        places the proposed record there instead of the default write scope (a correction's
+        update lands in its target's scope);
         ``auto_decide=False`` keeps it for a person even under the curation policy (a
         proposal filed again by an undo); ``proposed_by`` names its proposer when that is not
         this context (such a proposal keeps the one who first proposed it).
@@ -216,6 +217,9 @@ class WriteService:
         now = self.clock.now()
         record: MemoryRecord | None = None
         pii: PiiFindings | None = None
+        if operation == "update" and not kind and fields.target:
+            target = self.store.get(fields.target)  # an update keeps its target's kind
+            kind = target.kind if target is not None else None
         if operation in NEEDS_RECORD:
             record, pii = self._proposed_record(kind, text, fields, now, confidence, scope)
         check_targets(operation, fields)

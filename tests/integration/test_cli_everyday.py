@@ -318,3 +318,40 @@ def test_an_outcome_from_the_shell_shows_up_in_the_value_log(project: Path) -> N
     assert cli(project, "outcome", "--memory-id", memory_id, "--outcome", "dead_end").exit_code == 0
     (entry,) = as_json(cli(project, "value-log", "--json"))["memories"]
     assert entry["q"] == pytest.approx(0.395) and entry["rewards"] == 2
+
+
+def test_an_approved_update_keeps_the_history_and_show_names_what_it_wrote(
+    project: Path,
+) -> None:
+    """The old memory is superseded by the new one (not deleted), both point at each other,
+    and ``show`` of the applied proposal names the memory it wrote with the applied text."""
+
+    def propose(text: str, *extra: str) -> dict[str, Any]:
+        args = ("--kind", "repo_convention", "--text", text, "--evidence", "pyproject.toml")
+        return as_json(cli(project, "propose", *args, "--rationale", "seen", *extra, "--json"))
+
+    first = propose("Run the tests with pytest -q.")
+    old_id = as_json(cli(project, "curate", first["proposal_id"], "add", "--json"))["memory_id"]
+    # no --kind: an update keeps its target's
+    update_args = ("--operation", "update", "--target", old_id, "--rationale", "changed")
+    text = ("--text", "Run the tests with pytest -q -x.", "--evidence", "pyproject.toml")
+    update = as_json(cli(project, "propose", *update_args, *text, "--json"))
+    assert update["proposal"]["proposedRecord"]["kind"] == "repo_convention"
+    applied = cli(project, "curate", update["proposal_id"], "update", "--json")
+    new_id = as_json(applied)["memory_id"]
+    listed = {
+        m["memory_id"]: m["state"]
+        for m in as_json(cli(project, "list", "--state", "all", "--json"))["memories"]
+    }
+    assert listed == {old_id: "superseded", new_id: "active"}
+    with swarmmem.open(project) as mem:
+        old, new = mem.get(old_id), mem.get(new_id)
+    assert old.superseded_by == new_id and new.supersedes == (old_id,)
+    shown = cli(project, "show", update["proposal_id"])
+    assert f"- Wrote memory `{new_id}` (active)" in shown.stdout
+    data = as_json(cli(project, "show", update["proposal_id"], "--json"))
+    assert data["written"] == {
+        "memory_id": new_id,
+        "state": "active",
+        "text": "Run the tests with pytest -q -x.",
+    }

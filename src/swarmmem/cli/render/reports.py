@@ -71,6 +71,11 @@ def proposal_show_text(data: Data) -> str:
         lines.append(f"- {similar_line(data['similar']).capitalize()}")
     if p.get("rejectionReason"):
         lines.append(f"- Rejection reason: {p['rejectionReason']}")
+    written = data.get("written")
+    if written:
+        lines.append(f"- Wrote memory `{written['memory_id']}` ({written['state']})")
+        if written["text"] != record.get("text"):
+            lines.append(f"- Applied text: {written['text']}")
     lines.append(f"- Audit events: {len(data['audit'])}")
     return "\n".join(lines)
 
