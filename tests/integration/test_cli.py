@@ -317,7 +317,7 @@ def test_mcp_command_help_and_bad_transport(project: Path) -> None:
         (("status", "--nope"), "No such option"),
         (("--frobnicate", "status"), "No such option"),
         (("recall", "tests", "--mode", "sideways"), "Invalid value for '--mode'"),
-        (("curate", "prop_0000000000000000", "approve"), "'approve' is not one of"),
+        (("curate", "prop_0000000000000000", "accept"), "'accept' is not one of"),
         (
             ("propose", "--operation", "create", "--rationale", "r"),
             "Invalid value for '--operation'",
@@ -336,6 +336,13 @@ def test_usage_errors_exit_2(project: Path, args: tuple[str, ...], message: str)
     assert message in result.stderr
     assert result.stderr.startswith("Usage: ")
     assert result.stdout == ""
+    assert not (project / ".swarm").exists()
+    # with --json, the same error is one JSON object on stdout, still exit 2
+    as_json_ = cli(project, *args, "--json")
+    assert as_json_.exit_code == 2, as_json_.output
+    error = json.loads(as_json_.stdout)
+    assert (error["success"], error["error"]) == (False, "usage_error")
+    assert message in error["message"] and as_json_.stderr == ""
     assert not (project / ".swarm").exists()
 
 

@@ -331,7 +331,14 @@ def test_an_approved_update_keeps_the_history_and_show_names_what_it_wrote(
         return as_json(cli(project, "propose", *args, "--rationale", "seen", *extra, "--json"))
 
     first = propose("Run the tests with pytest -q.")
-    old_id = as_json(cli(project, "curate", first["proposal_id"], "add", "--json"))["memory_id"]
+    # approve: the decision that accepts the proposal's operation (an add here)
+    approved = as_json(cli(project, "curate", first["proposal_id"], "approve", "--json"))
+    assert approved["action"] == "add"
+    old_id = approved["memory_id"]
+    # a date alone is its midnight UTC
+    since = as_json(cli(project, "list", "--since", "2000-01-31", "--json"))
+    assert since["query"]["created_since"] == "2000-01-31T00:00:00.000Z"
+    assert [m["memory_id"] for m in since["memories"]] == [old_id]
     # no --kind: an update keeps its target's
     update_args = ("--operation", "update", "--target", old_id, "--rationale", "changed")
     text = ("--text", "Run the tests with pytest -q -x.", "--evidence", "pyproject.toml")

@@ -190,6 +190,27 @@ class Group(click.Group):
         with _redacted_usage_errors(), _plain_config_warnings():
             return super().invoke(ctx)
 
+    def main(self, args: Sequence[str] | None = None, *rest: Any, **kwargs: Any) -> Any:
+        """As click runs a group; with ``--json`` among the arguments, a usage error (an
+        unknown option, an invalid value, a missing argument) is one JSON error object on
+        stdout (``"error": "usage_error"``, exit 2) like every other failure."""
+        argv = list(sys.argv[1:] if args is None else args)
+        if "--json" not in argv or not kwargs.get("standalone_mode", True):
+            return super().main(argv, *rest, **kwargs)
+        try:
+            code = super().main(argv, *rest, **{**kwargs, "standalone_mode": False})
+        except click.UsageError as exc:
+            payload = error_result("usage_error", redact_secrets(exc.format_message()))
+            _fail(True, payload, EXIT_BAD_INPUT)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        # outside standalone mode click returns what ctx.exit(code) was given
+        sys.exit(code if isinstance(code, int) and not isinstance(code, bool) else 0)
+
 
 @contextmanager
 def _plain_config_warnings() -> Iterator[None]:

@@ -22,7 +22,7 @@ from swarmmem.core.model.records import (
     PROPOSAL_OPERATIONS,
     RECALL_MODES,
 )
-from swarmmem.core.writes.curator import PERSON_REVIEWER
+from swarmmem.core.writes.curator import PERSON_REVIEWER, approval_decision
 
 CALLER_MODES = tuple(mode for mode in RECALL_MODES if mode != "evaluation")
 """The recall modes a caller may ask for (``evaluation`` is the evaluator's own)."""
@@ -119,7 +119,7 @@ def propose(
 
 @main.command()
 @click.argument("proposal_id")
-@click.argument("decision", type=click.Choice(CURATOR_ACTIONS))
+@click.argument("decision", type=click.Choice((*CURATOR_ACTIONS, "approve")))
 @click.option("--reason", default=None)
 @click.option("--text", default=None, callback=_stdin_dash, help="Rephrase (add, update).")
 @click.option("--kind", type=click.Choice(MEMORY_KINDS), default=None, help="Change the kind.")
@@ -136,10 +136,14 @@ def curate(
 ) -> None:
     """Apply a curator DECISION to PROPOSAL_ID (for trusted reviewers, not agents).
 
-    An add or update may rephrase the proposal: --text (- reads stdin), --kind and --tag
-    give the memory written; the audit event records the rewrite.
+    approve is the decision that accepts the proposal's operation (add for an add, update
+    for an update...), as swarmmem review approves. An add or update may rephrase the
+    proposal: --text (- reads stdin), --kind and --tag give the memory written; the audit
+    event records the rewrite.
     """
     with state.open() as mem:
+        if decision == "approve":
+            decision = approval_decision(mem.proposal(proposal_id).operation)
         change = mem.curate(
             proposal_id,
             decision,

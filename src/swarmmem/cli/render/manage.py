@@ -115,7 +115,7 @@ def forget_text(data: Data) -> str:
         return (
             f"Forgot {data['memory_id']}: it is a tombstone now (reason: {data['reason']}). "
             f"`swarmmem list --state deleted` still lists it; "
-            f"`swarmmem forget {data['memory_id']} --purge` erases it."
+            f"`swarmmem forget {data['memory_id']} --purge --reason REASON` erases it."
         )
     counts = data["scrubbed"]
     return (
