@@ -252,9 +252,12 @@ class Runtime:
             return build("vector_index", traits.vector_index, section, dimension=dimension)
         return build("vector_index", "numpy", None, dimension=dimension)
 
-    def dense_parts(self, rerank: bool | None = None) -> DenseParts | None:
+    def dense_parts(self, rerank: bool | None = None, *, warm: bool = False) -> DenseParts | None:
         """Embedder, vector index, cache (and reranker) when usable, else ``None`` with the
-        reason in :attr:`dense_unavailable_reason`."""
+        reason in :attr:`dense_unavailable_reason`. ``warm``: the caller embeds soon, so the
+        model starts loading on a second thread now (a recall's store and lexical stages run
+        meanwhile); without it nothing is loaded until the first embed, so a command that
+        computes no vector (status, an outcome, a rejection) never pays for the model."""
         if self._dense is None and self.dense_unavailable_reason is None:
             emb = self.settings.embeddings
             try:
@@ -268,10 +271,6 @@ class Runtime:
                     raise SwarmMemoryError(
                         f"the embedder is not available ({cause}pip install 'swarmmem[{extra}]')"
                     )
-                # the model loads on a second thread while the store and the lexical stages
-                # run; the first embed waits for it
-                if isinstance(embedder, WarmsUp):
-                    embedder.warm_up()
                 index = self._vector_index(embedder.dimension)
                 index.seed_model_version(embedder.model_version)
                 self._dense = DenseParts(
@@ -281,6 +280,8 @@ class Runtime:
                 self.dense_unavailable_reason = str(exc)
         if self._dense is None:
             return None
+        if warm and isinstance(self._dense.embedder, WarmsUp):
+            self._dense.embedder.warm_up()  # the first embed waits for it
         wanted = self.settings.retrieval.rerank.enabled if rerank is None else rerank
         if not wanted:
             return self._dense
@@ -294,9 +295,12 @@ class Runtime:
             self._reranker = build("reranker", name, rr, embedder=parts.embedder)
         return self._reranker
 
-    def write_dense(self) -> DenseParts | None:
-        """The dense parts write paths keep in step (embeddings on, no reranker), or ``None``."""
-        return self.dense_parts(rerank=False) if self.settings.embeddings.enabled else None
+    def write_dense(self, *, warm: bool = False) -> DenseParts | None:
+        """The dense parts write paths keep in step (embeddings on, no reranker), or ``None``
+        (``warm``: see :meth:`dense_parts`)."""
+        if not self.settings.embeddings.enabled:
+            return None
+        return self.dense_parts(rerank=False, warm=warm)
 
     def now(self) -> str:
         """The clock's time as an ISO timestamp."""
@@ -377,7 +381,7 @@ class Runtime:
         config = recall_config(self.settings, name)
         if not config.dense:
             return config, None
-        return config, self.dense_parts(rerank=config.hybrid.rerank)
+        return config, self.dense_parts(rerank=config.hybrid.rerank, warm=True)
 
     # --------------------------------------------------------------- services
     @cached_property
@@ -449,7 +453,11 @@ class Runtime:
             # the opt-in curation policy, when the person granted it for this project in
             # their own file (``swarmmem grant curation-policy``; never from the repository)
             curation_policy=CurationPolicy() if granted(self.root, "curation-policy") else None,
-            similar_by_meaning=self.similar_by_meaning if self.write_dense() else None,
+            # built on the first use: a command that computes no vector (an outcome, a
+            # rejection) never loads the model
+            similar_by_meaning=self.similar_by_meaning
+            if self.settings.embeddings.enabled
+            else None,
             learn=learn,
             written=self.embeddings.embed,
             workspace_shared=self.settings.workspace.shared,

@@ -227,7 +227,7 @@ class Memory:
     def prepare_writes(self) -> None:
         """Start loading what a write needs (the embedder, when embeddings are on)."""
         if self.enabled:
-            self._rt.write_dense()
+            self._rt.write_dense(warm=True)
 
     def warm_up(self) -> None:
         """Load what the first recall would: the embedding model when embeddings are on."""

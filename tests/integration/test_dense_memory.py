@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from factories import curate_fact
+from factories import curate_fact, propose_fact, run_python
 
 import swarmmem
 from swarmmem.adapters.models.hashing_embedder import HashingEmbedder
@@ -94,6 +94,43 @@ def test_real_model_end_to_end(tmp_path: Path) -> None:
         _add(mem, "The changelog lists every public API change.")
         bundle = mem.recall("how often should secrets be replaced", max_items=2)
         assert target in [it.record.id for it in bundle.items]
+
+
+PROBE_LOADS = """
+import json, sys, threading
+import swarmmem
+config = {"enabled": True, "embeddings": {"enabled": True}}
+memory_id, proposal_id = sys.argv[1:3]
+seen = {}
+with swarmmem.open(".", config=config) as mem:
+    parts = mem.runtime.dense_parts()
+    mem.status()
+    mem.record_outcome(memory_id=memory_id, outcome="useful")
+    mem.curate(proposal_id, "reject", reason="no")
+    # loaded, or loading on the background thread the dense parts may start
+    loading = any(t.name == "swarmmem-model-load" for t in threading.enumerate())
+    seen["before recall"] = parts.embedder.loaded or loading
+    mem.recall("where are API changes listed")
+    seen["after recall"] = parts.embedder.loaded
+print(json.dumps(seen))
+"""
+
+
+def test_only_what_computes_a_vector_loads_the_model(tmp_path: Path) -> None:
+    """Status, an outcome and a rejection never load the MiniLM model (with embeddings on
+    they took 1.5-2 s and 300 MB); a recall does (in a fresh interpreter: the model is
+    shared by the process once loaded)."""
+    pytest.importorskip("onnxruntime")
+    with swarmmem.open(tmp_path, config={"enabled": True}) as mem:  # embeddings off
+        memory_id = _add(mem, "The changelog lists every public API change.")
+        rejected = propose_fact(mem, "Release notes are written by hand.", evidence="README.md")
+    done = run_python(PROBE_LOADS.replace("sys.argv[1:3]", repr([memory_id, rejected.id])),
+                      cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == {
+        "before recall": False,
+        "after recall": True,
+    }
 
 
 def test_status_reports_coverage_and_rebuild_names_what_it_fixed(tmp_path: Path) -> None:
