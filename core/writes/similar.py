@@ -3,8 +3,11 @@
 A proposal that says what an active memory already says wastes a review and, once approved,
 a recall slot. :func:`similar_memories` finds the active memories of the proposal's scopes
 whose tokens overlap its text by at least :data:`SIMILAR_THRESHOLD` (Jaccard, through the
-``jaccard`` kernel), among the best full-text matches of its text (every scoped memory on a
-store without full-text search, newest first up to :data:`CANDIDATE_CAP`).
+``jaccard`` kernel), or that hold at least :data:`CONTAINED_THRESHOLD` of the shorter
+text's tokens (a shorter restatement of a longer memory, or a longer one of a short memory;
+the shorter has :data:`CONTAINED_MIN_TOKENS` tokens or more), among the best full-text matches
+of its text (every scoped memory on a store without full-text search, newest first up to
+:data:`CANDIDATE_CAP`). The score shown is the Jaccard overlap either way.
 """
 
 from __future__ import annotations
@@ -22,6 +25,11 @@ from swarmmem.ports.storage import StorageProvider
 
 SIMILAR_THRESHOLD = 0.5
 """Token overlap (Jaccard) at which an active memory counts as similar."""
+CONTAINED_THRESHOLD = 0.8
+"""Share of the shorter text's tokens the other holds at which it counts as similar."""
+CONTAINED_MIN_TOKENS = 4
+"""The fewest tokens of the shorter text for the containment rule (three shared words say
+little)."""
 MAX_SIMILAR = 5
 SIMILAR_COSINE = 0.85
 """Embedding cosine at which an active memory counts as similar (with embeddings on)."""
@@ -61,19 +69,34 @@ def text_matches(
     return [r for r in found.records if r.active and recallable(r)]
 
 
+def _contained(jaccard_score: float, size_a: int, size_b: int) -> bool:
+    """True when the longer key set holds :data:`CONTAINED_THRESHOLD` of the shorter one (of
+    :data:`CONTAINED_MIN_TOKENS` keys or more); the shared count follows from the Jaccard
+    score and the sizes: ``j * (a + b) / (1 + j)``."""
+    shorter = min(size_a, size_b)
+    if shorter < CONTAINED_MIN_TOKENS:
+        return False
+    shared = jaccard_score * (size_a + size_b) / (1.0 + jaccard_score)
+    return shared >= CONTAINED_THRESHOLD * shorter - 1e-9
+
+
 def similar_memories(
     store: StorageProvider, record: MemoryRecord, *, scope_keys: Sequence[str], now: str
 ) -> list[tuple[str, float]]:
-    """``(memory_id, overlap)`` of the active memories most like ``record``, best first."""
+    """``(memory_id, overlap)`` of the active memories most like ``record`` (Jaccard), best
+    first."""
     matches = text_matches(store, record.text, scope_keys=scope_keys, now=now)
     others = [r for r in matches if r.id != record.id]
     if not others:
         return []
-    scores = jaccard.jaccard_keys(
-        jaccard.token_keys(record.text), [jaccard.token_keys(r.text) for r in others]
-    )
-    pairs = [(r.id, round(float(s), 4)) for r, s in zip(others, scores, strict=True)]
-    pairs = [p for p in pairs if p[1] >= SIMILAR_THRESHOLD]
+    mine = jaccard.token_keys(record.text)
+    theirs = [jaccard.token_keys(r.text) for r in others]
+    scores = jaccard.jaccard_keys(mine, theirs)
+    pairs = [
+        (r.id, round(float(j), 4))
+        for r, j, keys in zip(others, scores, theirs, strict=True)
+        if j >= SIMILAR_THRESHOLD or _contained(float(j), len(mine), len(keys))
+    ]
     pairs.sort(key=lambda p: (-p[1], p[0]))
     return pairs[:MAX_SIMILAR]
 
