@@ -216,6 +216,9 @@ def test_batch_approval_by_kind_is_a_dry_run_without_yes(project: Path) -> None:
     text = run(project, "--approve-all", "--kind", "repo_convention")
     assert text.returncode == 0, text.stderr
     assert "Would approve 3 pending proposals:" in text.stdout
+    # every word of each text is shown before a bulk decision (no text cut at 80 characters)
+    assert too_long.split()[-1] in text.stdout.split()
+    assert " ".join(too_long.split()) in " ".join(text.stdout.split())
     assert "Nothing changed; add --yes to approve them." in text.stdout
 
     done = run(project, "--approve-all", "--kind", "repo_convention", "--yes", "--json")

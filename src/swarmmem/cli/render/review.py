@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from swarmmem.cli.render._common import Data, _count, _heading
 from swarmmem.cli.render.manage import _clip
 from swarmmem.cli.render.reports import ago, proposer_text
 from swarmmem.core.model.formatting import to_fixed
+
+WRAP = 96
+"""The width proposal texts are wrapped to in the bulk preview."""
 
 REVIEW_COUNTS = ("approved", "rejected", "merged", "skipped", "undone")
 """The decision counts a ``review`` session reports."""
@@ -31,7 +36,7 @@ def review_proposal_text(entry: Data, left: int) -> str:
         lines.append(f"Text: {entry['text']}")
     target = entry.get("target_memory")
     if target:
-        shown = f": {_clip(target['text'], 100)}" if target.get("text") else ""
+        shown = f": {target['text']}" if target.get("text") else ""  # whole: it is replaced
         lines.append(f"Target: {target['memory_id']} ({target['state']}){shown}")
     if entry.get("related_memory_ids"):
         lines.append(f"Related: {', '.join(entry['related_memory_ids'])}")
@@ -87,9 +92,13 @@ def review_batch_text(data: Data) -> str:
         for p in data["proposals"]:
             by = proposer_text(p["proposed_by"])
             kind = f" {p['kind']}" if p["kind"] else ""
-            text = f": {_clip(p['text'], 80)}" if p["text"] else ""
-            lines.append(
-                f"- {p['proposal_id']} {p['operation']}{kind} ({by}, {ago(p['age'])}){text}"
+            lines.append(f"- {p['proposal_id']} {p['operation']}{kind} ({by}, {ago(p['age'])})")
+            # the whole text, wrapped: a person deciding in bulk sees every word of it
+            lines += textwrap.wrap(
+                " ".join((p["text"] or "").split()),
+                WRAP,
+                initial_indent="    ",
+                subsequent_indent="    ",
             )
         lines.append(f"Nothing changed; add --yes to {verb} them.")
         return "\n".join(lines)
