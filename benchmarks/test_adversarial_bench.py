@@ -27,6 +27,7 @@ import pytest
 import swarmmem
 from swarmmem.adapters.detectors.regex_pii import RegexPiiDetector
 from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
+from swarmmem.core.model.text import lookalike_hosts
 from swarmmem.hooks import hosts
 from swarmmem.hooks.runner import run_hook
 
@@ -118,6 +119,12 @@ def test_secret_detector(benchmark: Any, size: int, call: str) -> None:
 @pytest.mark.benchmark(group="adversarial inputs")
 def test_pii_detector(benchmark: Any, size: int) -> None:
     _worst(benchmark, PII.detect, size)
+
+
+@pytest.mark.benchmark(group="adversarial inputs")
+def test_lookalike_domains(benchmark: Any, size: int) -> None:
+    """The look-alike domain check of review, show and the web viewer."""
+    _worst(benchmark, lookalike_hosts, size)
 
 
 @pytest.mark.benchmark(group="adversarial inputs")

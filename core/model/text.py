@@ -155,3 +155,46 @@ def all_encode(strings: list[str]) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+_NAME_RE = re.compile(r"[\w.-]+")
+"""A run of letters, digits, dots and hyphens: a dotted one may be a domain (one greedy class,
+so a search is linear in the text)."""
+
+
+MAX_HOST = 253
+"""The longest domain name (a longer dotted run is not one)."""
+
+
+def _latin(letter: str) -> bool:
+    return letter.isascii() or unicodedata.name(letter, "").startswith("LATIN ")
+
+
+def lookalike_hosts(text: str) -> list[tuple[str, str]]:
+    """The domain names in ``text`` that mix ASCII letters with letters of another script
+    (``pаypal.com`` with a Cyrillic ``а``: a look-alike of a familiar name), each with the
+    ASCII form a browser would resolve (its IDNA ``xn--`` spelling), in order, once each. A
+    name all in one non-Latin script (``пример.рф``) is an ordinary international name and
+    is not listed, nor Latin letters with accents (``café.fr``)."""
+    found: dict[str, str] = {}
+    for match in _NAME_RE.finditer(text):
+        host = match.group().strip(".-_")
+        if host.isascii() or "." not in host or len(host) > MAX_HOST or host in found:
+            continue
+        letters = [c for c in host if c.isalpha()]
+        if not any(c.isascii() for c in letters) or all(_latin(c) for c in letters):
+            continue  # one non-Latin script, or Latin letters with accents (café.fr)
+        try:
+            found[host] = host.encode("idna").decode("ascii")
+        except UnicodeError:  # not a valid international name: show its code points
+            found[host] = host.encode("ascii", "backslashreplace").decode("ascii")
+    return list(found.items())
+
+
+def lookalike_note(*texts: str | None) -> str | None:
+    """One line naming the look-alike domain names of ``texts`` with their ASCII form
+    (:func:`lookalike_hosts`), or ``None`` when there is none."""
+    found = dict(pair for text in texts if text for pair in lookalike_hosts(text))
+    if not found:
+        return None
+    return "; ".join(f"{host!r} is {ascii_form}" for host, ascii_form in found.items())

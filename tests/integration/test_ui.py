@@ -546,6 +546,19 @@ def test_merge_skip_undo_and_batch_decide_as_a_person(project: UiProject) -> Non
     ] * 2
 
 
+def test_a_look_alike_domain_is_flagged_on_the_review_card(project: UiProject) -> None:
+    """A Cyrillic letter in a domain name reads as the familiar name: the card says so, with
+    the name a browser would resolve."""
+    with swarmmem.open(project.root, context={"agent_role": "coder"}) as mem:
+        prop = propose_fact(
+            mem, "Tokens are refreshed at https://lоgin.example.com/token every hour."
+        )
+    with viewer(project.root) as client:
+        card = client.get("/review").text.split(f'id="{prop.id}"')[1].split("</article>")[0]
+    assert 'class="warn lookalike"' in card
+    assert "&#39;lоgin.example.com&#39; is xn--lgin-" in card
+
+
 def test_a_person_decides_with_the_same_label_as_swarmmem_review(project: UiProject) -> None:
     """The viewer records a decision exactly as ``swarmmem review`` does (the same reviewer
     label, reason and audit event)."""

@@ -26,6 +26,7 @@ from swarmmem.core.maintenance.management import MEMORY_STATES
 from swarmmem.core.model.errors import MemoryValidationError, NotFoundError, SwarmMemoryError
 from swarmmem.core.model.records import MEMORY_KINDS, MemoryRecord
 from swarmmem.core.model.reports import MemoryDetails, ProposalDetails
+from swarmmem.core.model.text import lookalike_note
 from swarmmem.core.writes.curator import (
     DEFAULT_REJECT_REASON,
     MERGE_REASON,
@@ -255,6 +256,7 @@ def _card(mem: Memory, details: ProposalDetails) -> dict[str, Any]:
         "evidence_status": mem.evidence_status(refs),
         "proposed_by": details.proposed_by,
         "needs_rephrasing": details.needs_rephrasing,
+        "lookalike": lookalike_note(text, prop.get("rationale"), *refs),
         "similar": [
             {**(_memory_view(mem, s.get("memory_id")) or {}), "score": s.get("score")}
             for s in details.similar

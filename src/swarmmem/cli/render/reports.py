@@ -13,6 +13,7 @@ from swarmmem.cli.render.markdown import (
     render_stale,
     render_value_log,
 )
+from swarmmem.core.model.text import lookalike_note
 
 
 def pending_text(data: Data) -> str:
@@ -61,6 +62,9 @@ def proposal_show_text(data: Data) -> str:
     if record:
         lines.append(f"- Kind: `{record.get('kind')}`")
         lines.append(f"- Text: {record.get('text')}")
+    lookalike = lookalike_note(record.get("text"), p.get("rationale"), *p.get("evidenceRefs") or ())
+    if lookalike:
+        lines.append(f"- Look-alike letters in a domain: {lookalike}")
     if p.get("targetMemoryId"):
         lines.append(f"- Target: `{p['targetMemoryId']}`")
     lines.append(f"- Rationale: {p['rationale']}")

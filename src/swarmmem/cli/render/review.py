@@ -8,6 +8,7 @@ from swarmmem.cli.render._common import Data, _count, _heading
 from swarmmem.cli.render.manage import _clip
 from swarmmem.cli.render.reports import ago, proposer_text
 from swarmmem.core.model.formatting import to_fixed
+from swarmmem.core.model.text import lookalike_note
 
 WRAP = 96
 """The width proposal texts are wrapped to in the bulk preview."""
@@ -34,6 +35,10 @@ def review_proposal_text(entry: Data, left: int) -> str:
     lines = ["", f"== {entry['id']}  {entry['operation']}{kind}  ({_count(left, 'proposal')} left)"]
     if entry.get("text"):
         lines.append(f"Text: {entry['text']}")
+    refs = entry.get("evidence_refs") or ()
+    lookalike = lookalike_note(entry.get("text"), entry.get("rationale"), *refs)
+    if lookalike:
+        lines.append(f"Look-alike letters in a domain: {lookalike}")
     target = entry.get("target_memory")
     if target:
         shown = f": {target['text']}" if target.get("text") else ""  # whole: it is replaced
