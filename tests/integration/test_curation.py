@@ -405,20 +405,6 @@ def test_with_embeddings_on_similar_memories_are_found_by_meaning(tmp_path: Path
     (found,) = proposal_json(reworded)["similar"]
     assert found["memory_id"] == original and found["score"] >= 0.85
     assert proposal_json(unrelated)["similar"] == []
-    # a shorter restatement of a long memory: few of the memory's words, all of its own
-    long = _memory(
-        mem,
-        "The HTTP client in client.py sends every request through a session that keeps "
-        "connections alive, sets a ten second timeout and adds the API token header.",
-    )
-    short = propose_fact(
-        mem,
-        "client.py sends every request through a session with a ten second timeout.",
-        kind="code_pattern",
-        evidence="retry.py",
-    )
-    (similar,) = proposal_json(short)["similar"]
-    assert similar["memory_id"] == long and similar["score"] < 0.5  # Jaccard alone missed it
 
 
 def test_undo_on_the_command_line_keeps_the_proposer_and_refuses_a_second_time(
