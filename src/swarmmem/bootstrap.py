@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any, cast
@@ -70,7 +70,14 @@ from swarmmem.ports.embedder import ExplainsUnavailable, WarmsUp
 from swarmmem.ports.evidence import EvidenceStore, SourceChecker
 from swarmmem.ports.files import LessonFiles, RunLog
 from swarmmem.ports.storage import AuditChain, StorageProvider
-from swarmmem.project import CONFIG_RELATIVE_PATH, checkout, git_remote_origin, main_worktree
+from swarmmem.project import (
+    CONFIG_RELATIVE_PATH,
+    checkout,
+    git_remote_origin,
+    git_root,
+    main_worktree,
+    tracked_files,
+)
 from swarmmem.registry import KINDS, build, create, resolve, store_traits
 
 ADAPTER_ARGUMENTS = frozenset({*KINDS, "clock"})
@@ -200,6 +207,7 @@ class Runtime:
         folders = checkout(self.root)
         if self.main_worktree is not None:  # git's records of it were checked to be ours
             folders = (*folders, self.main_worktree)
+        inside: list[tuple[Path, Path]] = []
         for key, given in places:
             path = Path(os.path.normpath(given))
             base = next((f for f in folders if path.is_relative_to(f)), None)
@@ -214,8 +222,27 @@ class Runtime:
                     )
             elif key == "sqlite.path":
                 safefs.private_file(path, base=base)
+                inside.append((base, path))
             else:
                 safefs.private_folder(path, base=base, create=not traits.database_file)
+                inside.append((base, path))
+        self._refuse_a_shipped_store(inside)
+
+    def _refuse_a_shipped_store(self, inside: Sequence[tuple[Path, Path]]) -> None:
+        """Refuse a store that git tracks in the checkout: a clone brought it, so its
+        memories (and the instructions they may hold) are the repository's, not the user's."""
+        for base, path in inside:
+            top = self.main_worktree if self.main_worktree is not None else git_root(base)
+            if top is None:
+                continue
+            tracked = tracked_files(Path(top), [path])
+            if tracked:
+                raise UntrustedPathError(
+                    f"refusing the memory store at {path}: git tracks {tracked[0]} in this "
+                    "checkout, so it came with the repository, not from your own work. "
+                    f"Untrack it (git rm -r --cached {tracked[0]}) and add .swarm/ to "
+                    ".gitignore, or place your store elsewhere (SWARMMEM_SQLITE_PATH)"
+                )
 
     @property
     def store_exists(self) -> bool:

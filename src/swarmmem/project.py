@@ -19,7 +19,8 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Iterator
+import subprocess
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -117,6 +118,49 @@ def checkout(root: str | os.PathLike[str]) -> tuple[Path, ...]:
     except PermissionError:  # a configuration in another user's folder above: not ours
         top = None
     return (here,) if top is None or top.resolve() == here else (here, top.resolve())
+
+
+_TRACKED: dict[tuple[str, tuple[str, ...], tuple[int, int, int]], tuple[str, ...]] = {}
+"""What :func:`tracked_files` found, per work tree, paths and state of git's index."""
+
+
+def tracked_files(top: Path, paths: Sequence[Path]) -> tuple[str, ...]:
+    """The files at or below ``paths`` (inside the git work tree ``top``) that git tracks
+    there: they came with the repository (a clone, a pull), not from this user's work.
+
+    Nothing when the work tree has no index (nothing is tracked yet) or git cannot say (not
+    installed, not a repository); a work tree whose ``.git`` is a folder is asked once per
+    state of its index (the hooks open the store on every prompt)."""
+    relative = [os.path.relpath(p, top) for p in paths]
+    dot_git = top / ".git"
+    key = None
+    if dot_git.is_dir():
+        try:
+            index = os.stat(dot_git / "index")
+        except FileNotFoundError:
+            return ()
+        except OSError:
+            index = None
+        if index is not None:
+            key = (str(top), tuple(relative), (index.st_ino, index.st_size, index.st_mtime_ns))
+            if key in _TRACKED:
+                return _TRACKED[key]
+    command = ["git", "-c", "core.fsmonitor=false", "-C", str(top), "ls-files", "-z", "--"]
+    try:
+        done = subprocess.run(
+            [*command, *relative],
+            capture_output=True,
+            timeout=10,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    names = done.stdout.decode("utf-8", "replace").split("\0") if done.returncode == 0 else []
+    found = tuple(name for name in names if name)
+    if key is not None:
+        _TRACKED[key] = found
+    return found
 
 
 def find_root(start: str | os.PathLike[str] = ".") -> Path:
