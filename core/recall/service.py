@@ -137,12 +137,14 @@ def assemble_bundle(
     redact: Callable[[str], str],
     screen: Callable[[Sequence[str]], bool] | None = None,
 ) -> RecallBundle:
-    """The bundle of ``items``: the token-budgeted, redacted prompt block and what fit in it.
+    """The bundle of ``items``: the token-budgeted, redacted prompt block and what fit in it,
+    and the question redacted.
 
     ``screen`` (a detector's ``may_contain_secret``) first looks at every string of
     ``items`` that ``redact`` would see, in one pass: when it clears them, nothing is
     redacted item by item."""
     bid = bundle_id(request.query, generated_at)
+    query = redact(request.query)  # the bundle is printed and logged: no secret of the caller's
     clean = screen is not None and not screen(item_strings(items))
     if clean:
         redact = _unchanged
@@ -154,7 +156,7 @@ def assemble_bundle(
         diag["injectionSkipReason"] = injection_skip_reason(diag)
     return RecallBundle(
         id=bid,
-        query=request.query,
+        query=query,
         generated_at=generated_at,
         items=tuple(included) if clean else tuple(redacted_item(i, redact) for i in included),
         token_estimate=tokens,

@@ -24,6 +24,7 @@ from typing import Any
 import anyio
 import pytest
 from click.testing import CliRunner
+from factories import curate_fact
 
 import swarmmem
 from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
@@ -363,3 +364,20 @@ def test_secrets_planted_through_mcp_are_stored_and_echoed_nowhere(tmp_path: Pat
     outputs.append(("server stderr", stderr))
     leaks = scan(root, s, outputs)
     assert leaks == [], "\n".join(leaks)
+
+
+def test_a_recall_bundle_never_carries_the_callers_secret(tmp_path: Path) -> None:
+    """``mem.inject()`` and ``mem.recall()`` return the question in ``RecallBundle.query``,
+    which callers print and log: a secret in the task, goal or query is redacted there as in
+    the usage row."""
+    token = "ghp_" + "a1B2c3D4e5" * 4
+    config = {"enabled": True, "recall": {"injection": {"enabled": True}}}
+    with swarmmem.open(tmp_path, config=config) as mem:
+        curate_fact(mem, "Deploys run through scripts/deploy.sh with the staging profile.")
+        task = f"how do deploys run with the staging profile and deploy.sh? token {token}"
+        injected = mem.inject(agent_task=task, user_goal="deploy to staging")
+        recalled = mem.recall(f"deploy token {token}")
+    assert injected is not None
+    for bundle in (injected, recalled):
+        assert token not in bundle.query and "[REDACTED:" in bundle.query
+        assert token not in repr(bundle)
