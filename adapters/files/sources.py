@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 MAX_FILE_BYTES = 8 << 20
+MAX_RELOCATE_WORK = 4_000_000
+"""The most lines compared to find a cited line range that moved (width times file lines)."""
 """A cited file larger than this is fingerprinted by size and time only (never read)."""
 RACY_NS = 2_000_000_000
 """A file modified this recently (ns) may change again within the same clock tick without its
@@ -78,6 +80,44 @@ def symbol_lines(text: str, symbol: str) -> list[str]:
             picked.append(lines[i])
             i += 1
     return picked
+
+
+def _line_range(full: Path, start: int, end: int) -> list[str] | None:
+    """Lines ``start`` to ``end`` (1-based, inclusive) of the file, or ``None`` when the file
+    is unreadable, too large or shorter."""
+    lines = _text_lines(full)
+    if lines is None or not 1 <= start <= end <= len(lines):
+        return None
+    return lines[start - 1 : end]
+
+
+def _text_lines(full: Path) -> list[str] | None:
+    try:
+        if os.stat(full).st_size > MAX_FILE_BYTES:
+            return None
+        return full.read_bytes().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+
+
+def _lines_hold(full: Path, fp: Mapping[str, Any]) -> bool:
+    """True when the lines a fingerprint cites are still in the file: where they were, or
+    moved elsewhere as a whole (lines added or removed above them)."""
+    lines = _text_lines(full)
+    cited = fp.get("lines")
+    if lines is None or not isinstance(cited, list) or len(cited) != 2:
+        return False
+    start, end = int(cited[0]), int(cited[1])
+    want, width = fp["linesSha256"], end - start + 1
+    if width < 1:
+        return False
+    if 1 <= start <= end <= len(lines) and _digest("\n".join(lines[start - 1 : end])) == want:
+        return True
+    if width * len(lines) > MAX_RELOCATE_WORK:  # too long a search: say it changed
+        return False
+    return any(
+        _digest("\n".join(lines[i : i + width])) == want for i in range(len(lines) - width + 1)
+    )
 
 
 def _digest(data: bytes | str) -> str:
@@ -215,6 +255,11 @@ class RepositorySources:
             if parsed.symbol is not None and parsed.symbol in symbols:
                 entry["symbol"] = parsed.symbol
                 entry["symbolSha256"] = symbols[parsed.symbol]
+            elif parsed.start is not None and parsed.end is not None:
+                cited = _line_range(full, parsed.start, parsed.end)
+                if cited is not None:  # the lines cited, found again by content if they move
+                    entry["lines"] = [parsed.start, parsed.end]
+                    entry["linesSha256"] = _digest("\n".join(cited))
             out.append(entry)
         return out
 
@@ -269,6 +314,8 @@ class RepositorySources:
                     return "missing"
                 if isinstance(symbol, str) and fp.get("symbolSha256"):
                     changed = changed or seen[3].get(symbol) != fp["symbolSha256"]
+                elif fp.get("linesSha256") and seen[2] != fp.get("sha256"):
+                    changed = changed or not _lines_hold(full, fp)
                 else:
                     changed = changed or seen[2] != fp.get("sha256")
             except (KeyError, TypeError, ValueError):

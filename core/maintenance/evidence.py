@@ -32,6 +32,24 @@ def _paths(record: MemoryRecord) -> list[str]:
     return [str(fp["path"]) for fp in stored if isinstance(fp, Mapping) and "path" in fp]
 
 
+def _refs(record: MemoryRecord) -> list[str]:
+    """The evidence refs a memory's fingerprints stand for, as precise as they were cited:
+    ``path#symbol``, ``path:START-END`` (``path:LINE``) or ``path``, once each."""
+    stored = record.metadata.get("evidenceFingerprints")
+    refs: list[str] = []
+    for fp in stored if isinstance(stored, list) else ():
+        if not isinstance(fp, Mapping) or "path" not in fp:
+            continue
+        ref, lines = str(fp["path"]), fp.get("lines")
+        if isinstance(fp.get("symbol"), str):
+            ref = f"{ref}#{fp['symbol']}"
+        elif isinstance(lines, list) and len(lines) == 2:
+            start, end = lines
+            ref = f"{ref}:{start}" if start == end else f"{ref}:{start}-{end}"
+        refs.append(ref)
+    return list(dict.fromkeys(refs))
+
+
 def _entry(record: MemoryRecord, status: str) -> dict[str, Any]:
     text = record.text if len(record.text) <= TEXT_CLIP else record.text[: TEXT_CLIP - 1] + "…"
     return {
@@ -79,7 +97,7 @@ def verification_proposals(
         if not record.active or record.id in pending_targets or not _paths(record):
             continue
         status = status_of(record.metadata)
-        files = ", ".join(_paths(record))
+        files = ", ".join(dict.fromkeys(_paths(record)))
         if status == "changed":
             out.append(
                 {
@@ -88,7 +106,7 @@ def verification_proposals(
                     "text": record.text,
                     "rationale": f"Its evidence changed since it was written ({files}): check "
                     "the text still holds (approve to re-fingerprint, or rephrase).",
-                    "evidence_refs": _paths(record),
+                    "evidence_refs": _refs(record),
                     "target_memory_id": record.id,
                     "scope": record.scope,
                 }

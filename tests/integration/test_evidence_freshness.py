@@ -251,3 +251,32 @@ def test_verify_lists_and_proposes_but_never_writes_memory(mem: Any, repo: Path)
     update = next(p for p in filed if p["operation"] == "update")
     mem.curate(update["proposal_id"], "update", reason="still true")
     assert status_of(mem)[changed] == "fresh"  # approving re-fingerprints the file
+
+
+def test_a_cited_line_range_is_fingerprinted_and_found_again_when_it_moves(repo: Path) -> None:
+    """``path:START-END`` and ``path:LINE`` fingerprint those lines, not the whole file: an
+    edit elsewhere leaves the memory fresh, lines added above move the cited lines (found
+    again by their content), an edit inside them is a change."""
+    path = repo / "src" / "retry.py"
+    sources = RepositorySources(repo)
+    (span,) = sources.fingerprints(["src/retry.py:1-2"])
+    (line,) = sources.fingerprints(["src/retry.py:5"])
+    assert (span["lines"], line["lines"]) == ([1, 2], [5, 5])
+    fresh = ["fresh", "fresh"]
+    path.write_text(RETRY + "\n# a comment far below\n", encoding="utf-8")
+    assert [sources.status([fp]) for fp in (span, line)] == fresh
+    path.write_text("import time\n\n\n" + RETRY, encoding="utf-8")  # three lines above
+    assert [sources.status([fp]) for fp in (span, line)] == fresh
+    path.write_text(RETRY.replace("times=3", "times=5"), encoding="utf-8")
+    assert [sources.status([fp]) for fp in (span, line)] == ["changed", "fresh"]
+
+
+def test_verify_propose_keeps_each_refs_precision(mem: Any, repo: Path) -> None:
+    """The update proposal of a changed memory cites what the memory cited (a symbol, a line
+    range), not the bare file path once per ref."""
+    refs = ["src/retry.py#backoff", "src/retry.py:1-2"]
+    written = mem.curate(propose(mem, *refs).id, "add").memory_id
+    (repo / "src" / "retry.py").write_text(RETRY.replace("return 2", "return 3"), "utf-8")
+    (filed,) = mem.verify(propose=True).proposals
+    assert (filed["operation"], filed["memory_id"]) == ("update", written)
+    assert list(mem.proposal(filed["proposal_id"]).evidence_refs) == refs
