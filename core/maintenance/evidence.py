@@ -35,28 +35,45 @@ def _paths(record: MemoryRecord) -> list[str]:
 def _refs(record: MemoryRecord) -> list[str]:
     """The evidence refs a memory's fingerprints stand for, as precise as they were cited:
     ``path#symbol``, ``path:START-END`` (``path:LINE``) or ``path``, once each."""
+    return list(dict.fromkeys(_ref(fp) for fp in _fingerprints(record)))
+
+
+def _fingerprints(record: MemoryRecord) -> list[Mapping[str, Any]]:
     stored = record.metadata.get("evidenceFingerprints")
-    refs: list[str] = []
-    for fp in stored if isinstance(stored, list) else ():
-        if not isinstance(fp, Mapping) or "path" not in fp:
-            continue
-        ref, lines = str(fp["path"]), fp.get("lines")
-        if isinstance(fp.get("symbol"), str):
-            ref = f"{ref}#{fp['symbol']}"
-        elif isinstance(lines, list) and len(lines) == 2:
-            start, end = lines
-            ref = f"{ref}:{start}" if start == end else f"{ref}:{start}-{end}"
-        refs.append(ref)
-    return list(dict.fromkeys(refs))
+    items = stored if isinstance(stored, list) else ()
+    return [fp for fp in items if isinstance(fp, Mapping) and "path" in fp]
 
 
-def _entry(record: MemoryRecord, status: str) -> dict[str, Any]:
+def _ref(fp: Mapping[str, Any]) -> str:
+    """The ref one fingerprint stands for."""
+    ref, lines = str(fp["path"]), fp.get("lines")
+    if isinstance(fp.get("symbol"), str):
+        return f"{ref}#{fp['symbol']}"
+    if isinstance(lines, list) and len(lines) == 2:
+        start, end = lines
+        return f"{ref}:{start}" if start == end else f"{ref}:{start}-{end}"
+    return ref
+
+
+def _moved_refs(record: MemoryRecord, status_of: StatusOf) -> list[str]:
+    """The refs of ``record`` whose own fingerprint no longer holds, each with its status
+    (``src/a.py:3-9 changed``)."""
+    out: dict[str, None] = {}
+    for fp in _fingerprints(record):
+        status = status_of({"evidenceFingerprints": [fp]})
+        if status in ("changed", "missing"):
+            out[f"{_ref(fp)} {status}"] = None
+    return list(out)
+
+
+def _entry(record: MemoryRecord, status: str, status_of: StatusOf) -> dict[str, Any]:
     text = record.text if len(record.text) <= TEXT_CLIP else record.text[: TEXT_CLIP - 1] + "…"
     return {
         "id": record.id,
         "kind": record.kind,
         "status": status,
         "files": _paths(record),
+        "moved": _moved_refs(record, status_of),
         "confidence": record.confidence,
         "updated_at": record.updated_at,
         "q": record.q,
@@ -82,8 +99,8 @@ def evidence_report(
         checked=checked,
         changed_count=len(found["changed"]),
         missing_count=len(found["missing"]),
-        changed=[_entry(r, "changed") for r in found["changed"][:limit]],
-        missing=[_entry(r, "missing") for r in found["missing"][:limit]],
+        changed=[_entry(r, "changed", status_of) for r in found["changed"][:limit]],
+        missing=[_entry(r, "missing", status_of) for r in found["missing"][:limit]],
     )
 
 

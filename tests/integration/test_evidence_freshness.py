@@ -277,6 +277,8 @@ def test_verify_propose_keeps_each_refs_precision(mem: Any, repo: Path) -> None:
     refs = ["src/retry.py#backoff", "src/retry.py:1-2"]
     written = mem.curate(propose(mem, *refs).id, "add").memory_id
     (repo / "src" / "retry.py").write_text(RETRY.replace("return 2", "return 3"), "utf-8")
+    (entry,) = mem.verify().changed  # it names the ref that changed, not every cited file
+    assert entry["moved"] == ["src/retry.py#backoff changed"]
     (filed,) = mem.verify(propose=True).proposals
     assert (filed["operation"], filed["memory_id"]) == ("update", written)
     assert list(mem.proposal(filed["proposal_id"]).evidence_refs) == refs

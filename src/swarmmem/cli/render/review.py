@@ -125,8 +125,8 @@ def verify_text(data: Data) -> str:
         f"{data['changed_count']}; gone: {data['missing_count']}"
     )
     for entry in [*data["changed"], *data["missing"]]:
-        files = ", ".join(entry["files"])
-        lines.append(f"- `{entry['id']}` {entry['status']} ({files}) - {entry['text']}")
+        moved = entry.get("moved") or list(dict.fromkeys(entry["files"]))
+        lines.append(f"- `{entry['id']}` {entry['status']} ({', '.join(moved)}) - {entry['text']}")
     for prop in data.get("proposals") or ():
         lines.append(
             f"- Filed {prop['operation']} proposal {prop['proposal_id']} for {prop['memory_id']}"
