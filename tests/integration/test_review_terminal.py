@@ -181,6 +181,31 @@ def test_review_in_a_real_terminal_approves_rejects_and_quits(
     assert proposal(project, keep).status == "pending"
 
 
+def test_edit_in_a_real_terminal_starts_from_the_current_text(
+    terminal: Callable[[Path, str], Terminal], project: Path
+) -> None:
+    """``e`` offers the proposal's text already typed: the person adds to it instead of
+    typing it again; a kind typo is asked again and the edited text is kept."""
+    needs_console_script()
+    (prop,) = seed(project, ("repo_convention", RETRY))
+    term = terminal(project, f"{shlex.quote(str(SWARMMEM))} review")
+    term.wait_for(f"== {prop}", "[?]help > ")
+    term.keys("e")
+    term.wait_for(f"New text (Enter keeps it): {RETRY}")
+    term.keys(" Checked in review.", enter=True)
+    term.wait_for("(Enter keeps it): ")
+    term.keys("repo_convension", enter=True)
+    term.wait_for("'repo_convension' is no memory kind; did you mean repo_convention?")
+    term.keys("", enter=True)
+    term.wait_for(f"Applied add to {prop} -> mem_")
+    term.keys("q")
+    term.wait_for("REVIEW-EXIT=0")
+    applied = proposal(project, prop)
+    with swarmmem.open(project) as mem:
+        memory = mem.get(applied.metadata["curatorDecision"]["memoryId"])
+    assert (memory.text, memory.kind) == (f"{RETRY} Checked in review.", "repo_convention")
+
+
 def run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(SWARMMEM), "--root", str(root), "review", *args],

@@ -57,9 +57,11 @@ class Script:
     def __init__(self, *answers: str) -> None:
         self.answers = list(answers)
         self.prompts: list[tuple[str, bool]] = []
+        self.prefills: list[str] = []
 
-    def __call__(self, prompt: str, *, key: bool = False) -> str:
+    def __call__(self, prompt: str, *, key: bool = False, prefill: str = "") -> str:
         self.prompts.append((prompt, key))
+        self.prefills.append(prefill)
         if not self.answers:
             raise EOFError
         return self.answers.pop(0)
@@ -129,6 +131,29 @@ def test_edit_with_enter_twice_approves_the_proposal_as_it_is(mem: Memory) -> No
     decision = status(mem, prop.id).metadata["curatorDecision"]
     assert "rewritten" not in decision
     assert mem.get(decision["memoryId"]).text == RETRY
+
+
+def test_a_kind_typo_is_asked_again_and_keeps_the_new_text(mem: Memory) -> None:
+    """The edit offers the current text to edit in place (``prefill``) and asks again for a
+    kind that is none, naming the nearest; the text typed first is what gets approved."""
+    prop = propose(mem, FINDING, kind="api_finding")
+    new_text = "Throttle payments API calls to ten a second; it answers HTTP 429 above that."
+    out: list[str] = []
+    script = Script("e", new_text, "failure_patern", "failure_pattern")
+    Reviewer(mem, script, out.append, Filters()).run()
+    text = "\n".join(out)
+    assert "'failure_patern' is no memory kind; did you mean failure_pattern?" in text
+    assert FINDING in script.prefills  # the current text, offered to edit in place
+    record = mem.get(status(mem, prop.id).metadata["curatorDecision"]["memoryId"])
+    assert (record.text, record.kind) == (new_text, "failure_pattern")
+
+
+def test_three_kind_typos_cancel_the_edit_and_keep_the_proposal_pending(mem: Memory) -> None:
+    prop = propose(mem, FINDING, kind="api_finding")
+    text, summary = review(mem, "e", "A new text for it.", "x", "y", "z")
+    assert f"Edit cancelled: {prop.id} stays pending." in text
+    assert status(mem, prop.id).status == "pending"
+    counts(summary)
 
 
 def test_reject_records_the_reason_or_the_default_one(mem: Memory) -> None:

@@ -19,6 +19,7 @@ changed memory that already existed, so undo refuses it and says why.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import sys
@@ -49,6 +50,8 @@ MAX_RATIONALE = 2000
 MERGEABLE_STATES = ("active", "suppressed")
 """The states of a similar memory a proposal can be merged into."""
 
+KIND_TRIES = 3
+"""How many times an edit asks for a kind before it gives up (the proposal stays pending)."""
 DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
 _DURATION = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
 
@@ -120,10 +123,11 @@ def pending_entries(mem: Memory, filters: Filters | None = None) -> list[dict[st
 
 # ---------------------------------------------------------------------- interactive
 class Reader(Protocol):
-    """Reads an answer: one keypress when ``key`` is true, else a line (without its newline).
-    Raises EOFError when input ends (the review then stops, like ``q``)."""
+    """Reads an answer: one keypress when ``key`` is true, else a line (without its newline),
+    offered already typed as ``prefill`` where the terminal can (the person edits it in
+    place). Raises EOFError when input ends (the review then stops, like ``q``)."""
 
-    def __call__(self, prompt: str, *, key: bool = False) -> str: ...
+    def __call__(self, prompt: str, *, key: bool = False, prefill: str = "") -> str: ...
 
 
 Writer = Callable[[str], None]
@@ -266,19 +270,32 @@ class Reviewer:
         self.write(render.curate_text(render.curate_json(change)))
 
     def edit(self, entry: dict[str, Any]) -> None:
-        """Ask for a new text and kind (Enter keeps each), then approve with them."""
+        """Ask for a new text (on a terminal the current one is offered to edit in place) and
+        a kind (Enter keeps each; a kind that is none is asked again, the text kept), then
+        approve with them."""
         if entry["operation"] not in ("add", "update") or not entry["text"]:
             self.write("Edit rephrases add and update proposals only; approve or reject this one.")
             return
         self.write(f"Current text: {entry['text']}")
-        text = self.read("New text (Enter keeps it): ").strip()
+        text = self.read("New text (Enter keeps it): ", prefill=entry["text"]).strip()
         kinds = ", ".join(sorted(k for k in MEMORY_KINDS))
         self.write(f"Kinds: {kinds}")
-        kind = self.read(f"Kind [{entry['kind']}] (Enter keeps it): ").strip()
+        kind = None
+        for _ in range(KIND_TRIES):
+            answer = self.read(f"Kind [{entry['kind']}] (Enter keeps it): ").strip()
+            if not answer or answer in MEMORY_KINDS:
+                kind = answer or entry["kind"]
+                break
+            nearest = difflib.get_close_matches(answer, MEMORY_KINDS, n=1)
+            hint = f"; did you mean {nearest[0]}?" if nearest else ""
+            self.write(f"{answer!r} is no memory kind{hint}")
+        if kind is None:
+            self.write(f"Edit cancelled: {entry['id']} stays pending.")
+            return
         self.approve(
             entry,
             text=text if text and text != entry["text"] else None,
-            kind=kind if kind and kind != entry["kind"] else None,
+            kind=kind if kind != entry["kind"] else None,
         )
 
     def reject(self, entry: dict[str, Any]) -> None:
@@ -437,6 +454,22 @@ class Reviewer:
         }
 
 
+def _edit_line(prompt: str, prefill: str) -> str | None:
+    """A line read with ``prefill`` already typed (GNU readline's startup hook), or ``None``
+    where readline is missing. The stored text is shown without control characters, on one
+    line."""
+    try:
+        import readline
+    except ImportError:
+        return None
+    shown = " ".join(render.terminal_text(prefill).split())
+    readline.set_startup_hook(lambda: readline.insert_text(shown))
+    try:
+        return input(prompt)
+    finally:
+        readline.set_startup_hook()
+
+
 class TerminalReader:
     """Reads keys and lines from standard input: a key without Enter on a terminal (raw mode
     through termios), otherwise (piped input, no termios) the first character of a line."""
@@ -444,7 +477,11 @@ class TerminalReader:
     def __init__(self) -> None:
         self.raw = sys.stdin.isatty()
 
-    def __call__(self, prompt: str, *, key: bool = False) -> str:
+    def __call__(self, prompt: str, *, key: bool = False, prefill: str = "") -> str:
+        if prefill and not key and sys.stdin.isatty():
+            edited = _edit_line(render.terminal_text(prompt), prefill)
+            if edited is not None:
+                return edited
         click.echo(render.terminal_text(prompt), nl=False)
         if key and self.raw:
             try:

@@ -18,7 +18,7 @@ REVIEW_COUNTS = ("approved", "rejected", "merged", "skipped", "undone")
 
 REVIEW_KEYS = (
     ("a", "approve: apply the proposal's operation (add, update, merge, ...)"),
-    ("e", "edit: give a new text and/or kind (Enter keeps each), then approve"),
+    ("e", "edit: the text (offered to edit in place) and/or kind (Enter keeps each), then approve"),
     ("r", "reject, with an optional reason"),
     ("m", "merge into a similar memory: reject it as already said by that memory"),
     ("s", "skip: leave it pending and move on"),
