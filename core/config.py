@@ -9,8 +9,8 @@ these nodes. Names: a node of this tree is a ``*Config`` (one per JSON section; 
 ``recall`` node is still :class:`RecallSettings` while the pipeline's own
 ``RecallConfig`` holds that name), what a service or stage derives from several nodes is
 a ``*Settings``. Loading (unknown keys, adapter names, the cross-key rules) is
-:mod:`swarmmem.config`; the README's configuration table is made from :func:`walk` over
-:class:`MemoryConfig`.
+:mod:`swarmmem.config`; the configuration reference's table (``docs/configuration.md``) is
+made from :func:`walk` over :class:`MemoryConfig`.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ that join two keys, and gives the JSON shape back (:func:`load`, :func:`validate
 keys and out-of-range values raise :class:`~swarmmem.core.model.errors.ConfigError` naming the
 dotted key (with the nearest known key when one is close); a former spelling is accepted with
 a :class:`~swarmmem.core.model.settings.ConfigDeprecationWarning`. Memory is disabled by
-default. The README's configuration table is :func:`reference_table`; ``swarmmem config``
-edits the file through :func:`with_value`.
+default. The configuration reference's table (``docs/configuration.md``) is
+:func:`reference_table`; ``swarmmem config`` edits the file through :func:`with_value`.
 """
 
 from __future__ import annotations
@@ -276,7 +276,8 @@ def lookup(tree: Mapping[str, Any], key: str) -> Any:
 
 
 def reference_table() -> str:
-    """The README's configuration table: one row per key of the tree, in its order."""
+    """The configuration reference's table (``docs/configuration.md``): one row per key of
+    the tree, in its order."""
     rows = ["| key | default | meaning |", "|---|---|---|"]
     for key in walk(MemoryConfig):
         former = "".join(

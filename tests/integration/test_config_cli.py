@@ -175,16 +175,15 @@ def test_a_missing_file_is_refused_and_config_edits_the_one_named(tmp_path: Path
     assert os.listdir(root) == []
 
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
-@pytest.mark.parametrize("heading", ["## Enabling dense retrieval", "## Scale-out: PostgreSQL"])
-def test_the_readmes_config_commands_give_the_file_it_shows(tmp_path: Path, heading: str) -> None:
-    """The README tells people to run `swarmmem config set` (pasting a snippet as the file
-    once dropped the project id): its commands give exactly the file it shows next."""
-    text = README.read_text(encoding="utf-8")
-    part = text[text.index(heading) :]
-    part = part[: part.index("\n## ", 1)]
+@pytest.mark.parametrize("page", ["dense.md", "postgresql.md"])
+def test_the_docs_config_commands_give_the_file_they_show(tmp_path: Path, page: str) -> None:
+    """The docs tell people to run `swarmmem config set` (pasting a snippet as the file once
+    dropped the project id): the page's commands give exactly the file it shows next."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    part = text[: text.index("\n## ")] if "\n## " in text else text
     commands = [
         line.split()
         for block in re.findall(r"```bash\n(.*?)```", part, re.S)

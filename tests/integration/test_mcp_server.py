@@ -1049,8 +1049,9 @@ def test_conflicting_spellings_are_a_validation_error_naming_both(
 
 
 def test_readme_tables_document_every_argument_and_alias() -> None:
-    """The README's argument table of each tool lists its documented names and their aliases."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    """The argument table of each tool (docs/mcp.md) lists its documented names and their
+    aliases."""
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "mcp.md").read_text(encoding="utf-8")
     for tool, schema in SCHEMAS.items():
         table = re.search(rf"^`{tool}`\n\n(\|.*?)\n\n", readme, re.S | re.M)
         assert table is not None, tool

@@ -24,12 +24,14 @@ def test_python_example_runs(tmp_path: Path) -> None:
 
 
 def test_readme_configuration_snippets_are_valid(tmp_path: Path) -> None:
-    """Every JSON configuration snippet in the README passes config validation."""
+    """Every JSON configuration snippet in the README and the docs passes config validation."""
     import json
 
     from swarmmem import config
 
-    snippets = re.findall(r"```json\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    pages = [README, *sorted((README.parent / "docs").glob("*.md"))]
+    text = "\n".join(page.read_text(encoding="utf-8") for page in pages)
+    snippets = re.findall(r"```json\n(.*?)```", text, re.S)
     checked = 0
     for snippet in snippets:
         data = json.loads(snippet)

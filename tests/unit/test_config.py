@@ -108,13 +108,14 @@ def test_malformed_file_is_a_config_error(tmp_path: Path) -> None:
         config.load(tmp_path, path)
 
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
+"""The configuration reference (the README links it)."""
 TABLE_START = "<!-- configuration table: made from swarmmem.core.config.MemoryConfig -->\n"
 TABLE_END = "<!-- end of configuration table -->\n"
 
 
 def test_readme_table_is_made_from_the_tree() -> None:
-    """The README's configuration table is exactly the one the tree gives (every key, its
+    """The configuration reference's table is exactly the one the tree gives (every key, its
     default and meaning); ``SWARMMEM_UPDATE_GOLDEN=1`` rewrites it."""
     readme = README.read_text(encoding="utf-8")
     head, rest = readme.split(TABLE_START)
@@ -138,7 +139,7 @@ def test_readme_table_is_made_from_the_tree() -> None:
 )
 def test_adapter_choices_come_from_the_registry(key: str, kind: str) -> None:
     """The configuration accepts exactly the registered names, defaults to the first, and the
-    README row names every one of them."""
+    reference's row names every one of them."""
     from swarmmem.registry import choices
 
     (default,) = [k.default for k in walk(MemoryConfig) if k.name == key]

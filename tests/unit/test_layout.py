@@ -202,16 +202,16 @@ def test_core_does_no_io() -> None:
 
 
 def test_readme_layout_table_matches_the_tree() -> None:
-    """Every folder of the README's "Where things live" table exists, and every package
-    folder of the tree has a row (its own, or rows for the folders inside it)."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Where things live", 1)[1].split("\n## ", 1)[0]
+    """Every folder of the "Where things live" table (docs/layout.md) exists, and every
+    package folder of the tree has a row (its own, or rows for the folders inside it)."""
+    readme = (REPO / "docs" / "layout.md").read_text(encoding="utf-8")
+    section = readme.split("## Where things live", 1)[1].split("\n## ", 1)[0]
     listed = {
         line.split("`")[1].rstrip("/")
         for line in section.splitlines()
         if line.startswith("| `") and line.count("`") >= 2
     }
-    assert listed, "the README has no layout table"
+    assert listed, "docs/layout.md has no layout table"
     missing = sorted(folder for folder in listed if not (REPO / folder).is_dir())
     packages = {
         str(init.parent.relative_to(REPO))
