@@ -351,3 +351,56 @@ def test_claude_code_session_gets_memory_and_files_proposals(
     else:
         assert not lock_path.exists(), "a hook helper was started with SWARMMEM_HOOK_HELPER=0"
         assert not socket_path(project).exists()
+
+
+WORK_PROMPT = "add a created_at column to Item and run the tests"
+NUDGED_TEXT = "Item rows carry created_at, set by src/app/models.py when an Item is built."
+NUDGED_BLOCK = json.dumps(
+    {"memoryProposals": [{**PROPOSAL, "text": NUDGED_TEXT, "evidenceRefs": ["src/app/models.py"]}]}
+)
+
+
+def test_a_session_that_worked_is_asked_once_to_propose(claude_cli: Path, tmp_path: Path) -> None:
+    """The real CLI runs two commands and stops without a proposal; the Stop hook's
+    ``decision: block`` makes it go on with the question, its answer's proposal is filed, and
+    the stop after that (``stop_hook_active``) lets it stop."""
+    from swarmmem.core.recall.session import NUDGE_LINE
+
+    project, home = tmp_path / "project", tmp_path / "home"
+    make_project(project)
+    home.mkdir()
+    assert swarmmem(project, home, "init", "--agent", "claude-code", "--user")["success"]
+    asked: list[str] = []
+
+    def answer(body: dict[str, Any]) -> str | list[dict[str, Any]]:
+        texts = hosts.user_texts(body)
+        if any(NUDGE_LINE in t for t in texts):  # the stop hook's question reached the model
+            asked.append(next(t for t in texts if NUDGE_LINE in t))
+            return f"One durable fact from this session:\n\n```json\n{NUDGED_BLOCK}\n```"
+        commands = [m for m in body.get("messages") or () if m.get("role") == "assistant"]
+        if len(commands) < 2:  # run two commands first, one per turn
+            return [hosts.tool_use("Bash", {"command": "true", "description": "check"})]
+        return "Done: the column is added and the tests pass."
+
+    session_id = str(uuid.uuid4())
+    with hosts.FakeAnthropic(answer) as fake:
+        done = hosts.run_claude(
+            claude_cli,
+            WORK_PROMPT,
+            cwd=project,
+            home=home,
+            base_url=fake.url,
+            extra_env={"SWARMMEM_HOOK_HELPER": "0"},
+            session_id=session_id,
+            allowed_tools=["Bash"],
+        )
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    assert fake.errors == []
+    assert len(asked) == 1  # asked once
+    pending = swarmmem(project, home, "pending")["pending"]
+    assert [p["text"] for p in pending] == [NUDGED_TEXT]
+    log_path = project / ".swarm" / "runs" / session_id / "memory.jsonl"
+    events = [json.loads(line) for line in log_path.read_text(encoding="utf-8").splitlines()]
+    stops = [e for e in events if e["event"] == "Stop"]
+    assert [e.get("nudged", False) for e in stops] == [True, False]
+    assert stops[1]["type"] == "proposals_filed"
