@@ -602,6 +602,22 @@ def test_the_sessions_page_and_a_session_timeline(project: UiProject) -> None:
     assert "2 injection(s) (98 tokens" not in timeline  # the brief is not a prompt injection
     assert "1 injection(s) (98 tokens, 1 memories)" in timeline
     assert unknown.status_code == 404 and escape.status_code == 404
+    # tokens injected per day: one bar per day, server-rendered SVG
+    chart = listing.split('<figure id="tokens-chart">')[1].split("</figure>")[0]
+    assert chart.count("<rect ") >= 1 and "tokens</title></rect>" in chart
+
+
+def test_tokens_per_day_adds_the_sessions_of_each_day() -> None:
+    from swarmmem.ui.pages import tokens_per_day
+
+    summaries = [
+        {"last_at": "2026-12-07T10:00:00.000Z", "tokens_injected": 40},
+        {"last_at": "2026-12-06T23:59:00.000Z", "tokens_injected": 7},
+        {"last_at": "2026-12-07T11:00:00.000Z", "tokens_injected": 2},
+        {"last_at": None, "tokens_injected": 9},
+        {"last_at": "2026-12-05<script>", "tokens_injected": "many"},
+    ]
+    assert tokens_per_day(summaries) == [("2026-12-06", 7), ("2026-12-07", 42)]
 
 
 def test_the_health_page_and_the_audit_chain_on_demand(project: UiProject) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
@@ -501,10 +501,23 @@ async def batch(request: Request, form: dict[str, str]) -> Response:
 
 # --------------------------------------------------------------------------- sessions
 async def sessions(request: Request) -> Response:
-    """Every session with a run log, newest first."""
+    """Every session with a run log, newest first, and the tokens injected per day."""
     viewer = viewer_of(request)
     listing = viewer.mem.sessions(SESSIONS_LIMIT)
-    return viewer.render("sessions.html", title="Sessions", listing=listing)
+    chart = charts.bar_chart(tokens_per_day(listing.sessions))
+    return viewer.render("sessions.html", title="Sessions", listing=listing, tokens_chart=chart)
+
+
+def tokens_per_day(summaries: Sequence[Mapping[str, Any]]) -> list[tuple[str, int]]:
+    """The tokens injected (briefs and prompts) per day, oldest day first, each session's
+    counted on the day of its last event."""
+    days: dict[str, int] = {}
+    for summary in summaries:
+        day = str(summary.get("last_at") or "")[:10]
+        tokens = summary.get("tokens_injected")
+        if len(day) == 10 and isinstance(tokens, int):
+            days[day] = days.get(day, 0) + tokens
+    return sorted(days.items())
 
 
 async def session(request: Request) -> Response:
