@@ -195,3 +195,13 @@ def utf16_units(text: str) -> int:
 def tokens_of_units(units: int) -> int:
     """:func:`estimate_tokens` of a text of ``units`` UTF-16 code units."""
     return math.ceil(units * 0.33) if units else 0
+
+
+_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def with_time(value: str) -> str:
+    """``value`` with a date alone (``2026-01-31``) read as its midnight UTC; anything else
+    unchanged (check it with :func:`is_iso_datetime`)."""
+    text = value.strip()
+    return f"{text}T00:00:00.000Z" if _DATE_ONLY.match(text) else value

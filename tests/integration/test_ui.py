@@ -357,6 +357,14 @@ def test_the_memories_page_lists_and_filters(project: UiProject) -> None:
         conventions = client.get("/?kind=repo_convention").text
         deleted = client.get("/?state=deleted").text
         bad = client.get("/?kind=%3Cx%3E&state=nope&offset=-3")
+        by_file = client.get("/?file=pyproject.toml&scope=repository").text
+        recent = client.get("/?since=2000-01-31").text
+        later = client.get("/?since=2999-01-31").text
+        bad_since = client.get("/?since=yesterday%3Cb%3E")
+    assert project.memories["img"] in by_file and project.memories["script"] not in by_file
+    assert 'value="pyproject.toml"' in by_file  # the filter is kept in the form
+    assert project.memories["img"] in recent and project.memories["img"] not in later
+    assert bad_since.status_code == 400 and "<b>" not in bad_since.text
     assert project.memories["script"] in everything and project.memories["img"] in everything
     assert project.memories["script"] in conventions
     assert project.memories["img"] not in conventions

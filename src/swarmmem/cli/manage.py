@@ -10,7 +10,6 @@ a changed remote) into this one; it is a trusted local command, never an agent t
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import Any
 
@@ -19,18 +18,16 @@ import click
 from swarmmem.cli import render
 from swarmmem.cli.app import State, command, emit, main
 from swarmmem.core.maintenance.management import MAX_LIST_LIMIT, MEMORY_STATES
-from swarmmem.core.model.ids import is_iso_datetime
+from swarmmem.core.model.ids import is_iso_datetime, with_time
 from swarmmem.core.model.records import MEMORY_KINDS, SCOPE_TYPES
 from swarmmem.core.model.reports import ProposalDetails
-
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def _iso(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """An ISO-8601 time (a date alone is its midnight UTC), or a usage error naming the
     option."""
-    if value is not None and _DATE.match(value.strip()):
-        value = f"{value.strip()}T00:00:00.000Z"
+    if value is not None:
+        value = with_time(value)
     if value is not None and not is_iso_datetime(value):
         raise click.BadParameter(
             f"{value!r} is not an ISO-8601 time (e.g. 2026-01-31 or 2026-01-31T09:00:00Z)",

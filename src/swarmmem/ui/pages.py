@@ -24,6 +24,7 @@ from starlette.responses import RedirectResponse, Response
 
 from swarmmem.core.maintenance.management import MEMORY_STATES
 from swarmmem.core.model.errors import MemoryValidationError, NotFoundError, SwarmMemoryError
+from swarmmem.core.model.ids import is_iso_datetime, with_time
 from swarmmem.core.model.records import MEMORY_KINDS, MemoryRecord
 from swarmmem.core.model.reports import MemoryDetails, ProposalDetails
 from swarmmem.core.model.text import lookalike_note
@@ -61,6 +62,8 @@ UNDOABLE = frozenset({"approved", "rejected", "merged"})
 """The notices of a decision a person can undo from the notice (an edited add too)."""
 MERGEABLE_STATES = ("active", "suppressed")
 """The states of a similar memory a proposal can be merged into (as ``swarmmem review``)."""
+LIST_SCOPES = ("repository", "workspace")
+"""The scope types the memories list filters by (those of the project's own context)."""
 BATCH_ACTIONS = ("approve", "reject")
 """What a batch of ticked proposals can be given."""
 _PICK = "pick_"
@@ -103,7 +106,8 @@ def _memory_view(mem: Memory, memory_id: str | None) -> dict[str, Any] | None:
 
 # --------------------------------------------------------------------------- memories
 async def memories(request: Request) -> Response:
-    """Search (``q``) and the filtered list (``kind``, ``state``, ``offset``)."""
+    """Search (``q``) and the filtered list (``kind``, ``state``, ``scope``, ``file``,
+    ``since``: updated since a date or time, ``offset``)."""
     viewer = viewer_of(request)
     mem = viewer.mem
     params = request.query_params
@@ -111,14 +115,29 @@ async def memories(request: Request) -> Response:
     kind = params.get("kind") if params.get("kind") in MEMORY_KINDS else None
     state = params.get("state") or "active"
     state = state if state in MEMORY_STATES else "active"
+    scope = params.get("scope") if params.get("scope") in LIST_SCOPES else None
+    file = params.get("file", "").strip()[:MAX_QUERY] or None
+    since_text = params.get("since", "").strip()[:40]
+    since = with_time(since_text) if since_text else None
+    if since is not None and not is_iso_datetime(since):
+        raise Refused(400, "since: give a date (2026-01-31) or an ISO-8601 time")
     offset_text = params.get("offset", "0")
     offset = min(int(offset_text), MAX_OFFSET) if offset_text.isdigit() else 0
     search = _search(mem, query) if query else None
-    records = mem.list(kind=kind, state=state, limit=PAGE_SIZE + 1, offset=offset)
+    records = mem.list(
+        kind=kind,
+        scope=scope,
+        file=file,
+        updated_since=since,
+        state=state,
+        limit=PAGE_SIZE + 1,
+        offset=offset,
+    )
     rows = [_memory_row(mem, r) for r in records[:PAGE_SIZE]]
+    filters = {"kind": kind, "state": state, "scope": scope, "file": file, "since": since_text}
 
     def link(new_offset: int) -> str:
-        args = {k: v for k, v in (("kind", kind), ("state", state), ("q", query)) if v}
+        args = {k: v for k, v in (*filters.items(), ("q", query)) if v}
         return "/?" + urlencode({**args, "offset": new_offset})
 
     return viewer.render(
@@ -130,6 +149,10 @@ async def memories(request: Request) -> Response:
         states=MEMORY_STATES,
         kind=kind,
         state=state,
+        scopes=LIST_SCOPES,
+        scope=scope,
+        file=file or "",
+        since=since_text,
         offset=offset,
         previous=link(max(0, offset - PAGE_SIZE)) if offset else None,
         next=link(offset + PAGE_SIZE) if len(records) > PAGE_SIZE else None,
