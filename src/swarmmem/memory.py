@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from swarmmem.bootstrap import Runtime
+from swarmmem.bootstrap import Runtime, migration_target, postgres_rls
 from swarmmem.core.config import MemoryConfig
 from swarmmem.core.learning.rewards import VerdictResult
 from swarmmem.core.maintenance import history as memory_history
@@ -682,6 +682,37 @@ class Memory:
         if not isinstance(store, AuditChain):
             raise StorageError(f"the {provider} provider keeps no hash-chained audit log")
         return {"provider": provider, **store.adopt_audit_key()}
+
+    def migrate_to(
+        self,
+        provider: str,
+        *,
+        dsn: str | None = None,
+        schema: str | None = None,
+        path: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, Any]:
+        """Copy every memory, proposal, audit event (chain intact), outcome, recall usage,
+        reward event and relation into an empty store of ``provider`` (``swarmmem
+        migrate``), in one transaction: the copier's report with ``source`` (this store's
+        provider) and ``location`` (where the copy went, as shown to the person)."""
+        rt = self._ready(startup=False)
+        copy_store = rt.transfer("copy")
+        target, shown = migration_target(rt, provider, dsn=dsn, schema=schema, path=path)
+        try:
+            report = copy_store(rt.store, target, progress=progress)
+        finally:
+            target.close()
+        return {**report, "source": rt.store.name, "location": shown}
+
+    def postgres_rls(
+        self, role: str, *, dsn: str | None = None, apply: bool = False, workspace: bool = False
+    ) -> dict[str, Any]:
+        """Row-level security giving database ``role`` this repository's scopes in a shared
+        PostgreSQL schema (``swarmmem postgres-rls``): the statements, run when ``apply``."""
+        return postgres_rls(
+            self._ready(startup=False), role, dsn=dsn, apply=apply, workspace=workspace
+        )
 
     def consolidate(self) -> ConsolidationResult:
         """File ``merge`` proposals for clusters of near-duplicate memories and ``supersede``

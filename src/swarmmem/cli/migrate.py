@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import click
 
-from swarmmem.bootstrap import migration_target
-from swarmmem.bootstrap import postgres_rls as row_level_security
 from swarmmem.cli import render
 from swarmmem.cli.app import State, command, emit, main, progress_bar
 from swarmmem.registry import stores_that
@@ -36,22 +34,15 @@ def migrate(
 ) -> None:
     """Copy every memory, proposal, audit event (chain intact), outcome, recall usage, reward
     event and relation into an empty store of another provider, in one transaction."""
-    with state.open() as mem:
-        copy_store = mem.runtime.transfer("copy")
-        source = mem.store
-        target, shown = migration_target(
-            mem.runtime, target_kind, dsn=dsn, schema=schema, path=sqlite_path
+    with state.open() as mem, progress_bar("migrating", state) as progress:
+        report = mem.migrate_to(
+            target_kind, dsn=dsn, schema=schema, path=sqlite_path, progress=progress
         )
-        try:
-            with progress_bar("migrating", state) as progress:
-                report = copy_store(source, target, progress=progress)
-        finally:
-            target.close()
     data = {
         "success": bool(report["verified"]),
-        "source": source.name,
+        "source": report["source"],
         "target": target_kind,
-        "location": shown,
+        "location": report["location"],
         "counts": report["counts"],
         "target_counts": report["target_counts"],
         "verified": report["verified"],
@@ -74,5 +65,5 @@ def postgres_rls(state: State, role: str, dsn: str | None, apply: bool, workspac
     """Row-level security for a shared PostgreSQL schema: ROLE sees only this repository's
     scopes. Prints the policies and grants; --apply runs them as the tables' owner."""
     with state.open() as mem:
-        result = row_level_security(mem.runtime, role, dsn=dsn, apply=apply, workspace=workspace)
+        result = mem.postgres_rls(role, dsn=dsn, apply=apply, workspace=workspace)
     emit(state, {"success": True, **result}, render.rls_text)

@@ -158,7 +158,7 @@ class MemoryTools:
             yield self._resident
             return
         mem = open_memory(self.root, self.config, context=self.context)
-        if store_traits(mem.config["provider"]).in_process:
+        if store_traits(mem.settings.provider).in_process:
             self._resident = mem
             yield mem
             return
