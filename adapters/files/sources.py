@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 MAX_FILE_BYTES = 8 << 20
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 MAX_RELOCATE_WORK = 4_000_000
 """The most lines compared to find a cited line range that moved (width times file lines)."""
 """A cited file larger than this is fingerprinted by size and time only (never read)."""
@@ -92,12 +93,20 @@ def _line_range(full: Path, start: int, end: int) -> list[str] | None:
 
 
 def _text_lines(full: Path) -> list[str] | None:
+    """The file's lines (never read through a link), or ``None`` when it is unreadable or
+    too large."""
     try:
-        if os.stat(full).st_size > MAX_FILE_BYTES:
-            return None
-        return full.read_bytes().decode("utf-8", "replace").splitlines()
+        fd = os.open(full, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+                return None
+            return handle.read().decode("utf-8", "replace").splitlines()
+        except OSError:
+            return None
 
 
 def _lines_hold(full: Path, fp: Mapping[str, Any]) -> bool:
@@ -267,9 +276,22 @@ class RepositorySources:
         self, full: Path, symbol: str | None
     ) -> tuple[int, int, str, dict[str, str]] | None:
         """``(size, mtime_ns, digest, {symbol: digest})`` of ``full`` (``None`` when it is not
-        a readable regular file); read again only when size or time moved."""
+        a readable regular file, or has become a link since it was resolved); read again only
+        when size or time moved. The file is opened once, without following a link, and
+        stat and content come from that one descriptor: a file swapped for a link between
+        the check and the read is never read through it."""
         try:
-            info = os.stat(full)
+            fd = os.open(full, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            return None
+        with os.fdopen(fd, "rb") as handle:
+            return self._observe_open(full, handle, symbol)
+
+    def _observe_open(
+        self, full: Path, handle: Any, symbol: str | None
+    ) -> tuple[int, int, str, dict[str, str]] | None:
+        try:
+            info = os.fstat(handle.fileno())
         except OSError:
             return None
         if not stat.S_ISREG(info.st_mode):
@@ -286,7 +308,7 @@ class RepositorySources:
             seen = (info.st_size, info.st_mtime_ns, f"size:{info.st_size}", {})
         else:
             try:
-                data = full.read_bytes()
+                data = handle.read()
             except OSError:
                 return None
             symbols = dict(cached[3]) if cached is not None and same else {}

@@ -15,6 +15,7 @@ import pytest
 from factories import enabled_config
 
 import swarmmem
+from swarmmem.adapters.files import sources as source_files
 from swarmmem.adapters.files.sources import RepositorySources, parse_file_ref
 from swarmmem.core.model.errors import MemoryValidationError
 
@@ -195,14 +196,14 @@ def test_the_checker_reads_a_file_only_when_its_stat_moved(repo: Path) -> None:
     sources = RepositorySources(repo)
     (fp,) = sources.fingerprints(["src/retry.py"])
     calls = []
-    original = Path.read_bytes
+    original = source_files._digest
 
-    def counting(self: Path) -> bytes:
-        calls.append(self)
-        return original(self)
+    def counting(data: bytes | str) -> str:
+        calls.append(data)
+        return original(data)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Path, "read_bytes", counting)
+        patch.setattr(source_files, "_digest", counting)
         assert [sources.status([fp]) for _ in range(5)] == ["fresh"] * 5
         assert calls == []  # same size and time: no read
         (repo / "src" / "retry.py").write_text(RETRY + "# more\n", encoding="utf-8")
@@ -282,3 +283,28 @@ def test_verify_propose_keeps_each_refs_precision(mem: Any, repo: Path) -> None:
     (filed,) = mem.verify(propose=True).proposals
     assert (filed["operation"], filed["memory_id"]) == ("update", written)
     assert list(mem.proposal(filed["proposal_id"]).evidence_refs) == refs
+
+
+def test_a_file_swapped_for_a_link_after_its_check_is_never_read(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Fingerprinting resolves a cited file, then reads it: a file replaced by a link to a file
+    outside the project in between was read through the link (the outside file's hash
+    recorded); the read now opens the resolved path without following a link."""
+    outside = tmp_path / "outside.py"
+    sources = RepositorySources(repo)
+    path = repo / "src" / "retry.py"
+    resolve = sources._resolve
+
+    def swapped(name: str) -> Path | None:
+        full = resolve(name)  # checked: inside the project, a regular file
+        if full is not None and not full.is_symlink():
+            full.unlink()
+            full.symlink_to(outside)  # ... then swapped before the read
+        return full
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sources, "_resolve", swapped)
+        assert sources.fingerprints(["src/retry.py"]) == []
+        assert sources.status([{"path": "src/retry.py", "sha256": "x"}]) == "missing"
+    assert path.is_symlink()
