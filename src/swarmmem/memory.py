@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -23,6 +24,7 @@ from swarmmem.core.maintenance.management import MemoryQuery, concerns
 from swarmmem.core.maintenance.reports import parse_limit
 from swarmmem.core.maintenance.scoped import history_of
 from swarmmem.core.model.errors import (
+    ConfigError,
     ConflictError,
     MemoryDisabledError,
     NotFoundError,
@@ -62,6 +64,8 @@ from swarmmem.hooks.instructions import PROPOSE_LINE
 from swarmmem.ports.evidence import EvidenceStore
 from swarmmem.ports.files import RunHistory
 from swarmmem.ports.storage import AuditChain, StorageProvider
+from swarmmem.project import git_root, linked_worktrees
+from swarmmem.registry import store_traits
 from swarmmem.results import DISABLED_MESSAGE
 
 __all__ = ["DISABLED_MESSAGE", "ImportResult", "Memory"]
@@ -473,6 +477,39 @@ class Memory:
             progress=progress,
         )
         return report
+
+    def merge_worktree_stores(self) -> dict[str, Any]:
+        """Merge the stores linked worktrees kept of their own before every worktree shared
+        the main worktree's (``swarmmem migrate --worktrees``): each
+        ``<worktree>/.swarm/memory/memory.db`` git's records lead to is imported as
+        :meth:`import_jsonl` imports an export (this context's scopes only, secrets refused),
+        then renamed ``memory.db.merged`` so it is never offered again; a store with refused
+        rows is left in place and its report says why."""
+        rt = self._ready(startup=False)
+        top = rt.main_worktree or git_root(rt.root)
+        if top is None:
+            raise ConfigError(f"{rt.root} is not in a git repository: it has no worktrees")
+        own = rt.sqlite_path.resolve() if store_traits(rt.provider).database_file else None
+        merged: builtins.list[dict[str, Any]] = []
+        for worktree in linked_worktrees(Path(top)):
+            db = worktree / ".swarm" / "memory" / "memory.db"
+            if db.is_symlink() or not db.is_file() or db.resolve() == own:
+                continue
+            store = rt.open_store("sqlite", path=db)
+            try:
+                with tempfile.TemporaryDirectory() as folder:
+                    rt.transfer("export")(store, folder)
+                    report = self.import_jsonl(Path(folder) / "export")
+            finally:
+                store.close()
+            done = report["invalidCount"] == 0
+            if done:
+                for suffix in ("", "-wal", "-shm"):
+                    old = db.with_name(db.name + suffix)
+                    if old.exists() and not old.is_symlink():
+                        old.rename(old.with_name(f"memory.db.merged{suffix}"))
+            merged.append({"worktree": str(worktree), "store": str(db), "merged": done, **report})
+        return {"main_worktree": str(top), "stores": merged}
 
     def rescope(self, from_repo_id: str, *, apply: bool, force: bool = False) -> dict[str, Any]:
         """Adopt the memories of the earlier repository identity ``from_repo_id`` into this

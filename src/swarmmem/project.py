@@ -251,3 +251,40 @@ def git_remote_origin(root: Path) -> str | None:
         if url is not None and url.group(1):
             return url.group(1)
     return None
+
+
+def linked_worktrees(top: Path) -> list[Path]:
+    """The linked worktrees git records for the repository whose main worktree is ``top``
+    (``git worktree list``), each accepted only when :func:`main_worktree` finds ``top`` from
+    it (git's records agree and are the user's); none when git cannot say."""
+    try:
+        done = subprocess.run(
+            [
+                "git",
+                "-c",
+                "core.fsmonitor=false",
+                "-C",
+                str(top),
+                "worktree",
+                "list",
+                "--porcelain",
+            ],
+            capture_output=True,
+            timeout=30,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if done.returncode != 0:
+        return []
+    here = top.resolve()
+    found: list[Path] = []
+    for line in done.stdout.decode("utf-8", "replace").splitlines():
+        if not line.startswith("worktree "):
+            continue
+        path = Path(line[len("worktree ") :])
+        main = main_worktree(path) if path.resolve() != here else None
+        if main is not None and main.resolve() == here:
+            found.append(path)
+    return found

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from factories import cli
+from factories import cli, curate_fact
 
 import swarmmem
 from swarmmem.project import main_worktree
@@ -149,3 +149,34 @@ def test_a_checkout_cannot_borrow_another_repositorys_store(repo: Path, tmp_path
     with swarmmem.open(evil, config={"enabled": True}) as mem:
         assert mem.list() == []
         assert mem.runtime.sqlite_path == evil.resolve() / ".swarm/memory/memory.db"
+
+
+def test_stores_worktrees_kept_of_their_own_are_merged_once(repo: Path) -> None:
+    """A worktree that kept its own store (before worktrees shared one) has its memories
+    merged into the main worktree's by ``migrate --worktrees`` (scoped, like an import); the
+    old store is renamed so it is never merged twice; a second run finds nothing."""
+    main_memory = curate(repo, "Run make check before pushing; it runs the linters.")
+    wt = worktree(repo, "old-wt")
+    own = wt / ".swarm" / "memory" / "memory.db"
+    (wt / "Makefile").write_text("check:\n\truff check .\n", encoding="utf-8")
+    # the store this worktree kept before: its own file, placed by the person's own config
+    config = json.loads((repo / ".opencode" / "opencode-swarm.json").read_text("utf-8"))
+    config["memory"]["sqlite"] = {"path": str(own)}
+    with swarmmem.open(wt, config=config["memory"]) as mem:
+        kept = curate_fact(
+            mem, "Releases are tagged from the main branch only.", evidence="Makefile"
+        )
+    assert own.is_file()
+    with swarmmem.open(repo) as mem:
+        assert [r.id for r in mem.list()] == [main_memory]
+    done = cli(wt, "--json", "migrate", "--worktrees")
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.stdout)
+    (entry,) = report["stores"]
+    assert (entry["worktree"], entry["merged"], entry["importedMemories"]) == (str(wt), True, 1)
+    assert not own.exists() and own.with_name("memory.db.merged").is_file()
+    with swarmmem.open(repo) as mem:
+        assert {r.id for r in mem.list()} == {main_memory, kept}
+    again = json.loads(cli(repo, "--json", "migrate", "--worktrees").stdout)
+    assert again["stores"] == [] and again["success"] is True
+    assert cli(repo, "migrate").exit_code == 2  # --to or --worktrees

@@ -17,9 +17,14 @@ TARGETS = stores_that(lambda traits: traits.migrate_target)
 @click.option(
     "--to",
     "target_kind",
-    required=True,
+    default=None,
     type=click.Choice(TARGETS),
     help="Provider to move the memory to.",
+)
+@click.option(
+    "--worktrees",
+    is_flag=True,
+    help="Merge the stores linked git worktrees kept of their own into this one.",
 )
 @click.option("--dsn", default=None, help="Target DSN (default: postgres.dsn or SWARMMEM_PG_DSN).")
 @click.option("--schema", default=None, help="Target PostgreSQL schema (default: postgres.schema).")
@@ -27,13 +32,24 @@ TARGETS = stores_that(lambda traits: traits.migrate_target)
 @command
 def migrate(
     state: State,
-    target_kind: str,
+    target_kind: str | None,
+    worktrees: bool,
     dsn: str | None,
     schema: str | None,
     sqlite_path: str | None,
 ) -> None:
     """Copy every memory, proposal, audit event (chain intact), outcome, recall usage, reward
-    event and relation into an empty store of another provider, in one transaction."""
+    event and relation into an empty store of another provider, in one transaction (--to);
+    or merge the stores linked git worktrees kept before they shared this one (--worktrees)."""
+    if (target_kind is None) == (not worktrees):
+        raise click.UsageError("give exactly one of --to PROVIDER and --worktrees")
+    if worktrees:
+        with state.open() as mem:
+            merged = mem.merge_worktree_stores()
+        ok = all(entry["merged"] for entry in merged["stores"])
+        emit(state, {"success": ok, **merged}, render.worktree_merge_text, ok=ok)
+        return
+    assert target_kind is not None
     with state.open() as mem, progress_bar("migrating", state) as progress:
         report = mem.migrate_to(
             target_kind, dsn=dsn, schema=schema, path=sqlite_path, progress=progress

@@ -47,6 +47,7 @@ from swarmmem.cli.render.data import (
     init_text,
     migration_text,
     profiles_text,
+    worktree_merge_text,
 )
 from swarmmem.cli.render.manage import forget_text, memory_list_json, memory_list_text, memory_text
 from swarmmem.cli.render.reports import (
@@ -150,4 +151,5 @@ __all__ = [
     "value_log_text",
     "verdict_text",
     "verify_text",
+    "worktree_merge_text",
 ]

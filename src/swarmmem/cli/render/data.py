@@ -104,6 +104,33 @@ def import_text(data: Data) -> str:
     return "\n".join(lines)
 
 
+def worktree_merge_text(data: Data) -> str:
+    """What ``migrate --worktrees`` merged from each linked worktree's own store."""
+    lines = _heading("Swarm Memory Worktree Merge")
+    lines.append(f"- Main worktree: {data['main_worktree']}")
+    if not data["stores"]:
+        lines.append("- No linked worktree keeps a store of its own: nothing to merge.")
+    for entry in data["stores"]:
+        counts = (
+            f"{entry['importedMemories']} memories, {entry['importedProposals']} proposals, "
+            f"{entry['importedOutcomes']} outcome events"
+        )
+        if entry["merged"]:
+            lines.append(
+                f"- {entry['worktree']}: merged {counts}; its store is now memory.db.merged"
+            )
+        else:
+            reasons = "; ".join(
+                f"{row['file']} line {row['line']}: {row['reason']}"
+                for row in entry["invalidRows"][:3]
+            )
+            lines.append(
+                f"- {entry['worktree']}: imported {counts}, refused {entry['invalidCount']} "
+                f"row(s) ({reasons}); its store is left in place"
+            )
+    return "\n".join(lines)
+
+
 def migration_text(data: Data) -> str:
     """What a provider migration copied and whether the target checks out."""
     lines = _heading("Swarm Memory Migration")
