@@ -65,11 +65,12 @@ from swarmmem.opening import (
     with_environment,
 )
 from swarmmem.ports.clock import Clock, SystemClock
-from swarmmem.ports.detectors import SecretScreen
+from swarmmem.ports.detectors import PiiDetector, SecretScreen
 from swarmmem.ports.embedder import ExplainsUnavailable, WarmsUp
 from swarmmem.ports.evidence import EvidenceStore, SourceChecker
 from swarmmem.ports.files import LessonFiles, RunLog
 from swarmmem.ports.storage import AuditChain, StorageProvider
+from swarmmem.ports.vectors import VectorIndex
 from swarmmem.project import (
     CONFIG_RELATIVE_PATH,
     checkout,
@@ -260,24 +261,29 @@ class Runtime:
         return resolve("transfer", name)
 
     @cached_property
-    def pii(self) -> Any:
+    def pii(self) -> PiiDetector | None:
         """The PII detector named by ``redaction.piiDetector`` (``None`` unless enabled)."""
         redaction = self.settings.redaction
         if not redaction.detect_pii:
             return None
-        return build("pii", self._given.get("pii", redaction.pii_detector), redaction)
+        name = self._given.get("pii", redaction.pii_detector)
+        detector: PiiDetector = build("pii", name, redaction)
+        return detector
 
-    def _vector_index(self, dimension: int) -> Any:
+    def _vector_index(self, dimension: int) -> VectorIndex:
         """The index the store's database keeps (sqlite-vec, pgvector), else in memory."""
         given = self._given.get("vector_index")
-        if given is not None:
-            return build("vector_index", given, None, dimension=dimension)
         traits = store_traits(self.provider)
-        if self._owned("store") and traits.vector_index is not None:
+        index: VectorIndex
+        if given is not None:
+            index = build("vector_index", given, None, dimension=dimension)
+        elif self._owned("store") and traits.vector_index is not None:
             _ = self.store  # the database exists and is migrated
             section = getattr(self.settings, traits.section or "")
-            return build("vector_index", traits.vector_index, section, dimension=dimension)
-        return build("vector_index", "numpy", None, dimension=dimension)
+            index = build("vector_index", traits.vector_index, section, dimension=dimension)
+        else:
+            index = build("vector_index", "numpy", None, dimension=dimension)
+        return index
 
     def dense_parts(self, rerank: bool | None = None, *, warm: bool = False) -> DenseParts | None:
         """Embedder, vector index, cache (and reranker) when usable, else ``None`` with the
@@ -547,7 +553,7 @@ class Runtime:
             half_life_days=float(self.settings.reflection.half_life_days),
         )
 
-    def write_vectors(self) -> Any:
+    def write_vectors(self) -> VectorIndex | None:
         """The vector index write paths keep in step, or ``None`` when embeddings are off."""
         parts = self.write_dense()
         return parts.index if parts is not None else None
