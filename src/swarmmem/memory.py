@@ -433,6 +433,11 @@ class Memory:
         ``deleted`` or ``expired``."""
         return str(self._ready(startup=False).management.state_of(record))
 
+    def freshness_of(self, record: MemoryRecord) -> str:
+        """What the files ``record`` cites say now: ``fresh``, ``changed``, ``missing`` or
+        ``unverified`` (no fingerprint), as recall items say it."""
+        return self._ready(startup=False).evidence_status(record.metadata)
+
     def proposals(self, status: str | None = "pending") -> builtins.list[MemoryProposal]:
         """This context's proposals in ``status`` (every status for ``None``), oldest first:
         the scoped view :meth:`pending` reports from."""

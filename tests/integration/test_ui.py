@@ -365,6 +365,18 @@ def test_the_memories_page_lists_and_filters(project: UiProject) -> None:
     assert 'value="pyproject.toml"' in by_file  # the filter is kept in the form
     assert project.memories["img"] in recent and project.memories["img"] not in later
     assert bad_since.status_code == 400 and "<b>" not in bad_since.text
+    # by what the cited files say now, and by learned value (Q 0.5 is the middle band)
+    (project.root / "pyproject.toml").unlink()  # the file the img memory cites
+    with viewer(project.root) as client:
+        missing = client.get("/?evidence=missing").text
+        fresh = client.get("/?evidence=fresh").text
+        middle = client.get("/?value=middle").text
+        high = client.get("/?value=high").text
+    assert project.memories["img"] in missing and project.memories["script"] not in missing
+    assert project.memories["script"] in fresh and project.memories["img"] not in fresh
+    assert 'id="scanned">Filtered among the 2 newest memories read' in missing
+    assert all(project.memories[n] in middle for n in ("img", "script"))
+    assert "No memory" in high
     assert project.memories["script"] in everything and project.memories["img"] in everything
     assert project.memories["script"] in conventions
     assert project.memories["img"] not in conventions

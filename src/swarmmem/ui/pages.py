@@ -62,6 +62,13 @@ UNDOABLE = frozenset({"approved", "rejected", "merged"})
 """The notices of a decision a person can undo from the notice (an edited add too)."""
 MERGEABLE_STATES = ("active", "suppressed")
 """The states of a similar memory a proposal can be merged into (as ``swarmmem review``)."""
+EVIDENCE_STATES = ("fresh", "changed", "missing", "unverified")
+"""What a memory's cited files say now (the list filters by it)."""
+VALUE_BANDS = {"low": (0.0, 0.35), "middle": (0.35, 0.65), "high": (0.65, 1.0)}
+"""Bands of the learned value Q the list filters by (inclusive bounds)."""
+SCAN_LIMIT = 5000
+"""The most memories the list reads to filter by evidence or learned value."""
+SCAN_BATCH = 500
 LIST_SCOPES = ("repository", "workspace")
 """The scope types the memories list filters by (those of the project's own context)."""
 BATCH_ACTIONS = ("approve", "reject")
@@ -121,20 +128,40 @@ async def memories(request: Request) -> Response:
     since = with_time(since_text) if since_text else None
     if since is not None and not is_iso_datetime(since):
         raise Refused(400, "since: give a date (2026-01-31) or an ISO-8601 time")
+    evidence = params.get("evidence") if params.get("evidence") in EVIDENCE_STATES else None
+    value = params.get("value") if params.get("value") in VALUE_BANDS else None
     offset_text = params.get("offset", "0")
     offset = min(int(offset_text), MAX_OFFSET) if offset_text.isdigit() else 0
     search = _search(mem, query) if query else None
-    records = mem.list(
-        kind=kind,
-        scope=scope,
-        file=file,
-        updated_since=since,
-        state=state,
-        limit=PAGE_SIZE + 1,
-        offset=offset,
-    )
+    listed: dict[str, Any] = {
+        "kind": kind,
+        "scope": scope,
+        "file": file,
+        "updated_since": since,
+        "state": state,
+    }
+    scanned = None
+    if evidence is None and value is None:
+        records = mem.list(**listed, limit=PAGE_SIZE + 1, offset=offset)
+    else:
+
+        def keep(record: MemoryRecord) -> bool:
+            low, high = VALUE_BANDS[value] if value else (0.0, 1.0)
+            if not low <= record.q <= high:
+                return False
+            return evidence is None or mem.freshness_of(record) == evidence
+
+        records, scanned = _scan(mem, listed, keep, offset)
     rows = [_memory_row(mem, r) for r in records[:PAGE_SIZE]]
-    filters = {"kind": kind, "state": state, "scope": scope, "file": file, "since": since_text}
+    filters = {
+        "kind": kind,
+        "state": state,
+        "scope": scope,
+        "file": file,
+        "since": since_text,
+        "evidence": evidence,
+        "value": value,
+    }
 
     def link(new_offset: int) -> str:
         args = {k: v for k, v in (*filters.items(), ("q", query)) if v}
@@ -151,12 +178,34 @@ async def memories(request: Request) -> Response:
         state=state,
         scopes=LIST_SCOPES,
         scope=scope,
+        evidence_states=EVIDENCE_STATES,
+        evidence=evidence,
+        value_bands=list(VALUE_BANDS),
+        value=value,
+        scanned=scanned,
         file=file or "",
         since=since_text,
         offset=offset,
         previous=link(max(0, offset - PAGE_SIZE)) if offset else None,
         next=link(offset + PAGE_SIZE) if len(records) > PAGE_SIZE else None,
     )
+
+
+def _scan(
+    mem: Memory, listed: Mapping[str, Any], keep: Callable[[MemoryRecord], bool], offset: int
+) -> tuple[list[MemoryRecord], int]:
+    """The page of the listed memories ``keep`` accepts (from ``offset`` among them, one more
+    than a page), reading the list in batches, at most :data:`SCAN_LIMIT` memories; and how
+    many were read."""
+    found: list[MemoryRecord] = []
+    read = 0
+    while len(found) < offset + PAGE_SIZE + 1 and read < SCAN_LIMIT:
+        batch = mem.list(**listed, limit=SCAN_BATCH, offset=read)
+        if not batch:
+            break
+        read += len(batch)
+        found.extend(r for r in batch if keep(r))
+    return found[offset : offset + PAGE_SIZE + 1], read
 
 
 def _search(mem: Memory, query: str) -> dict[str, Any]:
