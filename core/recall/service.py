@@ -232,17 +232,13 @@ def redacted_item(item: RecallItem, redact: Callable[[str], str]) -> RecallItem:
 USAGE_QUERY_CHARS = 100_000
 
 
-def usage_row(
-    bundle: RecallBundle,
-    request: RecallRequest,
-    context: MemoryContext,
-    redact: Callable[[str], str] = _unchanged,
-) -> RecallUsage:
-    """The recall usage of ``bundle`` (what learning later rewards), its query redacted (and
-    cut to :data:`USAGE_QUERY_CHARS`: redaction markers may make a query longer)."""
+def usage_row(bundle: RecallBundle, request: RecallRequest, context: MemoryContext) -> RecallUsage:
+    """The recall usage of ``bundle`` (what learning later rewards), with the bundle's query,
+    already redacted (cut to :data:`USAGE_QUERY_CHARS`: redaction markers may make a query
+    longer)."""
     return RecallUsage(
         bundle_id=bundle.id,
-        query=redact(request.query)[:USAGE_QUERY_CHARS] if request.query else request.query,
+        query=bundle.query[:USAGE_QUERY_CHARS] if bundle.query else bundle.query,
         scopes=request.scopes,
         kinds=request.kinds or (),
         memory_ids=tuple(item.record.id for item in bundle.items),
@@ -383,5 +379,5 @@ class RecallService:
                 log.warning("recall usage is not recorded: the memory store is read-only")
                 self._said_read_only = True
             return attrs.evolve(bundle, diagnostics={**bundle.diagnostics, "usageRecorded": False})
-        self.store.record_recall_usage(usage_row(bundle, request, self.context, self.redact))
+        self.store.record_recall_usage(usage_row(bundle, request, self.context))
         return bundle
