@@ -232,11 +232,13 @@ class Runtime:
     def _refuse_a_shipped_store(self, inside: Sequence[tuple[Path, Path]]) -> None:
         """Refuse a store that git tracks in the checkout: a clone brought it, so its
         memories (and the instructions they may hold) are the repository's, not the user's."""
+        by_top: dict[Path, list[Path]] = {}
         for base, path in inside:
             top = self.main_worktree if self.main_worktree is not None else git_root(base)
-            if top is None:
-                continue
-            tracked = tracked_files(Path(top), [path])
+            if top is not None:
+                by_top.setdefault(Path(top), []).append(path)
+        for top, paths in by_top.items():  # one git call per work tree
+            tracked = tracked_files(top, paths)
             if tracked:
                 raise UntrustedPathError(
                     f"refusing the memory store at {path}: git tracks {tracked[0]} in this "

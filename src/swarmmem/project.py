@@ -124,6 +124,18 @@ _TRACKED: dict[tuple[str, tuple[str, ...], tuple[int, int, int]], tuple[str, ...
 """What :func:`tracked_files` found, per work tree, paths and state of git's index."""
 
 
+def _git(top: Path, *args: str) -> str | None:
+    """What ``git -C top ARGS`` prints, or ``None`` when git is missing, fails or hangs (no
+    file-system monitor started, no optional lock taken)."""
+    command = ["git", "-c", "core.fsmonitor=false", "-C", str(top), *args]
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=30, env=env, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
+
+
 def tracked_files(top: Path, paths: Sequence[Path]) -> tuple[str, ...]:
     """The files at or below ``paths`` (inside the git work tree ``top``) that git tracks
     there: they came with the repository (a clone, a pull), not from this user's work.
@@ -145,19 +157,8 @@ def tracked_files(top: Path, paths: Sequence[Path]) -> tuple[str, ...]:
             key = (str(top), tuple(relative), (index.st_ino, index.st_size, index.st_mtime_ns))
             if key in _TRACKED:
                 return _TRACKED[key]
-    command = ["git", "-c", "core.fsmonitor=false", "-C", str(top), "ls-files", "-z", "--"]
-    try:
-        done = subprocess.run(
-            [*command, *relative],
-            capture_output=True,
-            timeout=10,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return ()
-    names = done.stdout.decode("utf-8", "replace").split("\0") if done.returncode == 0 else []
-    found = tuple(name for name in names if name)
+    out = _git(top, "ls-files", "-z", "--", *relative)
+    found = tuple(name for name in (out or "").split("\0") if name)
     if key is not None:
         _TRACKED[key] = found
     return found
@@ -257,30 +258,10 @@ def linked_worktrees(top: Path) -> list[Path]:
     """The linked worktrees git records for the repository whose main worktree is ``top``
     (``git worktree list``), each accepted only when :func:`main_worktree` finds ``top`` from
     it (git's records agree and are the user's); none when git cannot say."""
-    try:
-        done = subprocess.run(
-            [
-                "git",
-                "-c",
-                "core.fsmonitor=false",
-                "-C",
-                str(top),
-                "worktree",
-                "list",
-                "--porcelain",
-            ],
-            capture_output=True,
-            timeout=30,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    if done.returncode != 0:
-        return []
+    out = _git(top, "worktree", "list", "--porcelain")
     here = top.resolve()
     found: list[Path] = []
-    for line in done.stdout.decode("utf-8", "replace").splitlines():
+    for line in (out or "").splitlines():
         if not line.startswith("worktree "):
             continue
         path = Path(line[len("worktree ") :])
