@@ -68,7 +68,7 @@ def run_hook(
             return hosts.empty_output(hook.host, hook.kind)
         use_cases = mem.session_hooks
         with mem.session_state(hook.session_id) as state:
-            result = answer(use_cases, hook, state)
+            result = answer(use_cases, hook, state, checkout=root)
         _log(mem, hook, result.event)
         if hook.kind in hosts.CONTEXT_KINDS:
             return hosts.render(hook.host, hook.kind, result.context)
@@ -126,9 +126,16 @@ def _log(mem: Memory, hook: HookInput, event: dict[str, Any]) -> None:
     mem.log_session(hook.session_id, {**event, "host": hook.host, "event": hook.event})
 
 
-def answer(use_cases: SessionHooks, hook: HookInput, state: dict[str, Any]) -> HookAnswer:
+def answer(
+    use_cases: SessionHooks,
+    hook: HookInput,
+    state: dict[str, Any],
+    *,
+    checkout: Path | None = None,
+) -> HookAnswer:
     """What ``hook`` adds to the session (and its run-log line): one use case of
-    ``use_cases`` for its kind, with the session's ``state``."""
+    ``use_cases`` for its kind, with the session's ``state``; a transcript reached through a
+    link inside ``checkout`` (the project folder) is not read."""
     if hook.kind in hosts.CONTEXT_KINDS and _repeated(hook, state):
         return HookAnswer(context=None, event={"type": "hook_skipped", "reason": "duplicate"})
     if hook.kind == hosts.SESSION_START:
@@ -136,7 +143,7 @@ def answer(use_cases: SessionHooks, hook: HookInput, state: dict[str, Any]) -> H
     if hook.kind == hosts.PROMPT:
         trivial = hosts.trivial_prompt(hook.prompt)
         return use_cases.prompt(hook.prompt, trivial=trivial, state=state)
-    texts, actions = _agent_work(hook, state)
+    texts, actions = _agent_work(hook, state, checkout)
     return use_cases.file_proposals(
         texts,
         state=state,
@@ -146,11 +153,13 @@ def answer(use_cases: SessionHooks, hook: HookInput, state: dict[str, Any]) -> H
     )
 
 
-def _agent_work(hook: HookInput, state: dict[str, Any]) -> tuple[list[str], int]:
+def _agent_work(
+    hook: HookInput, state: dict[str, Any], checkout: Path | None
+) -> tuple[list[str], int]:
     """What the agent wrote since the transcript was last read (the host's last reply too),
     and how many files it edited and commands it ran meanwhile."""
     offset = int(state.get("transcriptOffset") or 0)
-    reading = read_transcript(hook.transcript_path, offset)
+    reading = read_transcript(hook.transcript_path, offset, checkout=checkout)
     state["transcriptOffset"] = reading.offset
     texts = list(reading.texts)
     if hook.last_assistant_message:

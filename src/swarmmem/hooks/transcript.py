@@ -17,6 +17,7 @@ import json
 import os
 import stat
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, NamedTuple
 
 MAX_READ = 4 << 20
@@ -50,12 +51,15 @@ class Reading(NamedTuple):
     """Where the next read starts."""
 
 
-def read_transcript(path: str | None, offset: int) -> Reading:
+def read_transcript(path: str | None, offset: int, *, checkout: Path | None = None) -> Reading:
     """The assistant texts and the count of edits and commands in the complete lines of
-    ``path`` after byte ``offset``, and the offset to start from next time. A missing or
-    irregular file reads as nothing; a file now shorter than ``offset`` (rewritten) is read
-    from the start."""
-    if not path:
+    ``path`` after byte ``offset``, and the offset to start from next time. A file now
+    shorter than ``offset`` (rewritten) is read from the start.
+
+    The host names the transcript, but not everything on its way is the host's: what is
+    missing, relative, not a regular file, not the user's own, a link, or reached through a
+    link inside ``checkout`` (a folder the repository shipped) reads as nothing."""
+    if not path or not os.path.isabs(path) or _linked_in(Path(path), checkout):
         return Reading([], 0, offset)
     try:
         fd = os.open(
@@ -65,7 +69,7 @@ def read_transcript(path: str | None, offset: int) -> Reading:
         return Reading([], 0, offset)
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
             return Reading([], 0, offset)
         if info.st_size < offset:
             offset = 0
@@ -85,6 +89,21 @@ def read_transcript(path: str | None, offset: int) -> Reading:
         texts.extend(assistant_texts(row))
         actions += tool_actions(row)
     return Reading(texts, actions, offset + end + 1)
+
+
+def _linked_in(path: Path, checkout: Path | None) -> bool:
+    """True when a folder of ``path`` below ``checkout`` is a symbolic link."""
+    if checkout is None:
+        return False
+    path = Path(os.path.normpath(path))
+    if not path.is_relative_to(checkout):
+        return False
+    current = Path(checkout)
+    for part in path.relative_to(checkout).parts[:-1]:
+        current = current / part
+        if current.is_symlink():
+            return True
+    return False
 
 
 def tool_actions(row: Any) -> int:
