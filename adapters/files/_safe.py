@@ -13,13 +13,32 @@ from pathlib import Path
 
 from swarmmem.core.model.errors import StorageError
 
+FolderId = tuple[int, int]
+"""A folder's device and inode: which folder a path named when it was looked at."""
 
-def safe_dir(root: Path, relative: Path) -> Path:
+
+def folder_id(path: Path) -> FolderId | None:
+    """The identity of what is at ``path`` (not followed if a link), ``None`` if nothing is."""
+    try:
+        info = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return (info.st_dev, info.st_ino)
+
+
+def safe_dir(root: Path, relative: Path, *, expect: FolderId | None = None) -> Path:
     """``root / relative``, created folder by folder (0700); a symbolic link on the way is
-    refused."""
+    refused. With ``expect`` (the :func:`folder_id` of the first folder when the memory
+    opened), a first folder removed or replaced since is not made again: a hook still running
+    when the person deletes ``.swarm/`` writes nothing rather than bring it back."""
     current = Path(root)
-    for part in Path(relative).parts:
+    for index, part in enumerate(Path(relative).parts):
         current = current / part
+        if index == 0 and expect is not None and folder_id(current) != expect:
+            raise StorageError(
+                f"{current} was removed or replaced after the memory opened; nothing is "
+                "written there"
+            )
         if current.is_symlink():
             raise StorageError(f"refusing to write through the symbolic link {current}")
         current.mkdir(mode=0o700, exist_ok=True)

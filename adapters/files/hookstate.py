@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from swarmmem.adapters.files._safe import safe_dir
+from swarmmem.adapters.files._safe import FolderId, safe_dir
 from swarmmem.core.recall.injection import sanitize_run_id
 
 MAX_STATE_BYTES = 1 << 20
@@ -24,11 +24,13 @@ MAX_STATE_BYTES = 1 << 20
 
 
 class SessionStateFile:
-    """The hook state of one session of the project at ``root``."""
+    """The hook state of one session of the project at ``root`` (``expect``: the identity of
+    ``.swarm/`` when the memory opened; a ``.swarm/`` deleted since is not made again)."""
 
-    def __init__(self, root: Path, session_id: str | None) -> None:
+    def __init__(self, root: Path, session_id: str | None, expect: FolderId | None = None) -> None:
         self.root = Path(root)
         self.relative = Path(".swarm") / "runs" / sanitize_run_id(session_id)
+        self.expect = expect
 
     @property
     def path(self) -> Path:
@@ -37,7 +39,7 @@ class SessionStateFile:
     @contextmanager
     def update(self) -> Iterator[dict[str, Any]]:
         """The state as a dict, written back when the block ends without an error."""
-        folder = safe_dir(self.root, self.relative)
+        folder = safe_dir(self.root, self.relative, expect=self.expect)
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
         lock = os.open(folder / "hook-state.lock", flags, 0o600)
         try:

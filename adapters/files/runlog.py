@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from swarmmem.adapters.files._safe import open_append, safe_dir
+from swarmmem.adapters.files._safe import FolderId, open_append, safe_dir
 from swarmmem.core.model.errors import StorageError
 from swarmmem.core.recall.injection import sanitize_run_id
 
@@ -28,10 +28,18 @@ def runs_folder(root: Path) -> Path:
     return Path(root) / ".swarm" / "runs"
 
 
-def append_run_event(root: Path, run_id: str | None, event: dict[str, Any], timestamp: str) -> None:
-    """Append one event line (``runId`` and ``timestamp`` added); never through a link."""
+def append_run_event(
+    root: Path,
+    run_id: str | None,
+    event: dict[str, Any],
+    timestamp: str,
+    *,
+    expect: FolderId | None = None,
+) -> None:
+    """Append one event line (``runId`` and ``timestamp`` added); never through a link
+    (``expect``: see :func:`~swarmmem.adapters.files._safe.safe_dir`)."""
     path = run_log_path(root, run_id)
-    safe_dir(Path(root), path.parent.relative_to(root))
+    safe_dir(Path(root), path.parent.relative_to(root), expect=expect)
     line = json.dumps({**event, "runId": sanitize_run_id(run_id), "timestamp": timestamp}) + "\n"
     fd = open_append(path)
     try:
@@ -110,13 +118,15 @@ def run_ids(root: Path) -> list[str]:
 
 class JsonlRunLog:
     """The run log of the project at ``root`` (implements :class:`~swarmmem.ports.files.RunLog`
-    and :class:`~swarmmem.ports.files.RunHistory`)."""
+    and :class:`~swarmmem.ports.files.RunHistory`). With ``expect``, the identity of
+    ``.swarm/`` when the memory opened, a ``.swarm/`` deleted since is not made again."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, expect: FolderId | None = None) -> None:
         self.root = Path(root)
+        self.expect = expect
 
     def append(self, run_id: str | None, event: Mapping[str, Any], timestamp: str) -> None:
-        append_run_event(self.root, run_id, dict(event), timestamp)
+        append_run_event(self.root, run_id, dict(event), timestamp, expect=self.expect)
 
     def read(self, run_id: str | None) -> list[dict[str, Any]]:
         return read_run_events(self.root, run_id)

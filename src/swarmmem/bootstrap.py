@@ -19,6 +19,7 @@ import attrs
 
 from swarmmem import config as _config
 from swarmmem import safefs
+from swarmmem.adapters.files._safe import folder_id
 from swarmmem.core.config import MemoryConfig
 from swarmmem.core.learning.lessons import LessonService
 from swarmmem.core.learning.outcomes import apply_outcome
@@ -31,6 +32,7 @@ from swarmmem.core.maintenance.service import MaintenanceService
 from swarmmem.core.model.errors import (
     ConfigError,
     MemoryValidationError,
+    StorageError,
     SwarmMemoryError,
     UntrustedPathError,
 )
@@ -148,6 +150,9 @@ class Runtime:
         self._dense: DenseParts | None = None
         self._reranker: Any = None
         self.dense_unavailable_reason: str | None = None
+        #: which ``.swarm/`` folder was there when the memory opened (``None``: none was): one
+        #: deleted or replaced since is not made again by the run log, hook state or store
+        self.state_folder = folder_id(self.root / ".swarm")
 
     @property
     def storage_dir(self) -> Path:
@@ -202,6 +207,11 @@ class Runtime:
         outside it, only the person's own configuration or ``SWARMMEM_SQLITE_PATH`` may
         place the store, never the repository's configuration."""
         traits = store_traits(self.provider)
+        swarm = self.root / ".swarm"
+        if self.state_folder is not None and folder_id(swarm) != self.state_folder:
+            raise StorageError(
+                f"{swarm} was removed or replaced after the memory opened; no store is made there"
+            )
         places = [("storageDir", self.storage_dir)]
         if traits.database_file:
             places.append(("sqlite.path", self.sqlite_path))
@@ -349,11 +359,15 @@ class Runtime:
     @cached_property
     def run_log(self) -> RunLog:
         """The per-run event log."""
-        return create("file", "run-log", root=self.root)  # type: ignore[no-any-return]
+        return create(  # type: ignore[no-any-return]
+            "file", "run-log", root=self.root, expect=self.state_folder
+        )
 
     def hook_state(self, session_id: str | None) -> Any:
         """The hook state of one agent session (see :mod:`swarmmem.adapters.files.hookstate`)."""
-        return create("file", "hook-state", root=self.root, session_id=session_id)
+        return create(
+            "file", "hook-state", root=self.root, session_id=session_id, expect=self.state_folder
+        )
 
     @cached_property
     def lessons(self) -> LessonFiles:
