@@ -348,3 +348,26 @@ def test_workspace_scope_is_granted_only_when_mapped(
         keys = json.loads(printed.stdout)["scope_keys"]
         kinds[bool(extra)] = {json.loads(k)["type"] for k in keys}
     assert kinds == {False: {"repository"}, True: {"repository", "workspace"}}
+
+
+def test_a_new_roles_empty_chain_is_keyed_at_its_first_write(cluster: dict[str, Any]) -> None:
+    """With an audit key set, a project role new to the schema has an empty chain of its own;
+    its writes were refused until someone ran ``audit-key adopt`` as that role. An empty chain
+    has no history to hide, so its first write now keys it and logs the keying; a role whose
+    chain already holds rows must still adopt."""
+    key = b"k" * 32
+    secured(cluster)
+    with store_of(cluster, "b") as b:  # B writes before any key is set
+        seed(b, SCOPE_B, "beta")
+    with store_of(cluster, "a") as a:
+        a.enable_audit_key(key)
+        seed(a, SCOPE_A, "alpha")
+        report = a.verify_audit_chain()
+        assert report["verified"] is True and report["keyed"] is True
+        events = a.list_events()
+        assert events[0].operation == "audit_key"
+        assert events[0].reason == "keyed audit chain started"
+    with store_of(cluster, "b") as b:
+        b.enable_audit_key(key)
+        with pytest.raises(StorageError, match="adopt"):
+            seed(b, SCOPE_B, "again")

@@ -203,13 +203,26 @@ class AuditLog:
                 "memory.audit.keyFile) to write to it"
             )
         if self.key_marker is None and self.audit_key is not None:
-            raise StorageError(UNADOPTED_KEY)
+            if state.head is not None or self._has_rows(conn) or db.read_only:
+                raise StorageError(UNADOPTED_KEY)
+            # an empty chain has no history a removed marker could hide (a new database
+            # role's own chain, say): it is keyed at its first write, which logs the keying
+            self.key_marker = key_marker(0, 0, self.audit_key)
+            self.set_meta(conn, KEY_MARKER_KEY, self.key_marker)
+            self.log("audit_key", "memory_events", "keyed audit chain started", {"keyedFrom": 0})
         key = self.audit_key if self.key_marker is not None else None
         chained, head = chain_rows(rows, state.head or GENESIS, key)
         insert = f"INSERT INTO memory_events ({EVENT_COLUMNS})"
         db.insert_many(conn, insert, chained, nullable=_EVENT_NULLABLE)
         if chained:
             state.head, state.head_dirty = head, True
+
+    def _has_rows(self, conn: Any) -> bool:
+        """True when this chain holds a row."""
+        found = conn.execute(
+            f"SELECT 1 FROM memory_events {self.rows_where(conn)} LIMIT 1"
+        ).fetchone()
+        return found is not None
 
     def append_events(self, events: Sequence[StoredEvent]) -> None:
         """:meth:`append` of stored events."""
