@@ -471,7 +471,7 @@ SCORED_FIELDS = (*CANDIDATE_FIELDS, "id", "q", "updated_ms")
 
 
 def scored_candidates(str query, task, bint task_as_query, list candidates, tuple fields,
-                      kinds, role_kinds, relevance, lexical, recency, double recency_weight,
+                      kinds, role_kinds, relevance, recency, double recency_weight,
                       double q_weight):
     """Per candidate, its ``Scored`` (see the twin)."""
     if len(fields) != len(SCORED_FIELDS):
@@ -484,7 +484,7 @@ def scored_candidates(str query, task, bint task_as_query, list candidates, tupl
     cdef Py_ssize_t no_signal = 0, below = 0
     return _scored_batch(
         _Scorer(query, task, task_as_query), candidates, &at, fields[9], fields[10],
-        fields[11], kinds, role_kinds, relevance, lexical, now_ms, half_life, recency_weight,
+        fields[11], kinds, role_kinds, relevance, now_ms, half_life, recency_weight,
         q_weight, False, False, 0.0, &no_signal, &below, "scored_candidates",
     )
 
@@ -514,22 +514,20 @@ cdef inline double _staleness(double updated, double now_ms, double half_life):
 
 cdef list _scored_batch(
     _Scorer scorer, list candidates, const _Positions* at, Py_ssize_t f_id, Py_ssize_t f_q,
-    Py_ssize_t f_updated, kinds, role_kinds, relevance, lexical, double now_ms,
+    Py_ssize_t f_updated, kinds, role_kinds, relevance, double now_ms,
     double half_life,
     double recency_weight, double q_weight, bint require_signal, bint check_min,
     double min_base, Py_ssize_t* no_signal, Py_ssize_t* below, str caller,
 ):
     """The ``Scored`` of ``candidates`` best first, less those the signal rule
     (``require_signal``) and the base-score rule (``check_min``) drop (counted)."""
-    cdef dict rel_map = None, lex_map = None
+    cdef dict rel_map = None
     if relevance is not None:
         rel_map = relevance if type(relevance) is dict else dict(relevance)
-    if lexical is not None:
-        lex_map = lexical if type(lexical) is dict else dict(lexical)
     cdef list out = []
     cdef tuple c
     cdef object row, key, found, updated
-    cdef double value = 0.0, share, stale, base, score
+    cdef double value = 0.0, stale, base, score
     cdef double sig[7]
     cdef Py_ssize_t k = 0
     cdef double* scores = <double*>malloc((len(candidates) + 1) * sizeof(double))
@@ -545,14 +543,9 @@ cdef list _scored_batch(
                 key = c[f_id]
                 found = rel_map.get(key)
                 value = 0.0 if found is None else <double>found
-                if lex_map is None:
-                    share = value
-                else:
-                    found = lex_map.get(key)
-                    share = 0.0 if found is None else <double>found
                 updated = c[f_updated]
                 stale = 0.0 if updated is None else _staleness(<double>updated, now_ms, half_life)
-                base = sig[6] + (W0 * (value - sig[0]) - recency_weight * stale * share)
+                base = sig[6] + (W0 * (value - sig[0]) - recency_weight * stale * value)
             score = base + (<double>c[f_q] - 0.5) * q_weight
             if require_signal and not (rel_map is not None and value != 0.0) and not (
                 sig[0] > 0.0 or sig[1] > 0.0 or sig[2] > 0.0 or sig[3] > 0.0 or sig[4] > 0.0
@@ -574,7 +567,7 @@ RANKED_FIELDS = (*SCORED_FIELDS, "expires_ms", "inactive", "scope_key")
 
 
 def ranked_candidates(str query, task, bint task_as_query, list candidates, tuple fields,
-                      kinds, role_kinds, relevance, lexical, double recency_weight,
+                      kinds, role_kinds, relevance, double recency_weight,
                       double q_weight, rules):
     """One ranking of a batch: filters, scores, signal and base-score rules (see the twin)."""
     if len(fields) != len(RANKED_FIELDS):
@@ -618,7 +611,8 @@ def ranked_candidates(str query, task, bint task_as_query, list candidates, tupl
     recency = (now_obj, half_life_obj) if timed else None
     kept = _scored_batch(
         _Scorer(query, task, task_as_query), eligible, &at, fields[9], f_q, f_updated, kinds,
-        role_kinds, relevance, lexical, now_ms, half_life if timed else 0.0, recency_weight, q_weight, require_signal, check_min, min_base, &no_signal, &below,
+        role_kinds, relevance, now_ms, half_life if timed else 0.0, recency_weight, q_weight,
+        require_signal, check_min, min_base, &no_signal, &below,
         "ranked_candidates",
     )
     return Ranked(kept, held, dropped, no_signal, below, recency)

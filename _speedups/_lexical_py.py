@@ -191,7 +191,6 @@ def scored_candidates(
     kinds: Collection[str] | None,
     role_kinds: Collection[str] | None,
     relevance: Mapping[str, float] | None,
-    lexical: Mapping[str, float] | None,
     recency: tuple[float, float] | None,
     recency_weight: float,
     q_weight: float,
@@ -200,12 +199,12 @@ def scored_candidates(
     gives the position of every name of :data:`SCORED_FIELDS`), and
 
     - without ``relevance``, the row's base score;
-    - with it, ``base + (w_text * (relevance - text) - recency_weight * stale * lexical)``:
+    - with it, ``base + (w_text * (relevance - text) - recency_weight * stale * relevance)``:
       the candidate's text relevance (0 when absent) in the text factor's place, less its
       staleness (``1 -`` the :func:`freshness` of its update time for ``recency = (now_ms,
       half_life_ms)``; 0 without ``recency``, a positive half-life or an update time) times
-      the lexical share of its relevance (``lexical``, the relevance itself when ``None``):
-      a memory just written loses nothing, an old one up to ``recency_weight`` of its share;
+      that relevance: a memory just written loses nothing, an old one up to
+      ``recency_weight`` of its relevance;
 
     and as its score that base plus ``(q - 0.5) * q_weight``; best first: by score, highest
     first, ties by id (a str), then in their order."""
@@ -226,10 +225,9 @@ def scored_candidates(
     for c, row in zip(candidates, rows, strict=True):
         key = c[key_at]
         value = relevant(key, 0.0)
-        share = value if lexical is None else lexical.get(key, 0.0)
         updated = c[updated_at]
         stale = 0.0 if updated is None else staleness(updated, now_ms, half_life)
-        base = row.base + (w_text * (value - row.text) - recency_weight * stale * share)
+        base = row.base + (w_text * (value - row.text) - recency_weight * stale * value)
         score = base + (c[q_at] - 0.5) * q_weight
         append(_new_row(Scored, (c, row, base, score, value, None)))
     return _best_first(out, key_at)
@@ -312,7 +310,6 @@ def ranked_candidates(
     kinds: Collection[str] | None,
     role_kinds: Collection[str] | None,
     relevance: Mapping[str, float] | None,
-    lexical: Mapping[str, float] | None,
     recency_weight: float,
     q_weight: float,
     rules: RankRules,
@@ -346,7 +343,6 @@ def ranked_candidates(
         kinds,
         role_kinds,
         relevance,
-        lexical,
         recency,
         recency_weight,
         q_weight,

@@ -81,7 +81,7 @@ def test_scored_candidates(benchmark, kernels, lexical_columns):
     oldest = min(updated)
     recency = (oldest, max(updated) - oldest)
     args = (QUERY, TASK, False, rows, tuple(range(12)), None, {"decision"}, relevance)
-    scored = benchmark(kernels.lexical.scored_candidates, *args, None, recency, 0.16, 0.2)
+    scored = benchmark(kernels.lexical.scored_candidates, *args, recency, 0.16, 0.2)
     rows_by_id = {s.fields[9]: s.row for s in scored}
     assert [rows_by_id[key] for key in ids] == kernels.lexical.score_candidates(
         QUERY, TASK, False, rows, tuple(range(9)), None, {"decision"}
@@ -117,7 +117,7 @@ def test_ranked_candidates(benchmark, kernels, lexical_columns):
         min_base=0.3,
         half_life_ms=2.592e9,
     )
-    args = (QUERY, TASK, False, rows, tuple(range(15)), None, {"decision"}, relevance, None)
+    args = (QUERY, TASK, False, rows, tuple(range(15)), None, {"decision"}, relevance)
     ranked = benchmark(kernels.lexical.ranked_candidates, *args, 0.16, 0.2, rules)
     assert ranked.dropped > 0 and ranked.held and ranked.below > 0 and ranked.recency
     assert len(ranked.kept) + len(ranked.held) + ranked.dropped + ranked.below == n

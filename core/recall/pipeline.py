@@ -465,7 +465,6 @@ def _scored_fusion(
         now_ms=now_ms,
         policy=attrs.evolve(policy, exploration_rate=0.0),  # the lexical stage explored
         text_relevance=combined,
-        lexical_relevance=lexical,
     )
 
 

@@ -44,13 +44,13 @@ SCOPE_SPECIFICITY: dict[str, float] = {
     "workspace": 0.45,
     "global_user": 0.3,
 }
-#: weight of the recency feature (the non-reference paths), an age penalty: ``-weight *
-#: (1 - 0.5 ** (age / half-life)) * lexical`` of the memory's ``updatedAt``
-#: (``recall.recencyHalfLifeDays``; nothing when just written), times the candidate's lexical
-#: text relevance, so that of two memories matching the query's words equally the later one
-#: (which supersedes the other in fact) ranks first, while recency cannot lift a weak match or
-#: outvote a paraphrase found by embeddings alone, and a store of recent memories ranks as
-#: without it (the weight fitted on public data with benchmarks/quality/calibrate.py)
+#: weight of the recency feature (the non-reference paths), an age penalty: a memory loses
+#: ``weight * (1 - 0.5 ** (age / half-life))`` of its text relevance (lexical, or fused with
+#: dense evidence), by the age of its ``updatedAt`` (``recall.recencyHalfLifeDays``; nothing
+#: when just written), so that of two memories matching the query equally the later one
+#: (which supersedes the other in fact) ranks first, while recency cannot lift a weak match,
+#: and a store of recent memories ranks as without it (fitted on the public sets; see
+#: benchmarks/README.md)
 RECENCY_WEIGHT = 0.16
 #: a day in milliseconds (the recency half-life is set in days)
 DAY_MS = 86_400_000.0
@@ -349,7 +349,6 @@ def rank_rows(
     apply_min_score: bool = True,
     require_signal: bool | None = None,
     text_relevance: Mapping[str, float] | None = None,
-    lexical_relevance: Mapping[str, float] | None = None,
 ) -> Ranking:
     """Score ``records`` for ``request``: the kept candidates (best first), the explored one
     and the counts.
@@ -365,10 +364,8 @@ def rank_rows(
         apply_min_score: False for related-item expansion (minScore does not apply).
         require_signal: overrides ``request.require_query_signal``.
         text_relevance: per record id, a text relevance in ``[0, 1]`` (the stemmed BM25
-            channel's) that takes the text-overlap factor's place in the score.
-        lexical_relevance: the lexical part of ``text_relevance`` when that is fused with
-            dense evidence (the recency feature scales with it); ``text_relevance`` itself
-            when omitted.
+            channel's, or that fused with dense evidence) that takes the text-overlap
+            factor's place in the score; an old memory loses a share of it (recency).
     """
     policy = policy or LearningPolicy()
     kinds = set(request.kinds) if request.kinds else None
@@ -377,7 +374,7 @@ def rank_rows(
     unreadable: set[str] = set()
     min_score = _min_score(request, apply_min_score)
     wants_signal = request.require_query_signal if require_signal is None else require_signal
-    scorer = _BatchScorer(request, policy, kinds, role_kinds, text_relevance, lexical_relevance)
+    scorer = _BatchScorer(request, policy, kinds, role_kinds, text_relevance)
     rules = lexical.RankRules(
         scope_keys={scope.key for scope in request.scopes},
         now_ms=now_ms,
@@ -401,7 +398,6 @@ def rank_rows(
             kinds,
             role_kinds,
             text_relevance,
-            scorer.lexical_part,
             RECENCY_WEIGHT,
             scorer.q_weight,
             rules,
@@ -483,7 +479,6 @@ class _BatchScorer:
         kinds: set[str] | None,
         role_kinds: set[str] | None,
         text_relevance: Mapping[str, float] | None,
-        lexical_relevance: Mapping[str, float] | None,
     ) -> None:
         self.request = request
         self.kinds = kinds
@@ -491,9 +486,6 @@ class _BatchScorer:
         self.q_weight = policy.q_boost_weight
         self.injection = request.mode == "injection"
         self.text_relevance = text_relevance
-        #: the lexical share of the relevance (the recency feature scales with it); ``None``:
-        #: the relevance itself
-        self.lexical_part = lexical_relevance
         #: the eligible candidates' oldest update time and the span to the newest (set once
         #: they are known; only with a ``text_relevance``)
         self.recency: tuple[float, float] | None = None
@@ -528,7 +520,6 @@ class _BatchScorer:
             self.kinds,
             self.role_kinds,
             self.text_relevance,
-            self.lexical_part,
             recency,
             RECENCY_WEIGHT,
             self.q_weight,
@@ -558,7 +549,6 @@ class _BatchScorer:
         to each row (the same floats for a row the rule leaves alone), best first."""
         text_relevance = self.text_relevance
         assert text_relevance is not None
-        lexical_part = text_relevance if self.lexical_part is None else self.lexical_part
         now_ms, half_life = recency if recency is not None else (0.0, 0.0)
         q_weight = self.q_weight
         w_text = lexical.WEIGHTS[0]
@@ -567,10 +557,9 @@ class _BatchScorer:
         for f, row in zip(fields, rows, strict=True):
             key = f.id
             relevance = text_relevance.get(key, 0.0)
-            share = lexical_part.get(key, 0.0)
             updated = f.updated_ms
             stale = 0.0 if updated is None else lexical.staleness(updated, now_ms, half_life)
-            fresh = -(RECENCY_WEIGHT * stale * share)
+            fresh = -(RECENCY_WEIGHT * stale * relevance)
             signals, extra = named.signals(row, f, cited.get(key))
             base = row.base + (w_text * (relevance - row.text) + fresh + extra)
             out.append(Scored(f, signals, base, base + (f.q - 0.5) * q_weight, relevance))
@@ -651,7 +640,6 @@ def _ranked_naming(
         scorer.kinds,
         scorer.role_kinds,
         scorer.text_relevance,
-        scorer.lexical_part,
         RECENCY_WEIGHT,
         scorer.q_weight,
         rules._replace(require_signal=False, min_base=None),

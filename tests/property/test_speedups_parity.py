@@ -304,7 +304,6 @@ def _scored_inputs(cands, kinds, data):
     ids = [f"m{n}" for n in range(len(cands))] + ["absent"]
     maps = st.dictionaries(st.sampled_from(ids), numbers)
     relevance = data.draw(st.none() | maps)
-    lexical = data.draw(st.none() | maps)
     # the recency feature: now and the half-life (a zero one turns it off)
     recency = data.draw(
         st.none()
@@ -313,7 +312,7 @@ def _scored_inputs(cands, kinds, data):
             st.sampled_from([0.0, 1.0, 86_400_000.0, 2.592e9, 1e12]),
         )
     )
-    return rows, order, relevance, lexical, recency
+    return rows, order, relevance, recency
 
 
 @settings(deadline=None)
@@ -324,7 +323,7 @@ def test_scored_candidates_extend_the_rows_by_the_documented_formula(
     """Each candidate keeps its ``score_candidates`` row; its base is the row's, or with a
     relevance the row's plus the relevance and recency terms; its score adds the Q boost;
     they come best first, ties by id."""
-    rows, order, relevance, lexical, recency = _scored_inputs(cands, kinds[: len(cands)], data)
+    rows, order, relevance, recency = _scored_inputs(cands, kinds[: len(cands)], data)
     kernel = kernels.lexical
     found = kernel.scored_candidates(
         query,
@@ -335,7 +334,6 @@ def test_scored_candidates_extend_the_rows_by_the_documented_formula(
         wanted,
         role,
         relevance,
-        lexical,
         recency,
         0.16,
         0.2,
@@ -353,7 +351,6 @@ def test_scored_candidates_extend_the_rows_by_the_documented_formula(
             assert (s.base, s.relevance) == (row.base, None)
         else:
             value = relevance.get(c[order[9]], 0.0)
-            share = value if lexical is None else lexical.get(c[order[9]], 0.0)
             updated = c[order[11]]
             age = None if updated is None else now_ms - updated
             fresh = (
@@ -365,7 +362,7 @@ def test_scored_candidates_extend_the_rows_by_the_documented_formula(
             )
             assert s.relevance == value
             stale = 1.0 - fresh if half_life > 0 and updated is not None else 0.0
-            assert s.base == row.base + (0.38 * (value - row.text) - 0.16 * stale * share)
+            assert s.base == row.base + (0.38 * (value - row.text) - 0.16 * stale * value)
         assert s.score == s.base + (c[order[10]] - 0.5) * 0.2
 
 
@@ -377,8 +374,8 @@ def test_scored_candidates_compiled_equals_twin(
     query, task, task_as_query, cands, kinds, wanted, role, data
 ):
     """The compiled scorer returns exactly the twin's scored candidates."""
-    rows, order, relevance, lexical, recency = _scored_inputs(cands, kinds[: len(cands)], data)
-    args = (query, task, task_as_query, rows, order, wanted, role, relevance, lexical, recency)
+    rows, order, relevance, recency = _scored_inputs(cands, kinds[: len(cands)], data)
+    args = (query, task, task_as_query, rows, order, wanted, role, relevance, recency)
     compiled_scored = _compiled("lexical").scored_candidates(*args, 0.16, 0.2)
     twin_scored = _lexical_py.scored_candidates(*args, 0.16, 0.2)
     assert compiled_scored == twin_scored
@@ -388,7 +385,7 @@ def test_scored_candidates_compiled_equals_twin(
 def _ranked_inputs(cands, kinds, data):
     """``_scored_inputs`` with the filter fields appended to each row (expiry, inactive flag,
     scope key) and the rules ``data`` draws for them."""
-    rows, order, relevance, lexical, _recency = _scored_inputs(cands, kinds, data)
+    rows, order, relevance, _recency = _scored_inputs(cands, kinds, data)
     extended = []
     for row in rows:
         expires = data.draw(st.sampled_from([None, 0, 999.0, 1000, 1000.5, 2e12]))
@@ -405,7 +402,7 @@ def _ranked_inputs(cands, kinds, data):
         min_base=data.draw(st.none() | st.sampled_from([float("-inf"), 0.0, 0.2, 0.4])),
         half_life_ms=data.draw(st.sampled_from([0.0, 1.0, 500.0, 2.592e9])),
     )
-    return extended, (*order, 12, 13, 14), relevance, lexical, rules
+    return extended, (*order, 12, 13, 14), relevance, rules
 
 
 @settings(deadline=None)
@@ -415,10 +412,10 @@ def test_ranked_candidates_is_the_filters_then_the_scores_then_the_rules(
 ):
     """One ranking call equals its parts: the filters, ``scored_candidates`` with the
     recency of ``rules`` (its now and half-life), then the signal and base-score rules."""
-    rows, order, relevance, lexical, rules = _ranked_inputs(cands, kinds[: len(cands)], data)
+    rows, order, relevance, rules = _ranked_inputs(cands, kinds[: len(cands)], data)
     kernel = kernels.lexical
     ranked = kernel.ranked_candidates(
-        query, task, task_as_query, rows, order, wanted, role, relevance, lexical, 0.16, 0.2, rules
+        query, task, task_as_query, rows, order, wanted, role, relevance, 0.16, 0.2, rules
     )
     dropped = [
         r
@@ -435,7 +432,7 @@ def test_ranked_candidates_is_the_filters_then_the_scores_then_the_rules(
     if relevance is not None and rules.half_life_ms > 0:
         recency = (rules.now_ms, rules.half_life_ms)
     scored = kernel.scored_candidates(
-        query, task, task_as_query, eligible, order[:12], wanted, role, relevance, lexical,
+        query, task, task_as_query, eligible, order[:12], wanted, role, relevance,
         recency, 0.16, 0.2,
     )  # fmt: skip
     signalled = [
@@ -464,8 +461,8 @@ def test_ranked_candidates_compiled_equals_twin(
     query, task, task_as_query, cands, kinds, wanted, role, data
 ):
     """The compiled ranking returns exactly the twin's."""
-    rows, order, relevance, lexical, rules = _ranked_inputs(cands, kinds[: len(cands)], data)
-    args = (query, task, task_as_query, rows, order, wanted, role, relevance, lexical, 0.16, 0.2)
+    rows, order, relevance, rules = _ranked_inputs(cands, kinds[: len(cands)], data)
+    args = (query, task, task_as_query, rows, order, wanted, role, relevance, 0.16, 0.2)
     compiled_ranked = _compiled("lexical").ranked_candidates(*args, rules)
     twin_ranked = _lexical_py.ranked_candidates(*args, rules)
     assert compiled_ranked == twin_ranked
@@ -488,8 +485,8 @@ def test_ranked_candidates_signal_rule_keeps_relevant_rows(impl):
     for min_base, below in ((None, 0), (0.35, 1)):
         rules = _lexical_py.RankRules({"r"}, 0.0, True, True, 0.1, True, min_base)
         ranked = kernel.ranked_candidates(
-            "deploy script", None, False, rows, tuple(range(15)), None, None, relevance, None,
-            0.16, 0.2, rules,
+            "deploy script", None, False, rows, tuple(range(15)), None, None, relevance, 0.16,
+            0.2, rules,
         )  # fmt: skip
         assert ranked.no_signal == 1 and ranked.below == below
         kept = {s.fields[9] for s in ranked.kept}
@@ -505,7 +502,7 @@ def test_ranked_candidates_refuses_bad_positions_and_rules(impl):
     row = ("text", "", "", "", "", "", 0.5, "gotcha", 0.8, "m1", 0.5, None, None, False, "r")
     rules = _lexical_py.RankRules({"r"}, 0.0, True, True, 0.1, False, None)
     ok = kernel.ranked_candidates(
-        "text", None, False, [row], tuple(range(15)), None, None, None, None, 0.16, 0.2, rules
+        "text", None, False, [row], tuple(range(15)), None, None, None, 0.16, 0.2, rules
     )
     assert [s.fields for s in ok.kept] == [row] and ok.dropped == 0
     bad_calls = [
@@ -516,7 +513,7 @@ def test_ranked_candidates_refuses_bad_positions_and_rules(impl):
     for fields, bad_rules in bad_calls:
         with pytest.raises(ValueError):
             kernel.ranked_candidates(
-                "text", None, False, [row], fields, None, None, None, None, 0.16, 0.2, bad_rules
+                "text", None, False, [row], fields, None, None, None, 0.16, 0.2, bad_rules
             )
 
 
@@ -529,17 +526,17 @@ def test_scored_candidates_refuses_bad_positions_and_values(impl):
     row = ("text", "", "", "", "", "", 0.5, "project_fact", 0.8, "m1", 0.5, None)
     fields = tuple(range(12))
     ok = kernel.scored_candidates(
-        "text", None, False, [row], fields, None, None, {}, None, None, 0.16, 0.2
+        "text", None, False, [row], fields, None, None, {}, None, 0.16, 0.2
     )
     assert ok[0].relevance == 0.0 and ok[0].score == ok[0].base
     with pytest.raises(ValueError):
         kernel.scored_candidates(
-            "text", None, False, [row], fields[:9], None, None, None, None, None, 0.16, 0.2
+            "text", None, False, [row], fields[:9], None, None, None, None, 0.16, 0.2
         )
     with pytest.raises(TypeError):
         bad = (*row[:10], None, None)
         kernel.scored_candidates(
-            "text", None, False, [bad], fields, None, None, None, None, None, 0.16, 0.2
+            "text", None, False, [bad], fields, None, None, None, None, 0.16, 0.2
         )
 
 

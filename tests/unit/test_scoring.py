@@ -242,21 +242,19 @@ def test_the_named_reference_path_scores_as_the_kernel_where_its_rule_changes_no
     ]
     fields = [derived(r) for r in records]
     relevance = {f.id: 0.1 * n for n, f in enumerate(fields[:5])}
-    lexical_part = {f.id: 0.05 * n for n, f in enumerate(fields)}
-    for lexical in (None, lexical_part):
-        scorer = _BatchScorer(
-            request(query="pytest fixtures notes"), LearningPolicy(), None, None, relevance, lexical
-        )
-        times = [f.updated_ms for f in fields]
-        scorer.recency = (max(times) + 3 * 86_400_000.0, 2 * 86_400_000.0)  # now, half-life
-        assert scorer.named is not None and not scorer.named.active
-        assert scorer.recency is not None
-        for recent in (True, False):
-            recency = scorer.recency if recent else None
-            by_kernel = scorer.score(fields, recent=recent)
-            in_python = scorer._with_named(fields, scorer._rows(fields), scorer.named, recency)
-            assert by_kernel == in_python
-            assert len({s.base for s in by_kernel}) > 1
+    scorer = _BatchScorer(
+        request(query="pytest fixtures notes"), LearningPolicy(), None, None, relevance
+    )
+    times = [f.updated_ms for f in fields]
+    scorer.recency = (max(times) + 3 * 86_400_000.0, 2 * 86_400_000.0)  # now, half-life
+    assert scorer.named is not None and not scorer.named.active
+    assert scorer.recency is not None
+    for recent in (True, False):
+        recency = scorer.recency if recent else None
+        by_kernel = scorer.score(fields, recent=recent)
+        in_python = scorer._with_named(fields, scorer._rows(fields), scorer.named, recency)
+        assert by_kernel == in_python
+        assert len({s.base for s in by_kernel}) > 1
 
 
 def _equal_matches(*ages_days: float) -> list[Any]:
