@@ -6,6 +6,7 @@ Core code reaches them only through these ports, so it never opens a file itself
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 
@@ -38,6 +39,20 @@ class RunHistory(Protocol):
 
     def runs(self) -> list[str]:
         """The ids of the runs with a log, newest first."""
+        ...
+
+
+@runtime_checkable
+class SessionState(Protocol):
+    """**Protocol:** what the hooks of one agent session remember between processes.
+
+    Obligations: ``update`` holds the session's lock for the block, yields the stored state
+    (an empty dict for a missing or unreadable one) and writes it back atomically when the
+    block ends without an error; it never reads or writes through a symbolic link.
+    """
+
+    def update(self) -> AbstractContextManager[dict[str, Any]]:
+        """The state as a dict, written back when the block ends without an error."""
         ...
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any, cast
@@ -70,7 +70,8 @@ from swarmmem.ports.clock import Clock, SystemClock
 from swarmmem.ports.detectors import PiiDetector, SecretScreen
 from swarmmem.ports.embedder import ExplainsUnavailable, WarmsUp
 from swarmmem.ports.evidence import EvidenceStore, SourceChecker
-from swarmmem.ports.files import LessonFiles, RunLog
+from swarmmem.ports.files import LessonFiles, RunLog, SessionState
+from swarmmem.ports.reranker import Reranker
 from swarmmem.ports.storage import AuditChain, StorageProvider
 from swarmmem.ports.vectors import VectorIndex
 from swarmmem.project import (
@@ -148,7 +149,7 @@ class Runtime:
         self.secrets = create("secrets", given.get("secrets", "regex"))
         self.sessions = SessionRegistry([self.context.session_id or ""])
         self._dense: DenseParts | None = None
-        self._reranker: Any = None
+        self._reranker: Reranker | None = None
         self.dense_unavailable_reason: str | None = None
         #: which ``.swarm/`` folder was there when the memory opened (``None``: none was): one
         #: deleted or replaced since is not made again by the run log, hook state or store
@@ -268,9 +269,41 @@ class Runtime:
         closes it."""
         return create("store", provider, clock=self.clock, **arguments)  # type: ignore[no-any-return]
 
-    def transfer(self, name: str) -> Any:
-        """A transfer function of the registry: ``export``, ``import-jsonl`` or ``copy``."""
-        return resolve("transfer", name)
+    def export_rows(
+        self, store: StorageProvider, directory: str | os.PathLike[str]
+    ) -> dict[str, int]:
+        """Write the rows ``store`` shows to ``directory/export/*.jsonl`` (the registry's
+        ``export`` transfer): the counts written."""
+        export: Callable[..., dict[str, int]] = resolve("transfer", "export")
+        return export(store, directory)
+
+    def import_rows(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, Any]:
+        """Import the JSONL files of ``directory`` into this store, this context's scopes
+        only, secrets refused (the registry's ``import-jsonl`` transfer): its report."""
+        load: Callable[..., dict[str, Any]] = resolve("transfer", "import-jsonl")
+        return load(
+            self.store,
+            directory,
+            secrets=self.secrets,
+            allowed_scope_keys=self.scope_keys(),
+            progress=progress,
+        )
+
+    def copy_rows(
+        self,
+        target: StorageProvider,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, Any]:
+        """Copy every row of this store into the empty ``target`` (the registry's ``copy``
+        transfer): the copier's report."""
+        copy: Callable[..., dict[str, Any]] = resolve("transfer", "copy")
+        return copy(self.store, target, progress=progress)
 
     @cached_property
     def pii(self) -> PiiDetector | None:
@@ -333,7 +366,7 @@ class Runtime:
         reranker = self._build_reranker(self._dense)
         return self._dense if reranker is None else _with_reranker(self._dense, reranker)
 
-    def _build_reranker(self, parts: DenseParts) -> Any:
+    def _build_reranker(self, parts: DenseParts) -> Reranker | None:
         if self._reranker is None:
             rr = self.settings.retrieval.rerank
             name = self._given.get("reranker", rr.provider)
@@ -363,9 +396,9 @@ class Runtime:
             "file", "run-log", root=self.root, expect=self.state_folder
         )
 
-    def hook_state(self, session_id: str | None) -> Any:
+    def hook_state(self, session_id: str | None) -> SessionState:
         """The hook state of one agent session (see :mod:`swarmmem.adapters.files.hookstate`)."""
-        return create(
+        return create(  # type: ignore[no-any-return]
             "file", "hook-state", root=self.root, session_id=session_id, expect=self.state_folder
         )
 
@@ -625,7 +658,7 @@ class Runtime:
                 self.__dict__.pop(name, None)
 
 
-def _with_reranker(parts: DenseParts, reranker: Any) -> DenseParts:
+def _with_reranker(parts: DenseParts, reranker: Reranker) -> DenseParts:
     return attrs.evolve(parts, reranker=reranker)
 
 

@@ -219,7 +219,7 @@ class Memory:
     def session_state(self, session_id: str) -> AbstractContextManager[dict[str, Any]]:
         """The hook state of an agent session (a dict, written back when the block ends
         without an error), held under the session's lock."""
-        return self._rt.hook_state(session_id).update()  # type: ignore[no-any-return]
+        return self._rt.hook_state(session_id).update()
 
     def log_session(self, session_id: str, event: Mapping[str, Any]) -> None:
         """Append ``event`` to the session's run log (its ``error``, if any, redacted)."""
@@ -463,7 +463,7 @@ class Memory:
         # every provider keeps the ``load_report`` the storage port describes
         store: Any = self._ready(startup=False).scoped_store
         seen = len(store.load_report)
-        counts = self._rt.transfer("export")(store, parent)
+        counts = self._rt.export_rows(store, parent)
         unreadable = [row.get("id") or row.get("line") for row in store.load_report[seen:]]
         return {**counts, "unreadable": unreadable}
 
@@ -473,15 +473,7 @@ class Memory:
         """Import ``memories.jsonl``, ``proposals.jsonl`` and ``outcome-events.jsonl`` from
         ``source`` (last row wins per id); rows outside this context's writable scopes are
         refused and listed in the report."""
-        rt = self._ready(startup=False)
-        report: dict[str, Any] = rt.transfer("import-jsonl")(
-            rt.store,
-            source,
-            secrets=rt.secrets,
-            allowed_scope_keys=rt.scope_keys(),
-            progress=progress,
-        )
-        return report
+        return self._ready(startup=False).import_rows(source, progress=progress)
 
     def merge_worktree_stores(self) -> dict[str, Any]:
         """Merge the stores linked worktrees kept of their own before every worktree shared
@@ -503,7 +495,7 @@ class Memory:
             store = rt.open_store("sqlite", path=db)
             try:
                 with tempfile.TemporaryDirectory() as folder:
-                    rt.transfer("export")(store, folder)
+                    rt.export_rows(store, folder)
                     report = self.import_jsonl(Path(folder) / "export")
             finally:
                 store.close()
@@ -739,10 +731,9 @@ class Memory:
         migrate``), in one transaction: the copier's report with ``source`` (this store's
         provider) and ``location`` (where the copy went, as shown to the person)."""
         rt = self._ready(startup=False)
-        copy_store = rt.transfer("copy")
         target, shown = migration_target(rt, provider, dsn=dsn, schema=schema, path=path)
         try:
-            report = copy_store(rt.store, target, progress=progress)
+            report = rt.copy_rows(target, progress=progress)
         finally:
             target.close()
         return {**report, "source": rt.store.name, "location": shown}
