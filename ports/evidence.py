@@ -80,7 +80,10 @@ class SourceChecker(Protocol):
       here (the evidence cache checks its own refs). Nothing is written.
     * ``fingerprints(refs)`` returns, for each file ref, a JSON-ready fingerprint of the file
       as it is now (content digest, size, modification time; the digest of the symbol's
-      lines when a symbol is cited); other refs give none.
+      lines when a symbol is cited, of the lines when a range is; and, when short, those
+      lines themselves as ``cited``); other refs give none.
+    * ``cited_now(fingerprint)`` returns what a symbol or line-range fingerprint cites in its
+      file now (``None`` for a whole-file one or a file gone or unreadable); never raises.
     * ``status(fingerprints)`` compares stored fingerprints with the files now: ``missing``
       when a fingerprinted file is gone, else ``changed`` when a digest differs, else
       ``fresh``; ``unverified`` when there is no fingerprint. It reads a file only when its
@@ -97,4 +100,8 @@ class SourceChecker(Protocol):
 
     def status(self, fingerprints: Sequence[Mapping[str, Any]]) -> str:
         """``fresh``, ``changed``, ``missing`` or ``unverified``."""
+        ...
+
+    def cited_now(self, fingerprint: Mapping[str, Any]) -> str | None:
+        """What the fingerprint's symbol or line range says now."""
         ...

@@ -25,6 +25,9 @@ from typing import Any
 MAX_FILE_BYTES = 8 << 20
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 MAX_RELOCATE_WORK = 4_000_000
+MAX_CITED_CHARS = 4000
+"""The longest cited text (a symbol's or a line range's lines) a fingerprint keeps, so that
+``verify`` can show what changed in it; a longer one is kept as a digest only."""
 """The most lines compared to find a cited line range that moved (width times file lines)."""
 """A cited file larger than this is fingerprinted by size and time only (never read)."""
 RACY_NS = 2_000_000_000
@@ -122,11 +125,26 @@ def _lines_hold(full: Path, fp: Mapping[str, Any]) -> bool:
         return False
     if 1 <= start <= end <= len(lines) and _digest("\n".join(lines[start - 1 : end])) == want:
         return True
-    if width * len(lines) > MAX_RELOCATE_WORK:  # too long a search: say it changed
-        return False
-    return any(
-        _digest("\n".join(lines[i : i + width])) == want for i in range(len(lines) - width + 1)
-    )
+    return _relocated(lines, fp) is not None  # too long a search says it changed
+
+
+def _relocated(lines: list[str], fp: Mapping[str, Any]) -> int | None:
+    """The first line where the fingerprint's cited lines stand whole now (``None``: nowhere,
+    or too long a search)."""
+    want, (start, end) = fp.get("linesSha256"), fp["lines"]
+    width = int(end) - int(start) + 1
+    if width < 1 or width * len(lines) > MAX_RELOCATE_WORK:
+        return None
+    for i in range(len(lines) - width + 1):
+        if _digest("\n".join(lines[i : i + width])) == want:
+            return i + 1
+    return None
+
+
+def _keep_cited(entry: dict[str, Any], text: str | None) -> None:
+    """Keep ``text`` as the fingerprint's ``cited`` text when it is short enough."""
+    if text is not None and len(text) <= MAX_CITED_CHARS:
+        entry["cited"] = text
 
 
 def _digest(data: bytes | str) -> str:
@@ -264,13 +282,37 @@ class RepositorySources:
             if parsed.symbol is not None and parsed.symbol in symbols:
                 entry["symbol"] = parsed.symbol
                 entry["symbolSha256"] = symbols[parsed.symbol]
+                _keep_cited(entry, self.cited_now(entry))
             elif parsed.start is not None and parsed.end is not None:
                 cited = _line_range(full, parsed.start, parsed.end)
                 if cited is not None:  # the lines cited, found again by content if they move
                     entry["lines"] = [parsed.start, parsed.end]
                     entry["linesSha256"] = _digest("\n".join(cited))
+                    _keep_cited(entry, "\n".join(cited))
             out.append(entry)
         return out
+
+    def cited_now(self, fingerprint: Mapping[str, Any]) -> str | None:
+        """What the fingerprint's symbol or line range says in its file now: the symbol's
+        lines, or the cited lines (where they were, or where they moved as a whole); ``None``
+        for a whole-file fingerprint or a file that is gone or unreadable."""
+        try:
+            full = self._resolve(str(fingerprint["path"]))
+        except (KeyError, TypeError):
+            return None
+        lines = _text_lines(full) if full is not None else None
+        symbol, cited = fingerprint.get("symbol"), fingerprint.get("lines")
+        if lines is None:
+            return None
+        if isinstance(symbol, str):
+            return "\n".join(symbol_lines("\n".join(lines), symbol))
+        if not (isinstance(cited, list) and len(cited) == 2):
+            return None
+        start, end = int(cited[0]), int(cited[1])
+        found = _relocated(lines, fingerprint)
+        if found is not None:
+            start, end = found, found + end - start
+        return "\n".join(lines[max(start, 1) - 1 : end])
 
     def _observe(
         self, full: Path, symbol: str | None

@@ -11,6 +11,7 @@ writes memory.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -18,6 +19,10 @@ from swarmmem.core.model.records import MemoryRecord
 from swarmmem.core.model.reports import EvidenceFreshness, EvidenceReport
 
 StatusOf = Callable[[Mapping[str, Any]], str]
+CitedNow = Callable[[Mapping[str, Any]], "str | None"]
+"""A fingerprint -> what its symbol or lines say now (``SourceChecker.cited_now``)."""
+DIFF_LINES = 12
+"""The most changed lines a ref's diff shows (the rest are counted)."""
 FilesStatus = Callable[[Sequence[Mapping[str, Any]]], str]
 """Stored fingerprints -> what the files say now (``SourceChecker.status``)."""
 STATUS_ORDER = ("missing", "changed", "fresh")
@@ -55,25 +60,59 @@ def _ref(fp: Mapping[str, Any]) -> str:
     return ref
 
 
-def _moved_refs(record: MemoryRecord, status_of: StatusOf) -> list[str]:
+def short_diff(before: str, after: str, *, most: int = DIFF_LINES) -> list[str]:
+    """The lines that changed from ``before`` to ``after``, ``-`` removed and ``+`` added (a
+    unified diff without its headers, hunk markers or context), at most ``most`` of them and
+    then a line counting the rest."""
+    changed = [
+        line
+        for line in difflib.unified_diff(before.splitlines(), after.splitlines(), n=0, lineterm="")
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
+    if len(changed) > most:
+        changed = [*changed[:most], f"... {len(changed) - most} more changed lines"]
+    return changed
+
+
+def _diff_of(fp: Mapping[str, Any], cited_now: CitedNow | None) -> list[str]:
+    """What changed in a fingerprint's cited lines (empty when they were not kept, or the
+    file cannot be read now)."""
+    before = fp.get("cited")
+    after = cited_now(fp) if cited_now is not None and isinstance(before, str) else None
+    return short_diff(before, after) if isinstance(before, str) and after is not None else []
+
+
+def _moved_refs(
+    record: MemoryRecord, status_of: StatusOf, cited_now: CitedNow | None
+) -> tuple[list[str], dict[str, list[str]]]:
     """The refs of ``record`` whose own fingerprint no longer holds, each with its status
-    (``src/a.py:3-9 changed``)."""
+    (``src/a.py:3-9 changed``), and for each changed one whose cited lines were kept, what
+    changed in them (:func:`short_diff`)."""
     out: dict[str, None] = {}
+    diffs: dict[str, list[str]] = {}
     for fp in _fingerprints(record):
         status = status_of({"evidenceFingerprints": [fp]})
-        if status in ("changed", "missing"):
-            out[f"{_ref(fp)} {status}"] = None
-    return list(out)
+        if status not in ("changed", "missing"):
+            continue
+        out[f"{_ref(fp)} {status}"] = None
+        changed = _diff_of(fp, cited_now) if status == "changed" else []
+        if changed:
+            diffs[_ref(fp)] = changed
+    return list(out), diffs
 
 
-def _entry(record: MemoryRecord, status: str, status_of: StatusOf) -> dict[str, Any]:
+def _entry(
+    record: MemoryRecord, status: str, status_of: StatusOf, cited_now: CitedNow | None
+) -> dict[str, Any]:
     text = record.text if len(record.text) <= TEXT_CLIP else record.text[: TEXT_CLIP - 1] + "…"
+    moved, diffs = _moved_refs(record, status_of, cited_now)
     return {
         "id": record.id,
         "kind": record.kind,
         "status": status,
         "files": _paths(record),
-        "moved": _moved_refs(record, status_of),
+        "moved": moved,
+        "diff": diffs,
         "confidence": record.confidence,
         "updated_at": record.updated_at,
         "q": record.q,
@@ -82,10 +121,16 @@ def _entry(record: MemoryRecord, status: str, status_of: StatusOf) -> dict[str, 
 
 
 def evidence_report(
-    records: Iterable[MemoryRecord], status_of: StatusOf, *, limit: int
+    records: Iterable[MemoryRecord],
+    status_of: StatusOf,
+    *,
+    limit: int,
+    cited_now: CitedNow | None = None,
 ) -> EvidenceReport:
     """Counts and (at most ``limit`` each) entries of the active memories with ``changed``
-    and ``missing`` evidence; ``checked`` counts the memories that have fingerprints."""
+    and ``missing`` evidence; ``checked`` counts the memories that have fingerprints. With
+    ``cited_now``, each changed ref whose fingerprint kept its cited lines says what changed
+    in them (``diff``: ref -> changed lines)."""
     checked = 0
     found: dict[str, list[MemoryRecord]] = {"changed": [], "missing": []}
     for record in records:
@@ -99,8 +144,8 @@ def evidence_report(
         checked=checked,
         changed_count=len(found["changed"]),
         missing_count=len(found["missing"]),
-        changed=[_entry(r, "changed", status_of) for r in found["changed"][:limit]],
-        missing=[_entry(r, "missing", status_of) for r in found["missing"][:limit]],
+        changed=[_entry(r, "changed", status_of, cited_now) for r in found["changed"][:limit]],
+        missing=[_entry(r, "missing", status_of, cited_now) for r in found["missing"][:limit]],
     )
 
 
@@ -152,24 +197,31 @@ def evidence_freshness(
     *,
     status_of: StatusOf,
     files_status: FilesStatus,
+    cited_now: CitedNow | None = None,
 ) -> EvidenceFreshness:
     """What ``record``'s evidence says now: its status (``status_of``, as recall reads it),
     each of ``refs`` with the status of the fingerprinted files it names, and each
-    fingerprinted file with its own status (``files_status`` over that file alone)."""
+    fingerprinted file with its own status (``files_status`` over that file alone) and, when
+    it changed and its cited lines were kept, what changed in them (``diff``, with
+    ``cited_now``)."""
     stored = record.metadata.get("evidenceFingerprints")
     prints = [
         fp
         for fp in (stored if isinstance(stored, list) else ())
         if isinstance(fp, Mapping) and isinstance(fp.get("path"), str)
     ]
-    files = [
-        {
-            "path": fp["path"],
-            "symbol": fp["symbol"] if isinstance(fp.get("symbol"), str) else None,
-            "status": files_status([fp]),
-        }
-        for fp in prints
-    ]
+    files = []
+    for fp in prints:
+        status = files_status([fp])
+        files.append(
+            {
+                "path": fp["path"],
+                "ref": _ref(fp),
+                "symbol": fp["symbol"] if isinstance(fp.get("symbol"), str) else None,
+                "status": status,
+                "diff": _diff_of(fp, cited_now) if status == "changed" else [],
+            }
+        )
 
     def ref_status(ref: str) -> str:
         found = {f["status"] for f in files if _names(ref, f["path"])}

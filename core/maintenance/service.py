@@ -33,6 +33,8 @@ class MaintenanceService:
     vectors: Callable[[], VectorIndex | None]
     #: a memory's metadata -> the status of its cited files (``None``: not checked)
     evidence_status: Callable[[Mapping[str, Any]], str] | None = None
+    #: a fingerprint -> what its symbol or lines say now, redacted (``None``: no diffs)
+    evidence_cited: Callable[[Mapping[str, Any]], str | None] | None = None
 
     def value_log(self, limit: Limit = None) -> results.ValueLogReport:
         """Per-memory Q-values, statuses and recent rewards."""
@@ -69,7 +71,10 @@ class MaintenanceService:
         if self.evidence_status is None:
             raise MemoryValidationError("evidence checks are off (evidence.freshness: false)")
         return evidence_report(
-            self.store.iter_all_records(), self.evidence_status, limit=reports.parse_limit(limit)
+            self.store.iter_all_records(),
+            self.evidence_status,
+            limit=reports.parse_limit(limit),
+            cited_now=self.evidence_cited,
         )
 
     def compact(self, confirm: bool = False) -> results.CompactionReport:

@@ -142,7 +142,9 @@ class EvidenceFreshness(Result):
     read it (``fresh``, ``changed``, ``missing`` or ``unverified``), each evidence ref it was
     written from with the status of the file it names (``refs``: ``ref``, ``status``; a ref
     naming no fingerprinted file, such as a URL or a commit, is ``unverified``), and each
-    fingerprinted file (``files``: ``path``, ``symbol``, ``status``)."""
+    fingerprinted file (``files``: ``path``, ``ref`` (as cited: ``path#symbol``,
+    ``path:START-END`` or ``path``), ``symbol``, ``status``, and ``diff``: the lines
+    that changed in what it cites, when they were kept)."""
 
     SUCCESS = True
 

@@ -435,8 +435,13 @@ class WriteService:
         return change
 
     def _fingerprints(self, refs: Sequence[str]) -> list[dict[str, Any]]:
-        """The cited files as they are now (none without a source checker)."""
-        return self.sources.fingerprints(refs) if self.sources is not None else []
+        """The cited files as they are now (none without a source checker); the cited lines
+        a fingerprint keeps are stored with their secrets redacted."""
+        found = self.sources.fingerprints(refs) if self.sources is not None else []
+        for fp in found:
+            if isinstance(fp.get("cited"), str):
+                fp["cited"] = self.secrets.redact(fp["cited"])
+        return found
 
     def _check_proposal_scope(self, proposal: MemoryProposal) -> None:
         """A proposal of another repository sharing the store reads as unknown: its proposed

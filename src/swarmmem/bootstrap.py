@@ -510,6 +510,12 @@ class Runtime:
             return "unverified"
         return self.sources.status([fp for fp in stored if isinstance(fp, Mapping)])
 
+    def evidence_cited(self, fingerprint: Mapping[str, Any]) -> str | None:
+        """What a stored fingerprint's symbol or lines say in the file now, secrets redacted
+        (``None``: a whole-file fingerprint, or the file is gone)."""
+        now = self.sources.cited_now(fingerprint)
+        return None if now is None else self.secrets.redact(now)
+
     @cached_property
     def writes(self) -> WriteService:
         """Validated writes for this context; outcomes teach Q values (``learning.*``)."""
@@ -617,6 +623,7 @@ class Runtime:
             lessons=self.lessons,
             vectors=self.write_vectors,
             evidence_status=self.evidence_status if self.settings.evidence.freshness else None,
+            evidence_cited=self.evidence_cited if self.settings.evidence.freshness else None,
         )
 
     @cached_property

@@ -530,7 +530,11 @@ class Memory:
         if not refs and record.source.locator:
             refs = [record.source.locator]
         return evidence_freshness(
-            record, refs, status_of=rt.evidence_status, files_status=rt.sources.status
+            record,
+            refs,
+            status_of=rt.evidence_status,
+            files_status=rt.sources.status,
+            cited_now=rt.evidence_cited,
         )
 
     def inspect(self, memory_id: str) -> MemoryDetails | ProposalDetails:

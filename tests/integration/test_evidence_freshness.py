@@ -308,3 +308,42 @@ def test_a_file_swapped_for_a_link_after_its_check_is_never_read(
         assert sources.fingerprints(["src/retry.py"]) == []
         assert sources.status([{"path": "src/retry.py", "sha256": "x"}]) == "missing"
     assert path.is_symlink()
+
+
+def test_verify_shows_what_changed_in_the_cited_lines(mem: Any, repo: Path) -> None:
+    """``verify`` names the changed ref and shows what changed in its cited lines (a symbol's
+    or a line range's, kept with the fingerprint, secrets redacted); a whole-file ref has no
+    lines kept, so it gets no diff."""
+    from swarmmem.cli.render.review import verify_text
+
+    refs = ["src/retry.py#backoff", "src/retry.py:1-2"]
+    mem.curate(propose(mem, *refs).id, "add")
+    stored = mem.list()[0].metadata["evidenceFingerprints"]
+    assert [fp.get("cited") for fp in stored] == [
+        "def backoff():\n    return 2",
+        "def retry(call, times=3):\n    return call()",
+    ]
+    key = "AKIA" + "Q3EGRXKZP7V2NL5M"
+    changed = RETRY.replace("times=3", "times=5").replace("return 2", f"return 3  # key {key}")
+    (repo / "src" / "retry.py").write_text(changed, "utf-8")
+    (entry,) = mem.verify().changed
+    assert entry["moved"] == ["src/retry.py#backoff changed", "src/retry.py:1-2 changed"]
+    diff = entry["diff"]
+    assert diff["src/retry.py:1-2"] == [
+        "-def retry(call, times=3):",
+        "+def retry(call, times=5):",
+    ]
+    (removed, added) = diff["src/retry.py#backoff"]
+    assert removed == "-    return 2" and added.startswith("+    return 3  # key [REDACTED")
+    assert key not in verify_text(mem.verify().to_json())
+    assert "    +def retry(call, times=5):" in verify_text(mem.verify().to_json())
+
+
+def test_a_long_diff_is_cut_and_counted() -> None:
+    from swarmmem.core.maintenance.evidence import DIFF_LINES, short_diff
+
+    before = "\n".join(f"line {n}" for n in range(40))
+    after = "\n".join(f"line {n} edited" for n in range(40))
+    shown = short_diff(before, after)
+    assert len(shown) == DIFF_LINES + 1 and shown[-1] == f"... {80 - DIFF_LINES} more changed lines"
+    assert short_diff("same", "same") == []

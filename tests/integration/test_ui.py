@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from factories import cli, memory_project, propose_fact, run_python, unwritable
+from factories import cli, curate_fact, memory_project, propose_fact, run_python, unwritable
 from ui_support import (
     APPROVE_TEXT,
     BIDI,
@@ -420,6 +420,24 @@ def test_a_memory_page_shows_evidence_freshness_outcomes_and_value(project: UiPr
     assert "useful" in fresh and 'id="q-value">0.550' in fresh  # one useful: 0.5 -> 0.55
     assert "repo_convention" in fresh and "repository" in fresh
     assert unknown.status_code == 404 and weird.status_code == 404
+
+
+def test_a_memory_page_shows_the_lines_that_changed_in_what_it_cites(project: UiProject) -> None:
+    """A memory citing a line range keeps those lines; when they change, its page shows the
+    lines removed and added (escaped like every stored string)."""
+    (project.root / "ci").mkdir(exist_ok=True)
+    (project.root / "ci" / "build.sh").write_text("set -e\nmake test\nmake lint\n", "utf-8")
+    with swarmmem.open(project.root, context={"agent_role": "coder"}) as mem:
+        memory_id = curate_fact(
+            mem, "CI runs make test, then make lint.", evidence="ci/build.sh:2-3"
+        )
+    (project.root / "ci" / "build.sh").write_text(
+        "set -e\nmake test\nmake lint <b>now</b>\n", "utf-8"
+    )
+    with viewer(project.root) as client:
+        page = client.get(f"/memory/{memory_id}").text
+    assert "Changed in ci/build.sh:2-3 since the memory was written" in page
+    assert "-make lint\n+make lint &lt;b&gt;now&lt;/b&gt;" in page
 
 
 def test_a_memory_page_shows_its_history_value_chart_recalls_and_injections(

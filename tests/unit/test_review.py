@@ -427,3 +427,21 @@ def test_the_queue_shows_whether_each_proposals_evidence_still_holds(
     (tmp_path / "retry.py").write_text("x = 1\n", encoding="utf-8")
     text, _ = review(mem, "q")
     assert "Evidence: retry.py (verified)" in text
+
+
+def test_a_verify_update_shows_what_changed_in_the_targets_cited_lines(
+    mem: Memory, tmp_path: Path
+) -> None:
+    """``verify --propose`` files an update for a memory whose cited lines changed; its
+    review card shows the lines removed and added under the target."""
+    (tmp_path / "retry.py").write_text("def retry(call):\n    tries = 3\n", encoding="utf-8")
+    prop = mem.propose(
+        operation="add", kind="repo_convention", text=RETRY, rationale="read it",
+        evidence_refs=["retry.py:2"],
+    )  # fmt: skip
+    mem.curate(prop.id, "add")
+    (tmp_path / "retry.py").write_text("def retry(call):\n    tries = 5\n", encoding="utf-8")
+    (filed,) = mem.verify(propose=True).proposals
+    text, _ = review(mem, "q")
+    assert f"== {filed['proposal_id']}  update" in text
+    assert "  Changed in retry.py:2:\n    -    tries = 3\n    +    tries = 5" in text

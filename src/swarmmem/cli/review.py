@@ -442,6 +442,19 @@ class Reviewer:
         state = self.mem.state_of(record)
         return {"memory_id": mem_id, "state": state, "text": record.text}
 
+    def _target_view(self, mem_id: str) -> dict[str, Any]:
+        """A proposal's target memory, with what changed in the lines it cites (a ``verify
+        --propose`` update says why it was filed)."""
+        view = self._memory_view(mem_id)
+        if view["text"] is None:
+            return view
+        try:
+            files = self.mem.evidence_freshness(mem_id).files
+        except SwarmMemoryError:
+            return view
+        changes = [{"ref": f["ref"], "diff": f["diff"]} for f in files if f.get("diff")]
+        return {**view, "changes": changes}
+
     def _view(self, entry: dict[str, Any]) -> dict[str, Any]:
         """``entry`` with the texts of its similar memories and of its target."""
         similar = [{**s, **self._memory_view(s["memory_id"])} for s in entry["similar"]]
@@ -450,7 +463,7 @@ class Reviewer:
             **entry,
             "evidence_status": self.mem.evidence_status(entry.get("evidence_refs") or []),
             "similar": similar,
-            "target_memory": self._memory_view(target) if target else None,
+            "target_memory": self._target_view(target) if target else None,
         }
 
 

@@ -43,6 +43,9 @@ def review_proposal_text(entry: Data, left: int) -> str:
     if target:
         shown = f": {target['text']}" if target.get("text") else ""  # whole: it is replaced
         lines.append(f"Target: {target['memory_id']} ({target['state']}){shown}")
+        for changed in target.get("changes") or ():
+            lines.append(f"  Changed in {changed['ref']}:")
+            lines += [f"    {line}" for line in changed["diff"]]
     if entry.get("related_memory_ids"):
         lines.append(f"Related: {', '.join(entry['related_memory_ids'])}")
     lines.append(f"Rationale: {entry['rationale']}")
@@ -127,6 +130,9 @@ def verify_text(data: Data) -> str:
     for entry in [*data["changed"], *data["missing"]]:
         moved = entry.get("moved") or list(dict.fromkeys(entry["files"]))
         lines.append(f"- `{entry['id']}` {entry['status']} ({', '.join(moved)}) - {entry['text']}")
+        for ref, changed in (entry.get("diff") or {}).items():
+            lines.append(f"  {ref}:")
+            lines += [f"    {line}" for line in changed]
     for prop in data.get("proposals") or ():
         lines.append(
             f"- Filed {prop['operation']} proposal {prop['proposal_id']} for {prop['memory_id']}"
