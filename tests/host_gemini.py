@@ -1,0 +1,470 @@
+"""Run the real Gemini CLI headless against a loopback fake of the Gemini API.
+
+The same three parts as ``tests/hosts.py`` has for Claude Code, whose generic pieces it reuses
+(``HostUnavailable``, the node check, the cache folder's parent, the threaded loopback server):
+
+* ``ensure_gemini_cli()`` installs ``@google/gemini-cli`` at ``GEMINI_CLI_VERSION`` with npm
+  into ``<cache parent>/gemini-cli-<version>`` (once; an ``fcntl`` lock keeps parallel test
+  processes from installing at the same time) and returns the ``gemini`` binary.
+  ``require_gemini_cli()`` wraps it for a test: it skips when node/npm are missing or too old
+  or the install fails, and fails instead when ``SWARMMEM_HOSTS_REQUIRED=1`` (CI sets that).
+* ``FakeGemini`` is a threaded HTTP server on 127.0.0.1 that answers
+  ``POST /v1beta/models/<model>:generateContent`` and ``:streamGenerateContent`` and records
+  every request. ``user_parts()`` and ``hook_contexts()`` pull out what the model was sent.
+* ``run_gemini()`` runs ``gemini -p <prompt>`` in a project folder with a clean environment, a
+  throw-away ``HOME`` and ``GOOGLE_GEMINI_BASE_URL`` pointing at the fake; ``trust_folder()``
+  records the project as trusted in that home first.
+
+What the real CLI (0.61.0, Linux, node 20) was seen to need and do
+------------------------------------------------------------------
+
+* Install: the npm package is one bundle (about 100 MB with its few dependencies, 4 s). Its
+  optional ``node-pty`` wants a ``node-gyp`` build in an install script; print mode does not
+  use it, so the install passes ``--ignore-scripts`` (npm 11 holds such scripts back anyway).
+* Endpoint and auth: ``GOOGLE_GEMINI_BASE_URL`` moves every model call to the fake;
+  ``GEMINI_API_KEY`` (any value, sent as ``x-goog-api-key``) plus
+  ``security.auth.selectedType: "gemini-api-key"`` in ``$HOME/.gemini/settings.json`` skip
+  the login. ``prepare_home()`` also turns usage statistics, telemetry and auto-update off.
+* Trust: folder trust is on by default. In a folder the home does not trust, ``gemini -p``
+  exits 55 ("not running in a trusted directory") before any hook or model call. The person's
+  way to trust it is the CLI's own record, ``$HOME/.gemini/trustedFolders.json`` mapping the
+  folder to ``"TRUST_FOLDER"`` (``trust_folder()``). ``--skip-trust`` would run, but it loads
+  no project settings, so none of swarmmem's hooks. A trusted folder's project hooks run
+  without a per-hook approval; the CLI prints a warning naming them on stderr.
+* Traffic: two calls per prompt. First a JSON-mode routing classifier,
+  ``POST /v1beta/models/<lite model>:generateContent`` whose ``generationConfig`` carries
+  ``responseMimeType: application/json`` and a ``responseJsonSchema`` (0.61.0 asks for
+  ``complexity_reasoning``, a string, and ``complexity_score``, an integer 1-100; a low score
+  picks a flash model). The fake answers every JSON-mode call with an object built from that
+  schema (``schema_sample``). Then the agent turn,
+  ``POST /v1beta/models/<model>:streamGenerateContent?alt=sse`` with the agent's ``tools``,
+  answered with SSE ``data: {...}`` chunks of GenerateContentResponse objects. No other
+  request was seen.
+* Where hook context lands: in the last ``{"role": "user"}`` item of ``contents``. Its parts
+  are the ``<session_context>`` text (GEMINI.md and the MCP server's instructions included),
+  then the prompt with the SessionStart context in front of it,
+  ``"<hook_context>BRIEF</hook_context>\\n\\nPROMPT"``, then, when the BeforeAgent hook adds
+  context, one more part ``"<hook_context>RECALL</hook_context>"``. The BeforeAgent hook is
+  handed the prompt *with* the brief in front of it, which swarmmem strips before recall.
+* Hooks: SessionStart, BeforeAgent, PreCompress, AfterAgent and SessionEnd each ran once for a
+  one-prompt run. PreCompress runs at every turn, before the CLI checks whether the history is
+  long enough to compress. AfterAgent gets the reply as ``prompt_response``. A hook's
+  ``systemMessage`` is printed on stderr as "Hook system message: <text>".
+* stdout is the model's reply text. A run takes about 2-3 s, most of it node starting up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import subprocess
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import hosts
+import pytest
+from hosts import ENV_REQUIRED, HostUnavailable
+
+GEMINI_CLI_VERSION = "0.61.0"
+GEMINI_CLI_PACKAGE = f"@google/gemini-cli@{GEMINI_CLI_VERSION}"
+DUMMY_API_KEY = "gemini-test-dummy-key"
+EXIT_UNTRUSTED = 55
+"""What ``gemini -p`` exits with in a folder the home does not trust."""
+HOOK_CONTEXT_OPEN, HOOK_CONTEXT_CLOSE = "<hook_context>", "</hook_context>"
+MODELS_PATH = "/v1beta/models/"
+
+
+# --- installing the CLI ----------------------------------------------------------------------
+
+
+def cache_dir() -> Path:
+    """Return the folder the pinned Gemini CLI is installed into.
+
+    That is ``<parent>/gemini-cli-<version>`` beside Claude Code's, where the parent is
+    ``$SWARMMEM_TEST_CACHE`` or ``~/.cache/swarmmem-test-hosts`` (``hosts.cache_dir()``).
+    """
+    return hosts.cache_dir().parent / f"gemini-cli-{GEMINI_CLI_VERSION}"
+
+
+def _check_node() -> None:
+    """Raise ``HostUnavailable`` unless npm and node >= 20 are on PATH (``hosts``' check)."""
+    try:
+        hosts._check_node()
+    except HostUnavailable as exc:
+        # Gemini CLI 0.61.0 asks for the same node (engines: >=20); hosts words it for Claude
+        raise HostUnavailable(str(exc).replace("Claude Code", "Gemini CLI")) from None
+
+
+def _install(target: Path, cli: Path) -> None:
+    """Run ``npm install`` of the pinned package into ``target`` (raises ``HostUnavailable``)."""
+    target.mkdir(parents=True, exist_ok=True)
+    command = [
+        "npm",
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--ignore-scripts",
+        "--prefix",
+        str(target),
+        GEMINI_CLI_PACKAGE,
+    ]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise HostUnavailable(f"npm install {GEMINI_CLI_PACKAGE} failed: {exc}") from exc
+    if done.returncode != 0 or not cli.exists():
+        tail = (done.stderr or done.stdout).strip()[-2000:]
+        raise HostUnavailable(f"npm install {GEMINI_CLI_PACKAGE} exited {done.returncode}: {tail}")
+
+
+def _cli_version(cli: Path) -> str:
+    """Return what ``gemini --version`` prints, run with an empty home (``HostUnavailable``)."""
+    with tempfile.TemporaryDirectory(prefix="gemini-home-") as home:
+        env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": home, "LANG": "C.UTF-8"}
+        try:
+            done = subprocess.run(
+                [str(cli), "--version"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                env=env,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise HostUnavailable(f"{cli} --version failed: {exc}") from exc
+    if done.returncode != 0:
+        raise HostUnavailable(f"{cli} --version exited {done.returncode}: {done.stderr.strip()}")
+    return done.stdout.strip()
+
+
+def ensure_gemini_cli() -> Path:
+    """Install the pinned Gemini CLI if needed and return the path of its ``gemini``.
+
+    The package goes into ``cache_dir()`` with ``npm install --prefix``. The install runs only
+    when ``node_modules/.bin/gemini`` is missing, and it holds an exclusive ``fcntl`` lock on
+    ``<cache_dir>.lock`` meanwhile, so concurrent test processes install it once. Raises
+    ``HostUnavailable`` when node/npm are missing or too old, the install fails, or the binary
+    does not report ``GEMINI_CLI_VERSION``.
+    """
+    _check_node()
+    target = cache_dir()
+    cli = target / "node_modules" / ".bin" / "gemini"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f"{target.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not cli.exists():
+                _install(target, cli)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    version = _cli_version(cli)
+    if version != GEMINI_CLI_VERSION:
+        raise HostUnavailable(f"{cli} reports {version!r}, expected {GEMINI_CLI_VERSION}")
+    return cli
+
+
+def require_gemini_cli() -> Path:
+    """Return the ``gemini`` binary, or skip the calling test when it is unavailable.
+
+    With ``SWARMMEM_HOSTS_REQUIRED=1`` in the environment the test fails instead of skipping.
+    """
+    try:
+        return ensure_gemini_cli()
+    except HostUnavailable as exc:
+        reason = f"Gemini CLI unavailable: {exc}"
+        if os.environ.get(ENV_REQUIRED) == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+
+
+# --- reading request bodies ------------------------------------------------------------------
+
+
+def part_texts(content: Any) -> list[str]:
+    """Return the ``text`` of each part of one ``contents`` item (other parts give nothing)."""
+    parts = content.get("parts") if isinstance(content, dict) else None
+    return [
+        part["text"]
+        for part in parts or ()
+        if isinstance(part, dict) and isinstance(part.get("text"), str)
+    ]
+
+
+def user_parts(body: dict[str, Any]) -> list[str]:
+    """Return the text parts of the last ``{"role": "user"}`` item of ``contents``.
+
+    For a one-prompt run that is the session context, the prompt (with the SessionStart
+    context in front of it) and the BeforeAgent context, if any (see the module docstring).
+    """
+    users = [
+        c for c in body.get("contents") or () if isinstance(c, dict) and c.get("role") == "user"
+    ]
+    return part_texts(users[-1]) if users else []
+
+
+def hook_contexts(text: str) -> list[str]:
+    """Return the texts inside the ``<hook_context>...</hook_context>`` blocks of ``text``."""
+    found: list[str] = []
+    at = 0
+    while (start := text.find(HOOK_CONTEXT_OPEN, at)) >= 0:
+        end = text.find(HOOK_CONTEXT_CLOSE, start)
+        if end < 0:
+            break
+        found.append(text[start + len(HOOK_CONTEXT_OPEN) : end])
+        at = end + len(HOOK_CONTEXT_CLOSE)
+    return found
+
+
+def is_json_mode(body: dict[str, Any]) -> bool:
+    """Tell whether a request asks for a JSON answer (the CLI's classifier and checks)."""
+    config = body.get("generationConfig") or {}
+    return config.get("responseMimeType") == "application/json"
+
+
+def is_main_request(method: str, body: dict[str, Any]) -> bool:
+    """Tell whether a request is an agent turn: a streamed call that offers the agent's tools."""
+    return method == "streamGenerateContent" and bool(body.get("tools"))
+
+
+def schema_sample(schema: Any) -> Any:
+    """Return a value of the (Gemini-style, upper-case ``type``) JSON ``schema``.
+
+    An object gets every property, a string its first ``enum`` value or ``"fake"``, a number
+    its ``minimum`` or 1, a boolean ``false``, an array ``[]``.
+    """
+    if not isinstance(schema, dict):
+        return {}
+    kind = str(schema.get("type") or "object").lower()
+    if kind == "object":
+        properties = schema.get("properties") or {}
+        return {name: schema_sample(sub) for name, sub in properties.items()}
+    if kind == "string":
+        return (schema.get("enum") or ["fake"])[0]
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 1)
+    if kind == "boolean":
+        return False
+    if kind == "array":
+        return []
+    return None
+
+
+# --- the fake API ----------------------------------------------------------------------------
+
+
+Reply = Callable[[dict[str, Any]], str]
+
+
+def _default_reply(body: dict[str, Any]) -> str:
+    """Answer every agent turn with ``ok``."""
+    return "ok"
+
+
+def _json_reply(body: dict[str, Any]) -> str:
+    """Answer a JSON-mode request with a sample of the schema it asks for."""
+    schema = (body.get("generationConfig") or {}).get("responseJsonSchema")
+    return json.dumps(schema_sample(schema))
+
+
+def _response(text: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Return a GenerateContentResponse holding ``text`` as the model's whole answer."""
+    prompt_tokens = max(1, len(json.dumps(body)) // 4)
+    reply_tokens = max(1, len(text) // 4)
+    return {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": [{"text": text}]},
+                "finishReason": "STOP",
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {
+            "promptTokenCount": prompt_tokens,
+            "candidatesTokenCount": reply_tokens,
+            "totalTokenCount": prompt_tokens + reply_tokens,
+        },
+        "modelVersion": "gemini-fake-1",
+    }
+
+
+def _error(code: int, status: str, message: str) -> dict[str, Any]:
+    """Return a Google API error body."""
+    return {"error": {"code": code, "message": message, "status": status}}
+
+
+class FakeGemini(hosts.FakeAnthropic):
+    """A loopback stand-in for the Gemini API (``generativelanguage``) that records requests.
+
+    It reuses the server, life cycle and recording of ``hosts.FakeAnthropic`` and answers
+    ``POST /v1beta/models/<model>:<method>`` instead. Use it as a context manager; ``url`` is
+    the base URL for ``GOOGLE_GEMINI_BASE_URL``. A JSON-mode request (the CLI's routing
+    classifier) is answered by ``classify(body)`` (default: a sample of its schema); any other
+    ``generateContent`` or ``streamGenerateContent`` call by ``reply(body)``, as SSE for the
+    streamed one. If either raises, the request gets a 400 ``INVALID_ARGUMENT`` and the
+    exception goes to ``errors``. ``requests`` holds one dict per request (``method``,
+    ``path``, ``query``, ``headers`` with lower-case names, ``body``) in arrival order.
+    """
+
+    def __init__(self, reply: Reply = _default_reply, *, classify: Reply = _json_reply) -> None:
+        super().__init__(reply)
+        self.classify = classify
+
+    def model_requests(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """Return ``(model, method, body)`` for each model call, in arrival order."""
+        calls: list[tuple[str, str, dict[str, Any]]] = []
+        for request in self.requests:
+            path, body = request["path"], request["body"]
+            if path.startswith(MODELS_PATH) and ":" in path and isinstance(body, dict):
+                model, method = path[len(MODELS_PATH) :].rsplit(":", 1)
+                calls.append((model, method, body))
+        return calls
+
+    def main_requests(self) -> list[dict[str, Any]]:
+        """Return the bodies of the agent's own turns (see ``is_main_request``)."""
+        return [body for _, method, body in self.model_requests() if is_main_request(method, body)]
+
+    def _handle(self, handler: Any) -> None:
+        """Record one request and answer it."""
+        parts = urlsplit(handler.path)
+        raw = hosts._read_body(handler)
+        body: Any = None
+        if raw:
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = raw.decode("utf-8", "replace")
+        record = {
+            "method": handler.command,
+            "path": parts.path,
+            "query": parts.query,
+            "headers": {name.lower(): value for name, value in handler.headers.items()},
+            "body": body,
+        }
+        with self._lock:
+            self._requests.append(record)
+        method = parts.path.rsplit(":", 1)[-1] if ":" in parts.path else ""
+        calls = ("generateContent", "streamGenerateContent")
+        if handler.command != "POST" or not parts.path.startswith(MODELS_PATH):
+            method = ""
+        if method in calls and isinstance(body, dict):
+            self._answer(handler, method, body)
+        elif method == "countTokens":
+            hosts._send_json(handler, 200, {"totalTokens": max(1, len(raw) // 4)})
+        else:
+            message = f"the fake API has no {handler.command} {parts.path}"
+            hosts._send_json(handler, 404, _error(404, "NOT_FOUND", message))
+
+    def _answer(self, handler: Any, method: str, body: dict[str, Any]) -> None:
+        """Answer one model call, as SSE for ``streamGenerateContent``."""
+        answer = self.classify if is_json_mode(body) else self.reply
+        try:
+            text = answer(body)
+            if not isinstance(text, str):
+                raise TypeError(f"the fake Gemini API answers text only, not {text!r}")
+        except Exception as exc:
+            with self._lock:
+                self.errors.append(exc)
+            error = _error(400, "INVALID_ARGUMENT", f"reply failed: {exc!r}")
+            hosts._send_json(handler, 400, error)
+            return
+        response = _response(text, body)
+        if method == "generateContent":
+            hosts._send_json(handler, 200, response)
+            return
+        stream = f"data: {json.dumps(response)}\r\n\r\n".encode()
+        hosts._send(handler, 200, "text/event-stream", stream)
+
+
+# --- running the CLI -------------------------------------------------------------------------
+
+
+def _load(path: Path) -> dict[str, Any]:
+    """Return the JSON object in ``path`` ({} when it is missing or not an object)."""
+    with contextlib.suppress(OSError, ValueError):
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(loaded, dict):
+            return loaded
+    return {}
+
+
+def prepare_home(home: Path) -> None:
+    """Make ``home/.gemini/settings.json`` pick API-key auth and turn statistics, telemetry
+    and auto-update off. Other keys already in the file are kept."""
+    path = home / ".gemini" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    settings = _load(path)
+    settings.setdefault("security", {}).setdefault("auth", {})["selectedType"] = "gemini-api-key"
+    settings.setdefault("privacy", {})["usageStatisticsEnabled"] = False
+    settings.setdefault("telemetry", {})["enabled"] = False
+    general = settings.setdefault("general", {})
+    general["enableAutoUpdate"] = False
+    general["enableAutoUpdateNotification"] = False
+    path.write_text(json.dumps(settings, indent=2), encoding="utf-8")
+
+
+def trust_folder(home: Path, folder: Path) -> None:
+    """Record ``folder`` as trusted in ``home/.gemini/trustedFolders.json``, the CLI's own
+    trust record (what the person's "trust this folder" answer writes)."""
+    path = home / ".gemini" / "trustedFolders.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    trusted = _load(path)
+    for key in dict.fromkeys([str(folder), str(folder.resolve())]):
+        trusted[key] = "TRUST_FOLDER"
+    path.write_text(json.dumps(trusted, indent=2), encoding="utf-8")
+
+
+def gemini_env(
+    home: Path, base_url: str, extra_env: dict[str, str] | None = None
+) -> dict[str, str]:
+    """Return the clean environment ``run_gemini`` gives the CLI (``PATH`` is kept for hooks)."""
+    env = {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "GOOGLE_GEMINI_BASE_URL": base_url,
+        "GEMINI_API_KEY": DUMMY_API_KEY,
+    }
+    env.update(extra_env or {})
+    return env
+
+
+def run_gemini(
+    cli: Path,
+    prompt: str,
+    *,
+    cwd: Path,
+    home: Path,
+    base_url: str,
+    timeout: float = 90,
+    extra_env: dict[str, str] | None = None,
+    session_id: str | None = None,
+    extra_args: Sequence[str] = (),
+) -> subprocess.CompletedProcess[str]:
+    """Run ``gemini -p <prompt>`` in ``cwd`` against the API at ``base_url``; return the result.
+
+    ``home`` becomes ``HOME`` (``prepare_home`` runs on it; trusting ``cwd`` is up to the
+    caller, see ``trust_folder``). The environment is ``gemini_env(home, base_url,
+    extra_env)``. ``session_id`` (a UUID string) starts the session with that id
+    (``--session-id``); ``extra_args`` are added before ``-p``. stdin is empty and
+    stdout/stderr are captured as text. Raises ``subprocess.TimeoutExpired`` after ``timeout``
+    seconds; the CLI is killed then.
+    """
+    prepare_home(home)
+    command = [str(cli), *extra_args]
+    if session_id is not None:
+        command += ["--session-id", session_id]
+    command += ["-p", prompt]
+    return subprocess.run(
+        command,
+        cwd=cwd,
+        env=gemini_env(home, base_url, extra_env),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
