@@ -267,6 +267,34 @@ def rewrite_fields(
     return rewrite
 
 
+def edited_refs(
+    decision: str,
+    refs: Sequence[str] | None,
+    *,
+    patch: Mapping[str, Any] | None,
+    secrets: SecretDetector,
+) -> tuple[str, ...] | None:
+    """The evidence refs a curator gives an ``add`` or ``update`` instead of the proposal's
+    (``None``: none given), cleaned and checked: at least one, within the limits, no likely
+    secret in any."""
+    if refs is None:
+        return None
+    check_texts(refs, "evidence_refs")
+    if decision not in ("add", "update"):
+        raise MemoryValidationError(
+            f"evidence refs are edited for add and update decisions only; got {decision}"
+        )
+    if patch:
+        raise MemoryValidationError("give either a patch or evidence refs, not both")
+    cleaned = tuple(dict.fromkeys(v for v in (clean_text(r) for r in refs) if v))
+    if not cleaned:
+        raise MemoryValidationError("give at least one evidence ref")
+    check_lengths(text=None, rationale="", evidence_refs=cleaned, tags=None)
+    if any(secrets.redact(ref) != ref for ref in cleaned):
+        raise MemoryValidationError("an evidence ref holds a likely secret; cite the file instead")
+    return cleaned
+
+
 def as_list(value: Any) -> list[Any]:
     """``value`` when it is a list (a copy), else an empty list."""
     return list(value) if isinstance(value, list) else []

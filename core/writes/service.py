@@ -53,6 +53,7 @@ from swarmmem.core.writes.intake import (
     check_proposal_args,
     check_record_args,
     check_targets,
+    edited_refs,
     json_objects,
     new_proposal,
     proposal_fields,
@@ -365,6 +366,7 @@ class WriteService:
         text: str | None = None,
         kind: str | None = None,
         tags: Sequence[str] | None = None,
+        evidence_refs: Sequence[str] | None = None,
         reviewer: str = "curator_agent",
     ) -> AppliedChange:
         """Apply a curator decision to a pending proposal, in one transaction.
@@ -376,7 +378,9 @@ class WriteService:
 
         ``text``, ``kind`` and ``tags`` rephrase an ``add`` or ``update``: the memory written
         carries them instead of the proposal's (validated as durable memory), and the audit
-        event records which fields the curator rewrote.
+        event records which fields the curator rewrote. ``evidence_refs`` replace the
+        proposal's refs for an ``add`` or ``update`` (checked as a proposal's are): the memory
+        is fingerprinted from them and keeps them (``metadata.evidenceRefs``).
         """
         check_text(proposal_id, "proposal_id")
         check_text(reason, "reason")
@@ -385,6 +389,7 @@ class WriteService:
         check_text(kind, "kind")
         check_texts(tags, "tags")
         rewrite = rewrite_fields(decision, text=text, kind=kind, tags=tags, patch=patch)
+        refs = edited_refs(decision, evidence_refs, patch=patch, secrets=self.secrets)
         if decision not in CURATOR_ACTIONS:
             raise MemoryValidationError(
                 f"decision must be one of {', '.join(CURATOR_ACTIONS)}; got {decision!r}"
@@ -405,22 +410,32 @@ class WriteService:
             "reason": reason,
             "reviewer": reviewer,
         }
-        if rewrite:
-            fields["rewritten"] = tuple(sorted(k for k in rewrite if k in ("text", "kind", "tags")))
-        fingerprints = self._fingerprints(proposal.evidence_refs)
-        if fingerprints and record is not None and decision in ("add", "supersede"):
-            record = attrs.evolve(
-                record, metadata={**record.metadata, "evidenceFingerprints": fingerprints}
-            )
+        rewritten = sorted(k for k in rewrite if k in ("text", "kind", "tags"))
+        if refs is not None:
+            rewritten.append("evidence")
+            problems = self.sources.check(refs) if self.sources is not None else []
+            if problems:
+                raise MemoryValidationError("; ".join(problems))
+        if rewritten:
+            fields["rewritten"] = tuple(rewritten)
+        fingerprints = self._fingerprints(refs if refs is not None else proposal.evidence_refs)
+        cited: dict[str, Any] = {"evidenceFingerprints": fingerprints} if fingerprints else {}
+        if refs is not None:
+            cited["evidenceRefs"] = list(refs)
+        if cited and record is not None and decision in ("add", "supersede"):
+            record = attrs.evolve(record, metadata={**record.metadata, **cited})
         if decision == "add":
             if rewrite and record is not None:
                 record = apply_patch(record, rewrite, now=to_iso(self.clock.now()))
             fields["memory"] = record
         elif decision == "update":
             fields["target_memory_id"] = proposal.target_memory_id
+            target = self.store.get(proposal.target_memory_id or "")
+            if refs is None and target is not None and "evidenceRefs" in target.metadata:
+                cited["evidenceRefs"] = list(proposal.evidence_refs)  # no longer the edited ones
             base_patch: dict[str, Any] = {"text": record.text} if record else {}
-            if fingerprints:
-                base_patch["metadata"] = {"evidenceFingerprints": fingerprints}
+            if cited:
+                base_patch["metadata"] = cited
             fields["patch"] = dict(patch) if patch else ({**base_patch, **rewrite} or None)
         elif decision == "delete":
             fields["target_memory_id"] = proposal.target_memory_id

@@ -277,10 +277,12 @@ class Memory:
         text: str | None = None,
         kind: str | None = None,
         tags: Sequence[str] | None = None,
+        evidence_refs: Sequence[str] | None = None,
         reviewer: str = "curator_agent",
     ) -> AppliedChange:
         """Apply a curator decision to a pending proposal (trusted path); ``text``, ``kind``
-        and ``tags`` rephrase an ``add`` or ``update`` (validated as durable memory).
+        and ``tags`` rephrase an ``add`` or ``update`` (validated as durable memory), and
+        ``evidence_refs`` replace its evidence (checked as a proposal's are).
         ``reviewer`` says who decided: ``"user"`` for a person (the CLI's ``curate`` and
         ``review``, the web viewer), ``"curator_agent"`` (the default) for an agent."""
         return self._ready().writes.curate(
@@ -291,6 +293,7 @@ class Memory:
             text=text,
             kind=kind,
             tags=tags,
+            evidence_refs=evidence_refs,
             reviewer=reviewer,
         )
 
@@ -526,7 +529,10 @@ class Memory:
             if history is not None
             else rt.scoped_store.list_proposals()
         )
+        edited = record.metadata.get("evidenceRefs")
         refs = [ref for p in found if concerns(p, record.id) for ref in p.evidence_refs]
+        if isinstance(edited, list):  # a person gave it other refs when approving it
+            refs = [ref for ref in edited if isinstance(ref, str)]
         if not refs and record.source.locator:
             refs = [record.source.locator]
         return evidence_freshness(

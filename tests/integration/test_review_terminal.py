@@ -185,7 +185,8 @@ def test_edit_in_a_real_terminal_starts_from_the_current_text(
     terminal: Callable[[Path, str], Terminal], project: Path
 ) -> None:
     """``e`` offers the proposal's text already typed: the person adds to it instead of
-    typing it again; a kind typo is asked again and the edited text is kept."""
+    typing it again; a kind typo is asked again and the edited text is kept; the evidence
+    refs are offered the same way, and a line ref added to them is what the memory cites."""
     needs_console_script()
     (prop,) = seed(project, ("repo_convention", RETRY))
     term = terminal(project, f"{shlex.quote(str(SWARMMEM))} review")
@@ -197,6 +198,8 @@ def test_edit_in_a_real_terminal_starts_from_the_current_text(
     term.keys("repo_convension", enter=True)
     term.wait_for("'repo_convension' is no memory kind; did you mean repo_convention?")
     term.keys("", enter=True)
+    term.wait_for("Evidence refs (Enter keeps them): retry.py")
+    term.keys(", retry.py:1", enter=True)
     term.wait_for(f"Applied add to {prop} -> mem_")
     term.keys("q")
     term.wait_for("REVIEW-EXIT=0")
@@ -204,6 +207,7 @@ def test_edit_in_a_real_terminal_starts_from_the_current_text(
     with swarmmem.open(project) as mem:
         memory = mem.get(applied.metadata["curatorDecision"]["memoryId"])
     assert (memory.text, memory.kind) == (f"{RETRY} Checked in review.", "repo_convention")
+    assert memory.metadata["evidenceRefs"] == ["retry.py", "retry.py:1"]
 
 
 def run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -522,6 +522,27 @@ def test_review_approve_edit_and_reject_go_through_the_audited_curator_path(
     assert edit_events[0]["event"]["rewritten"] == ["text"]
 
 
+def test_review_edit_can_give_the_memory_other_evidence(project: UiProject) -> None:
+    """The edit form offers the proposal's refs; refs that do not hold are refused (the
+    proposal stays pending), others are what the memory is fingerprinted from."""
+    prop_id = project.proposals["edit"]
+    with viewer(project.root) as client:
+        card = client.get("/review").text.split(f'id="{prop_id}"')[1].split("</article>")[0]
+        assert 'name="evidence"' in card and 'value="src/api/server.py"' in card
+        bad = post(client, f"/review/{prop_id}/edit",
+                   {"csrf": CSRF, "text": EDIT_TEXT, "evidence": "nowhere.py"})  # fmt: skip
+        good = post(client, f"/review/{prop_id}/edit",
+                    {"csrf": CSRF, "text": EDIT_TEXT,
+                     "evidence": "src/api/server.py, ci/deploy.yml:1"})  # fmt: skip
+    assert bad.status_code == 400 and "names no file of the repository" in bad.text
+    assert good.status_code == 303
+    with swarmmem.open(project.root) as mem:
+        decision = mem.store.get_proposal(prop_id).metadata["curatorDecision"]
+        record = mem.get(decision["memoryId"])
+    assert decision["rewritten"] == ["evidence"]
+    assert record.metadata["evidenceRefs"] == ["src/api/server.py", "ci/deploy.yml:1"]
+
+
 def test_merge_skip_undo_and_batch_decide_as_a_person(project: UiProject) -> None:
     """Merge into a similar memory (rejected as its duplicate, as ``review``'s ``m``), skip
     (a link: nothing stored), undo (``Memory.undo_decision``), and a batch previewed then

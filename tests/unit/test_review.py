@@ -15,6 +15,7 @@ from click.testing import CliRunner
 import swarmmem
 from swarmmem.cli import main
 from swarmmem.cli.review import Filters, Reviewer, parse_duration
+from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.records import MemoryProposal
 from swarmmem.memory import Memory
 
@@ -115,7 +116,7 @@ def test_approve_writes_the_proposed_memory_and_shows_who_proposed_it(mem: Memor
 def test_edit_then_approve_writes_the_new_text_and_kind(mem: Memory) -> None:
     prop = propose(mem, FINDING, kind="api_finding")
     new_text = "Throttle payments API calls to ten a second; it answers HTTP 429 above that."
-    text, summary = review(mem, "e", new_text, "failure_pattern")
+    text, summary = review(mem, "e", new_text, "failure_pattern", "")
     assert "Needs rephrasing: kind api_finding cannot become durable memory" in text
     assert f"Current text: {FINDING}" in text
     decision = status(mem, prop.id).metadata["curatorDecision"]
@@ -127,7 +128,7 @@ def test_edit_then_approve_writes_the_new_text_and_kind(mem: Memory) -> None:
 
 def test_edit_with_enter_twice_approves_the_proposal_as_it_is(mem: Memory) -> None:
     prop = propose(mem, RETRY)
-    review(mem, "e", "", "")
+    review(mem, "e", "", "", "")
     decision = status(mem, prop.id).metadata["curatorDecision"]
     assert "rewritten" not in decision
     assert mem.get(decision["memoryId"]).text == RETRY
@@ -139,13 +140,49 @@ def test_a_kind_typo_is_asked_again_and_keeps_the_new_text(mem: Memory) -> None:
     prop = propose(mem, FINDING, kind="api_finding")
     new_text = "Throttle payments API calls to ten a second; it answers HTTP 429 above that."
     out: list[str] = []
-    script = Script("e", new_text, "failure_patern", "failure_pattern")
+    script = Script("e", new_text, "failure_patern", "failure_pattern", "")
     Reviewer(mem, script, out.append, Filters()).run()
     text = "\n".join(out)
     assert "'failure_patern' is no memory kind; did you mean failure_pattern?" in text
     assert FINDING in script.prefills  # the current text, offered to edit in place
     record = mem.get(status(mem, prop.id).metadata["curatorDecision"]["memoryId"])
     assert (record.text, record.kind) == (new_text, "failure_pattern")
+
+
+def test_edit_gives_the_memory_other_evidence_refs(mem: Memory, tmp_path: Path) -> None:
+    """The edit offers the proposal's refs to edit in place; refs that do not hold are shown
+    and asked for again; the memory is fingerprinted from the refs given, keeps them, and the
+    decision records that the evidence was rewritten."""
+    (tmp_path / "http.py").write_text("def call():\n    retries = 3\n", encoding="utf-8")
+    prop = propose(mem, RETRY)
+    script = Script("e", "", "", "nowhere.py", "retry.py, http.py:2")
+    out: list[str] = []
+    Reviewer(mem, script, out.append, Filters()).run()
+    text = "\n".join(out)
+    assert "retry.py" in script.prefills
+    assert "evidence 'nowhere.py' names no file of the repository" in text
+    decision = status(mem, prop.id).metadata["curatorDecision"]
+    assert decision["rewritten"] == ["evidence"]
+    record = mem.get(decision["memoryId"])
+    assert record.metadata["evidenceRefs"] == ["retry.py", "http.py:2"]
+    cited = [fp["path"] for fp in record.metadata["evidenceFingerprints"]]
+    assert cited == ["retry.py", "http.py"]
+    refs = [r["ref"] for r in mem.evidence_freshness(record.id).refs]
+    assert refs == ["retry.py", "http.py:2"]
+
+
+def test_edited_evidence_is_checked_like_a_proposals(mem: Memory) -> None:
+    prop = propose(mem, RETRY)
+    for refs, message in (
+        ([], "at least one evidence ref"),
+        (["ghp_" + "a" * 36], "likely secret"),
+        (["missing.py"], "names no file"),
+    ):
+        with pytest.raises(MemoryValidationError, match=message):
+            mem.curate(prop.id, "add", evidence_refs=refs)
+    with pytest.raises(MemoryValidationError, match="add and update decisions only"):
+        mem.curate(prop.id, "reject", evidence_refs=["retry.py"])
+    assert status(mem, prop.id).status == "pending"
 
 
 def test_three_kind_typos_cancel_the_edit_and_keep_the_proposal_pending(mem: Memory) -> None:

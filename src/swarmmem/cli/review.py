@@ -238,19 +238,29 @@ class Reviewer:
 
     # ----------------------------------------------------------------- decisions
     def approve(
-        self, entry: dict[str, Any], text: str | None = None, kind: str | None = None
-    ) -> None:
-        """Approve ``entry`` (rephrased with ``text``/``kind`` when given)."""
+        self,
+        entry: dict[str, Any],
+        text: str | None = None,
+        kind: str | None = None,
+        evidence: list[str] | None = None,
+    ) -> bool:
+        """Approve ``entry`` (rephrased with ``text``/``kind``, citing ``evidence``, when
+        given); False when the approval failed (the error is shown)."""
         decision = approval_decision(entry["operation"])
         expected = self._written_id(entry["id"], text, kind) if decision == "add" else None
         existed = expected is not None and self._active(expected)
         try:
             change = self.mem.curate(
-                entry["id"], decision, text=text, kind=kind, reviewer=PERSON_REVIEWER
+                entry["id"],
+                decision,
+                text=text,
+                kind=kind,
+                evidence_refs=evidence,
+                reviewer=PERSON_REVIEWER,
             )
         except SwarmMemoryError as exc:
             self._error(exc)
-            return
+            return False
         written = change.memory_id if decision == "add" else None
         blocked = None
         if decision == "add" and (existed or written != expected):
@@ -268,11 +278,13 @@ class Reviewer:
         self.history.append(Decided(entry["id"], decision, "approved", written, blocked))
         self.counts["approved"] += 1
         self.write(render.curate_text(render.curate_json(change)))
+        return True
 
     def edit(self, entry: dict[str, Any]) -> None:
-        """Ask for a new text (on a terminal the current one is offered to edit in place) and
-        a kind (Enter keeps each; a kind that is none is asked again, the text kept), then
-        approve with them."""
+        """Ask for a new text (on a terminal the current one is offered to edit in place), a
+        kind and the evidence refs (Enter keeps each; a kind that is none is asked again, the
+        text kept; refs are comma-separated, offered to edit in place), then approve with
+        them; refs that do not hold are shown and asked again."""
         if entry["operation"] not in ("add", "update") or not entry["text"]:
             self.write("Edit rephrases add and update proposals only; approve or reject this one.")
             return
@@ -292,11 +304,20 @@ class Reviewer:
         if kind is None:
             self.write(f"Edit cancelled: {entry['id']} stays pending.")
             return
-        self.approve(
-            entry,
-            text=text if text and text != entry["text"] else None,
-            kind=kind if kind != entry["kind"] else None,
-        )
+        current = ", ".join(entry.get("evidence_refs") or ())
+        for _ in range(KIND_TRIES):
+            answer = self.read("Evidence refs (Enter keeps them): ", prefill=current).strip()
+            refs = [r.strip() for r in answer.split(",") if r.strip()]
+            edited = refs if refs and refs != list(entry.get("evidence_refs") or ()) else None
+            approved = self.approve(
+                entry,
+                text=text if text and text != entry["text"] else None,
+                kind=kind if kind != entry["kind"] else None,
+                evidence=edited,
+            )
+            if approved or edited is None:  # only edited refs are asked for again
+                return
+        self.write(f"Edit cancelled: {entry['id']} stays pending.")
 
     def reject(self, entry: dict[str, Any]) -> None:
         """Ask for a reason (Enter: the default reason) and reject."""

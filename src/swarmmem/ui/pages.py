@@ -429,11 +429,12 @@ async def approve(request: Request, form: dict[str, str]) -> Response:
 
 
 async def edit(request: Request, form: dict[str, str]) -> Response:
-    """Approve an add or update with the reviewer's text and kind (as ``review``'s ``e``):
-    a field left as it was is not a rewrite."""
+    """Approve an add or update with the reviewer's text, kind and evidence refs
+    (comma-separated; as ``review``'s ``e``): a field left as it was is not a rewrite."""
     proposal_id = _id(request.path_params["proposal_id"], prefix="prop_")
     text = form.get("text", "").replace("\r\n", "\n").strip()
     kind = form.get("kind", "").strip()
+    refs = [r.strip() for r in form.get("evidence", "").split(",") if r.strip()]
 
     def decide(mem: Memory) -> str | None:
         prop = _pending(mem, proposal_id)
@@ -445,11 +446,13 @@ async def edit(request: Request, form: dict[str, str]) -> Response:
             )
         if kind and kind not in MEMORY_KINDS:
             raise MemoryValidationError(f"kind must be one of the memory kinds; got {kind!r:.80}")
+        given = [r for r in prop.get("evidenceRefs") or () if isinstance(r, str)]
         change = mem.curate(
             proposal_id,
             approval_decision(operation),
             text=text if text and text != record.get("text") else None,
             kind=kind if kind and kind != record.get("kind") else None,
+            evidence_refs=refs if refs and refs != given else None,
             reviewer=PERSON_REVIEWER,
         )
         return change.memory_id if operation == "add" else None
