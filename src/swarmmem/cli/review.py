@@ -219,7 +219,7 @@ class Reviewer:
         choice = key.strip()[:1].lower()
         if choice == "q":
             return False
-        actions: dict[str, Callable[[dict[str, Any]], None]] = {
+        actions: dict[str, Callable[[dict[str, Any]], object]] = {
             "a": self.approve,
             "e": self.edit,
             "r": self.reject,
