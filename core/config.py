@@ -169,7 +169,7 @@ class RecallSettings:
         "recencyHalfLifeDays",
         number(0, 36500, lo_open=True),
         "Ranking (default profiles): a memory's recency halves every this many days since "
-        "it was last written; an old memory loses up to 0.16 of its relevance, so recency "
+        "it was last written; an old memory loses up to 0.12 of its relevance, so recency "
         "only orders memories the question matches alike.",
     )
     injection: InjectionConfig = section(InjectionConfig, "injection")

@@ -49,9 +49,9 @@ SCOPE_SPECIFICITY: dict[str, float] = {
 #: dense evidence), by the age of its ``updatedAt`` (``recall.recencyHalfLifeDays``; nothing
 #: when just written), so that of two memories matching the query equally the later one
 #: (which supersedes the other in fact) ranks first, while recency cannot lift a weak match,
-#: and a store of recent memories ranks as without it (fitted on the public sets; see
-#: benchmarks/README.md)
-RECENCY_WEIGHT = 0.16
+#: and a store of recent memories ranks as without it (chosen on the code-memory and public
+#: sets; see benchmarks/README.md)
+RECENCY_WEIGHT = 0.12
 #: a day in milliseconds (the recency half-life is set in days)
 DAY_MS = 86_400_000.0
 
