@@ -23,6 +23,7 @@ const SUMMARIZER = "You are a helpful AI assistant tasked with summarizing conve
 const BASE = "You are opencode, an interactive CLI agent.";
 const V1 = "ses_v1";
 const V1_CHILD = "ses_v1_child";
+const V1_STREAM = "ses_v1_stream";
 const V2 = "ses_v2";
 const V2_CHILD = "ses_v2_child";
 
@@ -207,6 +208,19 @@ result.shape = {
   await event("session.status", { sessionID: V1, status: { type: "idle" } });
   await event("session.idle", { sessionID: V1_CHILD });
   v1.stopLogged = await waitForLogged(V1, "stop");
+  // a reply heard through the message events: stop runs without asking the server for it
+  // (opencode run exits soon after the session goes idle)
+  await event("session.created", { info: { id: V1_STREAM, directory: config.project } });
+  await chat(V1_STREAM, [{ type: "text", text: PROMPT }]);
+  const part = (id, messageID, text) => ({ id, messageID, sessionID: V1_STREAM, type: "text", text });
+  await event("message.updated", { info: { id: "msg_s", sessionID: V1_STREAM, role: "assistant" } });
+  await event("message.part.updated", { part: part("prt_1", "msg_s", "Lint") });
+  await event("message.part.updated", { part: part("prt_1", "msg_s", "Lint with ruff.") });
+  await event("message.part.updated", { part: part("prt_2", "msg_s", "Then test.") });
+  await event("message.part.updated", { part: part("prt_3", "msg_user", "not the assistant's") });
+  await event("message.part.updated", { part: { ...part("prt_4", "msg_s", "hidden"), synthetic: true } });
+  await event("session.idle", { sessionID: V1_STREAM });
+  v1.streamStopLogged = await waitForLogged(V1_STREAM, "stop");
   // odd inputs must not throw either
   await step("v1 odd inputs", async () => {
     await hooks.event(undefined);

@@ -338,7 +338,15 @@ def test_plugin_feeds_hook_context_into_opencode(node: str, tmp_path: Path) -> N
     )
     assert session_calls(entries, V1_CHILD) == []
     assert session_calls(entries, V2_CHILD) == []
-    assert len(entries) == 2 * len(SESSION_EVENTS)
+    # v1, the reply heard through message events: the parts of the assistant's message as
+    # last streamed, no round trip to the server
+    assert v1["streamStopLogged"] is True
+    assert {"path": {"id": "ses_v1_stream"}} not in v1["messageCalls"]
+    streamed = session_calls(entries, "ses_v1_stream")
+    assert sorted(events_of(streamed)) == sorted([START, PROMPT, STOP])
+    (stop,) = [call for call in streamed if call["argv"][-1] == STOP]
+    check_call(stop, STOP, project, {"last_assistant_message": "Lint with ruff.\nThen test."})
+    assert len(entries) == 2 * len(SESSION_EVENTS) + 3
 
 
 @pytest.mark.parametrize("mode", ["garbage", "exit1", "sleep", "missing", "unrendered"])

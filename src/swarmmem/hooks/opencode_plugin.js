@@ -15,7 +15,9 @@
 //   {sessionID?, model}, output {system: string[]}) before every model call, the title
 //   generator's included; "experimental.session.compacting"(input {sessionID}, output
 //   {context: string[], prompt?}); event({event}) with session.created (properties.info),
-//   session.compacted / session.idle (properties.sessionID). Arrays must be mutated in place
+//   session.compacted / session.idle (properties.sessionID), message.updated (properties.info
+//   {id, sessionID, role}) and message.part.updated (properties.part {id, messageID,
+//   sessionID, type, text}: a text part's whole text so far). Arrays must be mutated in place
 //   (anomalyco/opencode#33025). client.session.messages({path: {id}}) -> {data: [{info, parts}]}.
 // * v2 hooks (@opencode/plugin, packages/plugin/src/promise/session.ts): `await
 //   ctx.session.hook(name, cb)` for "prompt" (event.prompt.text), "context" (event.system:
@@ -44,7 +46,9 @@
 // Each command runs exactly once per event; later calls reuse the kept answer (swarmmem
 // dedupes memories across the prompts of a session itself). The title generator call, the
 // compaction call and child (subagent) sessions get nothing. `pre-compact` adds its answer to
-// the compaction request; `stop` runs once per user turn when the session goes idle.
+// the compaction request; `stop` runs once per user turn when the session goes idle, with the
+// reply heard through the message events (asked of opencode's server only when none was:
+// `opencode run` exits soon after the session goes idle, and a hook not yet started is lost).
 
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -236,6 +240,12 @@ function createCore(defaultDirectory) {
         turnOpen: false,
         lastAssistant: "",
         lastAssistantID: undefined,
+        // v1: the assistant messages of this turn, and the text of each part of the newest
+        // one as streamed so far; `heard` says the turn's reply came through events, so the
+        // stop hook starts at once (opencode run exits soon after the session goes idle)
+        assistantIDs: new Set(),
+        parts: new Map(),
+        heard: false,
       };
       sessions.set(id, state);
       if (sessions.size > MAX_SESSIONS) sessions.delete(sessions.keys().next().value);
@@ -283,6 +293,8 @@ function createCore(defaultDirectory) {
       if (state.child) return;
       state.turnOpen = true;
       state.compacting = false;
+      state.heard = false;
+      state.assistantIDs.clear();
       kickStart(id, state);
       if (!isText(text)) return;
       const extra = { prompt: clip(text) };
@@ -320,9 +332,31 @@ function createCore(defaultDirectory) {
       return answer.additionalContext ?? "";
     },
 
+    /** v1 `message.updated`: a message of the session is the assistant's. */
+    assistantMessage(id, messageID) {
+      if (!isText(id) || !isText(messageID)) return;
+      const state = sessions.get(id);
+      if (state && state.assistantIDs.size < MAX_SESSIONS) state.assistantIDs.add(messageID);
+    },
+
+    /** v1 `message.part.updated`: one text part of an assistant message, as streamed so far. */
+    assistantPart(id, messageID, partID, text) {
+      if (!isText(id) || !isText(messageID) || typeof text !== "string") return;
+      const state = sessions.get(id);
+      if (!state || !state.assistantIDs.has(messageID)) return;
+      if (state.lastAssistantID !== messageID) {
+        state.parts = new Map();
+        state.lastAssistantID = messageID;
+      }
+      state.parts.set(isText(partID) ? partID : `part${state.parts.size}`, text);
+      state.lastAssistant = clip([...state.parts.values()].filter(isText).join("\n"));
+      state.heard = isText(state.lastAssistant);
+    },
+
     rememberAssistant(id, text, messageID) {
       if (!isText(id) || !isText(text)) return;
       const state = session(id);
+      state.heard = true;
       if (isText(messageID) && messageID === state.lastAssistantID) {
         state.lastAssistant = clip(`${state.lastAssistant}\n${text}`);
       } else {
@@ -341,7 +375,8 @@ function createCore(defaultDirectory) {
       state.turnOpen = false;
       let last = "";
       try {
-        last = (await fetchLast?.()) || "";
+        // the reply heard through events needs no round trip to opencode's server
+        last = state.heard ? "" : (await fetchLast?.()) || "";
       } catch {
         last = "";
       }
@@ -383,6 +418,15 @@ function onV1Event(core, event, fetchLast) {
       break;
     case "session.compacted":
       core.compacted(props.sessionID);
+      break;
+    case "message.updated":
+      if (props.info?.role === "assistant") core.assistantMessage(props.info.sessionID, props.info.id);
+      break;
+    case "message.part.updated":
+      if (props.part?.type === "text" && !props.part.synthetic) {
+        const part = props.part;
+        core.assistantPart(part.sessionID, part.messageID, part.id, part.text);
+      }
       break;
     case "session.idle":
       core.stop(props.sessionID, fetchLast(props.sessionID)).catch(noop);
