@@ -370,6 +370,56 @@ def test_the_helper_answers_like_the_hook_and_sees_new_memories(tmp_path: Path) 
             helper.stderr.close()
 
 
+def test_a_busy_helper_sends_another_sessions_hook_away_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The helper answers one request at a time: a request that came while a slow one was
+    being answered waited its turn (up to the hook's 25 s). Now it is refused at once as
+    busy, and its hook answers by itself; the slow request still gets its answer."""
+    import threading
+    import time
+
+    root = make_project(tmp_path, memories=(PYTEST,))
+    release, started = threading.Event(), threading.Event()
+    real_answer = daemon.answer
+
+    def slow(project: Path, request: dict[str, Any] | None) -> dict[str, Any]:
+        if request and json.loads(request["payload"])["session_id"] == "slow":
+            started.set()
+            release.wait(30)
+        return real_answer(project, request)
+
+    def request(session: str) -> dict[str, Any]:
+        payload = {"session_id": session, "cwd": str(root), "prompt": "how do I run the tests?"}
+        return {
+            "version": swarmmem.__version__,
+            "root": str(root),
+            "host": "claude-code",
+            "event": "UserPromptSubmit",
+            "payload": json.dumps(payload),
+        }
+
+    monkeypatch.setattr(daemon, "answer", slow)
+    monkeypatch.setenv("SWARMMEM_HOOK_HELPER_IDLE", "1")
+    helper = threading.Thread(target=daemon.serve, args=(root,), daemon=True)
+    helper.start()
+    assert _wait_for(client.socket_path(root).exists)
+    answers: list[str | None] = []
+    first = threading.Thread(
+        target=lambda: answers.append(client.ask_helper(root, request("slow")))
+    )
+    first.start()
+    assert started.wait(30)
+    began = time.monotonic()
+    assert client.ask_helper(root, request("other")) is None  # busy: the hook answers itself
+    assert time.monotonic() - began < 5
+    release.set()
+    first.join(30)
+    assert answers and answers[0] is not None and PYTEST in context_of(answers[0])
+    helper.join(30)  # idle: it leaves
+    assert not helper.is_alive() and not client.socket_path(root).exists()
+
+
 @pytest.mark.slow
 def test_the_helper_leaves_when_the_project_state_goes(tmp_path: Path) -> None:
     root = make_project(tmp_path, memories=(PYTEST,))

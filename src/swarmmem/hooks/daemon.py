@@ -14,7 +14,9 @@ nobody needs to start or stop it. It
 - opens the project's memory afresh for every request, so configuration changes and writes
   by other processes are seen at once (an invalid configuration included: the hook's notes
   go back with its answer, for the hook to print); only the loaded model outlives a request;
-- answers one request at a time (hooks a host runs together wait their turn);
+- answers one request at a time, in a worker thread; a request that comes while another is
+  being answered is refused at once as ``busy`` (its hook answers by itself), so one slow
+  request never makes another session's hook wait;
 - exits after ``SWARMMEM_HOOK_HELPER_IDLE`` seconds without a request (default 600), when the
   project's ``.swarm`` folder goes away, or when its socket is taken over; it removes its socket
   when it exits. Nothing of it outlives the project.
@@ -29,6 +31,7 @@ import json
 import os
 import socket
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -128,6 +131,7 @@ def serve(root: Path) -> int:
         path.unlink()  # a stale socket, or what a checkout shipped there (a link, a file)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     mine = -1
+    worker = _Worker(root)
     try:
         old_mask = os.umask(0o177)
         try:
@@ -138,38 +142,78 @@ def serve(root: Path) -> int:
         server.settimeout(POLL_SECONDS)
         mine = os.stat(path).st_ino
         warm_up(root)
-        last = time.monotonic()
         limit = idle_limit()
-        while True:
+        while not worker.upgraded:
             try:
                 conn, _ = server.accept()
             except TimeoutError:
                 gone = not swarm.is_dir() or not path.exists() or os.stat(path).st_ino != mine
-                if gone or time.monotonic() - last > limit:
+                if gone or worker.idle_for() > limit:
                     return 0
                 continue
-            with conn:
-                conn.settimeout(30)
-                if peer_uid(conn) not in (None, os.getuid()):
-                    reply = {"ok": False, "reason": "another user"}  # its request is not read
-                else:
-                    try:
-                        reply = answer(root, _read_request(conn))
-                    except Exception as exc:  # a request never ends the helper
-                        reply = {"ok": False, "reason": f"{type(exc).__name__}: {exc}"}
-                with contextlib.suppress(OSError):
-                    conn.sendall(json.dumps(reply).encode("utf-8"))
-            last = time.monotonic()
-            if reply.get("reason") == "version":
-                return 0  # the library was upgraded: the next hook starts a new helper
+            worker.take(conn)
+        return 0  # the library was upgraded: the next hook starts a new helper
     finally:
         server.close()
+        worker.finish()
         try:
             if path.exists() and os.stat(path).st_ino == mine:
                 path.unlink()
         except OSError:
             pass
         os.close(lock_fd)
+
+
+class _Worker:
+    """Answers the requests of one helper, one at a time, each in its own thread; a request
+    that comes while one is being answered is refused as ``busy`` without waiting."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.busy = threading.Lock()
+        self.last = time.monotonic()
+        self.thread: threading.Thread | None = None
+        #: a request came from another library version: the helper leaves
+        self.upgraded = False
+
+    def idle_for(self) -> float:
+        """Seconds since the last request ended (0 while one is answered)."""
+        return 0.0 if self.busy.locked() else time.monotonic() - self.last
+
+    def take(self, conn: socket.socket) -> None:
+        """Answer ``conn`` in a new thread, or refuse it at once when busy."""
+        if not self.busy.acquire(blocking=False):
+            with conn:
+                conn.settimeout(1)
+                with contextlib.suppress(OSError):
+                    conn.sendall(json.dumps({"ok": False, "reason": "busy"}).encode("utf-8"))
+            return
+        self.thread = threading.Thread(target=self._answer, args=(conn,), daemon=True)
+        self.thread.start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        try:
+            with conn:
+                conn.settimeout(30)
+                if peer_uid(conn) not in (None, os.getuid()):
+                    reply = {"ok": False, "reason": "another user"}  # its request is not read
+                else:
+                    try:
+                        reply = answer(self.root, _read_request(conn))
+                    except Exception as exc:  # a request never ends the helper
+                        reply = {"ok": False, "reason": f"{type(exc).__name__}: {exc}"}
+                with contextlib.suppress(OSError):
+                    conn.sendall(json.dumps(reply).encode("utf-8"))
+            if reply.get("reason") == "version":
+                self.upgraded = True
+        finally:
+            self.last = time.monotonic()
+            self.busy.release()
+
+    def finish(self) -> None:
+        """Let a request being answered end (at most its 30 s socket timeout and more)."""
+        if self.thread is not None:
+            self.thread.join(timeout=60)
 
 
 def main(argv: list[str] | None = None) -> int:
