@@ -5,8 +5,9 @@ The parts, like ``tests/hosts.py`` for Claude Code (whose generic pieces this re
 * ``ensure_codex_cli()`` installs ``@openai/codex`` at ``CODEX_VERSION`` with npm into
   ``<parent>/codex-<version>`` beside the Claude Code cache (``$SWARMMEM_TEST_CACHE`` or
   ``~/.cache/swarmmem-test-hosts``), once, under an ``fcntl`` lock, and returns the native
-  ``codex`` executable. ``require_codex_cli()`` skips the calling test when that fails, or
-  fails it when ``SWARMMEM_HOSTS_REQUIRED=1``.
+  ``codex`` executable (``hosts.ensure_npm_cli``). A test gets it through
+  ``hosts.require_cli("Codex CLI", ensure_codex_cli)``, which skips when that fails, or fails
+  when ``SWARMMEM_HOSTS_REQUIRED=1``.
 * ``FakeResponses`` is ``hosts.FakeAnthropic``'s threaded loopback server answering
   ``POST /v1/responses`` instead (Responses API SSE events) and recording every request. A
   ``reply`` returns the assistant's text, or a list of items that may hold
@@ -73,14 +74,11 @@ What Codex 0.171.0 (Linux x64, npm 11) was seen to need and do
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import platform
 import queue
 import re
-import shutil
-import signal
 import subprocess
 import threading
 import time
@@ -88,10 +86,8 @@ import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import hosts
-import pytest
 
 CODEX_VERSION = "0.171.0"
 CODEX_PACKAGE = f"@openai/codex@{CODEX_VERSION}"
@@ -115,33 +111,8 @@ TRIPLES = {
 
 
 def cache_dir() -> Path:
-    """Return ``<parent>/codex-<version>``, beside Claude Code's ``hosts.cache_dir()``."""
-    return hosts.cache_dir().parent / f"codex-{CODEX_VERSION}"
-
-
-def _check_npm() -> None:
-    """Raise ``HostUnavailable`` unless node and npm are on PATH (npm installs Codex)."""
-    for tool in ("node", "npm"):
-        if shutil.which(tool) is None:
-            raise hosts.HostUnavailable(f"{tool} is not on PATH (npm installs Codex)")
-
-
-def _cli_version(cli: Path) -> str | None:
-    """Return what ``cli --version`` prints, or ``None`` when it cannot run."""
-    env = {"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8"}
-    env["HOME"] = os.environ.get("HOME", "/")
-    try:
-        done = subprocess.run(
-            [str(cli), "--version"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=env,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
+    """Return ``<parent>/codex-<version>``, beside Claude Code's (``hosts.cache_root()``)."""
+    return hosts.cache_root() / f"codex-{CODEX_VERSION}"
 
 
 def executable_candidates(target: Path) -> list[Path]:
@@ -163,71 +134,19 @@ def executable_candidates(target: Path) -> list[Path]:
 
 def find_executable(target: Path) -> Path | None:
     """Return the first candidate that runs and reports ``CODEX_VERSION``, else ``None``."""
-    for path in executable_candidates(target):
-        version = _cli_version(path) or ""
-        if os.access(path, os.X_OK) and version.split()[-1:] == [CODEX_VERSION]:
-            return path
-    return None
-
-
-def _install(target: Path) -> None:
-    """Run ``npm install`` of the pinned package into ``target`` (raises ``HostUnavailable``)."""
-    target.mkdir(parents=True, exist_ok=True)
-    command = ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(target)]
-    try:
-        done = subprocess.run(
-            [*command, CODEX_PACKAGE],
-            capture_output=True,
-            text=True,
-            timeout=900,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise hosts.HostUnavailable(f"npm install {CODEX_PACKAGE} failed: {exc}") from exc
-    if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip()[-2000:]
-        raise hosts.HostUnavailable(f"npm install {CODEX_PACKAGE} exited {done.returncode}: {tail}")
+    env = {"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8"}
+    env["HOME"] = os.environ.get("HOME", "/")
+    return hosts.first_reporting(
+        executable_candidates(target),
+        lambda version: version.split()[-1:] == [CODEX_VERSION],
+        env,
+    )
 
 
 def ensure_codex_cli() -> Path:
-    """Install the pinned Codex CLI if needed and return its executable.
-
-    The install runs only when no working executable is found in ``cache_dir()``, and holds an
-    exclusive ``fcntl`` lock on ``<cache_dir>.lock`` meanwhile. Raises ``HostUnavailable``
-    when npm is missing, the install fails or nothing there reports ``CODEX_VERSION``.
-    """
-    target = cache_dir()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f"{target.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            cli = find_executable(target)
-            if cli is None:
-                _check_npm()
-                _install(target)
-                cli = find_executable(target)
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-    if cli is None:
-        found = [str(path) for path in executable_candidates(target)]
-        raise hosts.HostUnavailable(
-            f"no codex executable under {target} reports {CODEX_VERSION} (tried {found})"
-        )
-    return cli
-
-
-def require_codex_cli() -> Path:
-    """Return the codex executable, or skip the calling test when it is unavailable.
-
-    With ``SWARMMEM_HOSTS_REQUIRED=1`` in the environment the test fails instead of skipping.
-    """
-    try:
-        return ensure_codex_cli()
-    except hosts.HostUnavailable as exc:
-        reason = f"Codex CLI unavailable: {exc}"
-        if os.environ.get(hosts.ENV_REQUIRED) == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
+    """Install the pinned Codex CLI into ``cache_dir()`` if needed and return its executable
+    (see ``hosts.ensure_npm_cli``; node and npm are needed only to install it)."""
+    return hosts.ensure_npm_cli(CODEX_PACKAGE, cache_dir(), find_executable)
 
 
 # --- reading request bodies ------------------------------------------------------------------
@@ -235,16 +154,7 @@ def require_codex_cli() -> Path:
 
 def item_text(item: dict[str, Any]) -> str:
     """The text of one ``message`` item: a string ``content`` or its text parts, joined."""
-    content = item.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "\n".join(
-        part["text"]
-        for part in content
-        if isinstance(part, dict) and isinstance(part.get("text"), str)
-    )
+    return hosts.joined_text(item.get("content"))
 
 
 def messages(body: dict[str, Any]) -> list[tuple[str, str]]:
@@ -313,7 +223,7 @@ def _default_reply(body: dict[str, Any]) -> str:
     return "ok"
 
 
-class FakeResponses(hosts.FakeAnthropic):
+class FakeResponses(hosts.FakeOpenAIStyle):
     """A loopback stand-in for the OpenAI Responses API that records what it is sent.
 
     Use it as a context manager; ``base_url`` (``<url>/v1``) is the provider's ``base_url``.
@@ -322,49 +232,14 @@ class FakeResponses(hosts.FakeAnthropic):
     ``errors``. ``requests`` holds every request as ``hosts.FakeAnthropic`` records it.
     """
 
+    endpoint = RESPONSES_PATH
+
     def __init__(self, reply: Reply = _default_reply, *, model: str = MODEL) -> None:
         super().__init__(reply, model=model)
 
-    def __enter__(self) -> FakeResponses:
-        self.start()
-        return self
-
-    @property
-    def base_url(self) -> str:
-        return f"{self.url}/v1"
-
     def response_requests(self) -> list[dict[str, Any]]:
         """Return the bodies of the ``POST /v1/responses`` requests, in order."""
-        return [
-            r["body"]
-            for r in self.requests
-            if r["method"] == "POST" and r["path"] == RESPONSES_PATH and isinstance(r["body"], dict)
-        ]
-
-    def _handle(self, handler: Any) -> None:
-        """Record one request and answer it."""
-        parts = urlsplit(handler.path)
-        raw = hosts._read_body(handler)
-        body: Any = None
-        if raw:
-            try:
-                body = json.loads(raw)
-            except ValueError:
-                body = raw.decode("utf-8", "replace")
-        record = {
-            "method": handler.command,
-            "path": parts.path,
-            "query": parts.query,
-            "headers": {name.lower(): value for name, value in handler.headers.items()},
-            "body": body,
-        }
-        with self._lock:
-            self._requests.append(record)
-        if handler.command == "POST" and parts.path == RESPONSES_PATH and isinstance(body, dict):
-            self._answer(handler, body)
-        else:
-            error = {"message": f"the fake API has no {handler.command} {parts.path}"}
-            hosts._send_json(handler, 404, {"error": {**error, "type": "not_found"}})
+        return self.endpoint_requests()
 
     def _answer(self, handler: Any, body: dict[str, Any]) -> None:
         """Answer with ``reply(body)``: Responses API SSE events when the request streams,
@@ -372,10 +247,7 @@ class FakeResponses(hosts.FakeAnthropic):
         try:
             items = output_items(self.reply(body))
         except Exception as exc:
-            with self._lock:
-                self.errors.append(exc)
-            error = {"message": f"reply failed: {exc!r}", "type": "invalid_request_error"}
-            hosts._send_json(handler, 400, {"error": error})
+            self._reply_failed(handler, exc)
             return
         input_tokens = max(1, len(json.dumps(body)) // 4)
         output_tokens = max(1, len(json.dumps(items)) // 4)
@@ -468,22 +340,13 @@ def prepare_home(home: Path, base_url: str) -> Path:
 
 def codex_env(home: Path, extra_env: dict[str, str] | None = None) -> dict[str, str]:
     """The clean environment the CLI gets: no real API keys, ``CODEX_HOME`` in ``home``."""
-    env = {
-        "PATH": os.environ.get("PATH", os.defpath),
-        "HOME": str(home),
+    variables = {
         "CODEX_HOME": str(codex_home(home)),
-        "LANG": "C.UTF-8",
         "TERM": "dumb",
         "NO_COLOR": "1",
         API_KEY_ENV: DUMMY_API_KEY,
     }
-    env.update(extra_env or {})
-    return env
-
-
-def _kill_group(process: subprocess.Popen[Any]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
+    return hosts.host_env(home, variables, extra_env)
 
 
 class AppServer:
@@ -499,15 +362,12 @@ class AppServer:
         self.notifications: list[dict[str, Any]] = []
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._next_id = 0
-        self._process = subprocess.Popen(
+        self._process = hosts.start_in_group(
             [str(cli), "app-server"],
             cwd=cwd,
             env=codex_env(home),
             stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            text=True,
-            start_new_session=True,
         )
         self._reader = threading.Thread(target=self._read, name="codex-app-server", daemon=True)
         self._reader.start()
@@ -565,7 +425,7 @@ class AppServer:
         try:
             self._process.wait(timeout=self.timeout)
         except subprocess.TimeoutExpired:
-            _kill_group(self._process)
+            hosts.kill_group(self._process)
             self._process.wait()
         self._reader.join(timeout=self.timeout)
         if self._process.stdout is not None:
@@ -645,20 +505,4 @@ def run_codex(
     hooks and tools included) is killed then.
     """
     command = [str(cli), "exec", "--color", "never", *extra_args, "--", prompt]
-    with subprocess.Popen(
-        command,
-        cwd=cwd,
-        env=codex_env(home, extra_env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    ) as process:
-        try:
-            stdout, stderr = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(process)
-            process.communicate()
-            raise
-    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+    return hosts.run_in_group(command, cwd=cwd, env=codex_env(home, extra_env), timeout=timeout)

@@ -1,13 +1,15 @@
 """Run the real Gemini CLI headless against a loopback fake of the Gemini API.
 
 The same three parts as ``tests/hosts.py`` has for Claude Code, whose generic pieces it reuses
-(``HostUnavailable``, the node check, the cache folder's parent, the threaded loopback server):
+(``HostUnavailable``, the cached npm install, the skip-or-fail rule, the threaded loopback
+server):
 
 * ``ensure_gemini_cli()`` installs ``@google/gemini-cli`` at ``GEMINI_CLI_VERSION`` with npm
   into ``<cache parent>/gemini-cli-<version>`` (once; an ``fcntl`` lock keeps parallel test
   processes from installing at the same time) and returns the ``gemini`` binary.
-  ``require_gemini_cli()`` wraps it for a test: it skips when node/npm are missing or too old
-  or the install fails, and fails instead when ``SWARMMEM_HOSTS_REQUIRED=1`` (CI sets that).
+  ``hosts.require_cli("Gemini CLI", ensure_gemini_cli)`` wraps it for a test: it skips when
+  node/npm are missing or too old or the install fails, and fails instead when
+  ``SWARMMEM_HOSTS_REQUIRED=1`` (CI sets that).
 * ``FakeGemini`` is a threaded HTTP server on 127.0.0.1 that answers
   ``POST /v1beta/models/<model>:generateContent`` and ``:streamGenerateContent`` and records
   every request. ``user_parts()`` and ``hook_contexts()`` pull out what the model was sent.
@@ -56,7 +58,6 @@ What the real CLI (0.61.0, Linux, node 20) was seen to need and do
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import subprocess
@@ -64,11 +65,8 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import hosts
-import pytest
-from hosts import ENV_REQUIRED, HostUnavailable
 
 GEMINI_CLI_VERSION = "0.61.0"
 GEMINI_CLI_PACKAGE = f"@google/gemini-cli@{GEMINI_CLI_VERSION}"
@@ -86,100 +84,32 @@ def cache_dir() -> Path:
     """Return the folder the pinned Gemini CLI is installed into.
 
     That is ``<parent>/gemini-cli-<version>`` beside Claude Code's, where the parent is
-    ``$SWARMMEM_TEST_CACHE`` or ``~/.cache/swarmmem-test-hosts`` (``hosts.cache_dir()``).
+    ``$SWARMMEM_TEST_CACHE`` or ``~/.cache/swarmmem-test-hosts`` (``hosts.cache_root()``).
     """
-    return hosts.cache_dir().parent / f"gemini-cli-{GEMINI_CLI_VERSION}"
+    return hosts.cache_root() / f"gemini-cli-{GEMINI_CLI_VERSION}"
 
 
-def _check_node() -> None:
-    """Raise ``HostUnavailable`` unless npm and node >= 20 are on PATH (``hosts``' check)."""
-    try:
-        hosts._check_node()
-    except HostUnavailable as exc:
-        # Gemini CLI 0.61.0 asks for the same node (engines: >=20); hosts words it for Claude
-        raise HostUnavailable(str(exc).replace("Claude Code", "Gemini CLI")) from None
-
-
-def _install(target: Path, cli: Path) -> None:
-    """Run ``npm install`` of the pinned package into ``target`` (raises ``HostUnavailable``)."""
-    target.mkdir(parents=True, exist_ok=True)
-    command = [
-        "npm",
-        "install",
-        "--no-audit",
-        "--no-fund",
-        "--ignore-scripts",
-        "--prefix",
-        str(target),
-        GEMINI_CLI_PACKAGE,
-    ]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=900)
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise HostUnavailable(f"npm install {GEMINI_CLI_PACKAGE} failed: {exc}") from exc
-    if done.returncode != 0 or not cli.exists():
-        tail = (done.stderr or done.stdout).strip()[-2000:]
-        raise HostUnavailable(f"npm install {GEMINI_CLI_PACKAGE} exited {done.returncode}: {tail}")
-
-
-def _cli_version(cli: Path) -> str:
-    """Return what ``gemini --version`` prints, run with an empty home (``HostUnavailable``)."""
+def find_gemini(target: Path) -> Path | None:
+    """Return ``target``'s ``node_modules/.bin/gemini`` when it reports ``GEMINI_CLI_VERSION``
+    (run with an empty home), else ``None``."""
     with tempfile.TemporaryDirectory(prefix="gemini-home-") as home:
         env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": home, "LANG": "C.UTF-8"}
-        try:
-            done = subprocess.run(
-                [str(cli), "--version"],
-                capture_output=True,
-                text=True,
-                timeout=60,
-                env=env,
-                stdin=subprocess.DEVNULL,
-            )
-        except (OSError, subprocess.SubprocessError) as exc:
-            raise HostUnavailable(f"{cli} --version failed: {exc}") from exc
-    if done.returncode != 0:
-        raise HostUnavailable(f"{cli} --version exited {done.returncode}: {done.stderr.strip()}")
-    return done.stdout.strip()
+        return hosts.first_reporting(
+            [target / "node_modules" / ".bin" / "gemini"], GEMINI_CLI_VERSION.__eq__, env
+        )
 
 
 def ensure_gemini_cli() -> Path:
-    """Install the pinned Gemini CLI if needed and return the path of its ``gemini``.
-
-    The package goes into ``cache_dir()`` with ``npm install --prefix``. The install runs only
-    when ``node_modules/.bin/gemini`` is missing, and it holds an exclusive ``fcntl`` lock on
-    ``<cache_dir>.lock`` meanwhile, so concurrent test processes install it once. Raises
-    ``HostUnavailable`` when node/npm are missing or too old, the install fails, or the binary
-    does not report ``GEMINI_CLI_VERSION``.
-    """
-    _check_node()
-    target = cache_dir()
-    cli = target / "node_modules" / ".bin" / "gemini"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f"{target.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            if not cli.exists():
-                _install(target, cli)
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-    version = _cli_version(cli)
-    if version != GEMINI_CLI_VERSION:
-        raise HostUnavailable(f"{cli} reports {version!r}, expected {GEMINI_CLI_VERSION}")
-    return cli
-
-
-def require_gemini_cli() -> Path:
-    """Return the ``gemini`` binary, or skip the calling test when it is unavailable.
-
-    With ``SWARMMEM_HOSTS_REQUIRED=1`` in the environment the test fails instead of skipping.
-    """
-    try:
-        return ensure_gemini_cli()
-    except HostUnavailable as exc:
-        reason = f"Gemini CLI unavailable: {exc}"
-        if os.environ.get(ENV_REQUIRED) == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
+    """Install the pinned Gemini CLI into ``cache_dir()`` if needed and return its ``gemini``
+    (see ``hosts.ensure_npm_cli``). The install skips npm's install scripts (see the module
+    docstring). Gemini CLI 0.61.0 runs on the same node as Claude Code (engines: >=20)."""
+    return hosts.ensure_npm_cli(
+        GEMINI_CLI_PACKAGE,
+        cache_dir(),
+        find_gemini,
+        npm_args=["--ignore-scripts"],
+        node_major=hosts.MIN_NODE_MAJOR,
+    )
 
 
 # --- reading request bodies ------------------------------------------------------------------
@@ -328,35 +258,19 @@ class FakeGemini(hosts.FakeAnthropic):
         """Return the bodies of the agent's own turns (see ``is_main_request``)."""
         return [body for _, method, body in self.model_requests() if is_main_request(method, body)]
 
-    def _handle(self, handler: Any) -> None:
-        """Record one request and answer it."""
-        parts = urlsplit(handler.path)
-        raw = hosts._read_body(handler)
-        body: Any = None
-        if raw:
-            try:
-                body = json.loads(raw)
-            except ValueError:
-                body = raw.decode("utf-8", "replace")
-        record = {
-            "method": handler.command,
-            "path": parts.path,
-            "query": parts.query,
-            "headers": {name.lower(): value for name, value in handler.headers.items()},
-            "body": body,
-        }
-        with self._lock:
-            self._requests.append(record)
-        method = parts.path.rsplit(":", 1)[-1] if ":" in parts.path else ""
+    def _respond(self, handler: Any, request: dict[str, Any], raw: bytes) -> None:
+        """Answer ``POST /v1beta/models/<model>:<method>``; anything else gets a 404."""
+        path, body = request["path"], request["body"]
+        method = path.rsplit(":", 1)[-1] if ":" in path else ""
         calls = ("generateContent", "streamGenerateContent")
-        if handler.command != "POST" or not parts.path.startswith(MODELS_PATH):
+        if request["method"] != "POST" or not path.startswith(MODELS_PATH):
             method = ""
         if method in calls and isinstance(body, dict):
             self._answer(handler, method, body)
         elif method == "countTokens":
             hosts._send_json(handler, 200, {"totalTokens": max(1, len(raw) // 4)})
         else:
-            message = f"the fake API has no {handler.command} {parts.path}"
+            message = f"the fake API has no {request['method']} {path}"
             hosts._send_json(handler, 404, _error(404, "NOT_FOUND", message))
 
     def _answer(self, handler: Any, method: str, body: dict[str, Any]) -> None:
@@ -367,10 +281,7 @@ class FakeGemini(hosts.FakeAnthropic):
             if not isinstance(text, str):
                 raise TypeError(f"the fake Gemini API answers text only, not {text!r}")
         except Exception as exc:
-            with self._lock:
-                self.errors.append(exc)
-            error = _error(400, "INVALID_ARGUMENT", f"reply failed: {exc!r}")
-            hosts._send_json(handler, 400, error)
+            self._failed(handler, exc, _error(400, "INVALID_ARGUMENT", f"reply failed: {exc!r}"))
             return
         response = _response(text, body)
         if method == "generateContent":
@@ -422,15 +333,8 @@ def gemini_env(
     home: Path, base_url: str, extra_env: dict[str, str] | None = None
 ) -> dict[str, str]:
     """Return the clean environment ``run_gemini`` gives the CLI (``PATH`` is kept for hooks)."""
-    env = {
-        "PATH": os.environ.get("PATH", os.defpath),
-        "HOME": str(home),
-        "LANG": "C.UTF-8",
-        "GOOGLE_GEMINI_BASE_URL": base_url,
-        "GEMINI_API_KEY": DUMMY_API_KEY,
-    }
-    env.update(extra_env or {})
-    return env
+    variables = {"GOOGLE_GEMINI_BASE_URL": base_url, "GEMINI_API_KEY": DUMMY_API_KEY}
+    return hosts.host_env(home, variables, extra_env)
 
 
 def run_gemini(
@@ -452,19 +356,13 @@ def run_gemini(
     extra_env)``. ``session_id`` (a UUID string) starts the session with that id
     (``--session-id``); ``extra_args`` are added before ``-p``. stdin is empty and
     stdout/stderr are captured as text. Raises ``subprocess.TimeoutExpired`` after ``timeout``
-    seconds; the CLI is killed then.
+    seconds; the CLI's process group (its hooks included) is killed then.
     """
     prepare_home(home)
     command = [str(cli), *extra_args]
     if session_id is not None:
         command += ["--session-id", session_id]
     command += ["-p", prompt]
-    return subprocess.run(
-        command,
-        cwd=cwd,
-        env=gemini_env(home, base_url, extra_env),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
+    return hosts.run_in_group(
+        command, cwd=cwd, env=gemini_env(home, base_url, extra_env), timeout=timeout
     )

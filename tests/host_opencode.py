@@ -5,8 +5,9 @@ The parts, like ``tests/hosts.py`` for Claude Code (whose generic pieces this re
 * ``ensure_opencode_cli()`` installs ``opencode-ai`` at ``OPENCODE_VERSION`` with npm into
   ``<parent>/opencode-<version>`` beside the Claude Code cache (``$SWARMMEM_TEST_CACHE`` or
   ``~/.cache/swarmmem-test-hosts``), once, under an ``fcntl`` lock, and returns the native
-  ``opencode`` executable. ``require_opencode_cli()`` skips the calling test when that fails,
-  or fails it when ``SWARMMEM_HOSTS_REQUIRED=1``.
+  ``opencode`` executable (``hosts.ensure_npm_cli``). A test gets it through
+  ``hosts.require_cli("opencode CLI", ensure_opencode_cli)``, which skips when that fails, or
+  fails when ``SWARMMEM_HOSTS_REQUIRED=1``.
 * ``FakeOpenAI`` is ``hosts.FakeAnthropic``'s threaded loopback server answering
   ``POST /v1/chat/completions`` instead (OpenAI ``chat.completion.chunk`` SSE events, then
   ``data: [DONE]``; plain JSON when the request does not stream) and recording every request.
@@ -38,23 +39,17 @@ What opencode 1.18.33 (Linux x64, npm 11) was seen to need and do
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
 import platform
-import shutil
-import signal
 import subprocess
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import hosts
-import pytest
 
 OPENCODE_VERSION = "1.18.33"
 OPENCODE_PACKAGE = f"opencode-ai@{OPENCODE_VERSION}"
@@ -70,32 +65,8 @@ TITLE_PROMPT = "you are a title generator"
 
 
 def cache_dir() -> Path:
-    """Return ``<parent>/opencode-<version>``, beside Claude Code's ``hosts.cache_dir()``."""
-    return hosts.cache_dir().parent / f"opencode-{OPENCODE_VERSION}"
-
-
-def _check_npm() -> None:
-    """Raise ``HostUnavailable`` unless node and npm are on PATH (npm installs opencode)."""
-    for tool in ("node", "npm"):
-        if shutil.which(tool) is None:
-            raise hosts.HostUnavailable(f"{tool} is not on PATH (npm installs opencode)")
-
-
-def _cli_version(cli: Path) -> str | None:
-    """Return what ``cli --version`` prints, or ``None`` when it cannot run."""
-    env = {**os.environ, "OPENCODE_DISABLE_AUTOUPDATE": "1"}
-    try:
-        done = subprocess.run(
-            [str(cli), "--version"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=env,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
+    """Return ``<parent>/opencode-<version>``, beside Claude Code's (``hosts.cache_root()``)."""
+    return hosts.cache_root() / f"opencode-{OPENCODE_VERSION}"
 
 
 def executable_candidates(target: Path) -> list[Path]:
@@ -115,72 +86,16 @@ def executable_candidates(target: Path) -> list[Path]:
 
 def find_executable(target: Path) -> Path | None:
     """Return the first candidate that runs and reports ``OPENCODE_VERSION``, else ``None``."""
-    for path in executable_candidates(target):
-        if os.access(path, os.X_OK) and (_cli_version(path) or "").startswith(OPENCODE_VERSION):
-            return path
-    return None
-
-
-def _install(target: Path) -> None:
-    """Run ``npm install`` of the pinned package into ``target`` (raises ``HostUnavailable``)."""
-    target.mkdir(parents=True, exist_ok=True)
-    command = ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(target)]
-    try:
-        done = subprocess.run(
-            [*command, OPENCODE_PACKAGE],
-            capture_output=True,
-            text=True,
-            timeout=900,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise hosts.HostUnavailable(f"npm install {OPENCODE_PACKAGE} failed: {exc}") from exc
-    if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip()[-2000:]
-        raise hosts.HostUnavailable(
-            f"npm install {OPENCODE_PACKAGE} exited {done.returncode}: {tail}"
-        )
+    env = {**os.environ, "OPENCODE_DISABLE_AUTOUPDATE": "1"}
+    return hosts.first_reporting(
+        executable_candidates(target), lambda version: version.startswith(OPENCODE_VERSION), env
+    )
 
 
 def ensure_opencode_cli() -> Path:
-    """Install the pinned opencode if needed and return its executable.
-
-    The install runs only when no working executable is found in ``cache_dir()``, and holds an
-    exclusive ``fcntl`` lock on ``<cache_dir>.lock`` meanwhile. Raises ``HostUnavailable``
-    when npm is missing, the install fails or nothing there reports ``OPENCODE_VERSION``.
-    """
-    target = cache_dir()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f"{target.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            cli = find_executable(target)
-            if cli is None:
-                _check_npm()
-                _install(target)
-                cli = find_executable(target)
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-    if cli is None:
-        found = [str(path) for path in executable_candidates(target)]
-        raise hosts.HostUnavailable(
-            f"no opencode executable under {target} reports {OPENCODE_VERSION} (tried {found})"
-        )
-    return cli
-
-
-def require_opencode_cli() -> Path:
-    """Return the opencode executable, or skip the calling test when it is unavailable.
-
-    With ``SWARMMEM_HOSTS_REQUIRED=1`` in the environment the test fails instead of skipping.
-    """
-    try:
-        return ensure_opencode_cli()
-    except hosts.HostUnavailable as exc:
-        reason = f"opencode CLI unavailable: {exc}"
-        if os.environ.get(hosts.ENV_REQUIRED) == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
+    """Install the pinned opencode into ``cache_dir()`` if needed and return its executable
+    (see ``hosts.ensure_npm_cli``; node and npm are needed only to install it)."""
+    return hosts.ensure_npm_cli(OPENCODE_PACKAGE, cache_dir(), find_executable)
 
 
 # --- reading request bodies ------------------------------------------------------------------
@@ -188,18 +103,7 @@ def require_opencode_cli() -> Path:
 
 def message_text(message: dict[str, Any]) -> str:
     """The text of one chat message: a string ``content`` or its ``text`` parts, joined."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "\n".join(
-        part["text"]
-        for part in content
-        if isinstance(part, dict)
-        and part.get("type") == "text"
-        and isinstance(part.get("text"), str)
-    )
+    return hosts.joined_text(message.get("content"), kinds=("text",))
 
 
 def role_texts(body: dict[str, Any], role: str) -> list[str]:
@@ -226,7 +130,7 @@ def _default_reply(body: dict[str, Any]) -> str:
     return "ok"
 
 
-class FakeOpenAI(hosts.FakeAnthropic):
+class FakeOpenAI(hosts.FakeOpenAIStyle):
     """A loopback stand-in for the OpenAI chat completions API that records what it is sent.
 
     Use it as a context manager; ``base_url`` (``<url>/v1``) goes into the provider's
@@ -235,61 +139,27 @@ class FakeOpenAI(hosts.FakeAnthropic):
     to ``errors``. ``requests`` holds every request as ``hosts.FakeAnthropic`` records it.
     """
 
-    def __init__(self, reply: ChatReply = _default_reply, *, model: str = MODEL_NAME) -> None:
-        super().__init__(reply, model=model)  # type: ignore[arg-type]
+    endpoint = CHAT_PATH
 
-    @property
-    def base_url(self) -> str:
-        return f"{self.url}/v1"
+    def __init__(self, reply: ChatReply = _default_reply, *, model: str = MODEL_NAME) -> None:
+        super().__init__(reply, model=model)
 
     def chat_requests(self) -> list[dict[str, Any]]:
         """Return the bodies of the ``POST /v1/chat/completions`` requests, in order."""
-        return [
-            r["body"]
-            for r in self.requests
-            if r["method"] == "POST" and r["path"] == CHAT_PATH and isinstance(r["body"], dict)
-        ]
+        return self.endpoint_requests()
 
     def agent_requests(self) -> list[dict[str, Any]]:
         """Return the chat bodies that are not the title generator's."""
         return [body for body in self.chat_requests() if not is_title_request(body)]
 
-    def _handle(self, handler: Any) -> None:
-        """Record one request and answer it."""
-        parts = urlsplit(handler.path)
-        raw = hosts._read_body(handler)
-        body: Any = None
-        if raw:
-            try:
-                body = json.loads(raw)
-            except ValueError:
-                body = raw.decode("utf-8", "replace")
-        record = {
-            "method": handler.command,
-            "path": parts.path,
-            "query": parts.query,
-            "headers": {name.lower(): value for name, value in handler.headers.items()},
-            "body": body,
-        }
-        with self._lock:
-            self._requests.append(record)
-        if handler.command == "POST" and parts.path == CHAT_PATH and isinstance(body, dict):
-            self._answer_chat(handler, body)
-        else:
-            error = {"message": f"the fake API has no {handler.command} {parts.path}"}
-            hosts._send_json(handler, 404, {"error": {**error, "type": "not_found"}})
-
-    def _answer_chat(self, handler: Any, body: dict[str, Any]) -> None:
+    def _answer(self, handler: Any, body: dict[str, Any]) -> None:
         """Answer with ``reply(body)``: SSE chunks when the request streams, else JSON."""
         try:
             text = self.reply(body)
             if not isinstance(text, str):
                 raise TypeError(f"the fake chat API answers text only, not {text!r}")
         except Exception as exc:
-            with self._lock:
-                self.errors.append(exc)
-            error = {"message": f"reply failed: {exc!r}", "type": "invalid_request_error"}
-            hosts._send_json(handler, 400, {"error": error})
+            self._reply_failed(handler, exc)
             return
         ident = f"chatcmpl-fake{uuid.uuid4().hex[:20]}"
         created = int(time.time())
@@ -359,10 +229,7 @@ def prepare_home(home: Path, base_url: str) -> None:
 
 def opencode_env(home: Path, extra_env: dict[str, str] | None = None) -> dict[str, str]:
     """The clean environment ``run_opencode`` gives the CLI: no API keys, XDG dirs in ``home``."""
-    env = {
-        "PATH": os.environ.get("PATH", os.defpath),
-        "HOME": str(home),
-        "LANG": "C.UTF-8",
+    variables = {
         "TERM": "dumb",
         "XDG_CONFIG_HOME": str(home / ".config"),
         "XDG_CACHE_HOME": str(home / ".cache"),
@@ -373,8 +240,7 @@ def opencode_env(home: Path, extra_env: dict[str, str] | None = None) -> dict[st
         "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
         "OPENCODE_DISABLE_SHARE": "1",
     }
-    env.update(extra_env or {})
-    return env
+    return hosts.host_env(home, variables, extra_env)
 
 
 def run_opencode(
@@ -392,26 +258,9 @@ def run_opencode(
 
     ``home`` becomes ``HOME`` and holds the XDG folders (``prepare_home`` writes the user
     config). stdin is empty and stdout/stderr are captured as text. Raises
-    ``subprocess.TimeoutExpired`` after ``timeout`` seconds; the CLI is killed then.
+    ``subprocess.TimeoutExpired`` after ``timeout`` seconds; the CLI's process group (its MCP
+    server and hook commands included) is killed then.
     """
     prepare_home(home, base_url)
     command = [str(cli), "run", *extra_args, "--", prompt]
-    # its own process group, so a timeout also ends the MCP server and the hook commands
-    with subprocess.Popen(
-        command,
-        cwd=cwd,
-        env=opencode_env(home, extra_env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    ) as process:
-        try:
-            stdout, stderr = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
-            raise
-    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+    return hosts.run_in_group(command, cwd=cwd, env=opencode_env(home, extra_env), timeout=timeout)

@@ -6,7 +6,9 @@ The integration tests that check swarmmem inside a real agent host use three par
   npm into a cache folder (once; an ``fcntl`` lock keeps parallel test processes from installing
   at the same time) and returns the ``claude`` binary. ``require_claude_cli()`` wraps it for a
   test: it skips when node/npm are missing or too old or the install fails, and fails instead
-  when ``SWARMMEM_HOSTS_REQUIRED=1`` (CI sets that).
+  when ``SWARMMEM_HOSTS_REQUIRED=1`` (CI sets that). Both are the generic ``ensure_npm_cli()``
+  and ``require_cli()``, which the other hosts' modules (``host_codex``, ``host_gemini``,
+  ``host_opencode``) use too.
 * ``FakeAnthropic`` is a threaded HTTP server on 127.0.0.1 that answers ``POST /v1/messages``
   (SSE stream or plain JSON) and ``POST /v1/messages/count_tokens`` and records every request.
   ``system_text()``, ``system_turn_texts()`` and ``user_texts()`` pull out what the model was
@@ -61,14 +63,15 @@ import fcntl
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import pytest
@@ -88,27 +91,37 @@ class HostUnavailable(RuntimeError):
     """The agent host cannot run on this machine; ``str(exc)`` says why."""
 
 
-# --- installing the CLI ----------------------------------------------------------------------
+# --- installing a CLI with npm ---------------------------------------------------------------
+
+
+def cache_root() -> Path:
+    """Return the folder the pinned host CLIs are installed under, one subfolder each.
+
+    That is ``$SWARMMEM_TEST_CACHE``, or ``~/.cache/swarmmem-test-hosts`` when it is unset.
+    """
+    parent = os.environ.get(ENV_CACHE)
+    return Path(parent) if parent else Path.home() / ".cache" / "swarmmem-test-hosts"
 
 
 def cache_dir() -> Path:
     """Return the folder the pinned Claude Code is installed into.
 
-    That is ``<parent>/claude-code-<version>``, where the parent is ``$SWARMMEM_TEST_CACHE`` or
-    ``~/.cache/swarmmem-test-hosts``.
+    That is ``<cache_root()>/claude-code-<version>``.
     """
-    parent = os.environ.get(ENV_CACHE)
-    base = Path(parent) if parent else Path.home() / ".cache" / "swarmmem-test-hosts"
-    return base / f"claude-code-{CLAUDE_CODE_VERSION}"
+    return cache_root() / f"claude-code-{CLAUDE_CODE_VERSION}"
 
 
-def _check_node() -> None:
-    """Raise ``HostUnavailable`` unless npm and node >= ``MIN_NODE_MAJOR`` are on PATH."""
+def check_node(package: str, min_major: int | None = None) -> None:
+    """Raise ``HostUnavailable`` unless node and npm are on PATH, and node's major version is
+    at least ``min_major`` when one is given. ``package`` names what needs them."""
     node = shutil.which("node")
     if node is None:
-        raise HostUnavailable(f"node is not on PATH (Claude Code needs node >= {MIN_NODE_MAJOR})")
+        needs = f"{package} needs node >= {min_major}" if min_major else f"npm installs {package}"
+        raise HostUnavailable(f"node is not on PATH ({needs})")
     if shutil.which("npm") is None:
-        raise HostUnavailable("npm is not on PATH (it installs Claude Code)")
+        raise HostUnavailable(f"npm is not on PATH (it installs {package})")
+    if min_major is None:
+        return
     try:
         done = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError) as exc:
@@ -118,69 +131,133 @@ def _check_node() -> None:
         major = int(version.removeprefix("v").split(".", 1)[0])
     except ValueError:
         raise HostUnavailable(f"cannot read node's version from {version!r}") from None
-    if major < MIN_NODE_MAJOR:
-        raise HostUnavailable(f"node {version} is too old (Claude Code needs >= {MIN_NODE_MAJOR})")
+    if major < min_major:
+        raise HostUnavailable(f"node {version} is too old ({package} needs >= {min_major})")
 
 
-def _install(target: Path, cli: Path) -> None:
-    """Run ``npm install`` of the pinned package into ``target`` (raises ``HostUnavailable``)."""
+def npm_install(package: str, target: Path, npm_args: Sequence[str] = ()) -> None:
+    """Run ``npm install [npm_args] --prefix target package`` (raises ``HostUnavailable``)."""
     target.mkdir(parents=True, exist_ok=True)
-    command = [
-        "npm",
-        "install",
-        "--no-audit",
-        "--no-fund",
-        "--prefix",
-        str(target),
-        CLAUDE_CODE_PACKAGE,
-    ]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=900)
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise HostUnavailable(f"npm install {CLAUDE_CODE_PACKAGE} failed: {exc}") from exc
-    if done.returncode != 0 or not cli.exists():
-        tail = (done.stderr or done.stdout).strip()[-2000:]
-        raise HostUnavailable(f"npm install {CLAUDE_CODE_PACKAGE} exited {done.returncode}: {tail}")
-
-
-def _cli_version(cli: Path) -> str:
-    """Return what ``claude --version`` prints (raises ``HostUnavailable``)."""
-    env = {**os.environ, "DISABLE_AUTOUPDATER": "1"}
+    command = ["npm", "install", "--no-audit", "--no-fund", *npm_args, "--prefix", str(target)]
     try:
         done = subprocess.run(
-            [str(cli), "--version"], capture_output=True, text=True, timeout=60, env=env
+            [*command, package],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.SubprocessError) as exc:
-        raise HostUnavailable(f"{cli} --version failed: {exc}") from exc
+        raise HostUnavailable(f"npm install {package} failed: {exc}") from exc
     if done.returncode != 0:
-        raise HostUnavailable(f"{cli} --version exited {done.returncode}: {done.stderr.strip()}")
-    return done.stdout.strip()
+        tail = (done.stderr or done.stdout).strip()[-2000:]
+        raise HostUnavailable(f"npm install {package} exited {done.returncode}: {tail}")
 
 
-def ensure_claude_cli() -> Path:
-    """Install the pinned Claude Code CLI if needed and return the path of its ``claude``.
+def cli_version(cli: Path, env: Mapping[str, str] | None = None) -> str | None:
+    """Return what ``cli --version`` prints (stripped), or ``None`` when it cannot run or fails.
 
-    The package goes into ``cache_dir()`` with ``npm install --prefix``. The install runs only
-    when ``node_modules/.bin/claude`` is missing, and it holds an exclusive ``fcntl`` lock on
-    ``<cache_dir>.lock`` meanwhile, so concurrent test processes install it once. Raises
-    ``HostUnavailable`` when node/npm are missing or too old, the install fails, or the binary
-    does not report ``CLAUDE_CODE_VERSION``.
+    It runs with ``env`` (default: this process's environment) and an empty stdin.
     """
-    _check_node()
-    target = cache_dir()
-    cli = target / "node_modules" / ".bin" / "claude"
+    try:
+        done = subprocess.run(
+            [str(cli), "--version"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=None if env is None else dict(env),
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def first_reporting(
+    candidates: Iterable[Path],
+    accepts: Callable[[str], bool],
+    env: Mapping[str, str] | None = None,
+) -> Path | None:
+    """Return the first of ``candidates`` that is an executable file whose ``--version`` output
+    ``accepts`` (run with ``env``, see ``cli_version``), else ``None``."""
+    for path in candidates:
+        if path.is_file() and os.access(path, os.X_OK):
+            version = cli_version(path, env)
+            if version is not None and accepts(version):
+                return path
+    return None
+
+
+def ensure_npm_cli(
+    package: str,
+    target: Path,
+    find: Callable[[Path], Path | None],
+    *,
+    npm_args: Sequence[str] = (),
+    node_major: int | None = None,
+) -> Path:
+    """Return the executable of the npm ``package`` (pinned: ``name@version``) in ``target``,
+    installing it there first when it is missing.
+
+    ``find(target)`` returns the executable once it has seen it run and report the pinned
+    version, else ``None``. The install (``npm install --prefix target``, with ``npm_args``)
+    runs only when ``find`` finds nothing, and the look and the install hold an exclusive
+    ``fcntl`` lock on ``<target>.lock``, so concurrent test processes install it once.
+    ``node_major`` is the node the CLI itself runs on, checked first even when it is
+    installed; without it node and npm are needed only to install. Raises
+    ``HostUnavailable`` when node/npm are missing or too old, the install fails, or nothing
+    in ``target`` reports the version afterwards.
+    """
+    if node_major is not None:
+        check_node(package, node_major)
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target.parent / f"{target.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            if not cli.exists():
-                _install(target, cli)
+            cli = find(target)
+            if cli is None:
+                check_node(package, node_major)
+                npm_install(package, target, npm_args)
+                cli = find(target)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
-    version = _cli_version(cli)
-    if not version.startswith(CLAUDE_CODE_VERSION):
-        raise HostUnavailable(f"{cli} reports {version!r}, expected {CLAUDE_CODE_VERSION}")
+    if cli is None:
+        raise HostUnavailable(
+            f"npm install {package} left no executable in {target} that reports its version"
+        )
     return cli
+
+
+def require_cli(title: str, ensure: Callable[[], Path]) -> Path:
+    """Return ``ensure()``, or skip the calling test when it raises ``HostUnavailable``.
+
+    ``title`` names the CLI in the reason. With ``SWARMMEM_HOSTS_REQUIRED=1`` in the
+    environment the test fails instead of skipping.
+    """
+    try:
+        return ensure()
+    except HostUnavailable as exc:
+        reason = f"{title} unavailable: {exc}"
+        if os.environ.get(ENV_REQUIRED) == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+
+
+def find_claude(target: Path) -> Path | None:
+    """Return ``target``'s ``node_modules/.bin/claude`` when it reports
+    ``CLAUDE_CODE_VERSION``, else ``None``."""
+    env = {**os.environ, "DISABLE_AUTOUPDATER": "1"}
+    return first_reporting(
+        [target / "node_modules" / ".bin" / "claude"],
+        lambda version: version.startswith(CLAUDE_CODE_VERSION),
+        env,
+    )
+
+
+def ensure_claude_cli() -> Path:
+    """Install the pinned Claude Code CLI into ``cache_dir()`` if needed and return its
+    ``claude`` (see ``ensure_npm_cli``; it runs on node >= ``MIN_NODE_MAJOR``)."""
+    return ensure_npm_cli(CLAUDE_CODE_PACKAGE, cache_dir(), find_claude, node_major=MIN_NODE_MAJOR)
 
 
 def require_claude_cli() -> Path:
@@ -188,13 +265,7 @@ def require_claude_cli() -> Path:
 
     With ``SWARMMEM_HOSTS_REQUIRED=1`` in the environment the test fails instead of skipping.
     """
-    try:
-        return ensure_claude_cli()
-    except HostUnavailable as exc:
-        reason = f"Claude Code CLI unavailable: {exc}"
-        if os.environ.get(ENV_REQUIRED) == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
+    return require_cli("Claude Code CLI", ensure_claude_cli)
 
 
 # --- reading request bodies ------------------------------------------------------------------
@@ -220,6 +291,25 @@ def content_texts(content: Any) -> list[str]:
             elif block.get("type") == "tool_result":
                 texts.extend(content_texts(block.get("content")))
     return texts
+
+
+def joined_text(content: Any, kinds: Container[str] | None = None) -> str:
+    """Return a message ``content`` as one text: itself when it is a string, else the ``text``
+    of its parts (only those whose ``type`` is in ``kinds``, when given) joined by newlines.
+
+    The OpenAI-style APIs (Codex's Responses, opencode's chat completions) send messages so.
+    """
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(
+        part["text"]
+        for part in content
+        if isinstance(part, dict)
+        and isinstance(part.get("text"), str)
+        and (kinds is None or part.get("type") in kinds)
+    )
 
 
 def _role_texts(body: dict[str, Any], role: str) -> list[str]:
@@ -353,6 +443,9 @@ class _Server(ThreadingHTTPServer):
                 sock.shutdown(socket.SHUT_RDWR)
 
 
+_Fake = TypeVar("_Fake", bound="FakeAnthropic")
+
+
 class FakeAnthropic:
     """A loopback stand-in for the Anthropic Messages API that records what it is sent.
 
@@ -376,7 +469,7 @@ class FakeAnthropic:
 
     # life cycle
 
-    def start(self) -> FakeAnthropic:
+    def start(self: _Fake) -> _Fake:
         """Start serving on an ephemeral port of 127.0.0.1."""
         if self._server is not None:
             raise RuntimeError("FakeAnthropic is already running")
@@ -402,7 +495,7 @@ class FakeAnthropic:
         if thread is not None:
             thread.join()
 
-    def __enter__(self) -> FakeAnthropic:
+    def __enter__(self: _Fake) -> _Fake:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:
@@ -423,13 +516,17 @@ class FakeAnthropic:
         with self._lock:
             return list(self._requests)
 
-    def message_requests(self) -> list[dict[str, Any]]:
-        """Return the bodies of the ``POST /v1/messages`` requests (not ``count_tokens``)."""
+    def posted(self, path: str) -> list[dict[str, Any]]:
+        """Return the JSON object bodies of the ``POST`` requests to ``path``, in order."""
         return [
             r["body"]
             for r in self.requests
-            if r["method"] == "POST" and r["path"] == MESSAGES_PATH and isinstance(r["body"], dict)
+            if r["method"] == "POST" and r["path"] == path and isinstance(r["body"], dict)
         ]
+
+    def message_requests(self) -> list[dict[str, Any]]:
+        """Return the bodies of the ``POST /v1/messages`` requests (not ``count_tokens``)."""
+        return self.posted(MESSAGES_PATH)
 
     def main_requests(self) -> list[dict[str, Any]]:
         """Return the message bodies of the agent's own turns (see ``is_main_request``)."""
@@ -438,7 +535,7 @@ class FakeAnthropic:
     # answering
 
     def _handle(self, handler: _Handler) -> None:
-        """Record one request and answer it."""
+        """Record one request and answer it (``_respond``)."""
         parts = urlsplit(handler.path)
         raw = _read_body(handler)
         body: Any = None
@@ -456,23 +553,32 @@ class FakeAnthropic:
         }
         with self._lock:
             self._requests.append(record)
-        is_post = handler.command == "POST"
-        if is_post and parts.path == MESSAGES_PATH and isinstance(body, dict):
+        self._respond(handler, record, raw)
+
+    def _respond(self, handler: Any, request: dict[str, Any], raw: bytes) -> None:
+        """Answer one recorded ``request`` (``raw``: its body as sent). The fakes of other
+        APIs override this."""
+        body, is_post = request["body"], request["method"] == "POST"
+        if is_post and request["path"] == MESSAGES_PATH and isinstance(body, dict):
             self._answer_message(handler, body)
-        elif is_post and parts.path == COUNT_TOKENS_PATH:
+        elif is_post and request["path"] == COUNT_TOKENS_PATH:
             _send_json(handler, 200, {"input_tokens": max(1, len(raw) // 4)})
         else:
-            message = f"the fake API has no {handler.command} {parts.path}"
+            message = f"the fake API has no {request['method']} {request['path']}"
             _send_json(handler, 404, _error("not_found_error", message))
+
+    def _failed(self, handler: Any, exc: Exception, error: dict[str, Any]) -> None:
+        """Keep ``exc`` (a ``reply`` that raised) in ``errors`` and answer 400 with ``error``."""
+        with self._lock:
+            self.errors.append(exc)
+        _send_json(handler, 400, error)
 
     def _answer_message(self, handler: _Handler, body: dict[str, Any]) -> None:
         """Answer a Messages API request with ``reply(body)``, as SSE when it asks to stream."""
         try:
             blocks = content_blocks(self.reply(body))
         except Exception as exc:
-            with self._lock:
-                self.errors.append(exc)
-            _send_json(handler, 400, _error("invalid_request_error", f"reply failed: {exc!r}"))
+            self._failed(handler, exc, _error("invalid_request_error", f"reply failed: {exc!r}"))
             return
         uses_tool = any(block["type"] == "tool_use" for block in blocks)
         stop_reason = "tool_use" if uses_tool else "end_turn"
@@ -524,6 +630,42 @@ class FakeAnthropic:
         _send(handler, 200, "text/event-stream", stream.encode())
 
 
+class FakeOpenAIStyle(FakeAnthropic):
+    """The base of the fakes of an OpenAI-style API (``host_codex``'s Responses API,
+    ``host_opencode``'s chat completions): ``POST <endpoint>`` is answered by ``_answer``,
+    anything else gets a 404, both with OpenAI's error bodies. ``base_url`` is ``<url>/v1``.
+    """
+
+    endpoint = ""
+    """The one path the fake answers, e.g. ``/v1/responses``."""
+
+    @property
+    def base_url(self) -> str:
+        """Return the API's base URL, ``<url>/v1``."""
+        return f"{self.url}/v1"
+
+    def endpoint_requests(self) -> list[dict[str, Any]]:
+        """Return the bodies of the ``POST <endpoint>`` requests, in order."""
+        return self.posted(self.endpoint)
+
+    def _respond(self, handler: Any, request: dict[str, Any], raw: bytes) -> None:
+        body, path = request["body"], request["path"]
+        if request["method"] == "POST" and path == self.endpoint and isinstance(body, dict):
+            self._answer(handler, body)
+        else:
+            error = {"message": f"the fake API has no {request['method']} {path}"}
+            _send_json(handler, 404, {"error": {**error, "type": "not_found"}})
+
+    def _answer(self, handler: Any, body: dict[str, Any]) -> None:
+        """Answer one ``POST <endpoint>`` with ``reply(body)`` (the subclass's API)."""
+        raise NotImplementedError
+
+    def _reply_failed(self, handler: Any, exc: Exception) -> None:
+        """Answer 400 for a ``reply`` that raised ``exc`` (kept in ``errors``)."""
+        error = {"message": f"reply failed: {exc!r}", "type": "invalid_request_error"}
+        self._failed(handler, exc, {"error": error})
+
+
 def _read_body(handler: _Handler) -> bytes:
     """Read a request body, sent with ``Content-Length`` or chunked."""
     if handler.headers.get("Transfer-Encoding", "").lower() == "chunked":
@@ -556,7 +698,67 @@ def _send_json(handler: _Handler, status: int, data: dict[str, Any]) -> None:
     _send(handler, status, "application/json", json.dumps(data).encode())
 
 
-# --- running the CLI -------------------------------------------------------------------------
+# --- running a CLI ---------------------------------------------------------------------------
+
+
+def kill_group(process: subprocess.Popen[Any]) -> None:
+    """Kill the process group that ``process`` leads (it started with ``start_new_session``)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def host_env(
+    home: Path, variables: Mapping[str, str], extra_env: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Return the clean environment a host CLI runs in: ``PATH`` (kept for the hooks),
+    ``HOME`` = ``home`` and ``LANG``, then the host's own ``variables``, then ``extra_env``.
+    Nothing else of this process's environment (API keys, ``XDG_*``) goes in."""
+    base = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home), "LANG": "C.UTF-8"}
+    return {**base, **variables, **(extra_env or {})}
+
+
+def start_in_group(
+    command: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    stdin: int = subprocess.DEVNULL,
+    stderr: int = subprocess.PIPE,
+) -> subprocess.Popen[str]:
+    """Start ``command`` in ``cwd`` as the leader of a new process group (see ``kill_group``),
+    its stdout piped and everything in text."""
+    return subprocess.Popen(
+        list(command),
+        cwd=cwd,
+        env=dict(env),
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def run_in_group(
+    command: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` in ``cwd`` in its own process group and return the result.
+
+    stdin is empty and stdout/stderr are captured as text. Raises ``subprocess.TimeoutExpired``
+    after ``timeout`` seconds; the whole group (the CLI, its MCP server and hook commands) is
+    killed then.
+    """
+    with start_in_group(command, cwd=cwd, env=env) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_group(process)
+            process.communicate()
+            raise
+    return subprocess.CompletedProcess(list(command), process.returncode, stdout, stderr)
+
+
+# --- running Claude Code ---------------------------------------------------------------------
 
 
 def prepare_home(home: Path, cwd: Path) -> None:
@@ -584,18 +786,14 @@ def claude_env(
     home: Path, base_url: str, extra_env: dict[str, str] | None = None
 ) -> dict[str, str]:
     """Return the clean environment ``run_claude`` gives the CLI (``PATH`` is kept for hooks)."""
-    env = {
-        "PATH": os.environ.get("PATH", os.defpath),
-        "HOME": str(home),
-        "LANG": "C.UTF-8",
+    variables = {
         "ANTHROPIC_BASE_URL": base_url,
         "ANTHROPIC_API_KEY": DUMMY_API_KEY,
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_TELEMETRY": "1",
         "DISABLE_AUTOUPDATER": "1",
     }
-    env.update(extra_env or {})
-    return env
+    return host_env(home, variables, extra_env)
 
 
 def run_claude(
@@ -621,7 +819,8 @@ def run_claude(
     ``source == "resume"``). ``allowed_tools`` are granted without asking (``--allowedTools``,
     e.g. ``"mcp__memory"`` for every tool of that MCP server). ``extra_args`` are added before
     the prompt. stdin is empty and stdout/stderr are captured as text. Raises
-    ``subprocess.TimeoutExpired`` after ``timeout`` seconds; the CLI is killed then.
+    ``subprocess.TimeoutExpired`` after ``timeout`` seconds; the CLI's process group (its
+    hooks and MCP servers included) is killed then.
     """
     prepare_home(home, cwd)
     command = [str(cli), "-p"]
@@ -632,12 +831,6 @@ def run_claude(
     if allowed_tools:
         command += ["--allowedTools", ",".join(allowed_tools)]
     command += [*extra_args, "--", prompt]
-    return subprocess.run(
-        command,
-        cwd=cwd,
-        env=claude_env(home, base_url, extra_env),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
+    return run_in_group(
+        command, cwd=cwd, env=claude_env(home, base_url, extra_env), timeout=timeout
     )

@@ -46,141 +46,47 @@ What Codex 0.171.0 was seen to need and do (more in ``tests/host_codex.py``)
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import factories
 import host_codex
+import host_project
+import hosts
 import pytest
+from host_project import PARAPHRASE, RECALL_HEADER, UNRELATED
 
-import swarmmem
 from swarmmem.core.recall.session import NUDGE_LINE
 
 pytestmark = pytest.mark.slow
 
-ALEMBIC = "Database migrations are managed with alembic; run alembic upgrade head after pulling."
-TESTS = "Run the test suite with pytest -q from the project root; the tests live in tests/."
-LINT = "Lint with ruff check before committing; the line length limit is 100."
-
-PARAPHRASE = "how should I apply the database schema changes after I pull?"
-UNRELATED = "what's a good name for a cat?"
 WORK = "which files did I touch in the working tree?"
-
-PROPOSED_TEXT = "Seed data is loaded by src/app/db.py; rerun it after alembic upgrade head."
-PROPOSAL = {
-    "operation": "add",
-    "kind": "repo_convention",
-    "text": PROPOSED_TEXT,
-    "rationale": "Found while explaining the migration steps.",
-    "evidenceRefs": ["src/app/db.py"],
-}
-PROPOSAL_BLOCK = json.dumps({"memoryProposals": [PROPOSAL]}, indent=2)
-REPLIES = {
-    PARAPHRASE: f"Run `alembic upgrade head` after pulling.\n\n```json\n{PROPOSAL_BLOCK}\n```",
-    UNRELATED: "How about Miso?",
-    WORK: "Nothing is modified; README.md is new.",
-}
+REPLIES = {**host_project.REPLIES, WORK: "Nothing is modified; README.md is new."}
 WORK_COMMANDS = ("git status --short", "git diff --stat")
 NUDGE_ANSWER = "Nothing durable to propose from this session."
 
-RECALL_HEADER = "## Retrieved Swarm Memory"
 EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd", "PreCompact")
-
-PROJECT_FILES = {
-    "pyproject.toml": '[project]\nname = "shop"\nversion = "0.1.0"\n'
-    'dependencies = ["sqlalchemy", "alembic"]\n\n[tool.ruff]\nline-length = 100\n',
-    "README.md": "# shop\n\nA small web shop.\n",
-    "src/app/__init__.py": "",
-    "src/app/db.py": 'from sqlalchemy import create_engine\n\nENGINE = create_engine("sqlite:///shop.db")\n',
-    "tests/test_models.py": "def test_nothing():\n    assert True\n",
-}
-MEMORIES = (
-    (ALEMBIC, "Seen in the deploy notes.", "src/app/db.py"),
-    (TESTS, "CI runs the same command.", "tests/test_models.py"),
-    (LINT, "The CI lint job fails otherwise.", "pyproject.toml"),
-)
 
 
 @pytest.fixture(scope="module")
 def codex_cli() -> Path:
     """Return the pinned codex executable, or skip (fail under SWARMMEM_HOSTS_REQUIRED=1)."""
-    return host_codex.require_codex_cli()
-
-
-def swarmmem_script() -> Path:
-    """The venv's ``swarmmem`` console script beside this interpreter."""
-    script = Path(sys.executable).parent / "swarmmem"
-    if not (script.is_file() and os.access(script, os.X_OK)):
-        pytest.fail(f"no swarmmem console script at {script}")
-    return script
-
-
-def cli_env(home: Path) -> dict[str, str]:
-    """This environment without swarmmem settings or user configuration, ``HOME`` = ``home``."""
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith("SWARMMEM_") and not key.startswith("XDG_")
-    }
-    env["HOME"] = str(home)
-    return env
-
-
-def swarmmem_cli(project: Path, home: Path, *args: str) -> dict[str, Any]:
-    """Run ``swarmmem --json ARGS`` in ``project`` and return its JSON answer."""
-    done = subprocess.run(
-        [str(swarmmem_script()), "--json", *args],
-        cwd=project,
-        env=cli_env(home),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, f"swarmmem {args}:\n{done.stdout}\n{done.stderr}"
-    answer = json.loads(done.stdout)
-    assert isinstance(answer, dict)
-    return answer
+    return hosts.require_cli("Codex CLI", host_codex.ensure_codex_cli)
 
 
 def make_project(project: Path, home: Path) -> None:
-    """Write the project's files, make it a git repository and run ``init --agent codex``."""
-    for relative, text in PROJECT_FILES.items():
-        path = project / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=60)
-    home.mkdir()
-    init = swarmmem_cli(project, home, "init", "--agent", "codex")
+    """Write the project, make it a git repository and run ``init --agent codex``."""
+    host_project.make_project(project, home)
+    init = host_project.swarmmem_cli(project, home, "init", "--agent", "codex")
     assert init["success"] is True
     notes = "\n".join(init["notes"])
     assert "/hooks" in notes and "[mcp_servers.swarmmem]" in notes, notes
     settings = json.loads((project / ".codex" / "hooks.json").read_text(encoding="utf-8"))
     for event in EVENTS:
         (handler,) = settings["hooks"][event][0]["hooks"]
-        assert handler["command"] == f"{swarmmem_script()} hook codex {event}", handler
+        assert handler["command"] == f"{host_project.swarmmem_script()} hook codex {event}", handler
         assert handler["timeout"] == (3 if event == "SessionEnd" else 30), handler
     assert "memoryProposals" in (project / "AGENTS.md").read_text(encoding="utf-8")
-
-
-def add_memories(project: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Curate ``MEMORIES`` in, oldest first, through the Python API; return their ids."""
-    with monkeypatch.context() as patch:
-        patch.setenv("HOME", str(home))
-        patch.delenv("XDG_CONFIG_HOME", raising=False)
-        for key in [k for k in os.environ if k.startswith("SWARMMEM_")]:
-            patch.delenv(key)
-        with swarmmem.open(project) as mem:
-            return [
-                factories.curate_fact(
-                    mem, text, kind="repo_convention", rationale=rationale, evidence=evidence
-                )
-                for text, rationale, evidence in MEMORIES
-            ]
 
 
 def is_nudge(text: str) -> bool:
@@ -223,31 +129,12 @@ def hook_contexts(body: dict[str, Any], prompt: str) -> tuple[list[str], list[st
     return before, after
 
 
-def run_log(project: Path, session_id: str) -> tuple[str, list[dict[str, Any]]]:
-    """The session's run log: its raw text and its events."""
-    raw = (project / ".swarm" / "runs" / session_id / "memory.jsonl").read_text(encoding="utf-8")
-    return raw, [json.loads(line) for line in raw.splitlines() if line.strip()]
-
-
-def hook_env() -> dict[str, str]:
-    """What the runs add to the CLI's clean environment: the venv first on ``PATH``, and no
-    hook helper process (each hook answers in its own process)."""
-    path = f"{swarmmem_script().parent}{os.pathsep}{os.environ.get('PATH', os.defpath)}"
-    return {"PATH": path, "SWARMMEM_HOOK_HELPER": "0"}
-
-
-def test_codex_session_gets_memory_and_files_proposals(
-    codex_cli: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_codex_session_gets_memory_and_files_proposals(codex_cli: Path, tmp_path: Path) -> None:
     """Brief, recall, no recall for small talk, one filed proposal, one nudge to propose."""
     project, home = tmp_path / "project", tmp_path / "home"
     make_project(project, home)
-    ids = add_memories(project, home, monkeypatch)
-    alembic_id, _, lint_id = ids
-    # a brief of the two newest memories: the prompt's recall may add only the third (a
-    # memory the brief gave is in the context already and is never injected again)
-    swarmmem_cli(project, home, "config", "set", "recall.sessionBrief.maxItems", "2")
-    briefed = ids[1:]
+    ids = host_project.add_memories(project, home)
+    hook_env = host_project.hook_env(helper=False)
 
     bodies: dict[str, list[dict[str, Any]]] = {}
     results: dict[str, subprocess.CompletedProcess[str]] = {}
@@ -262,7 +149,7 @@ def test_codex_session_gets_memory_and_files_proposals(
         for prompt in REPLIES:
             before = len(fake.response_requests())
             done = host_codex.run_codex(
-                codex_cli, prompt, cwd=project, home=home, extra_env=hook_env()
+                codex_cli, prompt, cwd=project, home=home, extra_env=hook_env
             )
             assert done.returncode == 0, f"{prompt!r}:\n{done.stdout}\n{done.stderr}"
             bodies[prompt] = fake.response_requests()[before:]
@@ -287,65 +174,33 @@ def test_codex_session_gets_memory_and_files_proposals(
     # 1. the brief (SessionStart) is a developer message in front of the prompt
     briefs, recalls = hook_contexts(bodies[PARAPHRASE][0], PARAPHRASE)
     assert len(briefs) == 1, host_codex.messages(bodies[PARAPHRASE][0])
-    brief = briefs[0]
-    assert brief.startswith(RECALL_HEADER), brief[:500]
-    for memory_id, (text, _, evidence) in zip(ids, MEMORIES, strict=True):
-        assert (f"[{memory_id}]" in brief) == (memory_id in briefed), brief
-        assert (text in brief) == (memory_id in briefed), brief
-        assert (f"Source: file {evidence}" in brief) == (memory_id in briefed), brief
+    host_project.check_brief(briefs[0], ids)
 
     # 2. the prompt's recall (UserPromptSubmit) follows it with the alembic memory only
     assert len(recalls) == 1, host_codex.messages(bodies[PARAPHRASE][0])
-    recall = recalls[0]
-    assert recall.startswith(RECALL_HEADER), recall[:500]
-    assert f"[{alembic_id}]" in recall
-    assert ALEMBIC in recall
-    assert lint_id not in recall
-    assert LINT not in recall
+    host_project.check_recall(recalls[0], ids)
 
-    raw_log, events = run_log(project, sessions[PARAPHRASE])
-    assert all(e["runId"] == sessions[PARAPHRASE] and e["host"] == "codex" for e in events)
-    assert Counter(e["event"] for e in events) == {
-        "SessionStart": 1,
-        "UserPromptSubmit": 1,
-        "Stop": 1,
-        "SessionEnd": 1,
-    }, [(e["event"], e["type"]) for e in events]
+    counts = {"SessionStart": 1, "UserPromptSubmit": 1, "Stop": 1, "SessionEnd": 1}
+    raw_log, events = host_project.check_run_log(project, sessions[PARAPHRASE], "codex", counts)
     start, injected, stop, end = events
-    assert start["type"] == "session_brief"
-    assert start["source"] == "startup"
-    assert sorted(start["memoryIds"]) == sorted(briefed)
-    assert injected["type"] == "prompt_injected"
-    assert injected["memoryIds"] == [alembic_id]
-    assert {"database", "schema"} <= set(injected["queryTerms"])
+    host_project.check_brief_event(start, ids)
+    host_project.check_recall_event(injected, ids)
     assert PARAPHRASE not in raw_log
 
     # 3. the reply's memoryProposals block is filed once, by Stop (SessionEnd finds it known)
-    assert stop["type"] == "proposals_filed", stop
-    assert stop["rejected"] == []
-    assert len(stop["proposalIds"]) == 1
+    host_project.check_filed_event(stop)
     assert "nudged" not in stop
     assert end["type"] == "proposals_none", end
-    with monkeypatch.context() as patch:
-        patch.setenv("HOME", str(home))
-        with swarmmem.open(project) as mem:
-            pending = mem.proposals("pending")
-    assert len(pending) == 1, pending
-    proposal = pending[0]
-    assert [proposal.id] == stop["proposalIds"]
-    assert proposal.operation == "add"
-    assert proposal.proposed_record is not None
-    assert proposal.proposed_record.kind == "repo_convention"
-    assert proposal.proposed_record.text == PROPOSED_TEXT
-    assert proposal.evidence_refs == ("src/app/db.py",)
-    assert proposal.proposed_by.run_id == sessions[PARAPHRASE]
+    proposal = host_project.check_pending_proposal(
+        project, home, stop["proposalIds"], sessions[PARAPHRASE]
+    )
 
     # 4. the unrelated prompt gets the brief of its new session, but no prompt recall
     briefs, recalls = hook_contexts(bodies[UNRELATED][0], UNRELATED)
     assert len(briefs) == 1 and briefs[0].startswith(RECALL_HEADER), briefs
-    assert all(f"[{i}]" in briefs[0] for i in briefed), briefs
+    assert all(f"[{i}]" in briefs[0] for i in host_project.briefed(ids)), briefs
     assert recalls == [], recalls
-    _, events = run_log(project, sessions[UNRELATED])
+    _, events = host_project.run_log(project, sessions[UNRELATED])
     assert [(e["event"], e["type"]) for e in events] == [
         ("SessionStart", "session_brief"),
         ("UserPromptSubmit", "prompt_injection_skipped"),
@@ -363,16 +218,13 @@ def test_codex_session_gets_memory_and_files_proposals(
     assert not any(is_nudge(t) for body in work[:-1] for t in host_codex.role_texts(body, "user"))
     assert results[WORK].stdout.strip() == NUDGE_ANSWER
     assert "hook: Stop Blocked" in results[WORK].stderr
-    _, events = run_log(project, sessions[WORK])
+    _, events = host_project.run_log(project, sessions[WORK])
     stops = [e for e in events if e["event"] == "Stop"]
     assert [(e["type"], e.get("nudged", False)) for e in stops] == [
         ("proposals_none", True),
         ("proposals_none", False),
     ], stops
-    with monkeypatch.context() as patch:
-        patch.setenv("HOME", str(home))
-        with swarmmem.open(project) as mem:
-            assert [p.id for p in mem.proposals("pending")] == [proposal.id]
+    assert [p.id for p in host_project.pending_proposals(project, home)] == [proposal.id]
 
 
 def test_hooks_run_only_once_trusted(codex_cli: Path, tmp_path: Path) -> None:
@@ -381,6 +233,7 @@ def test_hooks_run_only_once_trusted(codex_cli: Path, tmp_path: Path) -> None:
     ``modified`` and skipped while the others run: the steps ``init``'s note tells of."""
     project, home = tmp_path / "project", tmp_path / "home"
     make_project(project, home)
+    hook_env = host_project.hook_env(helper=False)
     root = str(project.resolve())
     runs = project / ".swarm" / "runs"
     with host_codex.FakeResponses(reply) as fake:
@@ -425,7 +278,7 @@ def test_hooks_run_only_once_trusted(codex_cli: Path, tmp_path: Path) -> None:
         assert status.pop("sessionStart") == "modified", listed["hooks"]
         assert set(status.values()) == {"trusted"}, listed["hooks"]
         done = host_codex.run_codex(
-            codex_cli, UNRELATED, cwd=project, home=home, extra_env=hook_env()
+            codex_cli, UNRELATED, cwd=project, home=home, extra_env=hook_env
         )
         assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert fake.errors == []
@@ -433,5 +286,5 @@ def test_hooks_run_only_once_trusted(codex_cli: Path, tmp_path: Path) -> None:
     assert "hook: UserPromptSubmit Completed" in done.stderr
     session_id = host_codex.session_id(done.stderr)
     assert session_id
-    _, events = run_log(project, session_id)
+    _, events = host_project.run_log(project, session_id)
     assert [e["event"] for e in events] == ["UserPromptSubmit", "Stop", "SessionEnd"], events
