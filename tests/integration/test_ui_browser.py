@@ -3,7 +3,8 @@
 One browser per module (a fresh profile); each test serves its own project with the real
 server (:class:`~swarmmem.ui.server.UiServer`, uvicorn on 127.0.0.1) and signs in the way a
 person does: through the private redirect file the viewer writes, then the token cookie.
-Screenshots go to each test's temporary folder. Without Playwright or ``/usr/bin/chromium``
+Screenshots of every page go to each test's temporary folder, or to ``$SWARMMEM_SCREENSHOTS``
+when it names a folder (CI keeps them there as artifacts). Without Playwright or ``/usr/bin/chromium``
 the tests skip, saying which is missing; with ``SWARMMEM_BROWSER_REQUIRED=1`` (CI) they fail.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import http.server
+import os
 import shutil
 import threading
 from collections.abc import Iterator
@@ -114,7 +116,11 @@ def page(browser: Any, project: UiProject, tmp_path: Path) -> Iterator[Any]:
 
 
 def shot(tab: Any, name: str) -> None:
-    tab.screenshot(path=str(tab.shots / f"{name}.png"), full_page=True)
+    """A full-page screenshot ``name.png`` (in ``$SWARMMEM_SCREENSHOTS`` when it is set)."""
+    kept = os.environ.get("SWARMMEM_SCREENSHOTS")
+    folder = Path(kept) if kept else tab.shots
+    folder.mkdir(parents=True, exist_ok=True)
+    tab.screenshot(path=str(folder / f"{name}.png"), full_page=True)
 
 
 def base(tab: Any) -> str:
@@ -168,6 +174,7 @@ def test_the_review_flow_end_to_end(page: Any, project: UiProject) -> None:
 
 
 def test_the_search_page(page: Any, project: UiProject) -> None:
+    shot(page, "memories")
     page.fill("#q", "never log tokens in the CI output")
     page.press("#q", "Enter")
     page.wait_for_selector("#results .result")
@@ -185,6 +192,8 @@ def test_the_search_page(page: Any, project: UiProject) -> None:
 
 def test_a_session_timeline(page: Any, project: UiProject) -> None:
     page.click("nav >> text=Sessions")
+    page.wait_for_selector("#tokens-chart")
+    shot(page, "sessions")
     page.click(f"a[href='/sessions/{SESSION}']")
     page.wait_for_selector("#timeline")
     timeline = page.inner_text("#timeline")
@@ -197,6 +206,9 @@ def test_a_session_timeline(page: Any, project: UiProject) -> None:
     assert "fresh" in page.inner_text("#evidence")
     assert page.inner_text("#memory-text") == SCRIPT_TEXT
     shot(page, "memory")
+    page.click("nav >> text=Health")
+    page.wait_for_selector("#memory-count")
+    shot(page, "health")
     no_script_ran(page)
 
 
