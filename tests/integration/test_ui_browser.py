@@ -3,9 +3,10 @@
 One browser per module (a fresh profile); each test serves its own project with the real
 server (:class:`~swarmmem.ui.server.UiServer`, uvicorn on 127.0.0.1) and signs in the way a
 person does: through the private redirect file the viewer writes, then the token cookie.
-Screenshots of every page go to each test's temporary folder, or to ``$SWARMMEM_SCREENSHOTS``
-when it names a folder (CI keeps them there as artifacts). Without Playwright or ``/usr/bin/chromium``
-the tests skip, saying which is missing; with ``SWARMMEM_BROWSER_REQUIRED=1`` (CI) they fail.
+Screenshots of every page go to each test's temporary folder, or to
+``$SWARMMEM_SCREENSHOTS`` when it names a folder (CI keeps them there as artifacts). Without
+Playwright or ``/usr/bin/chromium`` the tests skip, saying which is missing; with
+``SWARMMEM_BROWSER_REQUIRED=1`` (CI) they fail.
 """
 
 from __future__ import annotations
