@@ -90,6 +90,40 @@ def test_cold_cli_recall(benchmark, project: Path, mode: str) -> None:
     assert result["diagnostics"].get("fusionActive", False) is (mode == "dense")
 
 
+NO_VECTOR_COMMANDS = {
+    "status": ["status"],
+    "list": ["list", "--limit", "20"],
+    "pending": ["pending"],
+    "show": ["show", "--first"],
+}
+"""Commands that compute no vector: with embeddings on they must not load the model."""
+
+
+@pytest.mark.benchmark(group="cold start: commands that compute no vector")
+@pytest.mark.parametrize("mode", ["dense", "lexical"])
+@pytest.mark.parametrize("command", sorted(NO_VECTOR_COMMANDS))
+def test_cold_command_without_vectors(benchmark, project: Path, mode: str, command: str) -> None:
+    """Time one ``swarmmem --json COMMAND`` in a new process, embeddings on and off: the
+    two stay close (the model is loaded only by commands that embed)."""
+    args = list(NO_VECTOR_COMMANDS[command])
+    if args == ["show", "--first"]:
+        import swarmmem
+
+        with swarmmem.open(project) as mem:
+            args = ["show", mem.list(limit=1)[0].id]
+    base = [sys.executable, "-m", "swarmmem.cli", "--root", str(project), "--json"]
+    dense_config(project, dense=mode == "dense")
+    try:
+        out = benchmark.pedantic(
+            run_ok, args=([*base, *args],), kwargs={"env": _env()}, rounds=5, warmup_rounds=1
+        )
+    finally:
+        dense_config(project, dense=True)
+    answer = json.loads(out)
+    assert answer.get("success", answer.get("enabled")) is True
+    benchmark.extra_info["command"] = " ".join(args[:1])
+
+
 @pytest.mark.benchmark(group="cold start: CLI")
 def test_cold_import(benchmark) -> None:
     """Time ``python -c 'import swarmmem.cli'``: the floor under every CLI command."""

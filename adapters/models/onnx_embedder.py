@@ -53,8 +53,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from swarmmem.adapters.models._inputs import positive_int, text_list
 from swarmmem.adapters.models._lazy import LazyModel, LazyRuntime
 from swarmmem.adapters.models._model_files import (
@@ -66,10 +64,12 @@ from swarmmem.adapters.models._model_files import (
     locate_tokenizer_file,
 )
 from swarmmem.core.model.errors import EmbeddingUnavailableError
-from swarmmem.ports.embedder import FloatArray
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from swarmmem.core.config import EmbeddingsConfig
+    from swarmmem.ports.embedder import FloatArray
 
 #: How to get every optional piece this module needs.
 DENSE_INSTALL_HINT = "pip install 'swarmmem[dense]'"
@@ -194,6 +194,8 @@ class _MiniLmRuntime:
 
     def hidden_states(self, texts: list[str]) -> tuple[Any, np.ndarray, list[Any]]:
         """``(last_hidden_state (B, T, H), attention mask (B, T), encodings)`` of ``texts``."""
+        import numpy as np  # not at import: a command that embeds nothing never loads it
+
         encodings = self.tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
@@ -410,6 +412,8 @@ class OnnxMiniLmEmbedder(LazyModel):
 
     def embed_batch(self, texts: Sequence[str]) -> FloatArray:
         """Unit-length vectors of ``texts`` in input order, shape ``(len(texts), dimension)``."""
+        import numpy as np
+
         items = text_list(texts, "embed_batch")
         out = np.zeros((len(items), self._dimension), dtype=np.float32)
         if not items:
@@ -436,6 +440,8 @@ class OnnxMiniLmEmbedder(LazyModel):
         the real tokens of ``texts[i]``: ``[CLS]``, ``[SEP]`` and padding are left out, so an
         empty text gives ``(0, dimension)``. Used by late-interaction (MaxSim) reranking.
         """
+        import numpy as np
+
         items = text_list(texts, "token_vectors")
         result: list[FloatArray] = [np.zeros((0, self._dimension), np.float32)] * len(items)
         if not items:

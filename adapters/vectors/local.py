@@ -11,21 +11,27 @@ import contextlib
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from swarmmem.adapters.storage.sqlite.support import load_vec, sqlite_module
 from swarmmem.core.config import SqliteConfig
 from swarmmem.core.model.errors import EmbeddingUnavailableError, StorageError
 
-FloatArray = npt.NDArray[np.float32]
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    FloatArray = npt.NDArray[np.float32]
+
+# numpy is imported where vectors are handled, not with this module: a command that reads no
+# vector (status, list) opens the index without paying for it
 
 
 def _top_k(
     ids: list[str], matrix: FloatArray, query: FloatArray, k: int
 ) -> list[tuple[str, float]]:
+    import numpy as np
+
     if not ids or k <= 0:
         return []
     q = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
@@ -74,6 +80,8 @@ class NumpyVectorIndex:
         self._version = version
 
     def upsert(self, ids: Sequence[str], vectors: FloatArray) -> None:
+        import numpy as np
+
         vecs = np.asarray(vectors, dtype=np.float32).reshape(len(ids), self._dim)
         for i, key in enumerate(ids):
             self._rows[key] = vecs[i].copy()
@@ -88,6 +96,8 @@ class NumpyVectorIndex:
         return sorted(self._rows)
 
     def search(self, query: FloatArray, k: int) -> list[tuple[str, float]]:
+        import numpy as np
+
         if self._cache is None:
             keys = sorted(self._rows)
             mat = (
@@ -172,6 +182,8 @@ class SqliteVecIndex:
             self._conn.execute(sql, (version,))
 
     def upsert(self, ids: Sequence[str], vectors: FloatArray) -> None:
+        import numpy as np
+
         vecs = np.ascontiguousarray(
             np.asarray(vectors, dtype=np.float32).reshape(len(ids), self._dim)
         )
@@ -207,6 +219,8 @@ class SqliteVecIndex:
         return sorted(str(r[0]) for r in self._conn.execute("SELECT id FROM memory_items_vec"))
 
     def _matrix(self) -> tuple[list[str], FloatArray]:
+        import numpy as np
+
         version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
         cache = self._cache
         if cache is not None and cache[0] == version:
@@ -232,6 +246,8 @@ class SqliteVecIndex:
 
     def search_vec0(self, query: FloatArray, k: int) -> list[tuple[str, float]]:
         """The same search through sqlite-vec's KNN (used to cross-check and benchmark)."""
+        import numpy as np
+
         q = np.ascontiguousarray(query, dtype=np.float32).reshape(-1).tobytes()
         rows = self._conn.execute(
             "SELECT id, vec_distance_cosine(embedding, ?) AS d FROM memory_items_vec "

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import importlib.util
+import os
 from types import ModuleType
 from typing import Any
 
@@ -43,13 +45,14 @@ def load_vec(conn: Any) -> tuple[bool, str | None]:
     """Load sqlite-vec into ``conn``; ``(loaded, reason_if_not)``."""
     if not hasattr(conn, "enable_load_extension"):
         return False, "this Python's sqlite3 cannot load extensions (install pysqlite3-binary)"
-    try:
-        import sqlite_vec
-    except ImportError:
+    # the extension lies beside the package's __init__ (as its loadable_path() says); found
+    # without importing the package, whose import also imports numpy
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or spec.origin is None:
         return False, "sqlite-vec is not installed"
     try:
         conn.enable_load_extension(True)
-        sqlite_vec.load(conn)
+        conn.load_extension(os.path.join(os.path.dirname(spec.origin), "vec0"))
         conn.enable_load_extension(False)
     except Exception as exc:
         return False, f"sqlite-vec failed to load: {exc}"
