@@ -124,6 +124,44 @@ def test_cold_command_without_vectors(benchmark, project: Path, mode: str, comma
     benchmark.extra_info["command"] = " ".join(args[:1])
 
 
+@pytest.mark.benchmark(group="cold start: commands that compute no vector")
+@pytest.mark.parametrize("mode", ["dense", "lexical"])
+@pytest.mark.parametrize("command", ["outcome", "reject"])
+def test_cold_write_without_vectors(benchmark, project: Path, mode: str, command: str) -> None:
+    """Time a write that embeds nothing in a new process, embeddings on and off: an outcome
+    for a memory, or the rejection of a proposal filed (untimed) before each round."""
+    import itertools
+
+    import swarmmem
+
+    base = [sys.executable, "-m", "swarmmem.cli", "--root", str(project), "--json"]
+    with swarmmem.open(project) as mem:
+        memory_id = mem.list(limit=1)[0].id
+    numbers = itertools.count()
+
+    def setup() -> tuple[tuple[list[str]], dict[str, Any]]:
+        if command == "outcome":
+            args = ["outcome", "--memory-id", memory_id, "--outcome", "useful"]
+        else:
+            with swarmmem.open(project, context={"agent_role": "coder"}) as mem:
+                prop = mem.propose(
+                    operation="add",
+                    kind="test_pattern",
+                    text=f"Proposal {next(numbers)} ({mode}) to reject: tests run in CI only.",
+                    rationale="a round of the benchmark",
+                    evidence_refs=["Makefile"],
+                )
+            args = ["curate", prop.id, "reject", "--reason", "benchmark"]
+        return ([*base, *args],), {"env": _env()}
+
+    dense_config(project, dense=mode == "dense")
+    try:
+        out = benchmark.pedantic(run_ok, setup=setup, rounds=5, warmup_rounds=1)
+    finally:
+        dense_config(project, dense=True)
+    assert json.loads(out).get("success") is True
+
+
 @pytest.mark.benchmark(group="cold start: CLI")
 def test_cold_import(benchmark) -> None:
     """Time ``python -c 'import swarmmem.cli'``: the floor under every CLI command."""
