@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from swarmmem.bootstrap import Runtime, migration_target, postgres_rls
+from swarmmem.bootstrap import Runtime
 from swarmmem.core.maintenance import sessions as session_logs
 from swarmmem.core.maintenance.consolidate import consolidation_proposals
 from swarmmem.core.maintenance.evidence import verification_proposals
@@ -38,6 +38,14 @@ from swarmmem.ports.files import RunHistory
 from swarmmem.ports.storage import AuditChain
 from swarmmem.project import git_root, linked_worktrees
 from swarmmem.registry import store_traits
+from swarmmem.transfers import (
+    copy_rows,
+    export_rows,
+    import_rows,
+    migration_target,
+    open_store,
+    postgres_rls,
+)
 
 __all__ = ["LEGACY_JSONL", "MaintenanceMixin"]
 
@@ -61,7 +69,7 @@ class MaintenanceMixin:
         # every provider keeps the ``load_report`` the storage port describes
         store: Any = self._ready(startup=False).scoped_store
         seen = len(store.load_report)
-        counts = self._rt.export_rows(store, parent)
+        counts = export_rows(store, parent)
         unreadable = [row.get("id") or row.get("line") for row in store.load_report[seen:]]
         return {**counts, "unreadable": unreadable}
 
@@ -71,7 +79,7 @@ class MaintenanceMixin:
         """Import ``memories.jsonl``, ``proposals.jsonl`` and ``outcome-events.jsonl`` from
         ``source`` (last row wins per id); rows outside this context's writable scopes are
         refused and listed in the report."""
-        return self._ready(startup=False).import_rows(source, progress=progress)
+        return import_rows(self._ready(startup=False), source, progress=progress)
 
     def merge_worktree_stores(self) -> dict[str, Any]:
         """Merge the stores linked worktrees kept of their own before every worktree shared
@@ -90,10 +98,10 @@ class MaintenanceMixin:
             db = worktree / ".swarm" / "memory" / "memory.db"
             if db.is_symlink() or not db.is_file() or db.resolve() == own:
                 continue
-            store = rt.open_store("sqlite", path=db)
+            store = open_store(rt, "sqlite", path=db)
             try:
                 with tempfile.TemporaryDirectory() as folder:
-                    rt.export_rows(store, folder)
+                    export_rows(store, folder)
                     report = self.import_jsonl(Path(folder) / "export")
             finally:
                 store.close()
@@ -227,7 +235,7 @@ class MaintenanceMixin:
         rt = self._ready(startup=False)
         target, shown = migration_target(rt, provider, dsn=dsn, schema=schema, path=path)
         try:
-            report = rt.copy_rows(target, progress=progress)
+            report = copy_rows(rt, target, progress=progress)
         finally:
             target.close()
         return {**report, "source": rt.store.name, "location": shown}
