@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 import attrs
 
+from swarmmem.core.maintenance.scoped import ScopedView
 from swarmmem.core.model.codec import (
     outcome_event_to_dict,
     proposal_to_dict,
@@ -321,7 +322,8 @@ class ManagementService:
     def inspect_proposal(self, proposal_id: str) -> ProposalDetails:
         """A proposal of this context's scopes: what it proposes, who proposed it and when,
         whether it needs rephrasing to become memory, and the audit events about it."""
-        proposal = self.store.get_proposal(proposal_id)
+        # another repository's proposal in a shared store is not found, as its memories are not
+        proposal = ScopedView(self.store, self.allowed_scopes).get_proposal(proposal_id)
         if proposal is None:
             raise NotFoundError(f"proposal {proposal_id} was not found")
         store = self.store
@@ -344,7 +346,7 @@ class ManagementService:
         """The pending proposals of this context's scopes, oldest first, at most ``limit``
         (without their audit events: reading the audit log is left to one proposal's page)."""
         _count(limit, "limit", 1, MAX_LIST_LIMIT)
-        pending = self.store.list_proposals("pending")
+        pending = ScopedView(self.store, self.allowed_scopes).list_proposals("pending")
         return ReviewQueue(
             limit=limit,
             pending_count=len(pending),

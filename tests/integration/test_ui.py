@@ -944,3 +944,24 @@ def test_import_swarmmem_and_its_cli_load_no_web_framework() -> None:
     done = run_python(code, "-W", "error")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_store_of_one_project_offers_no_other_project(project: UiProject) -> None:
+    """SQLite keeps one project's memory: no picker, and no ``/p/`` page (not even this
+    project's own identity), nothing to switch to."""
+    with swarmmem.open(project.root) as mem:
+        own = mem.status()["repository"]["repository_id"]
+    with viewer(project.root) as client:
+        home = client.get("/")
+        assert home.status_code == 200 and 'id="project-picker"' not in home.text
+        assert 'href="/review"' in home.text  # links keep their unprefixed paths
+        for path in (f"/p/{own}/", f"/p/{own}/review", "/p/0123456789abcdef/"):
+            assert client.get(path).status_code == 404, path
+        assert client.get(f"/switch?project={own}").status_code == 404
+        post_ = post(
+            client, f"/p/{own}/review/{project.proposals['approve']}/approve", {"csrf": CSRF}
+        )
+        assert post_.status_code == 404
+        assert proposal_of(project.root, project.proposals["approve"]).status == "pending"
+        listing = client.get("/projects")
+        assert listing.status_code == 200 and own not in listing.text

@@ -1,6 +1,11 @@
 """The viewer as an ASGI application: :func:`create_app` wires the pages
 (:mod:`swarmmem.ui.pages`), the static files and the :class:`~swarmmem.ui.guard.Guard` around
 them, and opens the memory when the application starts.
+
+The pages of the project the viewer started in have no prefix (``/``, ``/review``, ...); the
+same pages of another project its store serves to this role are under ``/p/<id>/``
+(:mod:`swarmmem.ui.projects`), ``/projects`` lists them and ``/switch`` is the picker's
+target.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from starlette.staticfiles import StaticFiles
 from swarmmem.memory import Memory
 from swarmmem.ui import pages
 from swarmmem.ui.guard import Guard
+from swarmmem.ui.projects import Opener
 from swarmmem.ui.viewer import HERE, Viewer, action, page
 
 BATCH_FIELDS = pages.QUEUE_LIMIT + 8
@@ -28,11 +34,14 @@ def create_app(
     token: str,
     csrf: str,
     on_ready: Callable[[], None] | None = None,
+    opener: Opener | None = None,
 ) -> Guard:
     """The viewer for the memory ``open_memory`` gives, answering only on 127.0.0.1:``port``
     (or localhost) to requests carrying ``token``; forms carry ``csrf``. ``on_ready`` runs
-    once the memory is open (the server prints its address then)."""
-    viewer = Viewer(open_memory, csrf=csrf, port=port)
+    once the memory is open (the server prints its address then). When its store serves
+    several projects to this role, each other one is served under ``/p/<id>/`` with the
+    same pages (``opener`` opens a project folder's memory; default :func:`swarmmem.open`)."""
+    viewer = Viewer(open_memory, csrf=csrf, port=port, opener=opener)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -44,7 +53,7 @@ def create_app(
         finally:
             viewer.stop()
 
-    routes = [
+    project_routes = [
         Route("/", page(pages.memories), methods=["GET"]),
         Route("/memory/{memory_id}", page(pages.memory), methods=["GET"]),
         Route("/proposal/{proposal_id}", page(pages.proposal), methods=["GET"]),
@@ -66,6 +75,13 @@ def create_app(
         Route("/health/audit", action(pages.audit, writes=False), methods=["POST"]),
         Route("/health/evidence", action(pages.evidence, writes=False), methods=["POST"]),
         Route("/health/propose", action(pages.propose_updates), methods=["POST"]),
+    ]
+    routes = [
+        *project_routes,
+        # the same pages of another project the store serves to this role (404 otherwise)
+        Mount("/p/{project:str}", routes=project_routes),
+        Route("/projects", page(pages.projects), methods=["GET"]),
+        Route("/switch", page(pages.switch), methods=["GET"]),
         Mount("/static", StaticFiles(directory=HERE / "static", follow_symlink=False)),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)

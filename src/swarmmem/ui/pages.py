@@ -37,7 +37,7 @@ from swarmmem.core.writes.curator import (
 from swarmmem.memory import Memory
 from swarmmem.results import redact_secrets
 from swarmmem.ui import charts
-from swarmmem.ui.viewer import Refused, status_of, viewer_of
+from swarmmem.ui.viewer import Refused, app_viewer, status_of, viewer_of
 
 PAGE_SIZE = 50
 MAX_OFFSET = 1_000_000
@@ -165,7 +165,7 @@ async def memories(request: Request) -> Response:
 
     def link(new_offset: int) -> str:
         args = {k: v for k, v in (*filters.items(), ("q", query)) if v}
-        return "/?" + urlencode({**args, "offset": new_offset})
+        return f"{viewer.base}/?" + urlencode({**args, "offset": new_offset})
 
     return viewer.render(
         "memories.html",
@@ -355,6 +355,7 @@ def _review_page(
     request: Request, mem: Memory, *, error: str | None = None, status: int = 200
 ) -> Response:
     queue = mem.review_queue(QUEUE_LIMIT)
+    base = viewer_of(request).base
     skipped = _skipped(request)
     shown = [d for d in queue.proposals if d.proposal_id not in skipped]
     cards = [_card(mem, details) for details in shown]
@@ -369,7 +370,7 @@ def _review_page(
     memory_id = request.query_params.get("memory", "")
 
     def skip_link(proposal_id: str) -> str:
-        return "/review?" + urlencode({"skip": ",".join([*skipped, proposal_id])})
+        return f"{base}/review?" + urlencode({"skip": ",".join([*skipped, proposal_id])})
 
     return viewer_of(request).render(
         "review.html",
@@ -398,14 +399,15 @@ def _decide(
 ) -> Response:
     """Run ``decide`` (a curator decision; it returns the memory an add wrote) and go back to
     the queue saying so; a refused decision shows the queue again with the error."""
-    mem = viewer_of(request).mem
+    view = viewer_of(request)
+    mem = view.mem
     try:
         written = decide(mem)
     except SwarmMemoryError as exc:
         message = f"{proposal_id} {refused}: {redact_secrets(str(exc))}"
         return _review_page(request, mem, error=message, status=status_of(exc))
     args = {"done": done, "id": proposal_id, **({"memory": written} if written else {})}
-    return RedirectResponse("/review?" + urlencode(args), status_code=303)
+    return RedirectResponse(f"{view.base}/review?" + urlencode(args), status_code=303)
 
 
 def _pending(mem: Memory, proposal_id: str) -> dict[str, Any]:
@@ -555,7 +557,8 @@ async def batch(request: Request, form: dict[str, str]) -> Response:
     """Decide every picked proposal, one by one through ``Memory.curate`` as a person (each
     audited as its own decision); the first refusal stops the batch and says which."""
     action, picked, reason = _batch(form)
-    mem = viewer_of(request).mem
+    view = viewer_of(request)
+    mem = view.mem
     done = 0
     for proposal_id in picked:
         try:
@@ -571,7 +574,8 @@ async def batch(request: Request, form: dict[str, str]) -> Response:
             )
             return _review_page(request, mem, error=message, status=status_of(exc))
         done += 1
-    return RedirectResponse("/review?" + urlencode({"done": "batch", "n": done}), status_code=303)
+    args = urlencode({"done": "batch", "n": done})
+    return RedirectResponse(f"{view.base}/review?{args}", status_code=303)
 
 
 # --------------------------------------------------------------------------- sessions
@@ -680,3 +684,25 @@ async def propose_updates(request: Request, form: dict[str, str]) -> Response:
     such memory that no pending proposal targets yet, left for review; memory itself is not
     changed."""
     return _evidence(request, propose=True)
+
+
+# --------------------------------------------------------------------------- projects
+async def projects(request: Request) -> Response:
+    """The projects the store serves to this role: those the viewer opened (linked) and
+    those it could not, with the reason (no checkout here, a folder that is another
+    project now)."""
+    viewer = viewer_of(request)
+    found = app_viewer(request).projects
+    listed = found.listed if found is not None else []
+    return viewer.render("projects.html", title="Projects", listed=listed)
+
+
+async def switch(request: Request) -> Response:
+    """The picker's answer: the memories page of the chosen project (the one the viewer
+    started in: ``/``; another: ``/p/<id>/``); a project not opened here: 404."""
+    chosen = request.query_params.get("project", "")[:40]
+    found = app_viewer(request).projects
+    if found is None or found.memory(chosen) is None:
+        raise Refused(404, "no such project (or this database role may not see it)")
+    target = "/" if chosen == found.home_id else f"/p/{chosen}/"
+    return RedirectResponse(target, status_code=303)

@@ -37,6 +37,7 @@ from swarmmem.core.model.errors import (
 from swarmmem.memory import Memory
 from swarmmem.results import redact_secrets
 from swarmmem.ui.guard import MAX_BODY
+from swarmmem.ui.projects import Opener, Projects
 
 HERE = Path(__file__).parent
 MAX_FIELDS = 16
@@ -110,15 +111,88 @@ def environment() -> jinja2.Environment:
 
 
 class Viewer:
-    """What the pages share: the memory (opened at startup), the templates, the CSRF token
-    and the port."""
+    """What the pages share: the memory of the project it started in (opened at startup),
+    the other projects its store serves to this role (:mod:`swarmmem.ui.projects`), the
+    templates, the CSRF token and the port."""
 
-    def __init__(self, open_memory: Callable[[], Memory], *, csrf: str, port: int) -> None:
+    def __init__(
+        self,
+        open_memory: Callable[[], Memory],
+        *,
+        csrf: str,
+        port: int,
+        opener: Opener | None = None,
+    ) -> None:
         self.open_memory = open_memory
         self.csrf = csrf
         self.port = port
+        self.opener = opener
         self.env = environment()
         self._mem: Memory | None = None
+        self.projects: Projects | None = None
+
+    @property
+    def mem(self) -> Memory:
+        """The memory of the project the viewer started in."""
+        if self._mem is None:
+            raise RuntimeError("the viewer's memory is not open (the application has not started)")
+        return self._mem
+
+    def start(self) -> None:
+        """Open the memory (from the event loop's thread) and the store with it, then the
+        other projects the store serves to this role, if any."""
+        self._mem = self.open_memory()
+        self._mem.require_enabled()
+        _ = self._mem.read_only  # opens the store now: a failure stops the start
+        self.projects = Projects(self._mem, opener=self.opener)
+        self.projects.discover()
+
+    def stop(self) -> None:
+        if self.projects is not None:
+            self.projects.close()
+            self.projects = None
+        if self._mem is not None:
+            self._mem.close()
+            self._mem = None
+
+    def bind(self, project_id: str | None) -> View:
+        """The view of one project: ``None`` is the project the viewer started in (paths
+        without a prefix); another is one the store serves to this role (``/p/<id>/...``),
+        refused (404) unless it was discovered and opened at the start."""
+        if project_id is None:
+            return View(self, self.mem, base="", project_id=None)
+        mem = self.projects.memory(project_id) if self.projects is not None else None
+        if mem is None:
+            raise Refused(404, "no such project (or this database role may not see it)")
+        return View(self, mem, base=f"/p/{project_id}", project_id=project_id)
+
+    def render(self, template: str, *, status: int = 200, **context: Any) -> HTMLResponse:
+        """``template`` rendered for the project the viewer started in."""
+        return View(self, self._mem, base="", project_id=None).render(
+            template, status=status, **context
+        )
+
+    def error(self, status: int, message: str) -> HTMLResponse:
+        """The error page (the message redacted of likely secrets)."""
+        return self.render(
+            "error.html", status=status, title="Error", status_code=status,
+            message=redact_secrets(message),
+        )  # fmt: skip
+
+
+class View:
+    """The viewer bound to one project for one request: its memory, the prefix of its
+    paths (``base``: empty for the project the viewer started in) and the pages' rendering
+    (every page shows the project and, when the store serves several, the picker)."""
+
+    def __init__(
+        self, viewer: Viewer, mem: Memory | None, *, base: str, project_id: str | None
+    ) -> None:
+        self.viewer = viewer
+        self._mem = mem
+        self.base = base
+        self.project_id = project_id
+        self.csrf = viewer.csrf
 
     @property
     def mem(self) -> Memory:
@@ -126,26 +200,21 @@ class Viewer:
             raise RuntimeError("the viewer's memory is not open (the application has not started)")
         return self._mem
 
-    def start(self) -> None:
-        """Open the memory (from the event loop's thread) and the store with it."""
-        self._mem = self.open_memory()
-        self._mem.require_enabled()
-        _ = self._mem.read_only  # opens the store now: a failure stops the start
-
-    def stop(self) -> None:
-        if self._mem is not None:
-            self._mem.close()
-            self._mem = None
-
     def render(self, template: str, *, status: int = 200, **context: Any) -> HTMLResponse:
         """``template`` rendered with ``context`` and what every page shows."""
         mem = self._mem
+        projects = self.viewer.projects
+        listed = projects.listed if projects is not None and projects.shared else []
+        current = self.project_id or (projects.home_id if projects is not None else None)
         shared = {
             "project": mem.root.name if mem is not None else "",
             "read_only": bool(mem is not None and mem.enabled and mem.read_only),
             "csrf": self.csrf,
+            "base": self.base,
+            "projects": [p for p in listed if p.reason is None],
+            "current_project": current,
         }
-        body = self.env.get_template(template).render(**shared, **context)
+        body = self.viewer.env.get_template(template).render(**shared, **context)
         return HTMLResponse(body, status_code=status)
 
     def error(self, status: int, message: str) -> HTMLResponse:
@@ -156,9 +225,17 @@ class Viewer:
         )  # fmt: skip
 
 
-def viewer_of(request: Request) -> Viewer:
+def app_viewer(request: Request) -> Viewer:
+    """The application's :class:`Viewer`."""
     viewer: Viewer = request.app.state.viewer
     return viewer
+
+
+def viewer_of(request: Request) -> View:
+    """The viewer bound to the request's project (``/p/<id>/...``; none: the project the
+    viewer started in). An unknown project or one this role may not see: 404."""
+    project = request.path_params.get("project")
+    return app_viewer(request).bind(None if project is None else str(project))
 
 
 def page(handler: Page) -> Page:
@@ -166,11 +243,15 @@ def page(handler: Page) -> Page:
 
     async def run(request: Request) -> Response:
         try:
+            view = viewer_of(request)
+        except Refused as exc:
+            return app_viewer(request).error(exc.status, exc.message)
+        try:
             return await handler(request)
         except Refused as exc:
-            return viewer_of(request).error(exc.status, exc.message)
+            return view.error(exc.status, exc.message)
         except SwarmMemoryError as exc:
-            return viewer_of(request).error(status_of(exc), str(exc))
+            return view.error(status_of(exc), str(exc))
 
     return run
 
@@ -181,7 +262,7 @@ async def read_form(request: Request, max_fields: int = MAX_FIELDS) -> dict[str,
     form = await request.form(max_files=0, max_fields=max_fields, max_part_size=MAX_BODY)
     fields = {key: value for key, value in form.items() if isinstance(value, str)}
     token = fields.get("csrf", "")
-    expected = viewer_of(request).csrf
+    expected = app_viewer(request).csrf
     if not hmac.compare_digest(token.encode("utf-8", "replace"), expected.encode("utf-8")):
         raise Refused(403, "refused: the form's CSRF token is missing or wrong (reload the page)")
     return fields
@@ -189,20 +270,24 @@ async def read_form(request: Request, max_fields: int = MAX_FIELDS) -> dict[str,
 
 def action(handler: Action, *, writes: bool = True, max_fields: int = MAX_FIELDS) -> Page:
     """A ``POST`` action: the form (at most ``max_fields`` fields) and its CSRF token are
-    checked first, a store opened read-only refuses a writing action (409), and errors
-    become the error page."""
+    checked first, then the project (an unknown one: 404), a store opened read-only refuses
+    a writing action (409), and errors become the error page."""
 
     async def run(request: Request) -> Response:
-        viewer = viewer_of(request)
+        viewer = app_viewer(request)
         try:
             form = await read_form(request, max_fields)
-            if writes and viewer.mem.read_only:
+            view = viewer_of(request)
+        except Refused as exc:
+            return viewer.error(exc.status, exc.message)
+        try:
+            if writes and view.mem.read_only:
                 raise Refused(409, "the memory store is read-only: nothing can be decided here")
             return await handler(request, form)
         except Refused as exc:
-            return viewer.error(exc.status, exc.message)
+            return view.error(exc.status, exc.message)
         except SwarmMemoryError as exc:
-            return viewer.error(status_of(exc), str(exc))
+            return view.error(status_of(exc), str(exc))
 
     run.writes = writes  # type: ignore[attr-defined]
     return run
