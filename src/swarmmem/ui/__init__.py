@@ -1,4 +1,5 @@
-"""``swarmmem ui``: a local web viewer and review page for one project's memory.
+"""``swarmmem ui``: a local web viewer and review page for one project's memory (or, on a
+shared PostgreSQL store, the projects it serves to this role: :mod:`swarmmem.ui.projects`).
 
 Four pages over the :class:`~swarmmem.memory.Memory` facade (:mod:`swarmmem.ui.pages`):
 memories (search through the real recall, the filtered list, a memory's page), review (the
