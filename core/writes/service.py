@@ -49,7 +49,6 @@ from swarmmem.core.writes.importing import ImportResult, import_records
 from swarmmem.core.writes.intake import (
     NEEDS_RECORD,
     ProposalFields,
-    as_list,
     check_proposal_args,
     check_record_args,
     check_targets,
@@ -76,6 +75,7 @@ from swarmmem.core.writes.proposals import (
     source_from_evidence,
 )
 from swarmmem.core.writes.similar import with_duplicates
+from swarmmem.core.writes.task_output import ingest_task_output
 from swarmmem.core.writes.validation import check_sentinels, validate_record
 from swarmmem.ports.clock import Clock
 from swarmmem.ports.detectors import PiiDetector, PiiFindings, SecretDetector
@@ -638,84 +638,12 @@ class WriteService:
 
     # ------------------------------------------------------------ task output
     def ingest_task_output(self, output: str) -> dict[str, Any]:
-        """Accept ``memoryProposals`` / ``curatorMemoryDecisions`` JSON arrays from task output.
-
-        Invalid entries are logged and dropped; curator decisions are accepted only from
-        curator roles. Never raises on malformed input. A proposal closed at once as a
-        duplicate is listed under ``duplicates`` (its id and ``duplicateOf``), not under
-        ``proposals``.
-        """
-        result: dict[str, Any] = {
-            "proposals": [],
-            "decisions": [],
-            "rejected": [],
-            "duplicates": [],
-        }
-
-        def propose(entry: Mapping[str, Any]) -> str | None:
-            prop = self._propose_entry(entry)
-            original = prop.metadata.get("duplicateOf")
-            if original is None:
-                return prop.id
-            result["duplicates"].append({"proposalId": prop.id, "duplicateOf": str(original)})
-            return None
-
-        for payload in json_objects(output):
-            proposals = as_list(payload.get("memoryProposals"))
-            self._accept_entries(proposals, "proposal", propose, result)
-            decisions = as_list(payload.get("curatorMemoryDecisions"))
-            if decisions and not is_curator_role(self.context.agent_role):
-                result["rejected"].append(
-                    {
-                        "kind": "decision",
-                        "error": "only curator agents may emit curatorMemoryDecisions",
-                    }
-                )
-                continue
-            self._accept_entries(decisions, "decision", self._curate_entry, result)
-        return result
-
-    @staticmethod
-    def _accept_entries(
-        entries: Iterable[Any],
-        kind: str,
-        accept: Callable[[Mapping[str, Any]], str | None],
-        result: dict[str, Any],
-    ) -> None:
-        """Hand each ``kind`` entry (``proposal`` or ``decision``) of task output to
-        ``accept``: the proposal id it returns goes to ``result[kind + "s"]`` (``None``: it
-        listed the entry elsewhere); an entry it refuses (or one that is no object) is logged
-        and listed under ``rejected``."""
-        label = "memory proposal" if kind == "proposal" else "curator decision"
-        for entry in entries:
-            try:
-                if not isinstance(entry, Mapping):
-                    raise MemoryValidationError(f"{kind} entry must be an object")
-                accepted = accept(entry)
-                if accepted is not None:
-                    result[f"{kind}s"].append(accepted)
-            except Exception as exc:
-                log.warning("%s dropped: %s", label, exc)
-                result["rejected"].append({"kind": kind, "error": str(exc)})
-
-    def _propose_entry(self, entry: Mapping[str, Any]) -> MemoryProposal:
-        """File one ``memoryProposals`` entry; the proposal."""
-        return self.propose(
-            operation=entry.get("operation", "add"),
-            kind=entry.get("kind"),
-            text=entry.get("text"),
-            rationale=entry.get("rationale", ""),
-            evidence_refs=entry.get("evidenceRefs"),
-            target_memory_id=entry.get("targetMemoryId"),
-            related_memory_ids=entry.get("relatedMemoryIds"),
+        """Accept ``memoryProposals`` / ``curatorMemoryDecisions`` JSON arrays from task output
+        (see :func:`~swarmmem.core.writes.task_output.ingest_task_output`): proposals filed as
+        this context's, decisions only from curator roles. Never raises on malformed input."""
+        return ingest_task_output(
+            output,
+            curator=is_curator_role(self.context.agent_role),
+            propose=self.propose,
+            curate=self.curate,
         )
-
-    def _curate_entry(self, entry: Mapping[str, Any]) -> str:
-        """Apply one ``curatorMemoryDecisions`` entry; the id of the proposal it decided."""
-        change = self.curate(
-            str(entry.get("proposalId", "")),
-            str(entry.get("action", entry.get("decision", ""))),
-            reason=entry.get("reason"),
-            patch=entry.get("patch"),
-        )
-        return change.proposal_id
