@@ -3,16 +3,21 @@ session's run log (hostile strings included), and the browser the real-browser t
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-from factories import cite, curate_fact, propose_fact, write_memory_config
+from factories import cite, curate_fact, make_memory, propose_fact, write_memory_config
 
 import swarmmem
+from swarmmem.core.model.ids import stable_id
+from swarmmem.core.model.records import MemoryScope
 
 BIDI = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: makes "txt.exe" read as "exe.txt"
 SCRIPT_TEXT = "Never log tokens <script>window.__xss = 1</script> in the CI output."
@@ -156,3 +161,90 @@ def copied_project(seeded: Path, tmp_path: Path) -> UiProject:
             "hostile": pending[HOSTILE_PROPOSAL],
         },
     )
+
+
+# ------------------------------------------ several projects of a shared PostgreSQL store
+API_ID = stable_id("project:proj_api")
+WEB_ID = stable_id("project:proj_web")
+GHOST_ID = stable_id("project:proj_ghost")
+API_MEMORY = "The api server is started with make serve-api."
+WEB_MEMORY = "The web bundle is built with npm run build-web."
+WEB_PROPOSAL = "The web tests run in headless Firefox on every push."
+API_PROPOSAL = "The api schema lives in the openapi yaml file."
+GHOST_MEMORY = "A ghost identity whose rows name the web folder."
+
+
+def _scope_key(repo_id: str) -> str:
+    return str(MemoryScope(type="repository", repo_id=repo_id).key)
+
+
+def shared_config(project_id: str, dsn: str, schema: str) -> dict[str, Any]:
+    return {
+        "enabled": True,
+        "provider": "postgres",
+        "projectId": project_id,
+        "postgres": {"dsn": dsn, "schema": schema},
+        "embeddings": {"enabled": False},
+    }
+
+
+@contextlib.contextmanager
+def shared_projects(admin: str, base: Path) -> Iterator[dict[str, Any]]:
+    """Two projects (``api``, ``web``) in one schema of the server at ``admin`` under
+    row-level security, in folders under ``base``: role ``both`` granted both, role ``one``
+    granted ``api`` and a ghost identity whose stored memory names ``web``'s folder; each
+    folder's own file names the admin's connection. Yields the DSNs (``dsn[role]``), the
+    schema, the folders and the ids of the seeded memories and proposals; the roles are
+    dropped afterwards."""
+    import psycopg
+    from pg_support import schema_for
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    from swarmmem.adapters.storage.postgres import PostgresStore
+    from swarmmem.adapters.storage.postgres.rls import row_level_security
+
+    def role_dsn(role: str, password: str) -> str:
+        params = conninfo_to_dict(admin)
+        params.update(user=role, password=password)
+        return make_conninfo("", **params)
+
+    schema = schema_for(base)
+    PostgresStore(admin, schema=schema, pool_size=1, cache=False).close()
+    suffix = secrets.token_hex(4)
+    roles = {"both": f"swarm_both_{suffix}", "one": f"swarm_one_{suffix}"}
+    password = secrets.token_hex(12)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        for role in roles.values():
+            conn.execute(f"CREATE ROLE \"{role}\" LOGIN PASSWORD '{password}'")
+    grants = {
+        "both": [_scope_key(API_ID), _scope_key(WEB_ID)],
+        "one": [_scope_key(API_ID), _scope_key(GHOST_ID)],
+    }
+    try:
+        for name, keys in grants.items():
+            done = row_level_security(admin, schema, roles[name], keys, apply=True)
+            assert done["applied"] is True
+        dsn = {name: role_dsn(role, password) for name, role in roles.items()}
+        api, web = base / "work" / "api", base / "work" / "web"
+        # each folder's own file names the admin's connection: the viewer must never use it
+        write_memory_config(api, shared_config("proj_api", admin, schema))
+        write_memory_config(web, shared_config("proj_web", admin, schema))
+        ids: dict[str, str] = {}
+        with swarmmem.open(api, config=shared_config("proj_api", dsn["both"], schema)) as mem:
+            ids["api_memory"] = curate_fact(mem, API_MEMORY)
+            ids["api_proposal"] = propose_fact(mem, API_PROPOSAL).id
+        with swarmmem.open(web, config=shared_config("proj_web", dsn["both"], schema)) as mem:
+            ids["web_memory"] = curate_fact(mem, WEB_MEMORY)
+            ids["web_proposal"] = propose_fact(mem, WEB_PROPOSAL, evidence="package.json").id
+        # the admin writes a memory of a third identity that names web's folder as its root
+        ghost = MemoryScope(type="repository", repo_id=GHOST_ID, repo_root=str(web))
+        with PostgresStore(admin, schema=schema, pool_size=1, cache=False) as store:
+            record = make_memory(GHOST_MEMORY, scope=ghost)
+            store.upsert(record)
+            ids["ghost_memory"] = record.id
+        yield {"admin": admin, "schema": schema, "dsn": dsn, "api": api, "web": web, **ids}
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            for role in roles.values():
+                conn.execute(f'DROP OWNED BY "{role}" CASCADE')
+                conn.execute(f'DROP ROLE "{role}"')

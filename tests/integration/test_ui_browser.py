@@ -67,11 +67,12 @@ def project(seeded: Path, tmp_path: Path) -> UiProject:
 
 
 @contextlib.contextmanager
-def serving(root: Path) -> Iterator[Any]:
-    """The real viewer of ``root`` on 127.0.0.1 in a thread (the memory opens in it)."""
+def serving(root: Path, config: dict[str, Any] | None = None) -> Iterator[Any]:
+    """The real viewer of ``root`` (with ``config``, if given) on 127.0.0.1 in a thread (the
+    memory opens in it)."""
     from swarmmem.ui.server import UiServer
 
-    server = UiServer(lambda: swarmmem.open(root))
+    server = UiServer(lambda: swarmmem.open(root, config=config))
     ready = threading.Event()
     failed: list[BaseException] = []
 
@@ -267,3 +268,51 @@ def test_xss_and_csrf_attempts_fail(page: Any, project: UiProject) -> None:
         attacker.server_close()
     with swarmmem.open(project.root) as mem:
         assert mem.store.get_proposal(proposal_id).status == "pending"
+
+
+def test_switching_between_the_projects_of_a_shared_store(
+    browser: Any, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """On a shared PostgreSQL store (pgserver; skips without it), a role granted two projects
+    picks the other one in the header and its pages show its memories only; a project the
+    role may not see answers 404 in the browser too."""
+    from pg_support import require_dsn
+    from ui_support import (
+        API_MEMORY,
+        GHOST_ID,
+        WEB_ID,
+        WEB_MEMORY,
+        shared_config,
+        shared_projects,
+    )
+
+    from swarmmem.ui.server import write_redirect
+
+    pytest.importorskip("psycopg")
+    with shared_projects(require_dsn(), tmp_path_factory.mktemp("ui-browser-pg")) as shared:
+        config = shared_config("proj_api", shared["dsn"]["both"], shared["schema"])
+        with serving(shared["api"], config=config) as server:
+            tab = browser.new_page()
+            tab.shots = tmp_path
+            redirect = write_redirect(server.url)
+            try:
+                tab.goto(redirect.as_uri())
+                tab.wait_for_url(f"http://127.0.0.1:{server.port}/")
+                tab.wait_for_selector("#project-picker")
+                assert API_MEMORY in tab.inner_text("main")
+                tab.select_option("#project-picker select", WEB_ID)
+                tab.click("#project-picker button")
+                tab.wait_for_url(f"http://127.0.0.1:{server.port}/p/{WEB_ID}/")
+                tab.wait_for_selector("#list")
+                shown = tab.inner_text("main")
+                assert WEB_MEMORY in shown and API_MEMORY not in shown
+                assert tab.inner_text("#project") == "web"
+                shot(tab, "project-web")
+                tab.click("nav a[href$='/review']")
+                tab.wait_for_url(f"http://127.0.0.1:{server.port}/p/{WEB_ID}/review")
+                refused = tab.goto(f"http://127.0.0.1:{server.port}/p/{GHOST_ID}/")
+                assert refused is not None and refused.status == 404
+            finally:
+                shutil.rmtree(redirect.parent, ignore_errors=True)
+                tab.close()
+                browser.clear_cookies()

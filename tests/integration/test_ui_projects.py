@@ -19,111 +19,52 @@ without one the tests skip.
 from __future__ import annotations
 
 import contextlib
-import secrets
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from factories import curate_fact, make_memory, propose_fact, write_memory_config
-from pg_support import require_dsn, schema_for
+from pg_support import require_dsn
+from ui_support import (
+    API_ID,
+    API_MEMORY,
+    API_PROPOSAL,
+    GHOST_ID,
+    GHOST_MEMORY,
+    WEB_ID,
+    WEB_MEMORY,
+    WEB_PROPOSAL,
+    shared_config,
+    shared_projects,
+)
 
 import swarmmem
-from swarmmem.core.model.ids import stable_id
-from swarmmem.core.model.records import MemoryScope
 
 pytest.importorskip("starlette", reason="the ui extra is not installed")
 pytest.importorskip("jinja2", reason="the ui extra is not installed")
-psycopg = pytest.importorskip("psycopg")
+pytest.importorskip("psycopg")
 
-from psycopg.conninfo import conninfo_to_dict, make_conninfo  # noqa: E402
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
-from swarmmem.adapters.storage.postgres import PostgresStore  # noqa: E402
-from swarmmem.adapters.storage.postgres.rls import row_level_security  # noqa: E402
-from swarmmem.ui.app import create_app  # noqa: E402
+from swarmmem.adapters.storage.postgres import PostgresStore
+from swarmmem.ui.app import create_app
 
 PORT = 48124
 TOKEN = "test-token-" + "p" * 32
 CSRF = "test-csrf-" + "q" * 32
 ORIGIN = f"http://127.0.0.1:{PORT}"
-API_ID = stable_id("project:proj_api")
-WEB_ID = stable_id("project:proj_web")
-GHOST_ID = stable_id("project:proj_ghost")
-API_MEMORY = "The api server is started with make serve-api."
-WEB_MEMORY = "The web bundle is built with npm run build-web."
-WEB_PROPOSAL = "The web tests run in headless Firefox on every push."
-API_PROPOSAL = "The api schema lives in the openapi yaml file."
-GHOST_MEMORY = "A ghost identity whose rows name the web folder."
-
-
-def _key(repo_id: str) -> str:
-    return str(MemoryScope(type="repository", repo_id=repo_id).key)
-
-
-def _role_dsn(admin: str, role: str, password: str) -> str:
-    params = conninfo_to_dict(admin)
-    params.update(user=role, password=password)
-    return make_conninfo("", **params)
-
-
-def _config(project_id: str, dsn: str, schema: str) -> dict[str, Any]:
-    return {
-        "enabled": True,
-        "provider": "postgres",
-        "projectId": project_id,
-        "postgres": {"dsn": dsn, "schema": schema},
-        "embeddings": {"enabled": False},
-    }
 
 
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """One schema, two project folders, roles ``both`` and ``one`` (dropped afterwards)."""
-    admin = require_dsn()
-    base = tmp_path_factory.mktemp("ui-projects")
-    schema = schema_for(base)
-    PostgresStore(admin, schema=schema, pool_size=1, cache=False).close()
-    suffix = secrets.token_hex(4)
-    roles = {"both": f"swarm_both_{suffix}", "one": f"swarm_one_{suffix}"}
-    password = secrets.token_hex(12)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        for role in roles.values():
-            conn.execute(f"CREATE ROLE \"{role}\" LOGIN PASSWORD '{password}'")
-    grants = {"both": [_key(API_ID), _key(WEB_ID)], "one": [_key(API_ID), _key(GHOST_ID)]}
-    try:
-        for name, keys in grants.items():
-            done = row_level_security(admin, schema, roles[name], keys, apply=True)
-            assert done["applied"] is True
-        dsn = {name: _role_dsn(admin, role, password) for name, role in roles.items()}
-        api, web = base / "work" / "api", base / "work" / "web"
-        # each folder's own file names the admin's connection: the viewer must never use it
-        write_memory_config(api, _config("proj_api", admin, schema))
-        write_memory_config(web, _config("proj_web", admin, schema))
-        ids: dict[str, str] = {}
-        with swarmmem.open(api, config=_config("proj_api", dsn["both"], schema)) as mem:
-            ids["api_memory"] = curate_fact(mem, API_MEMORY)
-            ids["api_proposal"] = propose_fact(mem, API_PROPOSAL).id
-        with swarmmem.open(web, config=_config("proj_web", dsn["both"], schema)) as mem:
-            ids["web_memory"] = curate_fact(mem, WEB_MEMORY)
-            ids["web_proposal"] = propose_fact(mem, WEB_PROPOSAL, evidence="package.json").id
-        # the admin writes a memory of a third identity that names web's folder as its root
-        ghost = MemoryScope(type="repository", repo_id=GHOST_ID, repo_root=str(web))
-        with PostgresStore(admin, schema=schema, pool_size=1, cache=False) as store:
-            record = make_memory(GHOST_MEMORY, scope=ghost)
-            store.upsert(record)
-            ids["ghost_memory"] = record.id
-        yield {"admin": admin, "schema": schema, "dsn": dsn, "api": api, "web": web, **ids}
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            for role in roles.values():
-                conn.execute(f'DROP OWNED BY "{role}" CASCADE')
-                conn.execute(f'DROP ROLE "{role}"')
+    """One schema, two project folders, roles ``both`` and ``one`` (see ``ui_support``)."""
+    with shared_projects(require_dsn(), tmp_path_factory.mktemp("ui-projects")) as found:
+        yield found
 
 
 @contextlib.contextmanager
 def viewer_as(shared: dict[str, Any], role: str) -> Iterator[TestClient]:
     """The viewer started in ``api`` connecting as ``role``, signed in."""
-    config = _config("proj_api", shared["dsn"][role], shared["schema"])
+    config = shared_config("proj_api", shared["dsn"][role], shared["schema"])
     app = create_app(
         lambda: swarmmem.open(shared["api"], config=config), port=PORT, token=TOKEN, csrf=CSRF
     )
@@ -213,7 +154,7 @@ def test_a_decision_in_one_project_lands_in_that_project_only(shared: dict[str, 
         assert undone.status_code == 303
         assert undone.headers["location"].startswith(f"/p/{WEB_ID}/review?done=undone")
         with swarmmem.open(
-            shared["web"], config=_config("proj_web", shared["dsn"]["both"], shared["schema"])
+            shared["web"], config=shared_config("proj_web", shared["dsn"]["both"], shared["schema"])
         ) as mem:
             texts = [p.proposed_record.text for p in mem.proposals("pending")]
         assert texts == [WEB_PROPOSAL]
@@ -258,7 +199,7 @@ def test_a_project_the_role_may_not_see_is_refused(shared: dict[str, Any]) -> No
 def test_the_admin_sees_every_project_and_the_ghost_stays_closed(shared: dict[str, Any]) -> None:
     """The tables' owner bypasses row-level security: every identity is listed; the ghost's
     folder still opens to ``web``, so only ``web`` becomes a project."""
-    config = _config("proj_api", shared["admin"], shared["schema"])
+    config = shared_config("proj_api", shared["admin"], shared["schema"])
     app = create_app(
         lambda: swarmmem.open(shared["api"], config=config), port=PORT, token=TOKEN, csrf=CSRF
     )
@@ -270,7 +211,7 @@ def test_the_admin_sees_every_project_and_the_ghost_stays_closed(shared: dict[st
 
 
 def test_an_unknown_project_prefix_needs_the_token_first(shared: dict[str, Any]) -> None:
-    config = _config("proj_api", shared["dsn"]["both"], shared["schema"])
+    config = shared_config("proj_api", shared["dsn"]["both"], shared["schema"])
     app = create_app(
         lambda: swarmmem.open(shared["api"], config=config), port=PORT, token=TOKEN, csrf=CSRF
     )
