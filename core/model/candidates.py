@@ -1,9 +1,9 @@
 """What recall's scorer reads of a candidate memory: one row of plain values, no record.
 
 A store that keeps whole records (in-memory, JSONL) derives the row from a record
-(``swarmmem.core.recall.scoring.derived``, once per record object); a SQL store derives it from
+(``swarmmem.core.recall.rows.derived``, once per record object); a SQL store derives it from
 the stored JSON and columns without building the record
-(``swarmmem.core.recall.scoring.candidate_row``), and builds full records only for the items a
+(``swarmmem.core.recall.rows.candidate_row``), and builds full records only for the items a
 recall returns. Both give equal rows for the same stored memory.
 """
 

@@ -323,7 +323,7 @@ class MemoryRecord:
     embedding_model_version: str | None = None
     valid_from: str | None = attrs.field(default=None, validator=_opt_iso)
     supersedes_reason: str | None = None
-    #: what recall derives from this record (``core.recall.scoring.derived``), computed once
+    #: what recall derives from this record (``core.recall.rows.derived``), computed once
     #: per record object; not part of its value (no init, eq or repr; ``evolve`` drops it)
     _derived: Any = attrs.field(default=None, init=False, eq=False, repr=False)
 

@@ -27,7 +27,7 @@ from typing import TypeVar
 from swarmmem.core.model.candidates import CandidateRow
 from swarmmem.core.model.records import MemoryRecord
 from swarmmem.core.recall.fts import distinct_terms
-from swarmmem.core.recall.scoring import derived
+from swarmmem.core.recall.rows import derived
 from swarmmem.core.recall.stemming import stemmed_tokens
 
 #: a record or its candidate row (:func:`record_fields` reads either)

@@ -9,7 +9,7 @@ it may be recalled at all (active, not outcome evidence); and, per term, the pos
 rows holding it. A row is computed when the record is written; a recall then runs the
 ``bm25`` kernel over the postings of the query's terms (scope and kind filtered by id, never
 by re-serialising scopes) and hands back the scorer's fields of the best rows (kept with each
-row: :func:`~swarmmem.core.recall.scoring.derived`), not their records.
+row: :func:`~swarmmem.core.recall.rows.derived`), not their records.
 
 The scores equal :func:`swarmmem.core.recall.bm25.bm25_relevance` over the same records (the
 scope's own statistics); tests compare the two.
@@ -35,7 +35,7 @@ from swarmmem.core.recall.bm25 import (
     record_fields,
     stemmed_document,
 )
-from swarmmem.core.recall.scoring import derived
+from swarmmem.core.recall.rows import derived
 
 #: compact the term arrays once this share of them belongs to replaced or removed rows
 _GARBAGE_SHARE = 0.5

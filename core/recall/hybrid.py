@@ -66,7 +66,7 @@ from swarmmem.core.model.ids import iso_to_ms, normalize_text
 from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest
 from swarmmem.core.recall.embedding_cache import EmbeddingCache
 from swarmmem.core.recall.lexical import recallable
-from swarmmem.core.recall.scoring import is_expired
+from swarmmem.core.recall.rows import is_expired
 from swarmmem.ports.embedder import Embedder, query_embedding
 from swarmmem.ports.reranker import Reranker
 from swarmmem.ports.storage import StorageProvider

@@ -43,15 +43,8 @@ from swarmmem.core.recall.bm25 import (
     stemmed_query,
 )
 from swarmmem.core.recall.fts import FTS_BONUS, build_fts_query
-from swarmmem.core.recall.scoring import (
-    LearningPolicy,
-    Ranking,
-    RecordLoader,
-    derived,
-    rank_records,
-    rank_rows,
-    records_loader,
-)
+from swarmmem.core.recall.rows import RecordLoader, derived, records_loader
+from swarmmem.core.recall.scoring import LearningPolicy, Ranking, rank_records, rank_rows
 from swarmmem.ports.storage import Candidates, StorageProvider
 
 DEFAULT_CANDIDATE_CAP = 1000

@@ -48,14 +48,8 @@ from swarmmem.core.recall.lexical import (
     preselect_limit,
     slice_items,
 )
-from swarmmem.core.recall.scoring import (
-    LearningPolicy,
-    Ranking,
-    RecordLoader,
-    Scored,
-    derived,
-    rank_rows,
-)
+from swarmmem.core.recall.rows import RecordLoader, derived
+from swarmmem.core.recall.scoring import LearningPolicy, Ranking, Scored, rank_rows
 from swarmmem.ports.storage import StorageProvider
 
 #: Every recall profile. ``reference`` is the reference implementation's lexical path, kept

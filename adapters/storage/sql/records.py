@@ -53,7 +53,7 @@ from swarmmem.core.model.semantics import (
     stored_row,
 )
 from swarmmem.core.recall.bm25 import match_terms
-from swarmmem.core.recall.scoring import candidate_row, derived
+from swarmmem.core.recall.rows import candidate_row, derived
 from swarmmem.ports.storage import Candidates, RecordKey
 
 CACHE_LIMIT = 50_000
