@@ -70,6 +70,39 @@ def data_dir() -> Path:
     return Path(__file__).resolve().parents[3] / "shared" / "data" / "code-memory"
 
 
+def add_set_options(parser: argparse.ArgumentParser) -> None:
+    """``--data`` and ``--sets``: the dev sets' folder and which sets to run."""
+    parser.add_argument("--data", type=Path, default=None, help="the dev sets' folder")
+    parser.add_argument("--sets", default=",".join(SETS))
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    """``--json`` (where the results go) and ``--cache`` (the embeddings' cache folder)."""
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--cache", type=Path, default=None, help="default: fetch.cache_dir()")
+
+
+def data_folder(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Path:
+    """The dev sets' folder of ``args`` (``--data``, else :func:`data_dir`); a usage error
+    through ``parser`` when it is not there."""
+    folder: Path = args.data or data_dir()
+    if not folder.is_dir():
+        parser.error(f"no code-memory data at {folder} (set --data or SWARMMEM_CODE_MEMORY_DATA)")
+    return folder
+
+
+def comma_list(value: str) -> list[str]:
+    """The items of a comma-separated option, stripped, empty ones left out."""
+    return [s.strip() for s in value.split(",") if s.strip()]
+
+
+def onnx_embedder(cache: Path) -> CachedEmbedder:
+    """The ONNX embedder, its vectors cached by text in ``cache``."""
+    from swarmmem.registry import create
+
+    return CachedEmbedder(create("embedder", "onnx"), cache / "code-memory-embeddings.npz")
+
+
 def load_set(folder: Path, name: str) -> dict[str, Any]:
     """One dev set as its JSON says (memories, queries)."""
     with (folder / f"{name}.json").open(encoding="utf-8") as handle:
@@ -253,27 +286,21 @@ def markdown(title: str, table: dict[str, dict[str, float]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=None, help="the dev sets' folder")
-    parser.add_argument("--sets", default=",".join(SETS))
+    add_set_options(parser)
     parser.add_argument("--profiles", default="lexical,hybrid,hybrid+rerank")
     parser.add_argument("--distractors", type=int, default=1500)
     run.add_retrieval_options(parser)
-    parser.add_argument("--json", type=Path, default=None)
-    parser.add_argument("--cache", type=Path, default=None, help="default: fetch.cache_dir()")
+    add_output_options(parser)
     args = parser.parse_args(argv)
-    folder = args.data or data_dir()
-    if not folder.is_dir():
-        parser.error(f"no code-memory data at {folder} (set --data or SWARMMEM_CODE_MEMORY_DATA)")
-    names = [s.strip() for s in args.sets.split(",") if s.strip()]
-    profiles = tuple(p.strip() for p in args.profiles.split(",") if p.strip())
+    folder = data_folder(parser, args)
+    names = comma_list(args.sets)
+    profiles = tuple(comma_list(args.profiles))
     cache = args.cache or fetch.cache_dir()
     sets = {name: load_set(folder, name) for name in SETS}
     extra = distractors(args.distractors)
     embedder = None
     if any(p != "lexical" for p in profiles):
-        from swarmmem.registry import create
-
-        embedder = CachedEmbedder(create("embedder", "onnx"), cache / "code-memory-embeddings.npz")
+        embedder = onnx_embedder(cache)
     started = time.perf_counter()
     results: dict[str, Any] = {
         "date": dt.date.today().isoformat(),

@@ -51,10 +51,13 @@ import swarmmem
 from benchmarks.quality import fetch
 from benchmarks.quality.code_memory import (
     SETS,
-    CachedEmbedder,
-    data_dir,
+    add_output_options,
+    add_set_options,
+    comma_list,
+    data_folder,
     distractors,
     load_set,
+    onnx_embedder,
     save_results,
 )
 from swarmmem.core.model.ids import estimate_tokens
@@ -262,8 +265,7 @@ def markdown(results: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=None, help="the dev sets' folder")
-    parser.add_argument("--sets", default=",".join(SETS))
+    add_set_options(parser)
     parser.add_argument("--settings", default="alone,among")
     parser.add_argument("--embeddings", default="off,on")
     parser.add_argument("--distractors", type=int, default=1500)
@@ -273,23 +275,18 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help='configuration sections to merge, as JSON: \'{"recall": {"minScore": 0.1}}\'',
     )
-    parser.add_argument("--json", type=Path, default=None)
-    parser.add_argument("--cache", type=Path, default=None, help="default: fetch.cache_dir()")
+    add_output_options(parser)
     args = parser.parse_args(argv)
-    folder = args.data or data_dir()
-    if not folder.is_dir():
-        parser.error(f"no code-memory data at {folder} (set --data or SWARMMEM_CODE_MEMORY_DATA)")
-    names = [s.strip() for s in args.sets.split(",") if s.strip()]
-    settings = [s.strip() for s in args.settings.split(",") if s.strip()]
-    modes = [s.strip() for s in args.embeddings.split(",") if s.strip()]
+    folder = data_folder(parser, args)
+    names = comma_list(args.sets)
+    settings = comma_list(args.settings)
+    modes = comma_list(args.embeddings)
     cache = args.cache or fetch.cache_dir()
     sets = {name: load_set(folder, name) for name in SETS}
     extra = distractors(args.distractors) if "among" in settings else []
     embedder = None
     if "on" in modes:
-        from swarmmem.registry import create
-
-        embedder = CachedEmbedder(create("embedder", "onnx"), cache / "code-memory-embeddings.npz")
+        embedder = onnx_embedder(cache)
     results: dict[str, Any] = {
         "date": dt.date.today().isoformat(),
         "command": shlex.join(["python", "-m", "benchmarks.quality.injection", *(argv or [])]),
