@@ -239,19 +239,7 @@ def rank_rows(
     if scorer.names_references:  # the rule reads records: scored in Python
         ranked = _ranked_naming(scorer, batch, rules, load, unreadable)
     else:  # the whole batch in one kernel call
-        ranked = lexical.ranked_candidates(
-            request.query,
-            request.task,
-            scorer.injection and request.task is not None,
-            batch,
-            _RANKED_FIELDS,
-            kinds,
-            role_kinds,
-            text_relevance,
-            RECENCY_WEIGHT,
-            scorer.q_weight,
-            rules,
-        )
+        ranked = scorer.ranked(batch, rules)
         scorer.recency = ranked.recency
     kept, suppressed = ranked.kept, ranked.held
     diag["preScoredFilteredCount"] = ranked.dropped
@@ -335,6 +323,9 @@ class _BatchScorer:
         self.role_kinds = role_kinds
         self.q_weight = policy.q_boost_weight
         self.injection = request.mode == "injection"
+        #: the kernel's first arguments: the query, the task and whether the task counts as
+        #: query (an injection with a task)
+        self.query_args = (request.query, request.task, self.injection and request.task is not None)
         self.text_relevance = text_relevance
         #: the eligible candidates' oldest update time and the span to the newest (set once
         #: they are known; only with a ``text_relevance``)
@@ -355,16 +346,13 @@ class _BatchScorer:
     def score(self, fields: Sequence[CandidateRow], *, recent: bool = True) -> list[Scored]:
         """The scored candidates of ``fields``, best first (``recent``: with the recency
         feature, which only the eligible candidates have)."""
-        request = self.request
         fields = fields if isinstance(fields, list) else list(fields)
         named = self.named
         recency = self.recency if recent else None
         if named is not None and self.names_references:
             return self._with_named(fields, self._rows(fields), named, recency)
         return lexical.scored_candidates(
-            request.query,
-            request.task,
-            self.injection and request.task is not None,
+            *self.query_args,
             fields,
             _SCORED_FIELDS,
             self.kinds,
@@ -375,13 +363,25 @@ class _BatchScorer:
             self.q_weight,
         )
 
+    def ranked(self, fields: list[CandidateRow], rules: lexical.RankRules) -> lexical.Ranked:
+        """The kernel's ranking of ``fields`` under ``rules`` (filters, scores, then the
+        signal and base-score rules)."""
+        return lexical.ranked_candidates(
+            *self.query_args,
+            fields,
+            _RANKED_FIELDS,
+            self.kinds,
+            self.role_kinds,
+            self.text_relevance,
+            RECENCY_WEIGHT,
+            self.q_weight,
+            rules,
+        )
+
     def _rows(self, fields: list[CandidateRow]) -> list[LexicalRow]:
         """The kernel's rows for ``fields`` (one column per factor)."""
-        request = self.request
         return lexical.score_candidates(
-            request.query,
-            request.task,
-            self.injection and request.task is not None,
+            *self.query_args,
             fields,
             _KERNEL_FIELDS,
             self.kinds,
@@ -481,19 +481,7 @@ def _ranked_naming(
     those it cannot read are added to ``unreadable``); the signal and base-score rules
     follow, as in the kernel."""
     assert scorer.text_relevance is not None and scorer.named is not None
-    filtered = lexical.ranked_candidates(
-        scorer.request.query,
-        scorer.request.task,
-        scorer.injection and scorer.request.task is not None,
-        records,
-        _RANKED_FIELDS,
-        scorer.kinds,
-        scorer.role_kinds,
-        scorer.text_relevance,
-        RECENCY_WEIGHT,
-        scorer.q_weight,
-        rules._replace(require_signal=False, min_base=None),
-    )
+    filtered = scorer.ranked(records, rules._replace(require_signal=False, min_base=None))
     scorer.recency = filtered.recency
     eligible = [s.fields for s in filtered.kept]
     if scorer.named.active:
