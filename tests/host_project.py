@@ -102,14 +102,22 @@ def swarmmem_script() -> Path:
     return script
 
 
+def on_path() -> str:
+    """This process's ``PATH`` with the venv's folder first: ``swarmmem`` on ``PATH``, as the
+    files ``init`` writes for committing expect (and as a host started from there sees it)."""
+    return f"{swarmmem_script().parent}{os.pathsep}{os.environ.get('PATH', os.defpath)}"
+
+
 def cli_env(home: Path) -> dict[str, str]:
-    """This environment without swarmmem settings or user configuration, ``HOME`` = ``home``."""
+    """This environment without swarmmem settings or user configuration, ``HOME`` = ``home``,
+    the venv first on ``PATH`` (:func:`on_path`)."""
     env = {
         key: value
         for key, value in os.environ.items()
         if not key.startswith("SWARMMEM_") and not key.startswith("XDG_")
     }
     env["HOME"] = str(home)
+    env["PATH"] = on_path()
     return env
 
 
@@ -144,7 +152,7 @@ def hook_env(*, helper: bool) -> dict[str, str]:
     """What a host run adds to the host CLI's clean environment: the venv first on ``PATH``,
     and the hook helper process idling out after 5 s (``helper``) or none at all (each hook
     answers in its own process)."""
-    path = f"{swarmmem_script().parent}{os.pathsep}{os.environ.get('PATH', os.defpath)}"
+    path = on_path()
     if helper:
         return {"PATH": path, "SWARMMEM_HOOK_HELPER_IDLE": "5"}
     return {"PATH": path, "SWARMMEM_HOOK_HELPER": "0"}

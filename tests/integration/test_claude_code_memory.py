@@ -21,11 +21,17 @@ in ``src/app``, it runs none of the project-level hooks. The project is therefor
 ``swarmmem init --agent claude-code --user``, as the README advises for sessions started in a
 subfolder: the hooks go to ``$HOME/.claude/settings.json`` and get ``cwd`` = ``src/app``, and
 must find the project root themselves.
+
+The last test sets the project up with ``swarmmem`` off ``PATH``: the hooks and the MCP server
+reach the CLI through Claude Code's per-user files, and the committed ones name no path.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
@@ -233,3 +239,65 @@ def test_a_session_that_worked_is_asked_once_to_propose(claude_cli: Path, tmp_pa
     stops = [e for e in events if e["event"] == "Stop"]
     assert [e.get("nudged", False) for e in stops] == [True, False]
     assert stops[1]["type"] == "proposals_filed"
+
+
+def path_without_swarmmem() -> str:
+    """This process's ``PATH`` without relative entries and folders holding a ``swarmmem``."""
+    entries = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    return os.pathsep.join(
+        e for e in entries if os.path.isabs(e) and shutil.which("swarmmem", path=e) is None
+    )
+
+
+def test_off_path_init_reaches_claude_code_through_its_per_user_files(
+    claude_cli: Path, tmp_path: Path
+) -> None:
+    """``swarmmem`` not on ``PATH`` (a virtual environment that is not activated): ``init
+    --agent claude-code`` keeps the committed files free of this machine's path, and the real
+    CLI still runs the hooks (``.claude/settings.local.json``) and the MCP server (this
+    project's local scope in ``~/.claude.json``, which wins over ``.mcp.json``'s by-name
+    entry)."""
+    project, home = tmp_path / "project", tmp_path / "home"
+    host_project.make_project(project, home)
+    path = path_without_swarmmem()
+    env = {**host_project.cli_env(home), "PATH": path}
+    script = str(host_project.swarmmem_script())
+    done = subprocess.run(
+        [script, "--json", "init", "--agent", "claude-code"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    committed = [project / ".mcp.json", project / "CLAUDE.md"]
+    assert all(script not in p.read_text(encoding="utf-8") for p in committed)
+    assert not (project / ".claude" / "settings.json").exists()
+    assert script in (project / ".claude" / "settings.local.json").read_text(encoding="utf-8")
+    ids = host_project.add_memories(project, home)
+
+    recall_tool = "mcp__swarmmem__swarm_memory_recall"
+
+    def answer(body: dict[str, Any]) -> str | list[dict[str, Any]]:
+        if len(fake.main_requests()) > 1:  # the tool's result is the newest user text
+            answered = "alembic upgrade head" in hosts.user_texts(body)[-1]
+            return "done" if answered else "the tool gave nothing"
+        return [hosts.tool_use(recall_tool, {"query": "database migrations"})]
+
+    with hosts.FakeAnthropic(answer) as fake:
+        run = hosts.run_claude(
+            claude_cli,
+            PARAPHRASE,
+            cwd=project,
+            home=home,
+            base_url=fake.url,
+            extra_env={"PATH": path, "SWARMMEM_HOOK_HELPER": "0"},
+            session_id=str(uuid.uuid4()),
+            allowed_tools=["mcp__swarmmem"],
+        )
+    assert run.returncode == 0, f"{run.stdout}\n{run.stderr}"
+    first, second = fake.main_requests()[:2]
+    context = context_after(first, PARAPHRASE)
+    brief, recall = section(context, START_CONTEXT), section(context, PROMPT_CONTEXT)
+    assert brief is not None and recall is not None, context[:2000]
+    host_project.check_brief(brief, ids)
+    host_project.check_recall(recall, ids)
+    # the MCP server answered the tool call: its result reached the model
+    assert run.stdout.strip() == "done", hosts.user_texts(second)[-3:]

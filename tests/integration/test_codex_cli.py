@@ -84,7 +84,7 @@ def make_project(project: Path, home: Path) -> None:
     settings = json.loads((project / ".codex" / "hooks.json").read_text(encoding="utf-8"))
     for event in EVENTS:
         (handler,) = settings["hooks"][event][0]["hooks"]
-        assert handler["command"] == f"{host_project.swarmmem_script()} hook codex {event}", handler
+        assert handler["command"] == f"swarmmem hook codex {event}", handler  # by name
         assert handler["timeout"] == (3 if event == "SessionEnd" else 30), handler
     assert "memoryProposals" in (project / "AGENTS.md").read_text(encoding="utf-8")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,11 +18,27 @@ from swarmmem.hooks.install import merge_toml_section
 from swarmmem.project import find_root
 
 SWARMMEM = [sys.executable, "-m", "swarmmem"]
+SCRIPT = str(Path(sys.executable).parent / "swarmmem")
+"""The console script of the swarmmem under test."""
 
 
-def run(*args: str, cwd: Path, home: Path | None = None) -> subprocess.CompletedProcess[str]:
-    keep = ("PATH", "SWARMMEM_NO_EXTENSIONS", "PYTHONPATH")
+def path_without_swarmmem() -> str:
+    """This process's ``PATH`` without relative entries and folders holding a ``swarmmem``."""
+    entries = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    return os.pathsep.join(
+        e for e in entries if os.path.isabs(e) and shutil.which("swarmmem", path=e) is None
+    )
+
+
+ON_PATH = os.pathsep.join([str(Path(SCRIPT).parent), path_without_swarmmem()])
+
+
+def run(
+    *args: str, cwd: Path, home: Path | None = None, path: str = ON_PATH
+) -> subprocess.CompletedProcess[str]:
+    keep = ("SWARMMEM_NO_EXTENSIONS", "PYTHONPATH")
     env = {key: os.environ[key] for key in keep if key in os.environ}
+    env["PATH"] = path
     env["HOME"] = str(home or cwd.parent / "home")
     env["SWARMMEM_HOOK_HELPER"] = "0"
     return subprocess.run(
@@ -29,8 +46,10 @@ def run(*args: str, cwd: Path, home: Path | None = None) -> subprocess.Completed
     )
 
 
-def run_json(*args: str, cwd: Path, home: Path | None = None) -> dict[str, Any]:
-    done = run("--json", *args, cwd=cwd, home=home)
+def run_json(
+    *args: str, cwd: Path, home: Path | None = None, path: str = ON_PATH
+) -> dict[str, Any]:
+    done = run("--json", *args, cwd=cwd, home=home, path=path)
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
@@ -107,12 +126,49 @@ def _agent_args() -> list[str]:
     return [arg for agent in ALL_AGENTS for arg in ("--agent", agent)]
 
 
-def test_init_agent_writes_every_host_and_is_idempotent(repo: Path) -> None:
-    data = run_json("init", *_agent_args(), cwd=repo)
-    command = str(Path(sys.executable).parent / "swarmmem")
+def project_texts(repo: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(repo)): p.read_text(encoding="utf-8")
+        for p in repo.rglob("*")
+        if p.is_file() and ".swarm" not in p.parts and ".git" not in p.parts
+    }
+
+
+@pytest.mark.parametrize("on_path", [True, False], ids=["on-path", "off-path"])
+def test_init_agent_writes_every_host_and_is_idempotent(repo: Path, on_path: bool) -> None:
+    """On PATH every project file calls ``swarmmem`` by name (the same for every teammate);
+    off PATH the files that name the install by its path are said in a note."""
+    path = ON_PATH if on_path else path_without_swarmmem()
+    data = run_json("init", *_agent_args(), cwd=repo, path=path)
+    command = "swarmmem" if on_path else SCRIPT
+    home = repo.parent / "home"
     mcp = read(repo / ".mcp.json")["mcpServers"]["swarmmem"]
-    assert mcp == {"type": "stdio", "command": command, "args": ["mcp"]}
-    claude = read(repo / ".claude" / "settings.json")["hooks"]
+    # .mcp.json names swarmmem by name either way (off PATH, the local scope names the path)
+    assert mcp == {"type": "stdio", "command": "swarmmem", "args": ["mcp"]}
+    notes = "\n".join(data["notes"])
+    if on_path:
+        assert SCRIPT not in "".join(project_texts(repo).values())
+        assert not (home / ".claude.json").exists()
+        assert "not on PATH" not in notes
+        claude = read(repo / ".claude" / "settings.json")["hooks"]
+    else:
+        assert not (repo / ".claude" / "settings.json").exists()
+        claude = read(repo / ".claude" / "settings.local.json")["hooks"]
+        local = read(home / ".claude.json")["projects"][str(repo)]["mcpServers"]
+        assert local == {"swarmmem": {"type": "stdio", "command": SCRIPT, "args": ["mcp"]}}
+        pinned = sorted(f for f, text in project_texts(repo).items() if SCRIPT in text)
+        assert pinned == [
+            ".claude/settings.local.json",
+            ".codex/hooks.json",
+            ".cursor/hooks.json",
+            ".cursor/mcp.json",
+            ".gemini/settings.json",
+            ".opencode/plugins/swarmmem.js",
+            "opencode.json",
+        ]
+        assert "~/.claude.json and .claude/settings.local.json (per-user" in notes
+        for file in pinned[1:]:
+            assert file in notes.split("keep them out of commits")[0]
     assert sorted(claude) == sorted(
         ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd", "PreCompact"]
     )
@@ -125,7 +181,6 @@ def test_init_agent_writes_every_host_and_is_idempotent(repo: Path) -> None:
     assert codex["SessionEnd"][0]["hooks"][0]["timeout"] == 3
     assert codex["Stop"][0]["hooks"][0]["timeout"] == 30
     # the trust steps are the person's: said, never written
-    notes = "\n".join(data["notes"])
     assert "/hooks" in notes and "trust each swarmmem hook" in notes
     assert "trustedFolders.json" in notes
     assert not (repo.parent / "home" / ".gemini").exists()
@@ -146,9 +201,45 @@ def test_init_agent_writes_every_host_and_is_idempotent(repo: Path) -> None:
     assert not (repo.parent / "home" / ".codex").exists()
 
     snapshot = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
-    again = run_json("init", *_agent_args(), cwd=repo)
+    again = run_json("init", *_agent_args(), cwd=repo, path=path)
     assert again["changed"] is False
     assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == snapshot
+
+
+def test_put_on_path_init_moves_the_per_user_entries_back_to_the_project(repo: Path) -> None:
+    home = repo.parent / "home"
+    home.mkdir()
+    (home / ".claude.json").write_text('{"theme": "dark"}', encoding="utf-8")
+    run_json("init", "--agent", "claude-code", cwd=repo, path=path_without_swarmmem())
+    assert "swarmmem" in read(home / ".claude.json")["projects"][str(repo)]["mcpServers"]
+    run_json("init", "--agent", "claude-code", cwd=repo)
+    hooks = read(repo / ".claude" / "settings.json")["hooks"]
+    assert hooks["Stop"][0]["hooks"][0]["command"] == "swarmmem hook claude-code Stop"
+    assert read(repo / ".claude" / "settings.local.json") == {"hooks": {}}
+    kept = read(home / ".claude.json")
+    assert kept["theme"] == "dark" and "mcpServers" not in kept["projects"][str(repo)]
+    removed = run_json("init", "--remove", "--agent", "claude-code", cwd=repo)
+    assert removed["changed"] is True
+    assert "swarmmem" not in (repo / ".claude" / "settings.json").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("lead", [".", "", "bin"])
+def test_a_relative_path_entry_before_swarmmem_keeps_the_absolute_path(
+    repo: Path, lead: str
+) -> None:
+    """A host looks a relative ``PATH`` entry up in the project it runs in, where a checkout
+    could ship its own ``swarmmem``: init then never writes the bare name."""
+    planted = repo / lead / "swarmmem"
+    planted.parent.mkdir(exist_ok=True)
+    planted.write_text("#!/bin/sh\necho planted\n", encoding="utf-8")
+    planted.chmod(0o755)
+    run_json("init", "--agent", "codex", cwd=repo, path=os.pathsep.join([lead, ON_PATH]))
+    hooks = read(repo / ".codex" / "hooks.json")["hooks"]
+    assert hooks["Stop"][0]["hooks"][0]["command"] == f"{SCRIPT} hook codex Stop"
+    # after the install's own folder, a relative entry is never reached
+    run_json("init", "--agent", "codex", cwd=repo, path=os.pathsep.join([ON_PATH, lead]))
+    hooks = read(repo / ".codex" / "hooks.json")["hooks"]
+    assert hooks["Stop"][0]["hooks"][0]["command"] == "swarmmem hook codex Stop"
 
 
 def test_init_agent_merges_with_existing_configuration(repo: Path) -> None:

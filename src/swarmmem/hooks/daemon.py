@@ -192,23 +192,24 @@ class _Worker:
         self.thread.start()
 
     def _answer(self, conn: socket.socket) -> None:
-        try:
-            with conn:
+        with conn:
+            reply: dict[str, Any] = {"ok": False, "reason": "no answer"}
+            try:
                 conn.settimeout(30)
                 if peer_uid(conn) not in (None, os.getuid()):
                     reply = {"ok": False, "reason": "another user"}  # its request is not read
                 else:
-                    try:
-                        reply = answer(self.root, _read_request(conn))
-                    except Exception as exc:  # a request never ends the helper
-                        reply = {"ok": False, "reason": f"{type(exc).__name__}: {exc}"}
-                with contextlib.suppress(OSError):
-                    conn.sendall(json.dumps(reply).encode("utf-8"))
-            if reply.get("reason") == "version":
-                self.upgraded = True
-        finally:
-            self.last = time.monotonic()
-            self.busy.release()
+                    reply = answer(self.root, _read_request(conn))
+            except Exception as exc:  # a request never ends the helper
+                reply = {"ok": False, "reason": f"{type(exc).__name__}: {exc}"}
+            finally:
+                # free before the reply goes out: a hook that sends its next request as soon
+                # as it reads this one's answer must not find the helper still busy
+                self.upgraded = self.upgraded or reply.get("reason") == "version"
+                self.last = time.monotonic()
+                self.busy.release()
+            with contextlib.suppress(OSError):
+                conn.sendall(json.dumps(reply).encode("utf-8"))
 
     def finish(self) -> None:
         """Let a request being answered end (at most its 30 s socket timeout and more)."""

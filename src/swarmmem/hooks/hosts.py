@@ -112,6 +112,11 @@ class InitFile(NamedTuple):
     """What goes in it: a key of :data:`swarmmem.hooks.install.WRITERS`."""
     user_path: str | None = None
     """With ``--user`` the same content goes here instead (and ours leaves ``path``)."""
+    local_path: str | None = None
+    """The host's own per-user file for this content: when ``swarmmem`` is not on ``PATH``,
+    what names it by its absolute path goes here (never committed), so ``path`` stays the same
+    for every teammate (:func:`swarmmem.hooks.install.write_hooks`,
+    :func:`swarmmem.hooks.install.write_mcp`)."""
 
 
 class Host(NamedTuple):
@@ -176,8 +181,14 @@ TABLE: dict[str, Host] = {
             events=_CLAUDE_EVENTS,
             output=_CLAUDE_OUTPUT,
             init=(
-                InitFile(".mcp.json", "mcp-stdio"),
-                InitFile(".claude/settings.json", "hooks", user_path="~/.claude/settings.json"),
+                # Claude Code's local scope: this project's entry in ~/.claude.json
+                InitFile(".mcp.json", "mcp-stdio", local_path="~/.claude.json"),
+                InitFile(
+                    ".claude/settings.json",
+                    "hooks",
+                    user_path="~/.claude/settings.json",
+                    local_path=".claude/settings.local.json",
+                ),
             ),
             instructions="CLAUDE.md",
         ),

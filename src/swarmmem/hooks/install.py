@@ -4,13 +4,21 @@ For each host of :data:`swarmmem.hooks.hosts.TABLE`: the files its ``init`` entr
 written by its writer in :data:`WRITERS` (its project-level MCP server entry and its hooks),
 merged into the files that may already exist (other servers, other hooks and other settings
 are kept; an earlier swarmmem entry is updated in place, so running it again changes
-nothing). The commands run the ``swarmmem`` that is installed now, by absolute path, so a
-virtual environment works without being activated, and never import anything from the
-project they run in.
+nothing).
+
+Files in the project are meant to be committed, so they call the ``swarmmem`` console script
+by name when the one on ``PATH`` is the one installed now (:func:`on_path`); every teammate
+with ``swarmmem`` on ``PATH`` then uses them as they are. When it is not on ``PATH`` (a virtual
+environment that is not activated), the absolute path goes where the host keeps per-user
+settings of a project (Claude Code: hooks in ``.claude/settings.local.json``, the MCP server
+in this project's local scope in ``~/.claude.json``), and the hosts without such a file get
+the absolute path in their project files, with a note that they are not for committing.
+Files in the home folder always name the install by its absolute path. No command imports
+anything from the project it runs in.
 
 ================  ==========================================================================
 ``claude-code``   ``.mcp.json``, ``.claude/settings.json`` (with ``--user`` the hooks go to
-                  ``~/.claude/settings.json`` instead)
+                  ``~/.claude/settings.json`` instead; off ``PATH``, see above)
 ``codex``         ``.codex/hooks.json``; the MCP entry of ``~/.codex/config.toml`` is printed,
                   and written only with ``--user``
 ``gemini``        ``.gemini/settings.json`` (MCP server and hooks)
@@ -30,6 +38,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import sys
 from collections.abc import Callable
 from importlib import resources
@@ -60,13 +69,33 @@ def swarmmem_command() -> list[str]:
     return [sys.executable, "-I", "-m", "swarmmem"]
 
 
+BY_NAME = ["swarmmem"]
+"""The command committed files run: the console script, found on the host's ``PATH``."""
+
+
+def on_path() -> bool:
+    """Whether a host started from this environment finds the installed ``swarmmem`` by name:
+    the first ``swarmmem`` on ``PATH`` is this install's console script, and no relative
+    ``PATH`` entry comes before it (the host looks those up in the project folder it runs in,
+    where a checkout could ship a ``swarmmem`` of its own)."""
+    script = Path(sys.executable).parent / "swarmmem"
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        if not os.path.isabs(entry):
+            return False
+        found = shutil.which("swarmmem", path=entry)
+        if found is not None:
+            return script.is_file() and Path(found).resolve() == script.resolve()
+    return False
+
+
 def _shell(args: list[str]) -> str:
     return " ".join(shlex.quote(a) for a in args)
 
 
-def hook_line(host: str, event: str) -> str:
-    """The shell command a host runs for ``event``."""
-    return _shell([*swarmmem_command(), "hook", host, event])
+def hook_line(host: str, event: str, command: list[str] | None = None) -> str:
+    """The shell command a host runs for ``event`` (``command``: how it calls swarmmem, by
+    default :func:`swarmmem_command`)."""
+    return _shell([*(command or swarmmem_command()), "hook", host, event])
 
 
 def _is_ours(command: Any, host: str) -> bool:
@@ -78,12 +107,34 @@ class Plan:
     """The files one ``init --agent`` writes: path -> new text (``None``: the file goes), and
     what it says about them."""
 
-    def __init__(self, root: Path, *, remove: bool = False) -> None:
+    def __init__(self, root: Path, *, remove: bool = False, by_name: bool = False) -> None:
         self.root = root
         self.remove = remove
+        self.by_name = by_name
+        """Whether project files call ``swarmmem`` by name (:func:`on_path`)."""
         self.files: dict[Path, str | None] = {}
         self.actions: list[str] = []
         self.notes: list[str] = []
+        self.pinned: list[str] = []
+        """Project files that name this machine's install by its path."""
+        self.local: list[str] = []
+        """Per-user files written because ``swarmmem`` is not on ``PATH``."""
+
+    def command(self, path: Path, *, local: bool = False) -> list[str]:
+        """How the file at ``path`` calls swarmmem: by name in a project file when it is on
+        ``PATH``, else by the install's absolute path; a per-user file (``local``, or one in
+        the home folder) always by the path. Project files doing so are noted in
+        :attr:`pinned`, per-user ones in :attr:`local`."""
+        shown = _shown(self.root, path)
+        if local or not path.is_relative_to(self.root):
+            if local and shown not in self.local:
+                self.local.append(shown)
+            return swarmmem_command()
+        if self.by_name:
+            return BY_NAME
+        if shown not in self.pinned:
+            self.pinned.append(shown)
+        return swarmmem_command()
 
     def base(self, path: Path) -> Path:
         """The folder below which ``path`` is read and written without following links: the
@@ -173,7 +224,9 @@ def _path(plan: Plan, relative: str) -> Path:
     return plan.root / relative
 
 
-def _claude_style_hooks(data: dict[str, Any], host: Host, where: str, *, ms: bool = False) -> None:
+def _claude_style_hooks(
+    data: dict[str, Any], host: Host, where: str, command: list[str], *, ms: bool = False
+) -> None:
     """Hooks in the Claude Code shape (also Codex's and Gemini's): one matcher group per
     wired event holding our command (an event's own ``timeout`` where the host allows less
     than :data:`HOOK_TIMEOUT_S`); an earlier group of ours is replaced in place."""
@@ -183,7 +236,7 @@ def _claude_style_hooks(data: dict[str, Any], host: Host, where: str, *, ms: boo
         seconds = event.timeout or HOOK_TIMEOUT_S
         handler: dict[str, Any] = {
             "type": "command",
-            "command": hook_line(host.name, event.name),
+            "command": hook_line(host.name, event.name, command),
             "timeout": seconds * 1000 if ms else seconds,
         }
         if ms:
@@ -225,14 +278,14 @@ def _drop_server(data: dict[str, Any], key: str = "mcpServers") -> None:
             del data[key]
 
 
-def _flat_hooks(data: dict[str, Any], host: Host, where: str) -> None:
+def _flat_hooks(data: dict[str, Any], host: Host, where: str, command: list[str]) -> None:
     """Hooks in Cursor's shape: ``version`` and, per wired event, a flat list of handlers
     whose last is ours."""
     data.setdefault("version", 1)
     hooks = _object(data, "hooks", where)
     for event in host.wired_events():
         handlers = _event_list(hooks, event.name, where)
-        ours = {"command": hook_line(host.name, event.name), "timeout": HOOK_TIMEOUT_S}
+        ours = {"command": hook_line(host.name, event.name, command), "timeout": HOOK_TIMEOUT_S}
         kept = [
             h
             for h in handlers
@@ -260,28 +313,62 @@ def _drop_flat_hooks(data: dict[str, Any], host: Host) -> None:
 # ------------------------------------------------------------------ the writers of init files
 
 
-def _mcp_entry(*, stdio: bool) -> dict[str, Any]:
-    command = swarmmem_command()
+def _mcp_entry(command: list[str], *, stdio: bool) -> dict[str, Any]:
     entry = {"command": command[0], "args": [*command[1:], "mcp"]}
     return {"type": "stdio", **entry} if stdio else entry
 
 
+def _local_scope(plan: Plan, data: dict[str, Any], where: str) -> dict[str, Any]:
+    """This project's entry in a host's per-user file keyed by project folder (Claude Code's
+    ``projects`` table of ``~/.claude.json``)."""
+    return _object(_object(data, "projects", where), str(plan.root), where)
+
+
 def write_mcp(plan: Plan, host: Host, file: InitFile, *, user: bool) -> None:
-    """Our server in ``mcpServers`` (``{"command", "args"}``)."""
-    entry = _mcp_entry(stdio=file.writes == "mcp-stdio")
+    """Our server in ``mcpServers`` (``{"command", "args"}``). With a ``local_path`` and
+    ``swarmmem`` not on ``PATH``, the project file calls it by name and this project's local
+    scope there names the install (the host prefers that entry); on ``PATH``, ours leaves it."""
+    stdio = file.writes == "mcp-stdio"
+    project = _path(plan, file.path)
+    local = _path(plan, file.local_path) if file.local_path else None
+    command = BY_NAME if local is not None else plan.command(project)
     plan.json_file(
-        _path(plan, file.path),
-        lambda d: _object(d, "mcpServers", file.path).update({SERVER_NAME: entry}),
+        project,
+        lambda d: _object(d, "mcpServers", file.path).update(
+            {SERVER_NAME: _mcp_entry(command, stdio=stdio)}
+        ),
     )
+    if local is None:
+        return
+    if plan.by_name:
+        if local.is_file():
+            plan.json_file(local, lambda d: _drop_local_server(plan, d))
+        return
+    entry = _mcp_entry(plan.command(local, local=True), stdio=stdio)
+    plan.json_file(
+        local,
+        lambda d: _object(_local_scope(plan, d, str(local)), "mcpServers", str(local)).update(
+            {SERVER_NAME: entry}
+        ),
+    )
+
+
+def _drop_local_server(plan: Plan, data: dict[str, Any]) -> None:
+    projects = data.get("projects")
+    scope = projects.get(str(plan.root)) if isinstance(projects, dict) else None
+    if isinstance(scope, dict):
+        _drop_server(scope)
 
 
 def remove_mcp(plan: Plan, host: Host, file: InitFile, *, user: bool) -> None:
     plan.json_file(_path(plan, file.path), _drop_server)
+    if file.local_path:
+        plan.json_file(_path(plan, file.local_path), lambda d: _drop_local_server(plan, d))
 
 
 def write_opencode_mcp(plan: Plan, host: Host, file: InitFile, *, user: bool) -> None:
     """Our server in opencode's ``mcp`` table."""
-    command = swarmmem_command()
+    command = plan.command(_path(plan, file.path))
 
     def change(data: dict[str, Any]) -> None:
         data.setdefault("$schema", "https://opencode.ai/config.json")
@@ -299,6 +386,7 @@ def remove_opencode_mcp(plan: Plan, host: Host, file: InitFile, *, user: bool) -
 
 
 def codex_toml_snippet() -> str:
+    """Codex's MCP server table (in the home folder: the install's absolute path)."""
     command = swarmmem_command()
     args = ", ".join(json.dumps(a) for a in [*command[1:], "mcp"])
     return f"[mcp_servers.{SERVER_NAME}]\ncommand = {json.dumps(command[0])}\nargs = [{args}]\n"
@@ -354,29 +442,34 @@ def remove_mcp_toml(plan: Plan, host: Host, file: InitFile, *, user: bool) -> No
 
 
 def write_hooks(plan: Plan, host: Host, file: InitFile, *, user: bool) -> None:
-    """Matcher groups (:func:`_claude_style_hooks`); with ``user`` and a ``user_path`` they go
-    there, and ours leave the other file, so none runs twice."""
+    """Matcher groups (:func:`_claude_style_hooks`) in one file: the ``user_path`` with
+    ``user``, else the ``local_path`` when ``swarmmem`` is not on ``PATH``, else the project's
+    file; ours leave the others, so none runs twice."""
     ms = file.writes == "hooks-ms"
-    project = _path(plan, file.path)
-    if file.user_path is None:
-        plan.json_file(project, lambda d: _claude_style_hooks(d, host, file.path, ms=ms))
-        return
-    home = _path(plan, file.user_path)
-    target, other = (home, project) if user else (project, home)
-    plan.json_file(target, lambda d: _claude_style_hooks(d, host, str(target), ms=ms))
-    if other.is_file() and other.resolve() != target.resolve():
-        plan.json_file(other, lambda d: _drop_hooks(d, host))
+    places = [_path(plan, p) for p in (file.path, file.user_path, file.local_path) if p]
+    target = places[0]
+    if user and file.user_path:
+        target = _path(plan, file.user_path)
+    elif file.local_path and not plan.by_name:
+        target = _path(plan, file.local_path)
+    command = plan.command(target, local=target != places[0])
+    plan.json_file(target, lambda d: _claude_style_hooks(d, host, str(target), command, ms=ms))
+    for other in places:
+        if other != target and other.is_file() and other.resolve() != target.resolve():
+            plan.json_file(other, lambda d: _drop_hooks(d, host))
 
 
 def remove_hooks(plan: Plan, host: Host, file: InitFile, *, user: bool) -> None:
-    """Our matcher groups in the project's file; with ``user`` also in the ``user_path``."""
-    paths = [file.path, *([file.user_path] if user and file.user_path else [])]
-    for relative in paths:
+    """Our matcher groups in the project's files; with ``user`` also in the ``user_path``."""
+    paths = [file.path, file.local_path, *([file.user_path] if user else [])]
+    for relative in filter(None, paths):
         plan.json_file(_path(plan, relative), lambda d: _drop_hooks(d, host))
 
 
 def write_flat_hooks(plan: Plan, host: Host, file: InitFile, *, user: bool) -> None:
-    plan.json_file(_path(plan, file.path), lambda d: _flat_hooks(d, host, file.path))
+    path = _path(plan, file.path)
+    command = plan.command(path)
+    plan.json_file(path, lambda d: _flat_hooks(d, host, file.path, command))
 
 
 def remove_flat_hooks(plan: Plan, host: Host, file: InitFile, *, user: bool) -> None:
@@ -385,7 +478,7 @@ def remove_flat_hooks(plan: Plan, host: Host, file: InitFile, *, user: bool) -> 
 
 def write_opencode_plugin(plan: Plan, host: Host, file: InitFile, *, user: bool) -> None:
     """The packaged plugin, calling the installed ``swarmmem``."""
-    command = swarmmem_command()
+    command = plan.command(_path(plan, file.path))
     template = resources.files("swarmmem.hooks").joinpath("opencode_plugin.js").read_text("utf-8")
     if PLUGIN_PLACEHOLDER not in template:
         raise ConfigError("the packaged opencode plugin template has no command placeholder")
@@ -443,6 +536,27 @@ def _wired(plan: Plan, host: Host) -> bool:
     return False
 
 
+def _verb(files: list[str]) -> str:
+    return "calls" if len(files) == 1 else "call"
+
+
+def _pinned_note(plan: Plan) -> str:
+    listed = ", ".join(plan.pinned)
+    return (
+        f"swarmmem is not on PATH, so {listed} {_verb(plan.pinned)} it by its path on this machine "
+        f"({swarmmem_command()[0]}): keep them out of commits, or put swarmmem on PATH "
+        "(activate its environment, or install it with pipx or uv tool) and run init again."
+    )
+
+
+def _shown(root: Path, path: Path) -> str:
+    """``path`` as the person knows it: relative to the project, else ``~/...``."""
+    if path.is_relative_to(root):
+        return str(path.relative_to(root))
+    home = Path.home()
+    return f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
+
+
 def plan_agents(
     root: Path,
     agents: list[str],
@@ -453,7 +567,7 @@ def plan_agents(
 ) -> Plan:
     """What ``init --agent`` (``remove``: ``init --remove --agent``) would write for
     ``agents`` in the project at ``root``."""
-    plan = Plan(root, remove=remove)
+    plan = Plan(root, remove=remove, by_name=on_path())
     chosen = list(dict.fromkeys(agents))
     for agent in chosen:
         host = TABLE.get(agent)
@@ -464,6 +578,15 @@ def plan_agents(
             (writer.remove if remove else writer.write)(plan, host, file, user=user)
         if not remove:
             plan.notes.extend(host.notes)
+    if plan.local:
+        listed = " and ".join(plan.local)
+        plan.notes.append(
+            f"swarmmem is not on PATH, so {listed} (per-user, never committed) "
+            f"{_verb(plan.local)} it by its path on this machine ({swarmmem_command()[0]}); "
+            "the project's own files call it by name, for teammates who have it on PATH."
+        )
+    if plan.pinned:
+        plan.notes.append(_pinned_note(plan))
     for agent in chosen if instructions or remove else ():
         host = TABLE[agent]
         shared = [
