@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from swarmmem.config import read as read_config
 from swarmmem.core.model.errors import SwarmMemoryError
 from swarmmem.memory import Memory
 from swarmmem.registry import store_traits
@@ -144,7 +145,7 @@ class Projects:
         folder = Path(root)
         context = _context_of(self.home)
         try:
-            config = {**self.home.config, "projectId": self._project_id(folder, context)}
+            config = {**self.home.config, "projectId": self._project_id(folder)}
             if config["projectId"] is None:
                 del config["projectId"]
             mem = self.opener(folder, config, context)
@@ -161,13 +162,10 @@ class Projects:
         self._open[repo_id] = mem
         return base
 
-    def _project_id(self, folder: Path, context: Mapping[str, Any]) -> str | None:
-        """The ``memory.projectId`` of the folder's own configuration: read only, its other
-        settings (its connection among them) are never used."""
-        import swarmmem
-
-        with swarmmem.open(folder, context=dict(context)) as own:
-            value = own.settings.project_id
+    def _project_id(self, folder: Path) -> str | None:
+        """The ``memory.projectId`` of the folder's own configuration file, read as a file:
+        nothing of it is opened (its connection and store settings are never used)."""
+        value = read_config(folder, None).project_id
         return value if isinstance(value, str) and value else None
 
     def memory(self, project_id: str) -> Memory | None:
