@@ -83,7 +83,7 @@ import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -338,7 +338,7 @@ def prepare_home(home: Path, base_url: str) -> Path:
     return config
 
 
-def codex_env(home: Path, extra_env: dict[str, str] | None = None) -> dict[str, str]:
+def codex_env(home: Path, extra_env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The clean environment the CLI gets: no real API keys, ``CODEX_HOME`` in ``home``."""
     variables = {
         "CODEX_HOME": str(codex_home(home)),
@@ -487,16 +487,9 @@ def session_id(stderr: str) -> str | None:
 
 
 def run_codex(
-    cli: Path,
-    prompt: str,
-    *,
-    cwd: Path,
-    home: Path,
-    timeout: float = 90,
-    extra_env: dict[str, str] | None = None,
-    extra_args: Sequence[str] = (),
+    cli: Path, prompt: str, at: hosts.Launch, *, extra_args: Sequence[str] = ()
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``codex exec <prompt>`` in ``cwd`` with ``home`` as ``HOME``; return the result.
+    """Run ``codex exec <prompt>`` in ``at.cwd`` with ``at.home`` as ``HOME``; return the result.
 
     ``prepare_home`` must have written the config (and ``trust_project`` the trust, if any).
     The environment is ``codex_env(home, extra_env)``; ``extra_args`` go before the prompt.
@@ -505,4 +498,4 @@ def run_codex(
     hooks and tools included) is killed then.
     """
     command = [str(cli), "exec", "--color", "never", *extra_args, "--", prompt]
-    return hosts.run_in_group(command, cwd=cwd, env=codex_env(home, extra_env), timeout=timeout)
+    return at.run(command, codex_env(at.home, at.extra_env))

@@ -62,7 +62,7 @@ import json
 import os
 import subprocess
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -330,7 +330,7 @@ def trust_folder(home: Path, folder: Path) -> None:
 
 
 def gemini_env(
-    home: Path, base_url: str, extra_env: dict[str, str] | None = None
+    home: Path, base_url: str, extra_env: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     """Return the clean environment ``run_gemini`` gives the CLI (``PATH`` is kept for hooks)."""
     variables = {"GOOGLE_GEMINI_BASE_URL": base_url, "GEMINI_API_KEY": DUMMY_API_KEY}
@@ -340,29 +340,24 @@ def gemini_env(
 def run_gemini(
     cli: Path,
     prompt: str,
+    at: hosts.Launch,
     *,
-    cwd: Path,
-    home: Path,
-    base_url: str,
-    timeout: float = 90,
-    extra_env: dict[str, str] | None = None,
     session_id: str | None = None,
     extra_args: Sequence[str] = (),
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``gemini -p <prompt>`` in ``cwd`` against the API at ``base_url``; return the result.
+    """Run ``gemini -p <prompt>`` in ``at.cwd`` against the API at ``at.base_url``; return the
+    result.
 
-    ``home`` becomes ``HOME`` (``prepare_home`` runs on it; trusting ``cwd`` is up to the
+    ``at.home`` becomes ``HOME`` (``prepare_home`` runs on it; trusting ``cwd`` is up to the
     caller, see ``trust_folder``). The environment is ``gemini_env(home, base_url,
     extra_env)``. ``session_id`` (a UUID string) starts the session with that id
     (``--session-id``); ``extra_args`` are added before ``-p``. stdin is empty and
     stdout/stderr are captured as text. Raises ``subprocess.TimeoutExpired`` after ``timeout``
     seconds; the CLI's process group (its hooks included) is killed then.
     """
-    prepare_home(home)
+    prepare_home(at.home)
     command = [str(cli), *extra_args]
     if session_id is not None:
         command += ["--session-id", session_id]
     command += ["-p", prompt]
-    return hosts.run_in_group(
-        command, cwd=cwd, env=gemini_env(home, base_url, extra_env), timeout=timeout
-    )
+    return at.run(command, gemini_env(at.home, at.base_url, at.extra_env))

@@ -45,7 +45,7 @@ import platform
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -227,7 +227,7 @@ def prepare_home(home: Path, base_url: str) -> None:
     config.write_text(json.dumps(user_config(base_url), indent=2), encoding="utf-8")
 
 
-def opencode_env(home: Path, extra_env: dict[str, str] | None = None) -> dict[str, str]:
+def opencode_env(home: Path, extra_env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The clean environment ``run_opencode`` gives the CLI: no API keys, XDG dirs in ``home``."""
     variables = {
         "TERM": "dumb",
@@ -244,23 +244,15 @@ def opencode_env(home: Path, extra_env: dict[str, str] | None = None) -> dict[st
 
 
 def run_opencode(
-    cli: Path,
-    prompt: str,
-    *,
-    cwd: Path,
-    home: Path,
-    base_url: str,
-    timeout: float = 90,
-    extra_env: dict[str, str] | None = None,
-    extra_args: Sequence[str] = (),
+    cli: Path, prompt: str, at: hosts.Launch, *, extra_args: Sequence[str] = ()
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``opencode run <prompt>`` in ``cwd`` against the chat API at ``base_url``.
+    """Run ``opencode run <prompt>`` in ``at.cwd`` against the chat API at ``at.base_url``.
 
-    ``home`` becomes ``HOME`` and holds the XDG folders (``prepare_home`` writes the user
+    ``at.home`` becomes ``HOME`` and holds the XDG folders (``prepare_home`` writes the user
     config). stdin is empty and stdout/stderr are captured as text. Raises
     ``subprocess.TimeoutExpired`` after ``timeout`` seconds; the CLI's process group (its MCP
     server and hook commands included) is killed then.
     """
-    prepare_home(home, base_url)
+    prepare_home(at.home, at.base_url)
     command = [str(cli), "run", *extra_args, "--", prompt]
-    return hosts.run_in_group(command, cwd=cwd, env=opencode_env(home, extra_env), timeout=timeout)
+    return at.run(command, opencode_env(at.home, at.extra_env))

@@ -161,6 +161,17 @@ def hook_env(*, helper: bool) -> dict[str, str]:
 # --- the project -----------------------------------------------------------------------------
 
 
+def one_turn(
+    done: subprocess.CompletedProcess[str], prompt: str, reply: str, requests: Sequence[Any]
+) -> Any:
+    """The one agent request a host run sent (``requests``: those it added), after checking
+    that the run exited 0 and printed ``reply``."""
+    assert done.returncode == 0, f"{prompt!r}:\n{done.stdout}\n{done.stderr}"
+    assert done.stdout.strip() == reply.strip()
+    assert len(requests) == 1, f"{prompt!r}: {len(requests)} agent requests"
+    return requests[0]
+
+
 def make_project(project: Path, home: Path) -> None:
     """Write ``PROJECT_FILES`` into ``project``, make it a git repository and make ``home``."""
     for relative, text in PROJECT_FILES.items():

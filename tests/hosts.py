@@ -59,6 +59,7 @@ words "Claude Code" appear only further down.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import json
 import os
@@ -782,8 +783,27 @@ def prepare_home(home: Path, cwd: Path) -> None:
     config_path.write_text(json.dumps(config, indent=2), encoding="utf-8")
 
 
+@dataclasses.dataclass(frozen=True)
+class Launch:
+    """Where and how a host CLI runs, the same for every host's ``run_*``: the project folder
+    (``cwd``), the throw-away ``HOME``, the fake API's URL (Codex reads it from the config
+    ``prepare_home`` writes instead), extra environment and the time limit in seconds."""
+
+    cwd: Path
+    home: Path
+    base_url: str = ""
+    extra_env: Mapping[str, str] | None = None
+    timeout: float = 90
+
+    def run(
+        self, command: Sequence[str], env: Mapping[str, str]
+    ) -> subprocess.CompletedProcess[str]:
+        """``run_in_group(command)`` in ``cwd`` with ``env`` and this launch's time limit."""
+        return run_in_group(command, cwd=self.cwd, env=env, timeout=self.timeout)
+
+
 def claude_env(
-    home: Path, base_url: str, extra_env: dict[str, str] | None = None
+    home: Path, base_url: str, extra_env: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     """Return the clean environment ``run_claude`` gives the CLI (``PATH`` is kept for hooks)."""
     variables = {
@@ -799,20 +819,17 @@ def claude_env(
 def run_claude(
     cli: Path,
     prompt: str,
+    at: Launch,
     *,
-    cwd: Path,
-    home: Path,
-    base_url: str,
-    timeout: float = 90,
-    extra_env: dict[str, str] | None = None,
     session_id: str | None = None,
     resume: str | None = None,
     allowed_tools: Sequence[str] = (),
     extra_args: Sequence[str] = (),
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``claude -p <prompt>`` in ``cwd`` against the API at ``base_url``; return the result.
+    """Run ``claude -p <prompt>`` in ``at.cwd`` against the API at ``at.base_url``; return the
+    result.
 
-    ``home`` becomes ``HOME`` (prepared by ``prepare_home``), so the transcripts land under
+    ``at.home`` becomes ``HOME`` (prepared by ``prepare_home``), so the transcripts land under
     ``home/.claude/projects/``. The environment is ``claude_env(home, base_url, extra_env)``.
     ``session_id`` (a UUID string) starts a new session with that id (``--session-id``);
     ``resume`` continues a stored session (``--resume``; its SessionStart hooks see
@@ -822,7 +839,7 @@ def run_claude(
     ``subprocess.TimeoutExpired`` after ``timeout`` seconds; the CLI's process group (its
     hooks and MCP servers included) is killed then.
     """
-    prepare_home(home, cwd)
+    prepare_home(at.home, at.cwd)
     command = [str(cli), "-p"]
     if session_id is not None:
         command += ["--session-id", session_id]
@@ -831,6 +848,4 @@ def run_claude(
     if allowed_tools:
         command += ["--allowedTools", ",".join(allowed_tools)]
     command += [*extra_args, "--", prompt]
-    return run_in_group(
-        command, cwd=cwd, env=claude_env(home, base_url, extra_env), timeout=timeout
-    )
+    return at.run(command, claude_env(at.home, at.base_url, at.extra_env))

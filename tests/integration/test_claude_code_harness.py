@@ -88,7 +88,7 @@ def test_claude_cli_runs_project_hooks_against_the_fake_api(
 
     with hosts.FakeAnthropic(lambda body: REPLY_TEXT) as fake:
         done = hosts.run_claude(
-            claude_cli, PROMPT, cwd=project, home=home, base_url=fake.url, session_id=session_id
+            claude_cli, PROMPT, hosts.Launch(project, home, fake.url), session_id=session_id
         )
     assert done.returncode == 0, f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}"
     assert done.stdout.strip() == REPLY_TEXT
@@ -190,9 +190,7 @@ def test_project_mcp_server_starts_and_its_tool_can_be_called(
         done = hosts.run_claude(
             claude_cli,
             "Call the echo tool.",
-            cwd=project,
-            home=home,
-            base_url=fake.url,
+            hosts.Launch(project, home, fake.url),
             allowed_tools=["mcp__probe"],
         )
     assert done.returncode == 0, f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}"

@@ -128,18 +128,12 @@ def test_claude_code_session_gets_memory_and_files_proposals(
                 done = hosts.run_claude(
                     claude_cli,
                     prompt,
-                    cwd=workdir,
-                    home=home,
-                    base_url=fake.url,
-                    extra_env=host_project.hook_env(helper=helper),
+                    hosts.Launch(workdir, home, fake.url, host_project.hook_env(helper=helper)),
                     session_id=session_id if first else None,
                     resume=None if first else session_id,
                 )
-                assert done.returncode == 0, f"{prompt!r}:\n{done.stdout}\n{done.stderr}"
-                assert done.stdout.strip() == REPLIES[prompt].strip()
                 new = fake.main_requests()[len(bodies) :]
-                assert len(new) == 1, f"{prompt!r}: {len(new)} agent requests"
-                bodies[prompt] = new[0]
+                bodies[prompt] = host_project.one_turn(done, prompt, REPLIES[prompt], new)
         assert fake.errors == []
     finally:
         host_project.wait_for_helper(project, helper)
@@ -220,15 +214,9 @@ def test_a_session_that_worked_is_asked_once_to_propose(claude_cli: Path, tmp_pa
 
     session_id = str(uuid.uuid4())
     with hosts.FakeAnthropic(answer) as fake:
+        at = hosts.Launch(project, home, fake.url, host_project.hook_env(helper=False))
         done = hosts.run_claude(
-            claude_cli,
-            WORK_PROMPT,
-            cwd=project,
-            home=home,
-            base_url=fake.url,
-            extra_env=host_project.hook_env(helper=False),
-            session_id=session_id,
-            allowed_tools=["Bash"],
+            claude_cli, WORK_PROMPT, at, session_id=session_id, allowed_tools=["Bash"]
         )
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert fake.errors == []
@@ -285,10 +273,7 @@ def test_off_path_init_reaches_claude_code_through_its_per_user_files(
         run = hosts.run_claude(
             claude_cli,
             PARAPHRASE,
-            cwd=project,
-            home=home,
-            base_url=fake.url,
-            extra_env={"PATH": path, "SWARMMEM_HOOK_HELPER": "0"},
+            hosts.Launch(project, home, fake.url, {"PATH": path, "SWARMMEM_HOOK_HELPER": "0"}),
             session_id=str(uuid.uuid4()),
             allowed_tools=["mcp__swarmmem"],
         )

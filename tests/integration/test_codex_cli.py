@@ -149,7 +149,7 @@ def test_codex_session_gets_memory_and_files_proposals(codex_cli: Path, tmp_path
         for prompt in REPLIES:
             before = len(fake.response_requests())
             done = host_codex.run_codex(
-                codex_cli, prompt, cwd=project, home=home, extra_env=hook_env
+                codex_cli, prompt, hosts.Launch(project, home, extra_env=hook_env)
             )
             assert done.returncode == 0, f"{prompt!r}:\n{done.stdout}\n{done.stderr}"
             bodies[prompt] = fake.response_requests()[before:]
@@ -240,7 +240,7 @@ def test_hooks_run_only_once_trusted(codex_cli: Path, tmp_path: Path) -> None:
         host_codex.prepare_home(home, fake.base_url)
 
         # an untrusted project: Codex says so and loads no project configuration
-        done = host_codex.run_codex(codex_cli, UNRELATED, cwd=project, home=home)
+        done = host_codex.run_codex(codex_cli, UNRELATED, hosts.Launch(project, home))
         assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
         assert done.stdout.strip() == REPLIES[UNRELATED]
         assert "Untrusted project-local configuration is disabled" in done.stderr
@@ -258,7 +258,7 @@ def test_hooks_run_only_once_trusted(codex_cli: Path, tmp_path: Path) -> None:
             listed = host_codex.list_hooks(server, project)
         assert {hook["trustStatus"] for hook in listed["hooks"]} == {"untrusted"}
         assert len(listed["hooks"]) == len(EVENTS)
-        done = host_codex.run_codex(codex_cli, UNRELATED, cwd=project, home=home)
+        done = host_codex.run_codex(codex_cli, UNRELATED, hosts.Launch(project, home))
         assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
         assert "Untrusted project-local configuration" not in done.stderr
         assert "hook:" not in done.stderr
@@ -278,7 +278,7 @@ def test_hooks_run_only_once_trusted(codex_cli: Path, tmp_path: Path) -> None:
         assert status.pop("sessionStart") == "modified", listed["hooks"]
         assert set(status.values()) == {"trusted"}, listed["hooks"]
         done = host_codex.run_codex(
-            codex_cli, UNRELATED, cwd=project, home=home, extra_env=hook_env
+            codex_cli, UNRELATED, hosts.Launch(project, home, extra_env=hook_env)
         )
         assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert fake.errors == []

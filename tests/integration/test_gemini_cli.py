@@ -98,20 +98,10 @@ def test_gemini_session_gets_memory_and_files_proposals(
     try:
         with host_gemini.FakeGemini(reply) as fake:
             for prompt, session_id in sessions.items():
-                done = host_gemini.run_gemini(
-                    gemini_cli,
-                    prompt,
-                    cwd=project,
-                    home=home,
-                    base_url=fake.url,
-                    extra_env=host_project.hook_env(helper=helper),
-                    session_id=session_id,
-                )
-                assert done.returncode == 0, f"{prompt!r}:\n{done.stdout}\n{done.stderr}"
-                assert done.stdout.strip() == REPLIES[prompt].strip()
+                at = hosts.Launch(project, home, fake.url, host_project.hook_env(helper=helper))
+                done = host_gemini.run_gemini(gemini_cli, prompt, at, session_id=session_id)
                 new = fake.main_requests()[len(bodies) :]
-                assert len(new) == 1, f"{prompt!r}: {len(new)} agent requests"
-                bodies[prompt] = new[0]
+                bodies[prompt] = host_project.one_turn(done, prompt, REPLIES[prompt], new)
                 stderr[prompt] = done.stderr
         assert fake.errors == []
         assert {method for _, method, _ in fake.model_requests()} == {
@@ -176,9 +166,7 @@ def test_an_untrusted_folder_runs_no_hooks(gemini_cli: Path, tmp_path: Path) -> 
     project, home = tmp_path / "project", tmp_path / "home"
     make_project(project, home)
     with host_gemini.FakeGemini(reply) as fake:
-        done = host_gemini.run_gemini(
-            gemini_cli, PARAPHRASE, cwd=project, home=home, base_url=fake.url
-        )
+        done = host_gemini.run_gemini(gemini_cli, PARAPHRASE, hosts.Launch(project, home, fake.url))
     assert done.returncode == host_gemini.EXIT_UNTRUSTED, f"{done.stdout}\n{done.stderr}"
     assert "trusted" in done.stderr
     assert fake.requests == []

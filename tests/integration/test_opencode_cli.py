@@ -121,15 +121,10 @@ def test_opencode_session_gets_memory_and_files_proposals(
     with host_opencode.FakeOpenAI(reply) as fake:
         for prompt in (PARAPHRASE, UNRELATED):
             before_runs, before_calls = run_dirs(project), len(fake.chat_requests())
-            done = host_opencode.run_opencode(
-                opencode_cli,
-                prompt,
-                cwd=project,
-                home=home,
-                base_url=fake.base_url,
-                extra_env=host_project.hook_env(helper=False),
-                timeout=120,
+            at = hosts.Launch(
+                project, home, fake.base_url, host_project.hook_env(helper=False), timeout=120
             )
+            done = host_opencode.run_opencode(opencode_cli, prompt, at)
             assert done.returncode == 0, f"{prompt!r}:\n{done.stdout}\n{done.stderr}"
             assert REPLIES[prompt].strip() in done.stdout, done.stdout
             calls = fake.chat_requests()[before_calls:]
