@@ -14,10 +14,12 @@ import atexit
 import contextlib
 import hashlib
 import os
+import secrets
 import shutil
 import stat
 import tempfile
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +130,40 @@ def open_pg_store(directory: Path, clock: Any = None, **kwargs: Any) -> Any:
 
     dsn = require_dsn()
     return PostgresStore(dsn, clock=clock, schema=schema_for(directory), pool_size=2, **kwargs)
+
+
+@contextlib.contextmanager
+def login_roles(
+    admin: str, directory: Path, *names: str
+) -> Iterator[tuple[str, dict[str, str], dict[str, str]]]:
+    """A migrated schema (``schema_for(directory)``, owned by ``admin``) and one fresh login
+    role per name; yields the schema, the roles and their DSNs (both keyed by name) and drops
+    the roles and what they own afterwards."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    from swarmmem.adapters.storage.postgres import PostgresStore
+
+    def role_dsn(role: str, password: str) -> str:
+        params = conninfo_to_dict(admin)
+        params.update(user=role, password=password)
+        return make_conninfo("", **params)
+
+    schema = schema_for(directory)
+    PostgresStore(admin, schema=schema, pool_size=1, cache=False).close()
+    suffix = secrets.token_hex(4)
+    roles = {name: f"swarm_{name}_{suffix}" for name in names}
+    password = secrets.token_hex(12)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        for role in roles.values():
+            conn.execute(f"CREATE ROLE \"{role}\" LOGIN PASSWORD '{password}'")
+    try:
+        yield schema, roles, {name: role_dsn(role, password) for name, role in roles.items()}
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            for role in roles.values():
+                conn.execute(f'DROP OWNED BY "{role}" CASCADE')
+                conn.execute(f'DROP ROLE "{role}"')
 
 
 def _drop_schemas() -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -143,6 +142,17 @@ def launch_chromium(sync_api: Any, user_data: Path) -> tuple[Any, Any]:
     return playwright, context
 
 
+def seeded_fixture(folder: str) -> Any:
+    """A module-scoped ``seeded`` fixture: the ``ui_project`` built once per module (in a
+    temporary ``folder``), which each test copies with ``copied_project``."""
+
+    @pytest.fixture(scope="module")
+    def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+        return ui_project(tmp_path_factory.mktemp(folder) / "seed").root
+
+    return seeded
+
+
 def copied_project(seeded: Path, tmp_path: Path) -> UiProject:
     """A copy of the ``seeded`` project (built once per module) for one test, with the ids of
     its memories and pending proposals."""
@@ -196,35 +206,19 @@ def shared_projects(admin: str, base: Path) -> Iterator[dict[str, Any]]:
     folder's own file names the admin's connection. Yields the DSNs (``dsn[role]``), the
     schema, the folders and the ids of the seeded memories and proposals; the roles are
     dropped afterwards."""
-    import psycopg
-    from pg_support import schema_for
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+    from pg_support import login_roles
 
     from swarmmem.adapters.storage.postgres import PostgresStore
     from swarmmem.adapters.storage.postgres.rls import row_level_security
 
-    def role_dsn(role: str, password: str) -> str:
-        params = conninfo_to_dict(admin)
-        params.update(user=role, password=password)
-        return make_conninfo("", **params)
-
-    schema = schema_for(base)
-    PostgresStore(admin, schema=schema, pool_size=1, cache=False).close()
-    suffix = secrets.token_hex(4)
-    roles = {"both": f"swarm_both_{suffix}", "one": f"swarm_one_{suffix}"}
-    password = secrets.token_hex(12)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        for role in roles.values():
-            conn.execute(f"CREATE ROLE \"{role}\" LOGIN PASSWORD '{password}'")
     grants = {
         "both": [_scope_key(API_ID), _scope_key(WEB_ID)],
         "one": [_scope_key(API_ID), _scope_key(GHOST_ID)],
     }
-    try:
+    with login_roles(admin, base, *grants) as (schema, roles, dsn):
         for name, keys in grants.items():
             done = row_level_security(admin, schema, roles[name], keys, apply=True)
             assert done["applied"] is True
-        dsn = {name: role_dsn(role, password) for name, role in roles.items()}
         api, web = base / "work" / "api", base / "work" / "web"
         # each folder's own file names the admin's connection: the viewer must never use it
         write_memory_config(api, shared_config("proj_api", admin, schema))
@@ -243,8 +237,3 @@ def shared_projects(admin: str, base: Path) -> Iterator[dict[str, Any]]:
             store.upsert(record)
             ids["ghost_memory"] = record.id
         yield {"admin": admin, "schema": schema, "dsn": dsn, "api": api, "web": web, **ids}
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            for role in roles.values():
-                conn.execute(f'DROP OWNED BY "{role}" CASCADE')
-                conn.execute(f'DROP ROLE "{role}"')

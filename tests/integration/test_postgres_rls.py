@@ -10,7 +10,6 @@ setting changes nothing).
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,14 +18,13 @@ import attrs
 import pytest
 from click.testing import CliRunner
 from factories import make_memory, make_proposal, outcome_event, recall_row
-from pg_support import require_dsn, schema_for
+from pg_support import login_roles, require_dsn
 
 from swarmmem.cli import main
 from swarmmem.core.model.errors import StorageError
 from swarmmem.core.model.records import MemoryScope
 
 psycopg = pytest.importorskip("psycopg")
-from psycopg.conninfo import conninfo_to_dict, make_conninfo  # noqa: E402
 
 from swarmmem.adapters.storage.postgres import PostgresStore  # noqa: E402
 from swarmmem.adapters.storage.postgres.rls import row_level_security  # noqa: E402
@@ -35,36 +33,12 @@ SCOPE_A = MemoryScope(type="repository", repo_id="a1a1a1a1a1a1a1a1")
 SCOPE_B = MemoryScope(type="repository", repo_id="b2b2b2b2b2b2b2b2")
 
 
-def role_dsn(admin_dsn: str, role: str, password: str) -> str:
-    params = conninfo_to_dict(admin_dsn)
-    params.update(user=role, password=password)
-    return make_conninfo("", **params)
-
-
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[dict[str, Any]]:
     """A migrated schema owned by the admin and two fresh login roles (dropped afterwards)."""
     admin = require_dsn()
-    schema = schema_for(tmp_path)
-    PostgresStore(admin, schema=schema, pool_size=1, cache=False).close()
-    suffix = secrets.token_hex(4)
-    roles = {"a": f"swarm_a_{suffix}", "b": f"swarm_b_{suffix}"}
-    password = secrets.token_hex(12)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        for role in roles.values():
-            conn.execute(f"CREATE ROLE \"{role}\" LOGIN PASSWORD '{password}'")
-    try:
-        yield {
-            "admin": admin,
-            "schema": schema,
-            "roles": roles,
-            "dsn": {k: role_dsn(admin, r, password) for k, r in roles.items()},
-        }
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            for role in roles.values():
-                conn.execute(f'DROP OWNED BY "{role}" CASCADE')
-                conn.execute(f'DROP ROLE "{role}"')
+    with login_roles(admin, tmp_path, "a", "b") as (schema, roles, dsn):
+        yield {"admin": admin, "schema": schema, "roles": roles, "dsn": dsn}
 
 
 def secured(cluster: dict[str, Any]) -> None:

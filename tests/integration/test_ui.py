@@ -33,7 +33,7 @@ from ui_support import (
     SESSION,
     UiProject,
     copied_project,
-    ui_project,
+    seeded_fixture,
 )
 
 import swarmmem
@@ -53,10 +53,7 @@ ORIGIN = f"http://127.0.0.1:{PORT}"
 PAGES = ("/", "/review", "/sessions", f"/sessions/{SESSION}", "/health")
 
 
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A project built once per module; each test works on its own copy."""
-    return ui_project(tmp_path_factory.mktemp("ui") / "seed").root
+seeded = seeded_fixture("ui")  # a project built once per module; each test works on a copy
 
 
 @pytest.fixture

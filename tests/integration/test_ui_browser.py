@@ -33,7 +33,7 @@ from ui_support import (
     chromium_or_skip,
     copied_project,
     launch_chromium,
-    ui_project,
+    seeded_fixture,
 )
 
 import swarmmem
@@ -56,9 +56,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         playwright.stop()
 
 
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return ui_project(tmp_path_factory.mktemp("ui-browser") / "seed").root
+seeded = seeded_fixture("ui-browser")
 
 
 @pytest.fixture
