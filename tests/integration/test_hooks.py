@@ -337,13 +337,7 @@ def test_the_helper_answers_like_the_hook_and_sees_new_memories(tmp_path: Path) 
         payload = json.dumps(
             {"session_id": "w1", "cwd": str(root), "prompt": "how are database migrations run?"}
         )
-        request = {
-            "version": swarmmem.__version__,
-            "root": str(root),
-            "host": "claude-code",
-            "event": "UserPromptSubmit",
-            "payload": payload,
-        }
+        request = client.helper_request(root, "claude-code", "UserPromptSubmit", payload)
         via_helper = client.ask_helper(root, request)
         assert via_helper is not None and "alembic" in context_of(via_helper)
         # the same call through the command line (helper on) answers from the helper
@@ -391,13 +385,7 @@ def test_a_busy_helper_sends_another_sessions_hook_away_at_once(
 
     def request(session: str) -> dict[str, Any]:
         payload = {"session_id": session, "cwd": str(root), "prompt": "how do I run the tests?"}
-        return {
-            "version": swarmmem.__version__,
-            "root": str(root),
-            "host": "claude-code",
-            "event": "UserPromptSubmit",
-            "payload": json.dumps(payload),
-        }
+        return client.helper_request(root, "claude-code", "UserPromptSubmit", json.dumps(payload))
 
     monkeypatch.setattr(daemon, "answer", slow)
     monkeypatch.setenv("SWARMMEM_HOOK_HELPER_IDLE", "1")
@@ -464,13 +452,8 @@ def test_the_helper_serves_every_hook_of_a_session(tmp_path: Path) -> None:
     try:
         assert _wait_for(sock.exists)  # the stop hook started the helper
         second = _proposal_reply("Migrations must be reversible; write a downgrade step.")
-        request = {
-            "version": swarmmem.__version__,
-            "root": str(root),
-            "host": "claude-code",
-            "event": "Stop",
-            "payload": json.dumps({**base, "last_assistant_message": second}),
-        }
+        payload = json.dumps({**base, "last_assistant_message": second})
+        request = client.helper_request(root, "claude-code", "Stop", payload)
         answered = client.ask_helper(root, request)  # answered by the helper
         assert json.loads(answered) == {"systemMessage": FILED_ONE}
         with swarmmem.open(root) as mem:
@@ -679,13 +662,7 @@ def test_a_configuration_broken_while_the_helper_is_warm_is_said(
     try:
         _break_config(root)
         payload = json.dumps({"session_id": "h1", "cwd": str(root), "prompt": "run tests?"})
-        request = {
-            "version": swarmmem.__version__,
-            "root": str(root),
-            "host": "claude-code",
-            "event": "UserPromptSubmit",
-            "payload": payload,
-        }
+        request = client.helper_request(root, "claude-code", "UserPromptSubmit", payload)
         answer = client.ask_helper(root, request)  # the helper itself answers
         assert answer is not None
         message = json.loads(answer)["systemMessage"]

@@ -607,13 +607,9 @@ def test_the_helper_answers_no_process_of_another_user(tmp_path: Path) -> None:
             assert wait_for(sock.is_socket, timeout=60)
             (root / ".swarm").chmod(0o755)
             sock.chmod(0o666)
-            request = {
-                "version": swarmmem.__version__,
-                "root": str(root),
-                "host": "claude-code",
-                "event": "UserPromptSubmit",
-                "payload": prompt_payload(root),
-            }
+            request = client.helper_request(
+                root, "claude-code", "UserPromptSubmit", prompt_payload(root)
+            )
             conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             os.seteuid(OTHER_UID)
             try:

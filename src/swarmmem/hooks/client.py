@@ -92,6 +92,18 @@ def peer_uid(conn: socket.socket) -> int | None:
     return int(struct.unpack("3i", pid_uid_gid)[1])
 
 
+def helper_request(root: Path, host: str, event: str, payload: str) -> dict[str, Any]:
+    """The request that asks the helper of ``root`` to answer one hook call (``payload``: the
+    host's JSON as it came); the helper refuses another library version's."""
+    return {
+        "version": __version__,
+        "root": str(root),
+        "host": host,
+        "event": event,
+        "payload": payload,
+    }
+
+
 def ask_helper(root: Path, request: dict[str, Any]) -> str | None:
     """The helper's answer to ``request``, or ``None`` (no helper, it did not answer, or its
     socket or process is not safely this user's: see the module docstring)."""
@@ -187,13 +199,7 @@ def run(
         wants_helper = config is None and helper_enabled()
         answer = None
         if wants_helper:
-            request = {
-                "version": __version__,
-                "root": str(project),
-                "host": host,
-                "event": event,
-                "payload": raw.decode("utf-8", "replace"),
-            }
+            request = helper_request(project, host, event, raw.decode("utf-8", "replace"))
             answer = ask_helper(project, request)
         if answer is None:
             if wants_helper:  # started first: it warms up while this hook answers itself

@@ -251,21 +251,27 @@ def _claude_style_hooks(
             groups.append(group)
 
 
+def _handler_is_ours(handler: Any, host: str) -> bool:
+    return isinstance(handler, dict) and _is_ours(handler.get("command"), host)
+
+
 def _group_is_ours(group: Any, host: str) -> bool:
     handlers = group.get("hooks", []) if isinstance(group, dict) else []
-    return any(isinstance(h, dict) and _is_ours(h.get("command"), host) for h in handlers)
+    return any(_handler_is_ours(h, host) for h in handlers)
 
 
-def _drop_hooks(data: dict[str, Any], host: Host) -> None:
-    """Remove our matcher groups (Claude Code's shape) and the event lists they leave empty."""
+def _drop_hooks(data: dict[str, Any], host: Host, *, flat: bool = False) -> None:
+    """Remove our entries and the event lists they leave empty: matcher groups (Claude Code's
+    shape) or, ``flat``, handlers (Cursor's)."""
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return
+    ours = _handler_is_ours if flat else _group_is_ours
     for event in host.wired_events():
-        groups = hooks.get(event.name)
-        if isinstance(groups, list):
-            groups[:] = [g for g in groups if not _group_is_ours(g, host.name)]
-            if not groups:
+        entries = hooks.get(event.name)
+        if isinstance(entries, list):
+            entries[:] = [e for e in entries if not ours(e, host.name)]
+            if not entries:
                 del hooks[event.name]
 
 
@@ -286,28 +292,8 @@ def _flat_hooks(data: dict[str, Any], host: Host, where: str, command: list[str]
     for event in host.wired_events():
         handlers = _event_list(hooks, event.name, where)
         ours = {"command": hook_line(host.name, event.name, command), "timeout": HOOK_TIMEOUT_S}
-        kept = [
-            h
-            for h in handlers
-            if not (isinstance(h, dict) and _is_ours(h.get("command"), host.name))
-        ]
+        kept = [h for h in handlers if not _handler_is_ours(h, host.name)]
         handlers[:] = [*kept, ours]
-
-
-def _drop_flat_hooks(data: dict[str, Any], host: Host) -> None:
-    hooks = data.get("hooks")
-    if not isinstance(hooks, dict):
-        return
-    for event in host.wired_events():
-        handlers = hooks.get(event.name)
-        if isinstance(handlers, list):
-            handlers[:] = [
-                h
-                for h in handlers
-                if not (isinstance(h, dict) and _is_ours(h.get("command"), host.name))
-            ]
-            if not handlers:
-                del hooks[event.name]
 
 
 # ------------------------------------------------------------------ the writers of init files
@@ -473,7 +459,7 @@ def write_flat_hooks(plan: Plan, host: Host, file: InitFile, *, user: bool) -> N
 
 
 def remove_flat_hooks(plan: Plan, host: Host, file: InitFile, *, user: bool) -> None:
-    plan.json_file(_path(plan, file.path), lambda d: _drop_flat_hooks(d, host))
+    plan.json_file(_path(plan, file.path), lambda d: _drop_hooks(d, host, flat=True))
 
 
 def write_opencode_plugin(plan: Plan, host: Host, file: InitFile, *, user: bool) -> None:
