@@ -128,6 +128,11 @@ def limit_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]
     )
 
 
+def flag(name: str, help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A boolean option ``name``: off unless given."""
+    return click.option(name, is_flag=True, help=help_text)
+
+
 def profiles_option(
     profiles: Sequence[str], **options: Any
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

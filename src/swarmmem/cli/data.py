@@ -14,7 +14,16 @@ import click
 from swarmmem import datasets, evaluation
 from swarmmem import heldout as heldout_corpus
 from swarmmem.cli import render
-from swarmmem.cli.app import State, comma_list, command, emit, main, profiles_option, progress_bar
+from swarmmem.cli.app import (
+    State,
+    comma_list,
+    command,
+    emit,
+    flag,
+    main,
+    profiles_option,
+    progress_bar,
+)
 from swarmmem.core.evaluation.metrics import PROVIDERS
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.recall.pipeline import PROFILES
@@ -43,7 +52,7 @@ def _folder_of(state: State, directory: str | None) -> Iterator[tuple[Any, Path]
 
 @main.command("export")
 @click.option("--dir", "directory", default=None, help="Parent of the export/ folder.")
-@click.option("--overwrite", is_flag=True, help="Replace an existing export.")
+@flag("--overwrite", "Replace an existing export.")
 @command
 def export_command(state: State, directory: str | None, overwrite: bool) -> None:
     """Write every memory, proposal and outcome to export/*.jsonl (atomic)."""
@@ -128,9 +137,9 @@ def refusal_summary(report: dict[str, Any]) -> dict[str, Any]:
     "--fixtures", "fixtures_dir", default=None, help="Fixture directory (inside the project)."
 )
 @click.option("--provider", "providers", multiple=True, type=click.Choice(EVALUATION_PROVIDERS))
-@click.option("--gate", is_flag=True, help="Run twice and compare with the pinned baseline.")
+@flag("--gate", "Run twice and compare with the pinned baseline.")
 @click.option("--baseline", default=None, help="Baseline JSON for --gate.")
-@click.option("--update", is_flag=True, help="With --gate: rewrite the baseline.")
+@flag("--update", "With --gate: rewrite the baseline.")
 @profiles_option(PROFILES, default=None)
 @click.option(
     "--manifest",

@@ -9,10 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import click
-
 from swarmmem.cli import render
-from swarmmem.cli.app import State, command, emit, limit_option, main, progress_bar
+from swarmmem.cli.app import State, command, emit, flag, limit_option, main, progress_bar
 from swarmmem.core.model.reports import Result
 from swarmmem.memory import Memory
 
@@ -67,7 +65,7 @@ _report_command(
 
 
 @main.command()
-@click.option("--confirm", is_flag=True, help="Actually remove the records (default: dry run).")
+@flag("--confirm", "Actually remove the records (default: dry run).")
 @command
 def compact(state: State, confirm: bool) -> None:
     """Remove deleted tombstones, superseded records and expired scratch (dry run by default)."""
@@ -124,9 +122,7 @@ def audit_key_adopt(state: State) -> None:
 
 
 @main.command()
-@click.option(
-    "--propose", is_flag=True, help="File an update (changed) or delete (gone) proposal for each."
-)
+@flag("--propose", "File an update (changed) or delete (gone) proposal for each.")
 @limit_option("memories")
 @command
 def verify(state: State, propose: bool, limit: int) -> None:

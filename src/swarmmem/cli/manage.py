@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from swarmmem.cli import render
-from swarmmem.cli.app import State, command, emit, main
+from swarmmem.cli.app import State, command, emit, flag, main
 from swarmmem.core.maintenance.management import MAX_LIST_LIMIT, MEMORY_STATES
 from swarmmem.core.model.ids import is_iso_datetime, with_time
 from swarmmem.core.model.records import MEMORY_KINDS, SCOPE_TYPES
@@ -78,10 +78,8 @@ def show(state: State, memory_id: str) -> None:
 @main.command()
 @click.argument("memory_id")
 @click.option("--reason", required=True, help="Why it is forgotten (kept in the audit log).")
-@click.option(
-    "--purge",
-    is_flag=True,
-    help="Also erase the record and scrub its text from proposals, outcomes and recall logs.",
+@flag(
+    "--purge", "Also erase the record and scrub its text from proposals, outcomes and recall logs."
 )
 @command
 def forget(state: State, memory_id: str, reason: str, purge: bool) -> None:
@@ -103,12 +101,8 @@ def interactive() -> bool:
     required=True,
     help="The repository id the memories are stored under (listed by `status`).",
 )
-@click.option("--yes", is_flag=True, help="Adopt without asking (otherwise: ask, or dry run).")
-@click.option(
-    "--force",
-    is_flag=True,
-    help="Adopt even when the memories were last written from another folder that exists.",
-)
+@flag("--yes", "Adopt without asking (otherwise: ask, or dry run).")
+@flag("--force", "Adopt even when the memories were last written from another folder that exists.")
 @command
 def rescope(state: State, from_repo_id: str, yes: bool, force: bool) -> None:
     """Adopt the memories of an earlier repository identity (after a folder rename or a

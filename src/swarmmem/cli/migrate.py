@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from swarmmem.cli import render
-from swarmmem.cli.app import State, command, emit, main, progress_bar
+from swarmmem.cli.app import State, command, emit, flag, main, progress_bar
 from swarmmem.registry import stores_that
 
 TARGETS = stores_that(lambda traits: traits.migrate_target)
@@ -21,11 +21,7 @@ TARGETS = stores_that(lambda traits: traits.migrate_target)
     type=click.Choice(TARGETS),
     help="Provider to move the memory to.",
 )
-@click.option(
-    "--worktrees",
-    is_flag=True,
-    help="Merge the stores linked git worktrees kept of their own into this one.",
-)
+@flag("--worktrees", "Merge the stores linked git worktrees kept of their own into this one.")
 @click.option("--dsn", default=None, help="Target DSN (default: postgres.dsn or SWARMMEM_PG_DSN).")
 @click.option("--schema", default=None, help="Target PostgreSQL schema (default: postgres.schema).")
 @click.option("--path", "sqlite_path", default=None, help="Target SQLite file (--to sqlite).")
@@ -70,12 +66,8 @@ def migrate(
 @main.command("postgres-rls")
 @click.option("--role", required=True, help="The database role this repository's project uses.")
 @click.option("--dsn", default=None, help="The admin's connection (owner of the tables).")
-@click.option("--apply", is_flag=True, help="Run the statements (otherwise only print them).")
-@click.option(
-    "--workspace",
-    is_flag=True,
-    help="Also grant the workspace scope, which sibling repositories share.",
-)
+@flag("--apply", "Run the statements (otherwise only print them).")
+@flag("--workspace", "Also grant the workspace scope, which sibling repositories share.")
 @command
 def postgres_rls(state: State, role: str, dsn: str | None, apply: bool, workspace: bool) -> None:
     """Row-level security for a shared PostgreSQL schema: ROLE sees only this repository's

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import click
 
 from swarmmem.cli import render
-from swarmmem.cli.app import State, command, emit, main
+from swarmmem.cli.app import State, command, emit, flag, main
 from swarmmem.core.model.errors import ConflictError, NotFoundError, SwarmMemoryError
 from swarmmem.core.model.formatting import age_text
 from swarmmem.core.model.ids import iso_to_ms, memory_id, to_iso
@@ -610,8 +610,8 @@ def _duration(_ctx: click.Context, param: click.Parameter, value: str | None) ->
 
 
 @main.command()
-@click.option("--approve-all", is_flag=True, help="Batch: approve every matching proposal.")
-@click.option("--reject-all", is_flag=True, help="Batch: reject every matching proposal.")
+@flag("--approve-all", "Batch: approve every matching proposal.")
+@flag("--reject-all", "Batch: reject every matching proposal.")
 @click.option(
     "--kind", type=click.Choice(MEMORY_KINDS), default=None, help="Only proposals of this kind."
 )
@@ -624,7 +624,7 @@ def _duration(_ctx: click.Context, param: click.Parameter, value: str | None) ->
     help="Only proposals older than D (30m, 2h, 3d; units s, m, h, d, w).",
 )
 @click.option("--reason", default=None, help="Batch: the reason recorded with each decision.")
-@click.option("--yes", is_flag=True, help="Batch: decide them (otherwise only list them).")
+@flag("--yes", "Batch: decide them (otherwise only list them).")
 @command
 def review(
     state: State,

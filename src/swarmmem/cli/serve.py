@@ -9,7 +9,7 @@ import sys
 import click
 
 from swarmmem.cli import render
-from swarmmem.cli.app import State, command, main
+from swarmmem.cli.app import State, command, flag, main
 from swarmmem.core.model.errors import MissingDependencyError
 
 TRANSPORTS = ("stdio",)
@@ -31,7 +31,7 @@ def mcp(state: State, transport: str) -> None:
 
 
 @main.command()
-@click.option("--keep", is_flag=True, help="Keep the temporary project and print its path.")
+@flag("--keep", "Keep the temporary project and print its path.")
 @command
 def demo(state: State, keep: bool) -> None:
     """End-to-end demo on the embedded SQLite store in a temporary project."""
@@ -48,7 +48,7 @@ def demo(state: State, keep: bool) -> None:
     show_default=True,
     help="Port on 127.0.0.1 (0: a free port).",
 )
-@click.option("--no-browser", is_flag=True, help="Only print the address; open no browser.")
+@flag("--no-browser", "Only print the address; open no browser.")
 @command
 def ui(state: State, port: int, no_browser: bool) -> None:
     """A local web viewer: memories (search, list, each memory's evidence and value), the

@@ -28,7 +28,7 @@ import click
 
 from swarmmem import config as _config
 from swarmmem.cli import render
-from swarmmem.cli.app import State, command, emit, main
+from swarmmem.cli.app import State, command, emit, flag, main
 from swarmmem.core.model.errors import ConfigError
 from swarmmem.grants import GRANTABLE, set_grant
 from swarmmem.hooks.install import AGENTS, plan_agents
@@ -139,25 +139,22 @@ def ignore_swarm_folder(root: Path, *, dry_run: bool = False) -> list[str]:
     type=click.Choice(AGENTS),
     help="Also wire this agent host's MCP server and hooks (repeatable).",
 )
-@click.option(
+@flag(
     "--user",
-    is_flag=True,
-    help="Claude Code: hooks in ~/.claude/settings.json (so sessions started in a subfolder "
+    "Claude Code: hooks in ~/.claude/settings.json (so sessions started in a subfolder "
     "get them too); Codex: the MCP entry in ~/.codex/config.toml.",
 )
-@click.option("--here", is_flag=True, help="Start a separate project inside another one.")
-@click.option(
+@flag("--here", "Start a separate project inside another one.")
+@flag(
     "--no-instructions",
-    is_flag=True,
-    help="With --agent: leave the host's instruction file (CLAUDE.md, AGENTS.md, ...) alone.",
+    "With --agent: leave the host's instruction file (CLAUDE.md, AGENTS.md, ...) alone.",
 )
-@click.option(
+@flag(
     "--remove",
-    is_flag=True,
-    help="With --agent: take out what init wrote for the host (MCP entry, hooks, plugin, "
+    "With --agent: take out what init wrote for the host (MCP entry, hooks, plugin, "
     "instruction section); memory stays on.",
 )
-@click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
+@flag("--dry-run", "Say what would change; write nothing.")
 @command
 def init(
     state: State,
@@ -239,8 +236,8 @@ PERSON_ROLE = "user"
 
 @main.command()
 @click.argument("right", type=click.Choice(GRANTABLE))
-@click.option("--revoke", is_flag=True, help="Take the right back.")
-@click.option("--yes", is_flag=True, help="Grant without asking (needed without a terminal).")
+@flag("--revoke", "Take the right back.")
+@flag("--yes", "Grant without asking (needed without a terminal).")
 @command
 def grant(state: State, right: str, revoke: bool, yes: bool) -> None:
     """Grant this project a RIGHT, in your user-level file: curator or curation-policy.
