@@ -83,7 +83,7 @@ class InjectionConfig:
         "An injected memory's relevance is at least this share of the best candidate's.",
     )
     dense_floor: float | None = setting(
-        0.4,
+        0.35,
         "denseFloor",
         _COSINE_FLOOR,
         "When no memory is admitted on its words, injection takes the nearest memory only the "

@@ -39,7 +39,7 @@ Rerank (optional) rescores the top 20 with ``w * minmax(reranker) + (1 - w) * mi
 Injection (a prompt hook's recall) keeps its stricter rule: no dense hit without lexical support
 but the nearest, ranked with its cosine as its text relevance; admission
 (:class:`~swarmmem.core.recall.admission.DenseRule`) injects it only when it reaches
-``injection_dense_floor`` (0.4) and stands out from the next hits by ``injection_dense_gate``
+``injection_dense_floor`` (0.35) and stands out from the next hits by ``injection_dense_gate``
 (0.2). A paraphrase of one memory is injected; a question near many memories, none clearly,
 is not.
 
