@@ -18,12 +18,12 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from swarmmem.memory import Memory
-from swarmmem.ui import pages
+from swarmmem.ui import pages, review
 from swarmmem.ui.guard import Guard
 from swarmmem.ui.projects import Opener
 from swarmmem.ui.viewer import HERE, Viewer, action, page
 
-BATCH_FIELDS = pages.QUEUE_LIMIT + 8
+BATCH_FIELDS = review.QUEUE_LIMIT + 8
 """The fields of a batch form: a checkbox per proposal shown, the action, reason, CSRF."""
 
 
@@ -57,18 +57,18 @@ def create_app(
         Route("/", page(pages.memories), methods=["GET"]),
         Route("/memory/{memory_id}", page(pages.memory), methods=["GET"]),
         Route("/proposal/{proposal_id}", page(pages.proposal), methods=["GET"]),
-        Route("/review", page(pages.review), methods=["GET"]),
-        Route("/review/{proposal_id}/approve", action(pages.approve), methods=["POST"]),
-        Route("/review/{proposal_id}/edit", action(pages.edit), methods=["POST"]),
-        Route("/review/{proposal_id}/reject", action(pages.reject), methods=["POST"]),
-        Route("/review/{proposal_id}/merge", action(pages.merge), methods=["POST"]),
-        Route("/review/{proposal_id}/undo", action(pages.undo), methods=["POST"]),
+        Route("/review", page(review.review), methods=["GET"]),
+        Route("/review/{proposal_id}/approve", action(review.approve), methods=["POST"]),
+        Route("/review/{proposal_id}/edit", action(review.edit), methods=["POST"]),
+        Route("/review/{proposal_id}/reject", action(review.reject), methods=["POST"]),
+        Route("/review/{proposal_id}/merge", action(review.merge), methods=["POST"]),
+        Route("/review/{proposal_id}/undo", action(review.undo), methods=["POST"]),
         Route(
             "/review-batch/preview",
-            action(pages.batch_preview, writes=False, max_fields=BATCH_FIELDS),
+            action(review.batch_preview, writes=False, max_fields=BATCH_FIELDS),
             methods=["POST"],
         ),
-        Route("/review-batch", action(pages.batch, max_fields=BATCH_FIELDS), methods=["POST"]),
+        Route("/review-batch", action(review.batch, max_fields=BATCH_FIELDS), methods=["POST"]),
         Route("/sessions", page(pages.sessions), methods=["GET"]),
         Route("/sessions/{session_id}", page(pages.session), methods=["GET"]),
         Route("/health", page(pages.health), methods=["GET"]),

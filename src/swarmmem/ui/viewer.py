@@ -16,6 +16,7 @@ every page is an ``async`` function calling the facade directly.
 from __future__ import annotations
 
 import hmac
+import re
 import unicodedata
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -62,6 +63,17 @@ STATUS_OF_ERROR: tuple[tuple[type[SwarmMemoryError], int], ...] = (
     (ConflictError, 409),
     (MemoryDisabledError, 503),
 )
+
+
+ID_PATTERN = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+"""What an id in a page's path may be: a short run of letters, digits and ``_.:-``."""
+
+
+def path_id(value: str, *, prefix: str | None = None) -> str:
+    """A path's id, or 404 (:data:`ID_PATTERN`, and ``prefix`` when given)."""
+    if not ID_PATTERN.match(value) or (prefix is not None and not value.startswith(prefix)):
+        raise Refused(404, "no such page")
+    return value
 
 
 def status_of(exc: SwarmMemoryError) -> int:
