@@ -5,6 +5,8 @@ writers that exist, so step 2 has nothing to do) is all the hook runner and ``in
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -59,7 +61,13 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-def test_init_wires_the_new_host_from_its_description(acme: Host, project: Path) -> None:
+def test_init_wires_the_new_host_from_its_description(
+    acme: Host, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # swarmmem on PATH, as for the files a team commits (off PATH adds a note; see
+    # test_init_agents.py)
+    bin_dir = str(Path(sys.executable).parent)
+    monkeypatch.setenv("PATH", os.pathsep.join([bin_dir, os.environ.get("PATH", os.defpath)]))
     plan = install.plan_agents(project, ["acme"])
     plan.write()
     hooks = json.loads((project / ".acme" / "hooks.json").read_text(encoding="utf-8"))["hooks"]

@@ -55,8 +55,11 @@ def plant_code(folder: Path, marker: Path, shape: str) -> None:
 
 
 def env(**extra: str) -> dict[str, str]:
-    keep = ("PATH", "SWARMMEM_NO_EXTENSIONS", "HOME")
-    return {**{k: os.environ[k] for k in keep if k in os.environ}, **extra}
+    """This environment's ``SWARMMEM_NO_EXTENSIONS`` and ``HOME``, and ``PATH`` with the
+    venv first (swarmmem on ``PATH``: ``init`` writes the files a team commits)."""
+    keep = ("SWARMMEM_NO_EXTENSIONS", "HOME")
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return {**{k: os.environ[k] for k in keep if k in os.environ}, "PATH": path, **extra}
 
 
 def prompt_payload(root: Path, session: str = "s1") -> str:
