@@ -150,6 +150,7 @@ def test_init_agent_writes_every_host_and_is_idempotent(repo: Path, on_path: boo
         assert SCRIPT not in "".join(project_texts(repo).values())
         assert not (home / ".claude.json").exists()
         assert "not on PATH" not in notes
+        assert "settings.local" not in (repo / ".gitignore").read_text(encoding="utf-8")
         claude = read(repo / ".claude" / "settings.json")["hooks"]
     else:
         assert not (repo / ".claude" / "settings.json").exists()
@@ -167,6 +168,9 @@ def test_init_agent_writes_every_host_and_is_idempotent(repo: Path, on_path: boo
             "opencode.json",
         ]
         assert "~/.claude.json and .claude/settings.local.json (per-user" in notes
+        # the per-user file in the project is kept out of git
+        ignored = (repo / ".gitignore").read_text(encoding="utf-8").splitlines()
+        assert ".claude/settings.local.json" in ignored
         for file in pinned[1:]:
             assert file in notes.split("keep them out of commits")[0]
     assert sorted(claude) == sorted(

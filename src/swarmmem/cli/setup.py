@@ -117,18 +117,26 @@ def enable_memory(root: Path, *, has_memories: bool, dry_run: bool = False) -> l
 
 def ignore_swarm_folder(root: Path, *, dry_run: bool = False) -> list[str]:
     """Add ``.swarm/`` to ``root/.gitignore`` unless a line already ignores it."""
+    return ignore_in_git(
+        root, IGNORED, "# swarmmem: local memory store, run logs, lessons", dry_run=dry_run
+    )
+
+
+def ignore_in_git(root: Path, entry: str, note: str, *, dry_run: bool = False) -> list[str]:
+    """Add ``entry`` (a path relative to ``root``) under ``note`` to ``root/.gitignore``
+    unless a line already names it (with or without a leading or trailing ``/``)."""
     path = root / ".gitignore"
     try:
         text = read_text(path, base=root, max_bytes=8 << 20) or ""
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from exc
-    if any(line.strip().rstrip("/") in (".swarm", "/.swarm") for line in text.splitlines()):
+    bare = entry.strip("/")
+    if any(line.strip().strip("/") == bare for line in text.splitlines()):
         return []
     prefix = "" if not text or text.endswith("\n") else "\n"
-    note = "# swarmmem: local memory store, run logs, lessons"
     if not dry_run:
-        write_file(path, f"{text}{prefix}{note}\n{IGNORED}\n", base=root)
-    return [f"Added {IGNORED} to {path}."]
+        write_file(path, f"{text}{prefix}{note}\n{entry}\n", base=root)
+    return [f"Added {entry} to {path}."]
 
 
 @main.command()
@@ -197,6 +205,9 @@ def init(
     if not dry_run:
         plan.write()
     changes += plan.actions
+    for per_user in [] if remove else [f for f in plan.local if not f.startswith("~/")]:
+        note = "# swarmmem: a per-user file naming this machine's swarmmem (not for commits)"
+        changes += ignore_in_git(root, per_user, note, dry_run=dry_run)
     if remove and not plan.actions:
         changes.append(f"Kept everything: nothing of {', '.join(agents)} to remove in {root}.")
     project = _configured_project_id(root)
