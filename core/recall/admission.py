@@ -10,7 +10,8 @@ asked?", from relevance evidence alone (:class:`Evidence`):
   frequencies over the standard library's docstrings, :mod:`.background_table`), so "use",
   "run" or "test" weigh little and "ansi" or "validator" much, whatever the store's size;
   ``coverage`` is the weighed share of the question's terms the memory holds, and ``lead`` how
-  far it is ahead of (or behind) the best other candidate on that share;
+  far it is ahead of (or behind) the best other candidate of the whole ranking on that share
+  (not only of those judged, so near ties in the ranking never move it);
 * the store's own statistics: the stemmed BM25 channel's text relevance (``text``);
 * the files and symbols the question names that the memory cites (``named``).
 
@@ -97,15 +98,23 @@ class QueryEvidence:
         """True when a dense channel answered."""
         return self.profile is not None
 
-    def judge(self, candidates: Sequence[Candidate]) -> list[Evidence]:
-        """Each candidate's evidence (its ``lead`` reads the others')."""
+    def coverage(self, candidate: Candidate) -> float:
+        """The weighed share of the question's terms ``candidate`` holds."""
         total = math.fsum(self.weights.values())
-        coverages = []
-        for candidate in candidates:
-            counts = document(candidate.columns).counts
-            held = math.fsum(w for term, w in self.weights.items() if term in counts)
-            coverages.append(held / total if total > 0 else 0.0)
-        top = sorted(coverages, reverse=True)[:2]
+        if total <= 0:
+            return 0.0
+        counts = document(candidate.columns).counts
+        return math.fsum(w for term, w in self.weights.items() if term in counts) / total
+
+    def judge(
+        self, candidates: Sequence[Candidate], rivals: Sequence[Candidate] = ()
+    ) -> list[Evidence]:
+        """Each candidate's evidence; its ``lead`` reads the others' and the ``rivals'``
+        (the ranking's candidates past those judged, so that which memories are judged,
+        near ties of the ranking, never moves a lead)."""
+        coverages = [self.coverage(candidate) for candidate in candidates]
+        field = coverages + [self.coverage(rival) for rival in rivals]
+        top = sorted(field, reverse=True)[:2]
         out = []
         for candidate, coverage in zip(candidates, coverages, strict=True):
             runner_up = top[1] if len(top) > 1 and coverage == top[0] else top[0]
@@ -216,6 +225,7 @@ def admit(
     threshold: float,
     drop_off: float,
     dense: DenseRule | None = None,
+    rivals: Sequence[Candidate] = (),
 ) -> list[Verdict]:
     """A verdict for every candidate (in their order).
 
@@ -227,7 +237,7 @@ def admit(
     stands out from the next hits by the gate; for a manual recall, each hit whose cosine
     reaches the floor and stands the gate's spreads above the question's background.
     """
-    evidence = query.judge(candidates)
+    evidence = query.judge(candidates, rivals)
     values = [relevance(ev) for ev in evidence]
     bar = max(threshold, drop_off * max(values, default=0.0))
     admitted = [value >= bar for value in values]

@@ -264,9 +264,12 @@ class _Judge:
         return QueryEvidence.of(self.request, lexical.text_relevance, hits.cosines, hits.profile)
 
     def verdicts(
-        self, candidates: Sequence[Candidate], evidence: QueryEvidence
+        self,
+        candidates: Sequence[Candidate],
+        evidence: QueryEvidence,
+        rivals: Sequence[Candidate] = (),
     ) -> tuple[Verdict, ...]:
-        """A verdict for each of ``candidates``."""
+        """A verdict for each of ``candidates`` (``rivals``: the ranking's others)."""
         drop_off, dense = self.settings.rule(self.request, self.hybrid)
         return tuple(
             admit(
@@ -275,6 +278,7 @@ class _Judge:
                 threshold=self.request.min_relevance or 0.0,
                 drop_off=drop_off,
                 dense=dense,
+                rivals=rivals,
             )
         )
 
@@ -288,7 +292,8 @@ class _Judge:
         """The ids of a ranking's candidates to build items for (the first ``limit`` admitted
         ones, all when ``None``, and the explored one when admitted) and every verdict."""
         judged = [*kept[:ADMISSION_DEPTH], *([] if explored is None else [explored])]
-        verdicts = self.verdicts([_candidate(s) for s in judged], evidence)
+        rivals = [_candidate(s) for s in kept[ADMISSION_DEPTH:] if s is not explored]
+        verdicts = self.verdicts([_candidate(s) for s in judged], evidence, rivals)
         admitted = [v.memory_id for v in verdicts if v.admitted]
         first = set(admitted[:limit])
         if explored is not None and explored.fields.id in admitted:
@@ -301,7 +306,8 @@ class _Judge:
         """The admitted ones of the first :data:`ADMISSION_DEPTH` ``items``, and every
         verdict."""
         judged = list(items[:ADMISSION_DEPTH])
-        verdicts = self.verdicts([Candidate.of_item(it) for it in judged], evidence)
+        rivals = [Candidate.of_item(it) for it in items[ADMISSION_DEPTH:]]
+        verdicts = self.verdicts([Candidate.of_item(it) for it in judged], evidence, rivals)
         kept = [it for it, v in zip(judged, verdicts, strict=True) if v.admitted]
         return kept, verdicts
 

@@ -67,6 +67,21 @@ def test_threshold_zero_admits_all_and_drop_off_keeps_those_close_to_the_best() 
     assert sum(v.admitted for v in verdicts) == 1
 
 
+def test_a_lead_reads_the_rivals_past_the_judged_candidates() -> None:
+    """Which memories are judged (the ranking's first few, near ties included) never moves a
+    lead: a better match ranked past them still counts as the runner-up."""
+    ansi, close, other = candidates(
+        ANSI, "FORCE_COLOR empty disables ANSI colour in console output.", OTHER
+    )
+    query = QueryEvidence.of(request("ANSI colour with FORCE_COLOR empty"))
+    together = query.judge([ansi, close, other])
+    judged_first = query.judge([ansi, other], rivals=[close])
+    assert judged_first[0].lead == together[0].lead
+    assert judged_first[0].lead < query.judge([ansi, other])[0].lead  # the rival is a match
+    verdicts = admit([ansi, other], query, threshold=0.0, drop_off=0.0, rivals=[close])
+    assert [v.memory_id for v in verdicts] == [ansi.id, other.id]  # rivals get no verdict
+
+
 def test_a_named_file_raises_relevance() -> None:
     plain, named = candidates(USE, USE + " ", named=(False, True))
     query = QueryEvidence.of(request("run the report"))
