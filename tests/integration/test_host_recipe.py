@@ -68,6 +68,7 @@ def test_init_wires_the_new_host_from_its_description(
     # test_init_agents.py)
     bin_dir = str(Path(sys.executable).parent)
     monkeypatch.setenv("PATH", os.pathsep.join([bin_dir, os.environ.get("PATH", os.defpath)]))
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)  # on PATH for good, not by activation
     plan = install.plan_agents(project, ["acme"])
     plan.write()
     hooks = json.loads((project / ".acme" / "hooks.json").read_text(encoding="utf-8"))["hooks"]

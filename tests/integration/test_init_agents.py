@@ -34,11 +34,17 @@ ON_PATH = os.pathsep.join([str(Path(SCRIPT).parent), path_without_swarmmem()])
 
 
 def run(
-    *args: str, cwd: Path, home: Path | None = None, path: str = ON_PATH
+    *args: str,
+    cwd: Path,
+    home: Path | None = None,
+    path: str = ON_PATH,
+    venv: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     keep = ("SWARMMEM_NO_EXTENSIONS", "PYTHONPATH")
     env = {key: os.environ[key] for key in keep if key in os.environ}
     env["PATH"] = path
+    if venv is not None:
+        env["VIRTUAL_ENV"] = venv
     env["HOME"] = str(home or cwd.parent / "home")
     env["SWARMMEM_HOOK_HELPER"] = "0"
     return subprocess.run(
@@ -225,6 +231,23 @@ def test_put_on_path_init_moves_the_per_user_entries_back_to_the_project(repo: P
     removed = run_json("init", "--remove", "--agent", "claude-code", cwd=repo)
     assert removed["changed"] is True
     assert "swarmmem" not in (repo / ".claude" / "settings.json").read_text(encoding="utf-8")
+
+
+def test_on_path_through_an_activated_environment_says_what_other_hosts_will_miss(
+    repo: Path,
+) -> None:
+    """An activated virtual environment puts swarmmem on PATH only where it is activated:
+    init writes the by-name files and says so (not when swarmmem is on PATH for good)."""
+    activated = run(
+        "--json", "init", "--agent", "codex", cwd=repo, venv=sys.prefix
+    )  # the venv under test, activated
+    assert activated.returncode == 0, activated.stderr
+    notes = "\n".join(json.loads(activated.stdout)["notes"])
+    assert f"through the activated environment {Path(sys.prefix).resolve()}" in notes
+    hooks = read(repo / ".codex" / "hooks.json")["hooks"]
+    assert hooks["Stop"][0]["hooks"][0]["command"] == "swarmmem hook codex Stop"
+    plain = run_json("init", "--agent", "codex", cwd=repo)
+    assert "activated environment" not in "\n".join(plain["notes"])
 
 
 @pytest.mark.parametrize("lead", [".", "", "bin"])

@@ -88,6 +88,16 @@ def on_path() -> bool:
     return False
 
 
+def through_active_venv() -> Path | None:
+    """The activated virtual environment (``VIRTUAL_ENV``) this install runs from, if any: the
+    name is on ``PATH`` only in shells where it is activated."""
+    venv = os.environ.get("VIRTUAL_ENV")
+    if not venv:
+        return None
+    here = Path(sys.prefix).resolve()
+    return here if Path(venv).resolve() == here else None
+
+
 def _shell(args: list[str]) -> str:
     return " ".join(shlex.quote(a) for a in args)
 
@@ -573,6 +583,14 @@ def plan_agents(
         )
     if plan.pinned:
         plan.notes.append(_pinned_note(plan))
+    venv = through_active_venv() if plan.by_name and not remove else None
+    if venv is not None:
+        plan.notes.append(
+            f"swarmmem is on PATH through the activated environment {venv}: a host started "
+            "where it is not activated (an editor opened from the desktop, another terminal) "
+            "will not find it; install swarmmem with pipx or uv tool for such hosts, or run "
+            "init with the environment deactivated to have its path written to per-user files."
+        )
     for agent in chosen if instructions or remove else ():
         host = TABLE[agent]
         shared = [
