@@ -408,6 +408,36 @@ def test_a_busy_helper_sends_another_sessions_hook_away_at_once(
     assert not helper.is_alive() and not client.socket_path(root).exists()
 
 
+def test_the_helper_is_free_again_before_its_reply_arrives(tmp_path: Path) -> None:
+    """A hook that sends its next request as soon as it reads an answer never finds the
+    helper busy: the worker frees itself before the reply goes out (it was freed after the
+    reply was sent, and a version-upgrade request that came at once was refused as busy)."""
+    import socket
+
+    root = make_project(tmp_path, memories=(PYTEST,))
+    worker = daemon._Worker(root)
+    seen_busy: list[bool] = []
+
+    class Reporting(socket.socket):
+        """The helper's end: records whether the worker is still busy as its reply goes."""
+
+        def sendall(self, data: Any, flags: int = 0) -> None:
+            seen_busy.append(worker.busy.locked())
+            super().sendall(data, flags)
+
+    helper_end, hook_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn = Reporting(socket.AF_UNIX, socket.SOCK_STREAM, fileno=helper_end.detach())
+    with hook_end:
+        hook_end.sendall(json.dumps({"version": "0.0.0"}).encode("utf-8"))
+        hook_end.shutdown(socket.SHUT_WR)
+        worker.take(conn)
+        reply = json.loads(hook_end.recv(65536))
+    worker.finish()
+    assert reply == {"ok": False, "reason": "version"}
+    assert seen_busy == [False]  # free before the reply went out
+    assert worker.upgraded
+
+
 @pytest.mark.slow
 def test_the_helper_leaves_when_the_project_state_goes(tmp_path: Path) -> None:
     root = make_project(tmp_path, memories=(PYTEST,))
