@@ -67,7 +67,7 @@ def diagnostics() -> dict[str, Any]:
             if not extra.startswith("(")
             else f"not installed {extra}",
         }
-    from swarmmem.transfers import sqlite_capabilities
+    from swarmmem.bootstrap import sqlite_capabilities
 
     return {
         "swarmmem": __version__,

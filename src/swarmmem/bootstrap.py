@@ -611,3 +611,81 @@ class Runtime:
 
 def _with_reranker(parts: DenseParts, reranker: Reranker) -> DenseParts:
     return attrs.evolve(parts, reranker=reranker)
+
+
+# ------------------------------------------- stores beside the configured one, and probes
+
+
+def sqlite_capabilities() -> dict[str, Any]:
+    """What the SQLite build offers (FTS5, extension loading, sqlite-vec), for diagnostics."""
+    from swarmmem.adapters.storage.sqlite.support import sqlite_capabilities as probe
+
+    return probe()
+
+
+def sqlite_connect(path: Path) -> Any:
+    """A plain connection to the SQLite file at ``path``, from the module the stores use
+    (for measurement baselines such as the bare FTS5 query)."""
+    from swarmmem.adapters.storage.sqlite.support import sqlite_module
+
+    return sqlite_module().connect(str(path))
+
+
+def open_store(rt: Runtime, provider: str, **arguments: Any) -> StorageProvider:
+    """Another store of ``provider`` on the clock of ``rt`` (e.g. a migration target); the
+    caller closes it."""
+    return create("store", provider, clock=rt.clock, **arguments)  # type: ignore[no-any-return]
+
+
+def migration_target(
+    rt: Runtime, provider: str, *, dsn: str | None, schema: str | None, path: str | None
+) -> tuple[StorageProvider, str]:
+    """An empty store of ``provider`` to copy the memory of ``rt`` into (the caller closes
+    it) and where it is, as shown to the person: a PostgreSQL schema (``dsn``, default
+    ``postgres.dsn`` or ``SWARMMEM_PG_DSN``; ``schema``, default ``postgres.schema``) or a
+    SQLite file (``path``, default ``sqlite.path``; relative to the project, never the source
+    database itself)."""
+    if not store_traits(provider).migrate_target:
+        raise ConfigError(f"migrate cannot copy into the {provider!r} store")
+    if provider == "postgres":
+        pg = rt.settings.postgres
+        dsn = dsn or pg.dsn or os.environ.get("SWARMMEM_PG_DSN")
+        if not dsn:
+            raise ConfigError(
+                "migrate --to postgres needs --dsn (or postgres.dsn, SWARMMEM_PG_DSN)"
+            )
+        store = open_store(
+            rt, "postgres", dsn=dsn, pool_size=pg.pool_size, schema=schema or pg.schema
+        )
+        return store, repr(store)
+    own = rt.sqlite_path
+    target = Path(path) if path else own
+    target = target if target.is_absolute() else rt.root / target
+    if store_traits(rt.provider).database_file:
+        source = own if own.is_absolute() else rt.root / own
+        if source.resolve() == target.resolve():
+            raise ConfigError(f"the target {target} is the source database; pass --path")
+    return open_store(rt, provider, path=target), str(target)
+
+
+def postgres_rls(
+    rt: Runtime, role: str, *, dsn: str | None, apply: bool, workspace: bool = False
+) -> dict[str, Any]:
+    """The row-level security setup giving database ``role`` the repository's scopes of
+    ``rt`` (repository, cohort and, only when ``workspace``, the workspace scope that sibling
+    repositories share) in the configured schema; run when ``apply``. ``dsn``: the admin's
+    connection (default: the configured one)."""
+    if rt.provider != "postgres":
+        raise ConfigError("row-level security needs memory.provider postgres")
+    if not isinstance(role, str) or not role or len(role) > 63 or not role.isprintable():
+        raise MemoryValidationError("--role must name a database role (1..63 characters)")
+    from swarmmem.adapters.storage.postgres.rls import row_level_security
+
+    granted_scopes = ("repository", "cohort", *(("workspace",) if workspace else ()))
+    keys = [s.key for s in rt.allowed_scopes if s.type in granted_scopes]
+    from swarmmem.adapters.storage.postgres.dsn import configured_dsn
+
+    pg = rt.settings.postgres
+    return row_level_security(
+        dsn or configured_dsn(pg), pg.schema or "public", role, keys, apply=apply
+    )

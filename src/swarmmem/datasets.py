@@ -52,7 +52,7 @@ from typing import Any
 
 import attrs
 
-from swarmmem.bootstrap import Runtime
+from swarmmem.bootstrap import Runtime, sqlite_connect
 from swarmmem.core.model.errors import EvaluationError
 from swarmmem.core.model.ids import normalize_text, to_iso
 from swarmmem.core.model.records import (
@@ -78,7 +78,6 @@ from swarmmem.core.recall.pipeline import DENSE_PROFILES, PROFILES, RecallTrace,
 from swarmmem.evaluation import project_runtime
 from swarmmem.ports.clock import SystemClock
 from swarmmem.registry import create
-from swarmmem.transfers import sqlite_connect
 
 FLOORS = ("fts5-bm25", "bm25-porter", "dense-only", "dense-floor")
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from swarmmem.bootstrap import Runtime
+from swarmmem.bootstrap import Runtime, migration_target, open_store, postgres_rls
 from swarmmem.core.maintenance import sessions as session_logs
 from swarmmem.core.maintenance.consolidate import consolidation_proposals
 from swarmmem.core.maintenance.evidence import verification_proposals
@@ -38,14 +38,7 @@ from swarmmem.ports.files import RunHistory
 from swarmmem.ports.storage import AuditChain
 from swarmmem.project import git_root, linked_worktrees
 from swarmmem.registry import store_traits
-from swarmmem.transfers import (
-    copy_rows,
-    export_rows,
-    import_rows,
-    migration_target,
-    open_store,
-    postgres_rls,
-)
+from swarmmem.transfers import copy_rows, export_rows, import_rows
 
 __all__ = ["LEGACY_JSONL", "MaintenanceMixin"]
 

@@ -3,7 +3,7 @@
 Every import counts, at module level or inside a function: no import cycle anywhere; ports
 import only ``core.model``; core imports only core, ports and the kernel selectors and does
 no file or database I/O; adapters never import the composition root; inside ``swarmmem/``
-only the composition root (registry, bootstrap, transfers) imports adapters.
+only the composition root (registry, bootstrap) imports adapters.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ FOLDERS = {
     "adapters": "swarmmem.adapters",
     "_speedups": "swarmmem._speedups",
 }
-COMPOSITION_ROOT = ("swarmmem.registry", "swarmmem.bootstrap", "swarmmem.transfers")
-"""The composition root: the registry, the bootstrap and the transfers between stores."""
+COMPOSITION_ROOT = ("swarmmem.registry", "swarmmem.bootstrap")
+"""The composition root: the registry and the bootstrap."""
 # calls and imports that touch files or databases (core must reach them through ports)
 IO_CALLS = {
     "open",

@@ -17,12 +17,10 @@ from swarmmem.registry import STORES, choices, store_traits, stores_that
 
 REPO = Path(__file__).resolve().parents[2]
 LIBRARY = ("src/swarmmem", "core", "ports", "adapters")
-#: the files allowed to name a store: the registry, the composition root (the bootstrap and its
-#: transfers between stores) and the stores themselves
+#: the files allowed to name a store: the registry, the bootstrap and the stores themselves
 ALLOWED = (
     "src/swarmmem/registry.py",
     "src/swarmmem/bootstrap.py",
-    "src/swarmmem/transfers.py",
     "adapters/storage/sqlite/",
     "adapters/storage/postgres/",
     "adapters/storage/memory.py",
