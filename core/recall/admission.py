@@ -98,13 +98,16 @@ class QueryEvidence:
         """True when a dense channel answered."""
         return self.profile is not None
 
+    @functools.cached_property
+    def _total(self) -> float:
+        return math.fsum(self.weights.values())
+
     def coverage(self, candidate: Candidate) -> float:
         """The weighed share of the question's terms ``candidate`` holds."""
-        total = math.fsum(self.weights.values())
-        if total <= 0:
+        if self._total <= 0:
             return 0.0
         counts = document(candidate.columns).counts
-        return math.fsum(w for term, w in self.weights.items() if term in counts) / total
+        return math.fsum(w for term, w in self.weights.items() if term in counts) / self._total
 
     def judge(
         self, candidates: Sequence[Candidate], rivals: Sequence[Candidate] = ()
