@@ -962,3 +962,42 @@ def test_a_store_of_one_project_offers_no_other_project(project: UiProject) -> N
         assert proposal_of(project.root, project.proposals["approve"]).status == "pending"
         listing = client.get("/projects")
         assert listing.status_code == 200 and own not in listing.text
+
+
+def test_a_folder_a_stored_row_names_is_not_opened_through_a_link_or_from_another_user(
+    tmp_path: Path,
+) -> None:
+    """A shared store's rows may come from another role: a project folder that is a link,
+    whose configuration file is a link, or that another user owns is listed with the reason
+    and never read or opened."""
+    from types import SimpleNamespace
+
+    from swarmmem.ui.projects import Projects
+
+    opened: list[Path] = []
+
+    def opener(folder: Path, config: Any, context: Any) -> Any:
+        opened.append(folder)
+        raise AssertionError("a refused folder was opened")
+
+    home = SimpleNamespace(config={}, context=SimpleNamespace(), root=tmp_path)
+    projects = Projects(home, opener=opener)  # type: ignore[arg-type]
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text('{"memory": {"enabled": true, "projectId": "proj_x"}}', "utf-8")
+    linked_config = tmp_path / "linked-config"
+    (linked_config / ".opencode").mkdir(parents=True)
+    (linked_config / ".opencode" / "opencode-swarm.json").symlink_to(elsewhere)
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "linked-folder").symlink_to(real)
+    cases = {"linked-config": "link", "linked-folder": "link"}
+    if os.getuid() == 0:
+        foreign = tmp_path / "foreign"
+        foreign.mkdir()
+        os.chown(foreign, 65534, 65534)
+        cases["foreign"] = "owned by another user"
+    for name, why in cases.items():
+        entry = {"repository_id": "0123456789abcdef", "last_root": str(tmp_path / name)}
+        project = projects._project(entry)
+        assert project.reason is not None and why in project.reason, (name, project)
+    assert opened == []

@@ -30,6 +30,7 @@ from typing import Any
 from swarmmem.config import read as read_config
 from swarmmem.core.model.errors import SwarmMemoryError
 from swarmmem.memory import Memory
+from swarmmem.project import CONFIG_RELATIVE_PATH, untrusted
 from swarmmem.registry import store_traits
 
 MAX_PROJECTS = 20
@@ -77,6 +78,16 @@ def default_opener(root: Path, config: Mapping[str, Any], context: Mapping[str, 
 def _context_of(mem: Memory) -> dict[str, Any]:
     context = mem.context
     return {key: value for key in CONTEXT_KEYS if (value := getattr(context, key, None))}
+
+
+def _untrusted_checkout(folder: Path) -> str | None:
+    """Why a folder a stored row names is not opened as this user's checkout (rule 14 of the
+    architecture: the row may come from another role of a shared store), else ``None``."""
+    config = folder / CONFIG_RELATIVE_PATH
+    if folder.is_symlink() or config.is_symlink():
+        return "its folder or configuration file is a link"
+    reason = untrusted(folder.stat())
+    return None if reason is None else f"its folder is {reason}"
 
 
 def _count(value: object) -> int | None:
@@ -143,6 +154,8 @@ class Projects:
         if root is None or not os.path.isabs(root) or not os.path.isdir(root):
             return replace(base, reason="no checkout of it on this machine")
         folder = Path(root)
+        if (refused := _untrusted_checkout(folder)) is not None:
+            return replace(base, reason=refused)
         context = _context_of(self.home)
         try:
             config = {**self.home.config, "projectId": self._project_id(folder)}
