@@ -94,9 +94,9 @@ class InjectionConfig:
         0.5,
         "supportedCosine",
         _COSINE_FLOOR,
-        "When no memory is admitted, injection takes the nearest memory the dense channel finds "
-        "when the prompt's words reach it too weakly to admit it and its cosine reaches this. "
-        "`null`: never.",
+        "Injection also takes the nearest memory the dense channel finds when the prompt's "
+        "words reach it too weakly to admit it and its cosine reaches this, unless a memory "
+        "was admitted with a relevance of 0.5 or more. `null`: never.",
     )
     dense_gate: float = setting(
         0.2,

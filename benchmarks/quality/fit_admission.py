@@ -113,6 +113,7 @@ def record(folder: Path, cache: Path, distractor_count: int, depth: int) -> list
                                         == question["gold"],
                                         "features": list(ev.features()),
                                         "cosine": ev.cosine,
+                                        "stands": ev.stands,
                                     }
                                 )
                     embedder.save()

@@ -24,6 +24,9 @@ candidate's; the admitted keep the ranking's order. Memories only the dense chan
 admitted by the :class:`DenseRule` on their cosine read against the question's own cosines
 (the MiniLM cosine of a paraphrase is no stronger than that of an unrelated question in these
 sets, so an injection takes at most the nearest, and only when nothing else qualifies).
+An injection also takes the nearest memory by cosine when the question's words reach it,
+too weakly to admit it, its cosine reaches ``supportedCosine`` and no memory was admitted with
+a relevance of :data:`SURE` or more.
 Nothing admitted is a normal answer: the question is about nothing stored.
 """
 
@@ -40,6 +43,10 @@ from swarmmem.core.model.records import RecallItem, RecallRequest
 from swarmmem.core.recall import background_table
 from swarmmem.core.recall.bm25 import document, match_terms, record_fields, stemmed_query
 from swarmmem.core.recall.hybrid import CosineProfile, stands_out
+
+#: the relevance from which an admitted memory is more likely than not the one asked about:
+#: an injection then takes no other memory on its cosine alone
+SURE = 0.5
 
 #: the relevance model: intercept, then one coefficient per :meth:`Evidence.features`
 #: (fitted by ``benchmarks/quality/fit_admission.py``)
@@ -234,10 +241,11 @@ def admit(
 
     A candidate is admitted when its :func:`relevance` reaches ``threshold`` and at least
     ``drop_off`` times the best relevance among the candidates. With a ``dense`` rule and a
-    dense channel, the cosine admits more: for an injection, only when nothing else is
-    admitted, the nearest hit, when the question's words reach it (too weakly) and its
-    cosine reaches ``supported``, or when they do not, its cosine reaches the floor and it
-    stands out from the next hits by the gate; for a manual recall, each hit whose cosine
+    dense channel, the cosine admits more: for an injection, the nearest hit when the
+    question's words reach it (too weakly), its cosine reaches ``supported`` and no admitted
+    candidate's relevance reaches :data:`SURE`, or, only when nothing else is admitted, when
+    the words do not reach it, its cosine reaches the floor and it stands out from the next
+    hits by the gate; for a manual recall, each hit whose cosine
     reaches the floor and stands the gate's spreads above the question's background.
     """
     evidence = query.judge(candidates, rivals)
@@ -245,7 +253,8 @@ def admit(
     bar = max(threshold, drop_off * max(values, default=0.0))
     admitted = [value >= bar for value in values]
     if dense is not None and query.dense:
-        admitted = _dense_admitted(evidence, admitted, query, dense)
+        sure = any(ok and value >= SURE for ok, value in zip(admitted, values, strict=True))
+        admitted = _dense_admitted(evidence, admitted, query, dense, sure=sure)
     return [
         Verdict(memory_id=candidate.id, relevance=value, admitted=ok, evidence=ev)
         for candidate, ev, value, ok in zip(candidates, evidence, values, admitted, strict=True)
@@ -257,6 +266,8 @@ def _dense_admitted(
     admitted: list[bool],
     query: QueryEvidence,
     rule: DenseRule,
+    *,
+    sure: bool,
 ) -> list[bool]:
     floor = rule.floor
 
@@ -275,19 +286,21 @@ def _dense_admitted(
             )
             for ev, ok in zip(evidence, admitted, strict=True)
         ]
-    if any(admitted) or not query.cosines:
+    if not query.cosines:
         return admitted
     nearest = max(query.cosines.values())
     supported = rule.supported
+    anything = any(admitted)
     out = []
-    for ev in evidence:
-        if ev.cosine != nearest:
-            out.append(False)
+    for ev, ok in zip(evidence, admitted, strict=True):
+        if ok or ev.cosine != nearest:
+            out.append(ok)
         elif ev.lexical:
-            out.append(supported is not None and ev.cosine >= supported)
+            out.append(not sure and supported is not None and ev.cosine >= supported)
         else:
             out.append(
-                unsupported(ev)
+                not anything
+                and unsupported(ev)
                 and stands_out(sorted(query.cosines.values(), reverse=True), rule.gate)
             )
     return out

@@ -8,6 +8,7 @@ from factories import REPO_SCOPE, make_memory
 from swarmmem.core.model.records import RecallRequest
 from swarmmem.core.recall.admission import (
     MODEL,
+    SURE,
     Candidate,
     DenseRule,
     QueryEvidence,
@@ -140,8 +141,8 @@ def test_relevance_is_the_logistic_model_of_the_features() -> None:
 
 
 def test_injection_takes_the_nearest_weak_word_match_only_at_the_supported_cosine() -> None:
-    """A memory the prompt's words reach too weakly to admit is injected when nothing else is
-    and it is the prompt's nearest memory at the ``supported`` cosine or more."""
+    """A memory the prompt's words reach too weakly to admit is injected when it is the
+    prompt's nearest memory at the ``supported`` cosine or more."""
     pool = candidates(USE, OTHER)
     req = request("how do I use the tooling for a quick report", "injection")
     assert not any(
@@ -155,6 +156,30 @@ def test_injection_takes_the_nearest_weak_word_match_only_at_the_supported_cosin
     off = DenseRule(floor=0.4, gate=0.2, injection=True, supported=None)
     query = dense_query(req, {pool[0].id: 0.9, pool[1].id: 0.2})
     assert not any(v.admitted for v in admit(pool, query, threshold=0.15, drop_off=0.7, dense=off))
+
+
+@pytest.mark.parametrize(
+    ("prompt", "both"),
+    [
+        ("console colour codes and a quick report", True),  # the word match: relevance 0.34
+        ("ANSI colour codes in the console use a report", False),  # 0.77: sure
+    ],
+)
+def test_the_nearest_weak_word_match_joins_a_word_match_that_is_not_sure(
+    prompt: str, both: bool
+) -> None:
+    """Beside a memory admitted on its words, the prompt's nearest memory its words reach too
+    weakly is injected at the ``supported`` cosine, unless the admitted one's relevance
+    reaches ``SURE`` (more likely than not the one asked about)."""
+    pool = candidates(ANSI, USE)
+    req = request(prompt, "injection")
+    words = admit(pool, QueryEvidence.of(req), threshold=0.15, drop_off=0.7)
+    assert [v.admitted for v in words] == [True, False]
+    assert (words[0].relevance < SURE) is both
+    query = dense_query(req, {pool[0].id: 0.3, pool[1].id: 0.55})
+    rule = DenseRule(floor=0.4, gate=0.2, injection=True, supported=0.5)
+    verdicts = admit(pool, query, threshold=0.15, drop_off=0.7, dense=rule)
+    assert [v.admitted for v in verdicts] == [True, both]
 
 
 def test_an_injection_left_out_by_admission_says_below_threshold() -> None:
