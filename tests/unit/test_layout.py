@@ -282,3 +282,35 @@ def test_the_edge_rule_sees_a_reach_past_the_facade() -> None:
         "swarmmem.bootstrap",
         "swarmmem.transfers",
     ]
+
+
+def _untyped_memories(source: str) -> list[str]:
+    """The parameters named ``mem`` that are not annotated, or annotated ``Any``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            arguments = node.args
+            for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+                if arg.arg == "mem" and (
+                    arg.annotation is None or ast.unparse(arg.annotation) in ("Any", "typing.Any")
+                ):
+                    found.append(f"{node.name} at line {node.lineno}")
+    return found
+
+
+@pytest.mark.parametrize("edge", EDGES)
+def test_edges_type_the_memory_they_are_handed(edge: str) -> None:
+    """An edge function handed a ``Memory`` says so (``mem: Memory``), so that the type checker
+    follows every call an edge makes into the facade."""
+    names = [n for n in MODULES if n == edge or n.startswith(edge + ".")]
+    over = {
+        name: found
+        for name in names
+        if (found := _untyped_memories(MODULES[name].read_text(encoding="utf-8")))
+    }
+    assert over == {}
+
+
+def test_the_typing_rule_sees_an_untyped_memory() -> None:
+    code = "def f(mem: Any):\n    pass\ndef g(x, mem):\n    pass\ndef h(mem: Memory):\n    pass\n"
+    assert _untyped_memories(code) == ["f at line 1", "g at line 3"]

@@ -8,7 +8,7 @@ command hands its options to :class:`~swarmmem.memory.Memory` as they come.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,6 +23,9 @@ from swarmmem.core.model.records import (
     RECALL_MODES,
 )
 from swarmmem.core.writes.curator import PERSON_REVIEWER, approval_decision
+
+if TYPE_CHECKING:
+    from swarmmem.memory import Memory
 
 CALLER_MODES = tuple(mode for mode in RECALL_MODES if mode != "evaluation")
 """The recall modes a caller may ask for (``evaluation`` is the evaluator's own)."""
@@ -39,7 +42,7 @@ def status(state: State) -> None:
     emit(state, report, render.status_text)
 
 
-def status_report(mem: Any) -> dict[str, Any]:
+def status_report(mem: Memory) -> dict[str, Any]:
     """Enabled flag, provider, paths, legacy JSONL files and the last migration report
     (:meth:`~swarmmem.memory.Memory.status`)."""
     return dict(mem.status())

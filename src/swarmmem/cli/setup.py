@@ -22,7 +22,7 @@ import re
 import secrets
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -34,6 +34,9 @@ from swarmmem.grants import GRANTABLE, set_grant
 from swarmmem.hooks.install import AGENTS, plan_agents
 from swarmmem.project import configured_root, git_remote_origin
 from swarmmem.safefs import read_text, write_file
+
+if TYPE_CHECKING:
+    from swarmmem.memory import Memory
 
 IGNORED = ".swarm/"
 
@@ -281,7 +284,7 @@ def grant(state: State, right: str, revoke: bool, yes: bool) -> None:
     emit(state, data, render.grant_text)
 
 
-def _store_has_memories(mem: Any) -> bool:
+def _store_has_memories(mem: Memory) -> bool:
     """True when the configured store already exists and holds records of this repository
     (another repository's records in a shared store do not count)."""
     return bool(mem.has_memories())
