@@ -259,79 +259,169 @@ def test_propose_curate_recall_outcome_loop(tmp_path: Path) -> None:
     assert "Traceback" not in stderr
 
 
+#: Calls the tools' schemas refuse, each with a part of its message: checked in process
+#: (one MemoryValidationError naming the argument) and over stdio (a tool error).
+INVALID_ARGUMENTS: list[tuple[str, dict[str, Any], str]] = [
+    (RECALL, {"query": "ab"}, "query must be a string of 3 to 2000 characters; got 2"),
+    (
+        RECALL,
+        {"query": "   x  "},
+        "query must have at least 3 characters besides white space; got 1",
+    ),
+    (
+        RECALL,
+        {"query": "tests", "scope": {"type": "workspace"}},
+        "unknown argument(s) 'scope'; accepted: query, task, kinds, maxItems",
+    ),
+    (RECALL, {"query": "tests", "maxItems": 0}, "maxItems must be an integer from 1 to 20"),
+    (RECALL, {"query": "tests", "max_items": 0}, "maxItems (given as max_items) must be"),
+    (RECALL, {"query": "tests", "kinds": ["nonsense"]}, "kinds[0] must be one of"),
+    (RECALL, {}, "missing required argument(s): query (a string of 3 to 2000 characters)"),
+    (RECALL, {"query": 42}, "query must be a string of 3 to 2000 characters; got 42"),
+    (RECALL, {"query": "tests", "task": 7}, "task must be a non-empty string of at most"),
+    (RECALL, {"query": "tests", "maxItems": True}, "maxItems must be an integer from 1 to"),
+    (
+        RECALL,
+        {"query": "tests", "maxItems": 21},
+        "maxItems must be an integer from 1 to 20; got 21",
+    ),
+    (
+        PROPOSE,
+        {"operation": "add", "rationale": "why"},
+        "kind (one of user_preference,",
+    ),
+    (
+        PROPOSE,
+        {"operation": "add", "kind": "repo_convention"},
+        "missing required argument(s): rationale (a non-empty string of at most 2000",
+    ),
+    (
+        PROPOSE,
+        {
+            "operation": "add",
+            "kind": "repo_convention",
+            "text": "x",
+            "rationale": "r",
+            "evidenceRefs": [f"f{i}.py" for i in range(21)],
+        },
+        "evidenceRefs must be a list of at most 20 items",
+    ),
+    (
+        PROPOSE,
+        {"operation": "add", "kind": "repo_convention", "text": "Use tabs.", "rationale": "r"},
+        "evidenceRefs must list at least one source",
+    ),
+    (
+        PROPOSE,
+        {"operation": "create", "rationale": "r"},
+        'operation must be one of add, update, delete, ignore, merge, supersede; got "create"',
+    ),
+    (
+        PROPOSE,
+        {"operation": "add", "rationale": ""},
+        "rationale must be a non-empty string of at most 2000 characters; got an empty string",
+    ),
+    (
+        PROPOSE,
+        {"operation": "ignore", "rationale": "   "},
+        "rationale must not be blank",
+    ),
+    (
+        PROPOSE,
+        {"operation": "add", "kind": "todo", "rationale": "r"},
+        "text (the fact, a non-empty string of at most 2000 characters) is required for "
+        "operation add",
+    ),
+    (
+        PROPOSE,
+        {"operation": "add", "kind": "api_finding", "text": "x", "rationale": "r"},
+        "evidenceRefs must list at least one source (file path, URL, commit or "
+        "evidence-cache ref) for kind api_finding",
+    ),
+    (
+        PROPOSE,
+        {
+            "operation": "add",
+            "kind": "project_fact",
+            "text": "x",
+            "rationale": "r",
+            "evidence_refs": [" "],
+        },
+        "evidenceRefs (given as evidence_refs) must list at least one source",
+    ),
+    (
+        PROPOSE,
+        {"operation": "delete", "rationale": "r"},
+        "targetMemoryId is required for operation delete",
+    ),
+    (
+        PROPOSE,
+        {"operation": "merge", "rationale": "r", "related_memory_ids": ["mem_a"]},
+        "relatedMemoryIds (given as related_memory_ids) must list 2 to 8 memory ids for "
+        "operation merge; got 1",
+    ),
+    (
+        OUTCOME,
+        {"memory_id": "mem_0123456789abcdef", "question": "which?", "outcome": "useful"},
+        "exactly one of memoryId (given as memory_id) or question is required; got both",
+    ),
+    (
+        OUTCOME,
+        {"question": "which?", "outcome": "useful", "anchors": [{"file": "a.py"}] * 21},
+        "anchors must be a list of at most 20 items, each an object with file (required) "
+        "and symbol; got 21 items",
+    ),
+    (
+        OUTCOME,
+        {"question": "which?", "outcome": "corrected"},
+        "correction is required when outcome is corrected",
+    ),
+    (
+        OUTCOME,
+        {"memory_id": "mem_XYZ", "outcome": "useful"},
+        'memoryId (given as memory_id) must be a string matching ^mem_[a-f0-9]{16}$; got "mem_XYZ"',
+    ),
+    (
+        OUTCOME,
+        {"outcome": "useful"},
+        "exactly one of memoryId or question is required; got neither",
+    ),
+    (OUTCOME, {"question": "  ", "outcome": "useful"}, "question must not be blank"),
+    (
+        OUTCOME,
+        {"question": "q", "outcome": "dead_end", "correction": "x"},
+        "correction is only allowed when outcome is corrected; got outcome dead_end",
+    ),
+    (
+        OUTCOME,
+        {"outcome": "useful", "anchors": [{"symbol": "x"}]},
+        "anchors[0]: missing required key(s): file (a non-empty string of at most 1000",
+    ),
+    (
+        OUTCOME,
+        {"outcome": "useful", "anchors": [{"file": "a", "line": 3}]},
+        "anchors[0]: unknown key(s) 'line'; accepted: file, symbol",
+    ),
+    (
+        OUTCOME,
+        {"outcome": "useful", "question": "q", "correction": "x" * 4001},
+        "correction must be a non-empty string of at most 4000 characters; got 4001",
+    ),
+]
+
+
 @pytest.mark.slow
 def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(tmp_path: Path) -> None:
     """Every invalid call returns isError with a message naming the problem; later calls work."""
     root = make_project(tmp_path)
     bad_calls: list[tuple[str, dict[str, Any], str]] = [
-        (RECALL, {"query": "ab"}, "query must be a string of 3 to 2000 characters; got 2"),
-        (
-            RECALL,
-            {"query": "   x  "},
-            "query must have at least 3 characters besides white space; got 1",
-        ),
-        (
-            RECALL,
-            {"query": "tests", "scope": {"type": "workspace"}},
-            "unknown argument(s) 'scope'; accepted: query, task, kinds, maxItems",
-        ),
-        (RECALL, {"query": "tests", "maxItems": 0}, "maxItems must be an integer from 1 to 20"),
-        (RECALL, {"query": "tests", "max_items": 0}, "maxItems (given as max_items) must be"),
-        (RECALL, {"query": "tests", "kinds": ["nonsense"]}, "kinds[0] must be one of"),
-        (
-            OUTCOME,
-            {"memory_id": "mem_0123456789abcdef", "question": "which?", "outcome": "useful"},
-            "exactly one of memoryId (given as memory_id) or question is required; got both",
-        ),
-        (
-            OUTCOME,
-            {"question": "which?", "outcome": "useful", "anchors": [{"file": "a.py"}] * 21},
-            "anchors must be a list of at most 20 items, each an object with file (required) "
-            "and symbol; got 21 items",
-        ),
+        *INVALID_ARGUMENTS,
         (
             OUTCOME,
             {"question": "which?", "outcome": "useful", "anchors": [{"file": "/etc/passwd"}]},
             "repository-relative",
         ),
-        (
-            OUTCOME,
-            {"question": "which?", "outcome": "corrected"},
-            "correction is required when outcome is corrected",
-        ),
         (OUTCOME, {"memoryId": "mem_0123456789abcdef", "outcome": "useful"}, "was not found"),
-        (
-            OUTCOME,
-            {"memory_id": "mem_XYZ", "outcome": "useful"},
-            "memoryId (given as memory_id) must be a string matching ^mem_[a-f0-9]{16}$; "
-            'got "mem_XYZ"',
-        ),
-        (
-            PROPOSE,
-            {"operation": "add", "rationale": "why"},
-            "kind (one of user_preference,",
-        ),
-        (
-            PROPOSE,
-            {"operation": "add", "kind": "repo_convention"},
-            "missing required argument(s): rationale (a non-empty string of at most 2000",
-        ),
-        (
-            PROPOSE,
-            {
-                "operation": "add",
-                "kind": "repo_convention",
-                "text": "x",
-                "rationale": "r",
-                "evidenceRefs": [f"f{i}.py" for i in range(21)],
-            },
-            "evidenceRefs must be a list of at most 20 items",
-        ),
-        (
-            PROPOSE,
-            {"operation": "add", "kind": "repo_convention", "text": "Use tabs.", "rationale": "r"},
-            "evidenceRefs must list at least one source",
-        ),
         ("swarm_memory_delete_everything", {}, "unknown tool"),
     ]
     results: list[Any] = []
@@ -815,93 +905,8 @@ def test_file_backed_memory_is_opened_per_call_and_sees_config_changes(tmp_path:
 
 @pytest.mark.parametrize(
     ("tool", "arguments", "message"),
-    [
-        (RECALL, {}, "missing required argument(s): query (a string of 3 to 2000 characters)"),
-        (RECALL, {"query": 42}, "query must be a string of 3 to 2000 characters; got 42"),
-        (RECALL, {"query": "tests", "task": 7}, "task must be a non-empty string of at most"),
-        (RECALL, {"query": "tests", "maxItems": True}, "maxItems must be an integer from 1 to"),
-        (
-            RECALL,
-            {"query": "tests", "maxItems": 21},
-            "maxItems must be an integer from 1 to 20; got 21",
-        ),
-        (
-            PROPOSE,
-            {"operation": "create", "rationale": "r"},
-            'operation must be one of add, update, delete, ignore, merge, supersede; got "create"',
-        ),
-        (
-            PROPOSE,
-            {"operation": "add", "rationale": ""},
-            "rationale must be a non-empty string of at most 2000 characters; got an empty string",
-        ),
-        (
-            PROPOSE,
-            {"operation": "ignore", "rationale": "   "},
-            "rationale must not be blank",
-        ),
-        (
-            PROPOSE,
-            {"operation": "add", "kind": "todo", "rationale": "r"},
-            "text (the fact, a non-empty string of at most 2000 characters) is required for "
-            "operation add",
-        ),
-        (
-            PROPOSE,
-            {"operation": "add", "kind": "api_finding", "text": "x", "rationale": "r"},
-            "evidenceRefs must list at least one source (file path, URL, commit or "
-            "evidence-cache ref) for kind api_finding",
-        ),
-        (
-            PROPOSE,
-            {
-                "operation": "add",
-                "kind": "project_fact",
-                "text": "x",
-                "rationale": "r",
-                "evidence_refs": [" "],
-            },
-            "evidenceRefs (given as evidence_refs) must list at least one source",
-        ),
-        (
-            PROPOSE,
-            {"operation": "delete", "rationale": "r"},
-            "targetMemoryId is required for operation delete",
-        ),
-        (
-            PROPOSE,
-            {"operation": "merge", "rationale": "r", "related_memory_ids": ["mem_a"]},
-            "relatedMemoryIds (given as related_memory_ids) must list 2 to 8 memory ids for "
-            "operation merge; got 1",
-        ),
-        (
-            OUTCOME,
-            {"outcome": "useful"},
-            "exactly one of memoryId or question is required; got neither",
-        ),
-        (OUTCOME, {"question": "  ", "outcome": "useful"}, "question must not be blank"),
-        (
-            OUTCOME,
-            {"question": "q", "outcome": "dead_end", "correction": "x"},
-            "correction is only allowed when outcome is corrected; got outcome dead_end",
-        ),
-        (
-            OUTCOME,
-            {"outcome": "useful", "anchors": [{"symbol": "x"}]},
-            "anchors[0]: missing required key(s): file (a non-empty string of at most 1000",
-        ),
-        (
-            OUTCOME,
-            {"outcome": "useful", "anchors": [{"file": "a", "line": 3}]},
-            "anchors[0]: unknown key(s) 'line'; accepted: file, symbol",
-        ),
-        (
-            OUTCOME,
-            {"outcome": "useful", "question": "q", "correction": "x" * 4001},
-            "correction must be a non-empty string of at most 4000 characters; got 4001",
-        ),
-        (OUTCOME, ["not", "an", "object"], "arguments must be an object"),
-    ],
+    # and arguments that are not an object, which the SDK's client refuses to send
+    [*INVALID_ARGUMENTS, (OUTCOME, ["not", "an", "object"], "arguments must be an object")],
 )
 def test_argument_validation_names_the_offending_value(
     tool: str, arguments: Any, message: str
