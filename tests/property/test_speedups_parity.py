@@ -31,6 +31,14 @@ def _compiled(kernel: str):
     return importlib.import_module(f"swarmmem._speedups._{kernel}_c")
 
 
+def _lexical_twins_agree(function: str, *args):
+    """Call ``function`` of the compiled lexical kernel and of its pure twin with ``args``;
+    assert both return the same, and return the compiled kernel's answer."""
+    found = getattr(_compiled("lexical"), function)(*args)
+    assert found == getattr(_lexical_py, function)(*args)
+    return found
+
+
 # --- naive reference tokenizer ---------------------------------------------------------------
 
 # JavaScript \s: WhiteSpace (TAB, VT, FF, ZWNBSP, every Zs space) and LineTerminator.
@@ -376,10 +384,8 @@ def test_scored_candidates_compiled_equals_twin(
     """The compiled scorer returns exactly the twin's scored candidates."""
     rows, order, relevance, recency = _scored_inputs(cands, kinds[: len(cands)], data)
     args = (query, task, task_as_query, rows, order, wanted, role, relevance, recency)
-    compiled_scored = _compiled("lexical").scored_candidates(*args, 0.16, 0.2)
-    twin_scored = _lexical_py.scored_candidates(*args, 0.16, 0.2)
-    assert compiled_scored == twin_scored
-    assert [type(s) for s in compiled_scored] == [_lexical_py.Scored] * len(rows)
+    scored = _lexical_twins_agree("scored_candidates", *args, 0.16, 0.2)
+    assert [type(s) for s in scored] == [_lexical_py.Scored] * len(rows)
 
 
 def _ranked_inputs(cands, kinds, data):
@@ -463,10 +469,8 @@ def test_ranked_candidates_compiled_equals_twin(
     """The compiled ranking returns exactly the twin's."""
     rows, order, relevance, rules = _ranked_inputs(cands, kinds[: len(cands)], data)
     args = (query, task, task_as_query, rows, order, wanted, role, relevance, 0.16, 0.2)
-    compiled_ranked = _compiled("lexical").ranked_candidates(*args, rules)
-    twin_ranked = _lexical_py.ranked_candidates(*args, rules)
-    assert compiled_ranked == twin_ranked
-    assert type(compiled_ranked) is _lexical_py.Ranked
+    ranked = _lexical_twins_agree("ranked_candidates", *args, rules)
+    assert type(ranked) is _lexical_py.Ranked
 
 
 @pytest.mark.parametrize("impl", ["python", "compiled"])
