@@ -194,25 +194,18 @@ def test_question_outcomes_file_nothing_and_stay_out_of_list_and_recall(mem: Any
 
 
 def test_similar_memories_and_exact_duplicates_are_seen_at_propose_time(mem: Any) -> None:
-    original = _memory(mem, "retry() in retry.py retries a failed request three times.")
-    near = propose_fact(
-        mem,
-        "retry() in retry.py retries a failed request up to three times.",
-        kind="code_pattern",
-        evidence="retry.py",
+    propose_code_pattern = functools.partial(
+        propose_fact, mem, kind="code_pattern", evidence="retry.py"
     )
+    original = _memory(mem, "retry() in retry.py retries a failed request three times.")
+    near = propose_code_pattern("retry() in retry.py retries a failed request up to three times.")
     result = proposal_json(near)
     assert result["status"] == "pending" and result["duplicate_of"] is None
     assert [s["memory_id"] for s in result["similar"]] == [original]
     assert 0.5 <= result["similar"][0]["score"] < 1
     assert mem.pending().pending[0]["id"] == near.id
     assert mem.inspect(near.id).similar == result["similar"]
-    unrelated = propose_fact(
-        mem,
-        "Logging goes through structlog with JSON output.",
-        kind="code_pattern",
-        evidence="retry.py",
-    )
+    unrelated = propose_code_pattern("Logging goes through structlog with JSON output.")
     assert proposal_json(unrelated)["similar"] == []
     # a shorter restatement of a long memory: few of the memory's words, all of its own
     long = _memory(
@@ -220,31 +213,22 @@ def test_similar_memories_and_exact_duplicates_are_seen_at_propose_time(mem: Any
         "The HTTP client in client.py sends every request through a session that keeps "
         "connections alive, sets a ten second timeout and adds the API token header.",
     )
-    short = propose_fact(
-        mem,
-        "client.py sends every request through a session with a ten second timeout.",
-        kind="code_pattern",
-        evidence="retry.py",
+    short = propose_code_pattern(
+        "client.py sends every request through a session with a ten second timeout."
     )
     (similar,) = proposal_json(short)["similar"]
     assert similar["memory_id"] == long and similar["score"] < 0.5  # Jaccard alone missed it
 
-    same = propose_fact(
-        mem,
+    same = propose_code_pattern(
         "retry() in retry.py retries a failed request three times.",
-        kind="code_pattern",
-        evidence="retry.py",
         rationale="again",
     )
     answer = proposal_json(same)
     assert (answer["status"], answer["duplicate_of"]) == ("rejected", original)
     assert original in answer["rejection_reason"]
     # the same proposal filed twice (two sessions, say) waits for review once
-    again = propose_fact(
-        mem,
+    again = propose_code_pattern(
         "retry() in retry.py retries a failed request up to three times.",
-        kind="code_pattern",
-        evidence="retry.py",
         rationale="from another session",
     )
     assert proposal_json(again)["duplicate_of"] == near.id
@@ -383,25 +367,13 @@ def test_with_embeddings_on_similar_memories_are_found_by_meaning(tmp_path: Path
     (tmp_path / "db.py").write_text("ENGINE = None\n", encoding="utf-8")
     config = {"enabled": True, "embeddings": {"enabled": True}}
     with swarmmem.open(tmp_path, config, context={"agent_role": "coder"}) as mem:
-        first = propose_fact(
-            mem,
-            "Database migrations are managed with alembic.",
-            kind="repo_convention",
-            evidence="db.py",
+        propose_convention = functools.partial(
+            propose_fact, mem, kind="repo_convention", evidence="db.py"
         )
+        first = propose_convention("Database migrations are managed with alembic.")
         original = mem.curate(first.id, "add").memory_id
-        reworded = propose_fact(
-            mem,
-            "We manage database migrations using alembic.",
-            kind="repo_convention",
-            evidence="db.py",
-        )
-        unrelated = propose_fact(
-            mem,
-            "Logs are shipped to Loki through promtail.",
-            kind="repo_convention",
-            evidence="db.py",
-        )
+        reworded = propose_convention("We manage database migrations using alembic.")
+        unrelated = propose_convention("Logs are shipped to Loki through promtail.")
     (found,) = proposal_json(reworded)["similar"]
     assert found["memory_id"] == original and found["score"] >= 0.85
     assert proposal_json(unrelated)["similar"] == []
