@@ -520,3 +520,15 @@ def unwritable(*paths: Path) -> Iterator[None]:
             subprocess.run(["chattr", "-i", *map(str, paths)], capture_output=True)
         for path, mode in modes.items():
             path.chmod(mode)
+
+
+@contextlib.contextmanager
+def closing_each() -> Iterator[list[Any]]:
+    """A list to put what a test opens in (stores, listeners: anything with ``close()``); each
+    is closed, in order, on leaving."""
+    opened: list[Any] = []
+    try:
+        yield opened
+    finally:
+        for item in opened:
+            item.close()

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from factories import BASE_TIME, STORE_KINDS, open_store
+from factories import BASE_TIME, STORE_KINDS, closing_each, open_store
 
 from swarmmem.ports.clock import FixedClock
 
@@ -27,10 +27,8 @@ def store_kind(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def opened() -> Iterator[list[Any]]:
     """Every store a test opened; all are closed at teardown."""
-    stores: list[Any] = []
-    yield stores
-    for item in stores:
-        item.close()
+    with closing_each() as stores:
+        yield stores
 
 
 @pytest.fixture

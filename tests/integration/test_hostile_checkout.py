@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from factories import cli, curate_fact, propose_fact, wait_for, write_memory_config
+from factories import cli, closing_each, curate_fact, propose_fact, wait_for, write_memory_config
 
 import swarmmem
 from swarmmem.core.model.errors import ConfigError, UntrustedPathError
@@ -496,10 +496,8 @@ class Listener:
 
 @pytest.fixture
 def listeners() -> Iterator[list[Listener]]:
-    started: list[Listener] = []
-    yield started
-    for listener in started:
-        listener.close()
+    with closing_each() as started:
+        yield started
 
 
 def helper_gone(sock: Path) -> bool:
