@@ -202,6 +202,13 @@ def parse_value(text: str) -> Any:
         return text
 
 
+def relative_key(key: str) -> str:
+    """``key`` relative to the ``memory`` section: the ``memory.`` that messages and the
+    configuration reference write in front of a key may be given or not
+    (``memory.embeddings.enabled`` is ``embeddings.enabled``)."""
+    return key.removeprefix("memory.")
+
+
 def value_key(key: str) -> str:
     """``key`` (relative to the ``memory`` section, e.g. ``embeddings.enabled``) when it names
     one value of the tree.

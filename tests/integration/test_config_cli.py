@@ -144,6 +144,19 @@ def test_show_checks_the_file_and_get_names_a_misspelt_key(project: Path) -> Non
     assert "memory.embedings" in refused(project, "config", "set", "enabled", "true")
 
 
+def test_a_key_may_be_written_as_messages_write_it(project: Path) -> None:
+    """The messages and the reference name keys from the ``memory`` section down
+    (``memory.embeddings.enabled``); written that way a key is the same key, and a misspelt one
+    is named once, not ``memory.memory.``."""
+    done = sm(project, "config", "set", "memory.recall.injection.maxItems", "3")
+    assert (done["key"], done["value"]) == ("recall.injection.maxItems", 3)
+    assert config_of(project)["memory"]["recall"]["injection"]["maxItems"] == 3
+    assert sm(project, "config", "get", "memory.recall.injection.maxItems")["value"] == 3
+    said = refused(project, "config", "get", "memory.recall.injection.maxItem")
+    assert "unknown configuration key memory.recall.injection.maxItem " in said
+    assert "memory.memory." not in said
+
+
 def test_the_file_is_never_written_through_a_link(project: Path, tmp_path: Path) -> None:
     path = project / ".opencode" / "opencode-swarm.json"
     elsewhere = tmp_path / "elsewhere.json"

@@ -63,6 +63,7 @@ def set_key(state: State, key: str, value: str) -> None:
     """Set KEY (relative to the memory section, e.g. embeddings.enabled) to VALUE (JSON where
     it parses: true, 0.3, "text"; else text). Other keys are kept; an invalid key or value is
     refused and the file left as it was."""
+    key = _config.relative_key(key)
     path, base = _place(state)
     data = _read(path, base)
     parsed = _config.parse_value(value)
@@ -88,6 +89,7 @@ def set_key(state: State, key: str, value: str) -> None:
 @command
 def get_key(state: State, key: str) -> None:
     """Print KEY's effective value (a section prints as a JSON object)."""
+    key = _config.relative_key(key)
     path, base = _place(state)
     effective = _config.load(Path(os.path.abspath(state.root)), state.config)
     try:
