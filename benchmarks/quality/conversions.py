@@ -308,6 +308,21 @@ def convert_fact_consolidation(
 
 # --------------------------------------------------------------------- LongMemEval-S
 
+_ARENA_TIME = re.compile(r"(\d{4})/(\d{2})/(\d{2}) \(\w+\) (\d{2}):(\d{2})")
+
+
+def _arena_time(value: Any) -> str:
+    """memory-arena's ``2023/05/20 (Sat) 02:21`` as ISO 8601 (UTC).
+
+    Raises:
+        ValueError: another form.
+    """
+    match = _ARENA_TIME.fullmatch(str(value))
+    if match is None:
+        raise ValueError(f"unexpected time {value!r}")
+    year, month, day, hour, minute = match.groups()
+    return f"{year}-{month}-{day}T{hour}:{minute}:00.000Z"
+
 
 def convert_longmemeval(
     questions: Sequence[Mapping[str, Any]], sessions: Sequence[Mapping[str, Any]]
@@ -318,7 +333,9 @@ def convert_longmemeval(
     then its supporting (``answer_*``) sessions; a question's store is the block of sessions
     from the end of the previous question's block up to its last supporting session. Every
     non-empty turn is a document (``t<n>``, numbered across the file); relevant = turns whose
-    ``metadata.has_answer`` is true.
+    ``metadata.has_answer`` is true. Each turn is written at its own time (its session's when
+    it has none) and the question asked at its ``valid_as_of`` (the files' times, such as
+    ``2023/05/20 (Sat) 02:21``, read as UTC): the sessions are not in time order in the file.
 
     Raises:
         ValueError: a question's supporting sessions are not in the sessions after the
@@ -350,7 +367,8 @@ def convert_longmemeval(
                 if not text.strip():
                     continue
                 doc = f"t{turn_number[str(turn['id'])]:0{width}d}"
-                corpus.append({"id": doc, "text": text})
+                written = _arena_time(turn.get("timestamp") or session.get("timestamp"))
+                corpus.append({"id": doc, "text": text, "written": written})
                 if (turn.get("metadata") or {}).get("has_answer"):
                     relevant[doc] = 1.0
         cursor = end
@@ -358,7 +376,13 @@ def convert_longmemeval(
             Collection(
                 name=qid,
                 corpus=tuple(corpus),
-                queries=({"id": qid, "text": str(question["question"])},),
+                queries=(
+                    {
+                        "id": qid,
+                        "text": str(question["question"]),
+                        "asked": _arena_time(question["ground_truth"]["valid_as_of"]),
+                    },
+                ),
                 qrels={qid: relevant} if relevant else {},
                 unlabelled={} if relevant else {qid: "no turn of its sessions has has_answer"},
             )

@@ -3,9 +3,13 @@
 Input files (nothing is downloaded; the user provides them):
 
 * corpus JSONL: one ``{"id": ..., "text": ..., "title"?: ..., "kind"?: ..., "files"?: [...],
-  "symbol"?: ...}`` per line (``kind`` a memory kind, ``project_fact`` when absent; ``files``
-  and ``symbol`` become the memory's cited files and symbol, which recall reads as signals);
-* queries JSONL: one ``{"id": ..., "text": ...}`` per line;
+  "symbol"?: ..., "written"?: ...}`` per line (``kind`` a memory kind, ``project_fact`` when
+  absent; ``files`` and ``symbol`` become the memory's cited files and symbol, which recall
+  reads as signals; ``written``, an ISO 8601 time, when the document was written: given for
+  one row, it is needed for every row);
+* queries JSONL: one ``{"id": ..., "text": ..., "asked"?: ...}`` per line (``asked``, an
+  ISO 8601 time, when the question is asked: a dated corpus keeps its rows' ages up to the
+  latest of these and the rows' own times, which is the run's ``now``);
 * qrels TSV: ``query-id<TAB>corpus-id<TAB>relevance`` (a header line is skipped).
 
 The corpus is loaded as memories of one repository scope in a temporary SQLite store; each
@@ -54,7 +58,7 @@ import attrs
 
 from swarmmem.bootstrap import Runtime, sqlite_connect
 from swarmmem.core.model.errors import EvaluationError
-from swarmmem.core.model.ids import normalize_text, to_iso
+from swarmmem.core.model.ids import normalize_text, parse_iso, to_iso
 from swarmmem.core.model.records import (
     MEMORY_KINDS,
     MemoryRecord,
@@ -91,9 +95,10 @@ _PORTER_TABLE_SQL = (
 SCOPE = MemoryScope(type="repository", repo_id="dataset")
 #: a document's text is cut to this many characters
 MAX_TEXT = 2000
-#: a corpus is written over this many days before the run's ``now``, its rows evenly spaced
-#: in file order (recency reads a memory's age: rows written a millisecond apart would all be
-#: as recent as each other, which no store that lived through a corpus's updates is)
+#: a corpus whose rows do not say when they were written is written over this many days
+#: before the run's ``now``, its rows evenly spaced in file order (recency reads a memory's
+#: age: rows written a millisecond apart would all be as recent as each other, which no store
+#: that lived through a corpus's updates is)
 CORPUS_DAYS = 90
 
 
@@ -230,7 +235,7 @@ def read_dataset(
     if not queries:
         raise EvaluationError("no query has relevance judgements in the qrels file")
     now = SystemClock().now()
-    records, doc_of, kept_as = _memories(corpus, now)
+    records, doc_of, kept_as = _memories(corpus, now, _asked(queries))
     return Dataset(
         records=tuple(records),
         doc_of=doc_of,
@@ -241,27 +246,65 @@ def read_dataset(
     )
 
 
+def _time(row: Mapping[str, Any], key: str, what: str) -> dt.datetime:
+    value = row.get(key)
+    moment = parse_iso(value) if isinstance(value, str) else None
+    if moment is None:
+        raise EvaluationError(f"{what} {row['id']}: {key} must be an ISO 8601 time, not {value!r}")
+    return moment
+
+
+def _asked(queries: Sequence[Mapping[str, Any]]) -> dt.datetime | None:
+    """The latest time a query says it is asked (``None``: none says)."""
+    times = [_time(q, "asked", "query") for q in queries if "asked" in q]
+    return max(times, default=None)
+
+
+def _written_times(
+    rows: Sequence[Mapping[str, Any]], now: dt.datetime, asked: dt.datetime | None
+) -> list[dt.datetime]:
+    """When each row was written, on the run's clock: the rows' own ``written`` times moved
+    so that the latest of them and ``asked`` is ``now`` (ages kept); rows that do not say, in
+    file order over :data:`CORPUS_DAYS`, evenly spaced, the last at ``now``.
+
+    Raises:
+        EvaluationError: some rows say when they were written and others do not, or one is
+            not an ISO 8601 time.
+    """
+    dated = sum(1 for row in rows if "written" in row)
+    if not dated:
+        step = dt.timedelta(days=CORPUS_DAYS) / max(len(rows) - 1, 1)
+        return [now - step * (len(rows) - 1 - position) for position in range(len(rows))]
+    if dated < len(rows):
+        bare = next(row["id"] for row in rows if "written" not in row)
+        raise EvaluationError(
+            f"corpus {bare}: no written time, while {dated} of {len(rows)} rows have one"
+        )
+    times = [_time(row, "written", "corpus") for row in rows]
+    latest = max([*times, *([] if asked is None else [asked])])
+    return [now - (latest - moment) for moment in times]
+
+
 def _memories(
-    rows: Sequence[Mapping[str, Any]], now: dt.datetime
+    rows: Sequence[Mapping[str, Any]], now: dt.datetime, asked: dt.datetime | None = None
 ) -> tuple[list[MemoryRecord], dict[str, str], dict[str, str]]:
-    """The corpus rows as memories, written in file order over :data:`CORPUS_DAYS`, evenly
-    spaced (the last row at ``now``); a text seen before refreshes the stored memory instead
-    of adding one. Returns the memories, the corpus id of each and the corpus id kept for
-    each duplicate."""
+    """The corpus rows as memories, each written at its time (:func:`_written_times`); a
+    text seen before refreshes the stored memory instead of adding one (when written later).
+    Returns the memories, the corpus id of each and the corpus id kept for each duplicate."""
     doc_of: dict[str, str] = {}
     kept_as: dict[str, str] = {}
     records: list[MemoryRecord] = []
     index_of: dict[str, int] = {}
-    step = dt.timedelta(days=CORPUS_DAYS) / max(len(rows) - 1, 1)
-    for position, row in enumerate(rows):
-        written = to_iso(now - step * (len(rows) - 1 - position))
+    for row, moment in zip(rows, _written_times(rows, now, asked), strict=True):
+        written = to_iso(moment)
         record = _record_of(row, written)
         if record is None:
             continue
         if record.id in doc_of:  # the same text again: the stored memory is refreshed
             kept_as[str(row["id"])] = doc_of[record.id]
             i = index_of[record.id]
-            records[i] = attrs.evolve(records[i], updated_at=written)
+            if written > records[i].updated_at:
+                records[i] = attrs.evolve(records[i], updated_at=written)
             continue
         doc_of[record.id] = str(row["id"])
         index_of[record.id] = len(records)

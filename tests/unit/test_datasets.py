@@ -10,7 +10,8 @@ import pytest
 
 from swarmmem.adapters.models.hashing_embedder import HashingEmbedder
 from swarmmem.core.model.errors import EvaluationError
-from swarmmem.datasets import load_qrels, metrics_for, run_dataset
+from swarmmem.core.model.ids import parse_iso
+from swarmmem.datasets import load_qrels, metrics_for, read_dataset, run_dataset
 
 pytest.importorskip("sklearn")
 
@@ -103,3 +104,41 @@ def test_unknown_profile_is_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(EvaluationError, match="unknown profile"):
         run_dataset(corpus, queries, qrels, profiles=("magic",))
+
+
+def test_rows_that_say_when_they_were_written_keep_their_ages(tmp_path: Path) -> None:
+    """Dated rows keep their ages, read from the latest of their times and the queries'
+    ``asked`` (the files need not be in time order); a repeated text keeps its latest time."""
+    docs = [
+        {"id": "new", "text": "Deploys run from main.", "written": "2023-05-20T00:00:00Z"},
+        {"id": "old", "text": "Tests run on push.", "written": "2023-05-10T00:00:00Z"},
+        {"id": "again", "text": "Deploys run from main.", "written": "2023-05-01T00:00:00Z"},
+    ]
+    queries = [{"id": "q1", "text": "deploys", "asked": "2023-05-30T00:00:00+00:00"}]
+    dataset = read_dataset(*_write(tmp_path, docs, queries, "q1\tnew\t1\n"))
+    now = parse_iso(dataset.now)
+    assert now is not None
+    ages = {}
+    for record in dataset.records:
+        written = parse_iso(record.updated_at)
+        assert written is not None
+        ages[dataset.doc_of[record.id]] = (now - written).days
+    assert ages == {"new": 10, "old": 20}
+    assert dataset.kept_as == {"again": "new"}
+
+
+@pytest.mark.parametrize(
+    ("docs", "error"),
+    [
+        (
+            [{"id": "a", "text": "x", "written": "2023-05-20T00:00:00Z"}, {"id": "b", "text": "y"}],
+            "corpus b: no written time, while 1 of 2 rows have one",
+        ),
+        ([{"id": "a", "text": "x", "written": "May 20"}], "corpus a: written must be an ISO"),
+    ],
+)
+def test_written_times_are_all_or_none_and_iso(
+    tmp_path: Path, docs: list[dict], error: str
+) -> None:
+    with pytest.raises(EvaluationError, match=error):
+        read_dataset(*_write(tmp_path, docs, [{"id": "q1", "text": "x"}], "q1\ta\t1\n"))

@@ -128,9 +128,10 @@ def test_fact_consolidation_collection() -> None:
 # --------------------------------------------------------------------------- LongMemEval
 
 
-def _session(sid: str, turns: list[tuple[str, bool]]) -> dict:
+def _session(sid: str, turns: list[tuple[str, bool]], day: int = 20) -> dict:
     return {
         "id": sid,
+        "timestamp": f"2023/05/{day:02d} (Sat) 02:21",
         "turns": [
             {"id": f"{sid}_turn_{i}", "content": text, "metadata": {"has_answer": has}}
             for i, (text, has) in enumerate(turns)
@@ -142,7 +143,10 @@ def _question(qid: str, supporting: list[str]) -> dict:
     return {
         "id": qid,
         "question": f"question {qid}?",
-        "ground_truth": {"supporting_session_ids": supporting},
+        "ground_truth": {
+            "supporting_session_ids": supporting,
+            "valid_as_of": "2023/05/30 (Tue) 23:40",
+        },
     }
 
 
@@ -169,6 +173,24 @@ def test_longmemeval_blocks_labels_and_opaque_ids() -> None:
     ids = [d["id"] for c in (first, second) for d in c.corpus]
     assert len(set(ids)) == len(ids)
     assert all(i.startswith("t") and "answer" not in i for i in ids)
+
+
+def test_longmemeval_turns_keep_their_times_and_the_question_its_date() -> None:
+    """The sessions are not in time order in the files: each turn is written at its own time
+    (its session's when it has none), the question asked at its ``valid_as_of``."""
+    later = _session("answer_1", [("I graduated in history", True)], day=25)
+    earlier = _session("chat_a", [("hello there", False)], day=3)
+    earlier["turns"][0]["timestamp"] = "2023/05/03 (Wed) 09:05"
+    (only,) = convert_longmemeval([_question("qa", ["answer_1"])], [later])
+    assert only.corpus[0]["written"] == "2023-05-25T02:21:00.000Z"
+    assert only.queries[0]["asked"] == "2023-05-30T23:40:00.000Z"
+    first, _ = convert_longmemeval(
+        [_question("qa", ["chat_a"]), _question("qb", ["answer_1"])], [earlier, later]
+    )
+    assert first.corpus[0]["written"] == "2023-05-03T09:05:00.000Z"
+    bad = {**earlier, "turns": [{**earlier["turns"][0], "timestamp": "May 3"}]}
+    with pytest.raises(ValueError, match="unexpected time"):
+        convert_longmemeval([_question("qa", ["chat_a"])], [bad])
 
 
 def test_longmemeval_question_without_has_answer_is_unlabelled() -> None:

@@ -216,13 +216,16 @@ def evaluate(
     "--corpus",
     required=True,
     type=click.Path(exists=True, dir_okay=False),
-    help='JSONL, one {"id", "text"} per line ("title", "kind", "files", "symbol" optional).',
+    help='JSONL, one {"id", "text"} per line ("title", "kind", "files", "symbol" optional; '
+    '"written", an ISO 8601 time, on every row or none: undated rows are spread over 90 days '
+    "in file order).",
 )
 @click.option(
     "--queries",
     required=True,
     type=click.Path(exists=True, dir_okay=False),
-    help='JSONL, one {"id", "text"} per line.',
+    help='JSONL, one {"id", "text"} per line ("asked", an ISO 8601 time, optional: when the '
+    "question is asked; a dated corpus is aged up to the latest).",
 )
 @click.option(
     "--qrels",
