@@ -99,7 +99,7 @@ class InjectionConfig:
         "was admitted with a relevance of 0.5 or more. `null`: never.",
     )
     dense_gate: float = setting(
-        0.2,
+        0.16,
         "denseGate",
         number(0, 2),
         "How far that nearest cosine must exceed the mean of the next 49 (abstains under 50 hits).",

@@ -40,7 +40,7 @@ Injection (a prompt hook's recall) keeps its stricter rule: no dense hit without
 but the nearest, ranked with its cosine as its text relevance; admission
 (:class:`~swarmmem.core.recall.admission.DenseRule`) injects it only when it reaches
 ``injection_dense_floor`` (0.35) and stands out from the next hits by ``injection_dense_gate``
-(0.2). A paraphrase of one memory is injected; a question near many memories, none clearly,
+(0.16). A paraphrase of one memory is injected; a question near many memories, none clearly,
 is not.
 
 Dense rescue (``dense_rescue`` = a cosine floor, off when ``None``): the best dense candidate
