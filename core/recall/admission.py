@@ -245,8 +245,8 @@ def admit(
     question's words reach it (too weakly), its cosine reaches ``supported`` and no admitted
     candidate's relevance reaches :data:`SURE`, or, only when nothing else is admitted, when
     the words do not reach it, its cosine reaches the floor and it stands out from the next
-    hits by the gate; for a manual recall, each hit whose cosine
-    reaches the floor and stands the gate's spreads above the question's background.
+    hits by the gate; for a manual recall, each hit whose cosine reaches the floor and stands
+    the gate's spreads above the question's background.
     """
     evidence = query.judge(candidates, rivals)
     values = [relevance(ev) for ev in evidence]
