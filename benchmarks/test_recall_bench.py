@@ -141,7 +141,7 @@ def dense_parts(store):
 def test_hybrid_recall_cached_query(benchmark, store, dense_parts) -> None:
     """Hybrid recall (lexical + dense kNN + RRF) with the query embedding already cached."""
     from swarmmem.core.recall.hybrid import HybridSettings
-    from swarmmem.core.recall.pipeline import RecallConfig, run_recall
+    from swarmmem.core.recall.pipeline import PipelineSettings, run_recall
 
     settings = HybridSettings()
     result, trace = benchmark(
@@ -150,7 +150,7 @@ def test_hybrid_recall_cached_query(benchmark, store, dense_parts) -> None:
             REQUEST,
             now=NOW,
             parts=dense_parts,
-            config=RecallConfig(profile="hybrid", hybrid=settings),
+            config=PipelineSettings(profile="hybrid", hybrid=settings),
         )
     )
     assert trace.used_embedding and trace.query_embedding_invocation_count == 0

@@ -5,12 +5,11 @@ Every default, check and meaning of every key lives here, once (see
 its nodes are what the services and adapters take (``recall.injection`` is the injection
 service's :class:`InjectionConfig`, ``learning`` the learning loop's
 :class:`LearningConfig`); settings that combine several sections take their defaults from
-these nodes. Names: a node of this tree is a ``*Config`` (one per JSON section; the
-``recall`` node is still :class:`RecallSettings` while the pipeline's own
-``RecallConfig`` holds that name), what a service or stage derives from several nodes is
-a ``*Settings``. Loading (unknown keys, adapter names, the cross-key rules) is
-:mod:`swarmmem.config`; the configuration reference's table (``docs/configuration.md``) is
-made from :func:`walk` over :class:`MemoryConfig`.
+these nodes. Names: a node of this tree is a ``*Config`` (one per JSON section), what a
+service or stage derives from several nodes is a ``*Settings`` (the recall pipeline's
+:class:`~swarmmem.core.recall.pipeline.PipelineSettings`). Loading (unknown keys, adapter
+names, the cross-key rules) is :mod:`swarmmem.config`; the configuration reference's table
+(``docs/configuration.md``) is made from :func:`walk` over :class:`MemoryConfig`.
 """
 
 from __future__ import annotations
@@ -135,7 +134,7 @@ class SessionBriefConfig:
 
 
 @attrs.frozen(kw_only=True)
-class RecallSettings:
+class RecallConfig:
     """``memory.recall``: what a recall request falls back to."""
 
     default_max_items: int = setting(8, "defaultMaxItems", _ITEMS, "Items per recall (1..20).")
@@ -650,7 +649,7 @@ class MemoryConfig:
     )
     sqlite: SqliteConfig = section(SqliteConfig, "sqlite")
     postgres: PostgresConfig = section(PostgresConfig, "postgres")
-    recall: RecallSettings = section(RecallSettings, "recall")
+    recall: RecallConfig = section(RecallConfig, "recall")
     reflection: ReflectionConfig = section(ReflectionConfig, "reflection")
     writes: WritesConfig = section(WritesConfig, "writes")
     redaction: RedactionConfig = section(RedactionConfig, "redaction")

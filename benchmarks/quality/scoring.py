@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from swarmmem.core.config import RecallSettings
+from swarmmem.core.config import RecallConfig
 from swarmmem.core.model.ids import iso_to_ms
 from swarmmem.core.model.records import RecallRequest
 from swarmmem.core.recall.bm25 import held_terms, stemmed_query
@@ -129,7 +129,7 @@ def _foreign_answers(run: DatasetRun, text: str) -> dict[str, int]:
     returned = {"bm25-porter": len(run.porter_ranking(text))}
     if run.dense_parts is not None and run.has_dense_floor:
         returned["dense-floor"] = min(run.k, len(run.passing(run.dense_hits(text))))
-    minimum = RecallSettings().min_relevance
+    minimum = RecallConfig().min_relevance
     request = RecallRequest(query=text, scopes=(SCOPE,), max_items=run.k, min_relevance=minimum)
     for profile in run.profiles:
         result, _ = run.recall(profile, request)

@@ -7,7 +7,7 @@ under the latency gate -> dense rescue] -> max-items slice -> related-item expan
 what was admitted and never admits. The prompt block and the usage row are built afterwards
 by :mod:`.service`.
 
-A profile is only a configuration of this pipeline (:class:`RecallConfig`): ``lexical`` runs
+A profile is only a configuration of this pipeline (:class:`PipelineSettings`): ``lexical`` runs
 the lexical stages alone; ``hybrid`` adds the dense stages; ``hybrid+rerank`` adds rerank.
 When a dense part is missing or fails, the exact lexical result comes back with the reason
 (the disabled-path guarantee).
@@ -21,7 +21,7 @@ from typing import Any
 
 import attrs
 
-from swarmmem.core.config import RecallSettings, RetrievalConfig
+from swarmmem.core.config import RecallConfig, RetrievalConfig
 from swarmmem.core.model.candidates import CandidateRow
 from swarmmem.core.model.formatting import to_fixed
 from swarmmem.core.model.ids import iso_to_ms
@@ -60,7 +60,7 @@ PROFILES: tuple[str, ...] = ("reference", "lexical", "hybrid", "hybrid+rerank")
 DENSE_PROFILES: tuple[str, ...] = ("hybrid", "hybrid+rerank")
 #: how many of the ranked candidates admission judges (:mod:`.admission`)
 ADMISSION_DEPTH = 20
-_RECALL = RecallSettings()
+_RECALL = RecallConfig()
 _RETRIEVAL = RetrievalConfig()
 
 
@@ -83,7 +83,7 @@ class AdmissionSettings:
     supported_cosine: float | None = _RECALL.injection.supported_cosine
 
     @classmethod
-    def from_config(cls, recall: RecallSettings, retrieval: RetrievalConfig) -> AdmissionSettings:
+    def from_config(cls, recall: RecallConfig, retrieval: RetrievalConfig) -> AdmissionSettings:
         """The settings of the ``recall`` and ``retrieval`` nodes."""
         return cls(
             injection_drop_off=recall.injection.drop_off,
@@ -107,7 +107,7 @@ class AdmissionSettings:
 
 
 @attrs.frozen(kw_only=True)
-class RecallConfig:
+class PipelineSettings:
     """How the pipeline runs: the profile, its learning policy and, unless lexical, the
     dense-stage settings (rerank on for ``hybrid+rerank``)."""
 
@@ -143,7 +143,7 @@ def run_recall(
     request: RecallRequest,
     *,
     now: str,
-    config: RecallConfig | None = None,
+    config: PipelineSettings | None = None,
     parts: DenseParts | None = None,
     rng: Callable[[], float] | None = None,
     timer: Callable[[], float] = time.perf_counter,
@@ -161,7 +161,7 @@ def run_recall(
     for _ in range(UNREADABLE_RETRIES):
         unreadable: set[str] = set()
         result, trace = _recall_once(
-            store, request, now, config or RecallConfig(), parts, rng, timer, unreadable
+            store, request, now, config or PipelineSettings(), parts, rng, timer, unreadable
         )
         if not unreadable:
             break
@@ -172,7 +172,7 @@ def _recall_once(
     store: StorageProvider,
     request: RecallRequest,
     now: str,
-    config: RecallConfig,
+    config: PipelineSettings,
     parts: DenseParts | None,
     rng: Callable[[], float] | None,
     timer: Callable[[], float],

@@ -18,7 +18,7 @@ import attrs
 
 from swarmmem._speedups import lexical
 from swarmmem._speedups.lexical import LexicalRow
-from swarmmem.core.config import LearningSettings, RecallSettings
+from swarmmem.core.config import LearningSettings, RecallConfig
 from swarmmem.core.model.candidates import CandidateRow
 from swarmmem.core.model.formatting import to_fixed
 from swarmmem.core.model.records import (
@@ -51,7 +51,7 @@ def half_life_ms(request: RecallRequest) -> float:
     return (_RECENCY_HALF_LIFE_DAYS if days is None else days) * DAY_MS
 
 
-_RECENCY_HALF_LIFE_DAYS = RecallSettings().recency_half_life_days
+_RECENCY_HALF_LIFE_DAYS = RecallConfig().recency_half_life_days
 
 #: added to the score of a memory citing a file the query names (not the reference path): a
 #: named file ranks the memories citing it first (a named symbol is a full symbol signal)

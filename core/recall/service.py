@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from swarmmem.core.config import RecallSettings
+from swarmmem.core.config import RecallConfig
 from swarmmem.core.model.errors import MemoryValidationError
 from swarmmem.core.model.events import RecallUsage
 from swarmmem.core.model.ids import bundle_id, normalize_text, to_iso
@@ -29,7 +29,7 @@ from swarmmem.core.model.records import (
 from swarmmem.core.model.scopes import MemoryContext, authorize_scopes
 from swarmmem.core.model.text import check_text, check_texts
 from swarmmem.core.recall.hybrid import DenseParts
-from swarmmem.core.recall.pipeline import PROFILES, RecallConfig, run_recall
+from swarmmem.core.recall.pipeline import PROFILES, PipelineSettings, run_recall
 from swarmmem.core.recall.prompt import build_prompt_block
 from swarmmem.core.recall.scoring import LearningPolicy
 from swarmmem.ports.clock import Clock
@@ -38,7 +38,7 @@ from swarmmem.ports.storage import StorageProvider
 log = logging.getLogger("swarmmem")
 
 #: profile name (``None`` = the configured default) -> its configuration and dense parts.
-ProfileResolver = Callable[[str | None], tuple[RecallConfig, DenseParts | None]]
+ProfileResolver = Callable[[str | None], tuple[PipelineSettings, DenseParts | None]]
 
 
 @attrs.frozen(kw_only=True)
@@ -60,7 +60,7 @@ class EvidencePolicy:
         return kept + missing
 
 
-_RECALL = RecallSettings()
+_RECALL = RecallConfig()
 
 
 @attrs.frozen(kw_only=True)
@@ -81,7 +81,7 @@ class RecallDefaults:
     injection_requires_signal: bool = _RECALL.injection.require_query_signal
 
     @classmethod
-    def from_config(cls, recall: RecallSettings, learning: LearningPolicy) -> RecallDefaults:
+    def from_config(cls, recall: RecallConfig, learning: LearningPolicy) -> RecallDefaults:
         """The defaults of the ``recall`` node, ranking with ``learning``."""
         injection = recall.injection
         return cls(
@@ -358,7 +358,7 @@ class RecallService:
         if self._resolve is not None:
             config, parts = self._resolve(request.profile)
         else:
-            config, parts = RecallConfig(policy=self.defaults.learning), None
+            config, parts = PipelineSettings(policy=self.defaults.learning), None
         result, _trace = run_recall(
             self.store, request, now=to_iso(self.clock.now()), config=config, parts=parts
         )

@@ -49,7 +49,7 @@ from swarmmem.core.recall.embedding_cache import EmbeddingCache
 from swarmmem.core.recall.embeddings import EmbeddingSync
 from swarmmem.core.recall.hybrid import DenseParts
 from swarmmem.core.recall.injection import InjectionService
-from swarmmem.core.recall.pipeline import RecallConfig
+from swarmmem.core.recall.pipeline import PipelineSettings
 from swarmmem.core.recall.service import EvidencePolicy, RecallDefaults, RecallService
 from swarmmem.core.writes.policy import CurationPolicy
 from swarmmem.core.writes.service import WriteService
@@ -401,7 +401,7 @@ class Runtime:
         """True when both ``memory.enabled`` and ``memory.reflection.enabled`` are set."""
         return self.settings.enabled and self.settings.reflection.enabled
 
-    def resolve_profile(self, profile: str | None) -> tuple[RecallConfig, DenseParts | None]:
+    def resolve_profile(self, profile: str | None) -> tuple[PipelineSettings, DenseParts | None]:
         """The configuration of ``profile`` (``None``: the default) and its dense parts."""
         name = profile or default_profile(self.settings)
         config = recall_config(self.settings, name)

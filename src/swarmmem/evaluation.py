@@ -35,7 +35,7 @@ from swarmmem.core.model.errors import EvaluationError, SwarmMemoryError
 from swarmmem.core.model.ids import to_iso
 from swarmmem.core.model.records import RecallItem, RecallRequest
 from swarmmem.core.recall.embeddings import embed_records
-from swarmmem.core.recall.pipeline import DENSE_PROFILES, PROFILES, RecallConfig, run_recall
+from swarmmem.core.recall.pipeline import DENSE_PROFILES, PROFILES, PipelineSettings, run_recall
 from swarmmem.core.recall.service import assemble_bundle
 from swarmmem.ports.clock import Clock, SystemClock
 from swarmmem.ports.storage import StorageProvider
@@ -154,7 +154,9 @@ def lexical_recall_fn(
     store: StorageProvider, request: RecallRequest, now: str
 ) -> Sequence[RecallItem]:
     """The ``reference`` profile of the recall pipeline, as the reference evaluator ranks."""
-    return run_recall(store, request, now=now, config=RecallConfig(profile="reference"))[0].items
+    return run_recall(store, request, now=now, config=PipelineSettings(profile="reference"))[
+        0
+    ].items
 
 
 def evaluate(

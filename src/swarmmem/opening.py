@@ -18,7 +18,7 @@ import attrs
 from swarmmem.core.config import AuditConfig, MemoryConfig
 from swarmmem.core.model.errors import ConfigError, MemoryValidationError
 from swarmmem.core.recall.hybrid import HybridSettings
-from swarmmem.core.recall.pipeline import AdmissionSettings, RecallConfig
+from swarmmem.core.recall.pipeline import AdmissionSettings, PipelineSettings
 from swarmmem.project import CONFIG_RELATIVE_PATH, checkout
 
 CONTEXT_KEYS = frozenset({"session_id", "run_id", "agent_role", "agent_id", "unit_id"})
@@ -42,10 +42,10 @@ def check_context(context: Mapping[str, Any], secrets: Any) -> None:
             raise MemoryValidationError(f"context {key} looks like a secret; it is not stored")
 
 
-def recall_config(tree: MemoryConfig, profile: str) -> RecallConfig:
+def recall_config(tree: MemoryConfig, profile: str) -> PipelineSettings:
     """The pipeline configuration of ``profile`` under the configuration ``tree``."""
     retrieval = tree.retrieval
-    return RecallConfig(
+    return PipelineSettings(
         profile=profile,
         policy=tree.learning,
         hybrid=HybridSettings.from_config(

@@ -17,7 +17,7 @@ from swarmmem.core.evaluation.metrics import fixture_request
 from swarmmem.core.model.ids import normalize_text
 from swarmmem.core.recall.embedding_cache import EmbeddingCache
 from swarmmem.core.recall.hybrid import DenseParts, HybridSettings
-from swarmmem.core.recall.pipeline import RecallConfig, run_recall
+from swarmmem.core.recall.pipeline import PipelineSettings, run_recall
 from swarmmem.evaluation import load_fixtures, temporary_stores
 
 NOW = "2026-11-30T00:00:00.000Z"
@@ -65,7 +65,7 @@ def _recall(store, request, parts, **settings):
         request,
         now=NOW,
         parts=parts,
-        config=RecallConfig(profile="hybrid", hybrid=HybridSettings(**settings)),
+        config=PipelineSettings(profile="hybrid", hybrid=HybridSettings(**settings)),
     )
 
 
@@ -197,7 +197,7 @@ def test_latency_gate_skips_rerank() -> None:
         request,
         now=NOW,
         parts=parts,
-        config=RecallConfig(
+        config=PipelineSettings(
             profile="hybrid", hybrid=HybridSettings(rerank=True, latency_budget_ms=250)
         ),
         timer=lambda: next(ticks),
@@ -389,7 +389,11 @@ def _hybrid_texts(store, parts, query: str, gate: float | None) -> list[str]:
     request = RecallRequest(query=query, scopes=(REPO_SCOPE,), max_items=8)
     settings = HybridSettings(fusion="rrf", dense_floor=0.15, dense_gate=gate, dense_rescue=None)
     result, _ = run_recall(
-        store, request, now=NOW, parts=parts, config=RecallConfig(profile="hybrid", hybrid=settings)
+        store,
+        request,
+        now=NOW,
+        parts=parts,
+        config=PipelineSettings(profile="hybrid", hybrid=settings),
     )
     return [it.record.text for it in result.items]
 

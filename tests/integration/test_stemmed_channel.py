@@ -18,7 +18,7 @@ from factories import OTHER_SCOPE, REPO_SCOPE, at, make_memory, open_store, stem
 from swarmmem.core.model.records import RecallRequest
 from swarmmem.core.model.semantics import ListFilter
 from swarmmem.core.recall.bm25 import bm25_relevance, stemmed_query
-from swarmmem.core.recall.pipeline import RecallConfig, run_recall
+from swarmmem.core.recall.pipeline import PipelineSettings, run_recall
 
 NOW = at(days=1)
 PROVIDERS = ["memory", "local-jsonl", "sqlite", "postgres"]
@@ -46,7 +46,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
 
 def recall(store: Any, query: str, profile: str = "lexical", mode: str = "manual") -> list[str]:
     request = RecallRequest(query=query, scopes=(REPO_SCOPE,), mode=mode, max_items=5)
-    result, _trace = run_recall(store, request, now=NOW, config=RecallConfig(profile=profile))
+    result, _trace = run_recall(store, request, now=NOW, config=PipelineSettings(profile=profile))
     return [item.record.text for item in result.items]
 
 

@@ -185,7 +185,7 @@ def test_the_nearest_weak_word_match_joins_a_word_match_that_is_not_sure(
 def test_an_injection_left_out_by_admission_says_below_threshold() -> None:
     """The run log's reason when candidates matched but none was admitted."""
     from swarmmem.adapters.storage.memory import InMemoryStore
-    from swarmmem.core.recall.pipeline import RecallConfig, run_recall
+    from swarmmem.core.recall.pipeline import PipelineSettings, run_recall
     from swarmmem.core.recall.service import injection_skip_reason
 
     store = InMemoryStore()
@@ -197,7 +197,9 @@ def test_an_injection_left_out_by_admission_says_below_threshold() -> None:
         scopes=(REPO_SCOPE,),
         min_relevance=1.0,  # no relevance reaches it
     )
-    result, trace = run_recall(store, req, now="2026-01-05T00:00:00.000Z", config=RecallConfig())
+    result, trace = run_recall(
+        store, req, now="2026-01-05T00:00:00.000Z", config=PipelineSettings()
+    )
     assert result.items == () and trace.admission and not any(v.admitted for v in trace.admission)
     assert result.diagnostics["notAdmittedCount"] == len(trace.admission)
     assert injection_skip_reason(result.diagnostics) == "below_threshold"

@@ -11,7 +11,7 @@ from factories import REPO_SCOPE, make_memory
 
 from swarmmem.adapters.storage.memory import InMemoryStore
 from swarmmem.core.model.records import Anchor, MemoryRecord, MemorySource, RecallRequest
-from swarmmem.core.recall.pipeline import RecallConfig, run_recall
+from swarmmem.core.recall.pipeline import PipelineSettings, run_recall
 from swarmmem.core.recall.references import (
     cited_files,
     cited_symbols,
@@ -95,7 +95,7 @@ def _store(records: list[MemoryRecord]) -> InMemoryStore:
 
 def _recall(store: InMemoryStore, query: str, profile: str = "lexical") -> list[str]:
     request = RecallRequest(query=query, scopes=(REPO_SCOPE,), max_items=10)
-    result, _ = run_recall(store, request, now=NOW, config=RecallConfig(profile=profile))
+    result, _ = run_recall(store, request, now=NOW, config=PipelineSettings(profile=profile))
     return [item.record.text for item in result.items]
 
 
