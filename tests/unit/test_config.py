@@ -8,6 +8,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from swarmmem import config
@@ -295,3 +296,20 @@ def test_a_model_name_selects_its_adapter() -> None:
     assert (own.embeddings.provider, own.embeddings.model) == ("onnx", "my-minilm")
     rerank = config.parse({"retrieval": {"rerank": {"model": "Xenova/all-MiniLM-L6-v2"}}})
     assert rerank.retrieval.rerank.provider == "maxsim"
+
+
+def _nodes(node: type[Any]) -> list[type[Any]]:
+    """``node`` and every node nested in it (the fields made by ``section``)."""
+    out = [node]
+    for field in attrs.fields(node):
+        if "node" in field.metadata:
+            out += _nodes(field.metadata["node"])
+    return out
+
+
+def test_every_node_of_the_tree_is_named_config() -> None:
+    """A node of the configuration tree (one JSON section) is a ``*Config``; ``*Settings`` is
+    what a service or stage derives from several nodes."""
+    names = sorted({node.__name__ for node in _nodes(MemoryConfig)})
+    assert len(names) >= 15
+    assert [name for name in names if not name.endswith("Config")] == []
