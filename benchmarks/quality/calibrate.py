@@ -24,9 +24,9 @@ Opt-in, like ``run.py`` (same cache, same sets, needs the ``quality`` and ``dens
 4. The weight ``w`` of ``score`` fusion and the scorer's recency weight ``r``, jointly, by
    5-fold cross-validation over collections. The ranking is the scorer's (on these sets every
    memory has the same kind, scope and confidence): ``0.38 * text + r * recency * lexical``,
-   ``text`` from :func:`swarmmem.core.recall.hybrid.score_fusion` (the function the pipeline
+   ``text`` from :func:`swarmmem.core.recall.fusion.score_fusion` (the function the pipeline
    runs) for a query of full lexical strength, where the dense side is the plain cosine
-   (:func:`~swarmmem.core.recall.hybrid.dense_relevance`; ``check_agreement`` asserts the
+   (:func:`~swarmmem.core.recall.fusion.dense_relevance`; ``check_agreement`` asserts the
    array form here ranks the same), ties by id. The weak-query rule (``weakLexicalBelow``,
    ``strongLexicalFrom``, ``weights.lexicalWhenWeak``, ``weights.lexicalWhenWeakRelative``)
    was chosen on these sets and the code-memory sets together (benchmarks/README.md). Each
@@ -58,7 +58,8 @@ from benchmarks.quality.run import _selected
 from benchmarks.quality.scoring import CHANNEL_DEPTH, hybrid_channels
 from swarmmem._speedups.lexical import WEIGHTS as FACTOR_WEIGHTS
 from swarmmem.core.config import RetrievalConfig
-from swarmmem.core.recall.hybrid import GATE_DEPTH, dense_relevance, score_fusion, stands_out
+from swarmmem.core.recall.fusion import dense_relevance, score_fusion
+from swarmmem.core.recall.hybrid import GATE_DEPTH, stands_out
 from swarmmem.core.recall.lexical import (
     BM25_HALF_SHARE_AT,
     LENGTH_EXPONENT,

@@ -7,7 +7,7 @@ MaxSim over 20 small matrices. This script asks what such a store would rank and
 
 * it runs the default ``hybrid`` profile for each question (top 20, no ``minScore``);
 * it reranks those 20 as the pipeline does (min-max blend at ``retrieval.rerank.weight``
-  0.5, :data:`swarmmem.core.recall.hybrid.RERANK_TOP_N`) by MaxSim with the texts' token
+  0.5, :data:`swarmmem.core.recall.fusion.RERANK_TOP_N`) by MaxSim with the texts' token
   vectors kept as ``float32``, ``float16``, ``int8`` (per-vector scale) and 1 bit (sign; the
   query's vectors stay ``float32``);
 * it prints MRR@10 / nDCG@10 of each beside ``hybrid``, the mean bytes a memory's vectors
@@ -32,7 +32,7 @@ import numpy as np
 
 from benchmarks.quality import code_memory, fetch
 from swarmmem.core.model.records import RecallRequest
-from swarmmem.core.recall.hybrid import RERANK_TOP_N
+from swarmmem.core.recall.fusion import RERANK_TOP_N
 from swarmmem.datasets import SCOPE, open_run, read_dataset
 
 FORMS = ("float32", "float16", "int8", "1-bit")

@@ -1,69 +1,32 @@
-"""The dense stages of the recall pipeline: query embedding, kNN, metadata order, fusion,
-dense rescue (:mod:`.pipeline` runs them, with rerank, after the lexical stages).
+"""The dense channel of the recall pipeline: its settings (:class:`HybridSettings`), the
+parts it needs (:class:`DenseParts`), the query embedding (:func:`query_vector`), the kNN
+candidates, filtered exactly like the lexical ones (:func:`dense_candidates`), and how a
+query's cosines spread over the store (:class:`CosineProfile`, the gate :func:`stands_out`).
+:mod:`.fusion` fuses these hits with the lexical evidence and reranks; :mod:`.pipeline`
+runs both after the lexical stages.
 
-Every stage is a plain function. Any dense failure returns the exact lexical result
-(disabled-path guarantee); a reranker failure or a spent latency budget keeps the fused order.
-
-Fusion methods:
-
-* ``score`` (the default): the two text channels are fused into the text factor of the
-  nine-factor scorer, so kind, scope, tags, files, symbols, role, confidence and the learned
-  Q value keep their weight as features. The lexical side is the stemmed channel's text
-  relevance in ``[0, 1]``. The dense side is a hit's cosine read against that query's own
-  cosines over the store (:class:`CosineProfile`): a hit is a candidate when its cosine
-  reaches the relevance floor ``dense_floor`` and stands above the query's background (the
-  mean of its 11th to 50th nearest hits), and its dense relevance
-  (:func:`dense_relevance`) is how far it stands above that background, relative to the
-  nearest hit, blended towards the plain cosine as the query's lexical evidence gets strong.
-  How strong that is (:func:`lexical_strength`) runs from 0 under ``weak_lexical_below`` to
-  1 at ``strong_lexical_from`` of the query's best lexical relevance, and the lexical weight
-  ``w`` moves with it from ``weak_lexical_weight`` to ``w_lex / (w_lex + w_dense)``. The
-  text factor is ``w * lexical + (1 - w) * dense``, a missing channel counting 0 for that
-  memory; a channel without any candidate does not vote. When the words of a question match
-  its memory, the cosine only breaks ties among the lexical candidates; in a paraphrase
-  the dense channel ranks. Over hits longer than :data:`DENSE_FREE_CHARS` on average the
-  dense weight shrinks (:func:`dense_trust`: an embedding of a long text averages many
-  statements, and the model reads only its beginning). With the gate ``dense_gate``, a
-  query of strong lexical evidence takes dense evidence only when the nearest hit stands
-  out from the next ones (:func:`stands_out`), so the cosine does not reorder good word
-  matches by noise. :func:`scored_evidence` puts it together. The floors, weights and the
-  length rule were fitted on public data and the code-memory dev sets (benchmarks/quality/).
-* ``rrf`` (the design's): ``sum_c w_c / (k + rank_c)`` over the lexical, dense and
-  metadata rankings, min-max normalised.
-* ``convex``: ``w_lex * minmax(lexical score) + w_dense * minmax(cosine)`` over the union of
-  candidates (missing channel = 0), min-max normalised; rewards agreement of both channels.
-
-Rerank (optional) rescores the top 20 with ``w * minmax(reranker) + (1 - w) * minmax(fused)``
-(``rerank_weight`` w; 1 reproduces the reference, which takes the reranker order alone).
-
-Injection (a prompt hook's recall) keeps its stricter rule: no dense hit without lexical support
-but the nearest, ranked with its cosine as its text relevance; admission
-(:class:`~swarmmem.core.recall.admission.DenseRule`) injects it only when it reaches
-``injection_dense_floor`` (0.35) and stands out from the next hits by ``injection_dense_gate``
-(0.16). A paraphrase of one memory is injected; a question near many memories, none clearly,
-is not.
-
-Dense rescue (``dense_rescue`` = a cosine floor, off when ``None``): the best dense candidate
-in which the lexical path found no query signal at all (no shared text, tag, file or symbol
-term: the paraphrase case) takes the last slot when fusion and rerank ranked it lower and
-its cosine reaches the floor; the top item is never displaced. Lexical and dense then each
-contribute what only they can find. Injection mode never rescues.
+A cosine is evidence by how far it stands above the background of its query, not by a fixed
+value: the background is the mean of the query's 11th to 50th nearest hits. Under the
+``score`` fusion a hit is a candidate when its cosine reaches the relevance floor
+``dense_floor`` and stands above that background; the gate (``dense_gate``, and
+``injection_dense_gate`` for an injection) asks whether the nearest hit stands out from the
+next ones. :data:`FUSION_MODEL`, a logistic model over :meth:`CosineProfile.features`, is
+the ``calibrated`` fusion's :func:`evidence`; it lives here because it also decides which
+hits are that fusion's candidates (``dense_evidence``, :meth:`CosineProfile.evidence_floor`).
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 import attrs
 
-from swarmmem._speedups.fusion import rrf_fuse
 from swarmmem.core.config import InjectionSettings, RetrievalConfig
 from swarmmem.core.model.errors import EmbeddingVersionMismatchError
 from swarmmem.core.model.ids import iso_to_ms, normalize_text
-from swarmmem.core.model.records import MemoryRecord, RecallItem, RecallRequest
+from swarmmem.core.model.records import MemoryRecord, RecallRequest
 from swarmmem.core.recall.embedding_cache import EmbeddingCache
 from swarmmem.core.recall.lexical import recallable
 from swarmmem.core.recall.rows import is_expired
@@ -74,9 +37,6 @@ from swarmmem.ports.vectors import ScopedVectorSearch, VectorIndex
 
 if TYPE_CHECKING:
     import numpy as np
-
-RERANK_TOP_N = 20
-
 
 _RETRIEVAL = RetrievalConfig()
 _INJECTION = InjectionSettings()
@@ -382,84 +342,6 @@ def stands_out(cosines: Sequence[float], gate: float) -> bool:
     return cosines[0] - math.fsum(rest) / len(rest) >= gate
 
 
-def metadata_order(items: Sequence[RecallItem], request: RecallRequest) -> list[str]:
-    """Stable partition: scope+kind match, scope only, kind only, neither."""
-    scope_keys = {scope.key for scope in request.scopes}
-    kinds = set(request.kinds) if request.kinds else None
-    buckets: list[list[str]] = [[], [], [], []]
-    for item in items:
-        scope_ok = item.record.scope.key in scope_keys
-        kind_ok = kinds is None or item.record.kind in kinds
-        buckets[0 if scope_ok and kind_ok else 1 if scope_ok else 2 if kind_ok else 3].append(
-            item.record.id
-        )
-    return [i for bucket in buckets for i in bucket]
-
-
-def minmax(values: dict[str, float]) -> dict[str, float]:
-    if not values:
-        return {}
-    lo, hi = min(values.values()), max(values.values())
-    span = hi - lo
-    return {key: (1.0 if span == 0 else (v - lo) / span) for key, v in values.items()}
-
-
-def score_fusion(
-    text_relevance: Mapping[str, float],
-    dense: Mapping[str, float],
-    weight_lexical: float,
-) -> dict[str, float]:
-    """The ``score`` fusion's text relevance per memory (see the module text):
-    ``w * lexical + (1 - w) * dense`` over the lexical relevance and the dense relevance
-    (:func:`dense_relevance`) of the candidates; a channel without any candidate does not
-    vote."""
-    w = weight_lexical if text_relevance and dense else (1.0 if text_relevance else 0.0)
-    return {
-        key: w * text_relevance.get(key, 0.0) + (1.0 - w) * dense.get(key, 0.0)
-        for key in {*text_relevance, *dense}
-    }
-
-
-#: when a query's dense hits are longer than this many characters on average, the dense
-#: weight is scaled by ``(DENSE_FREE_CHARS / mean) ** DENSE_LENGTH_EXPONENT``
-#: (:func:`dense_trust`)
-DENSE_FREE_CHARS = 1000
-DENSE_LENGTH_EXPONENT = 2.0
-
-
-def dense_relevance(
-    cosines: Mapping[str, float], profile: CosineProfile | None, strength: float
-) -> dict[str, float]:
-    """The dense side of the ``score`` fusion per hit, in ``[0, 1]``: ``(1 - s) * relative +
-    s * cosine`` for the query's lexical ``strength`` ``s`` (:func:`lexical_strength`), the
-    relative part being how far the cosine stands above the query's background
-    (:meth:`CosineProfile.relative`).
-
-    A paraphrase's memory has a cosine of 0.2 to 0.4 where the next ones have 0.15 to 0.3:
-    as a plain cosine it would hardly move the scorer's text factor, read against the
-    query's background it is the best evidence there is."""
-    out: dict[str, float] = {}
-    for key, cosine in cosines.items():
-        relative = profile.relative(cosine) if profile is not None else max(cosine, 0.0)
-        out[key] = (1.0 - strength) * relative + strength * max(cosine, 0.0)
-    return out
-
-
-def dense_trust(lengths: Mapping[str, int]) -> float:
-    """How far the dense channel's weight holds for hits of these ``lengths`` (characters):
-    1, or ``(DENSE_FREE_CHARS / mean) ** DENSE_LENGTH_EXPONENT`` when their mean length
-    exceeds :data:`DENSE_FREE_CHARS`. An embedding of a long text (a conversation session,
-    an imported document) averages many statements and is cut to the model's first 256
-    word pieces, so over such texts the lexical channel ranks (one factor for the query,
-    so no text is preferred for being shorter)."""
-    if not lengths:
-        return 1.0
-    mean = math.fsum(lengths.values()) / len(lengths)
-    if mean <= DENSE_FREE_CHARS:
-        return 1.0
-    return float((DENSE_FREE_CHARS / mean) ** DENSE_LENGTH_EXPONENT)
-
-
 def evidence(
     profile: CosineProfile,
     lexical: float,
@@ -477,150 +359,3 @@ def evidence(
     if logit < -30.0:
         return 0.0
     return 1.0 / (1.0 + math.exp(-logit))
-
-
-def calibrated_fusion(
-    text_relevance: Mapping[str, float],
-    cosines: Mapping[str, float],
-    profile: CosineProfile | None,
-    threshold: float,
-) -> dict[str, float]:
-    """The ``calibrated`` fusion's text relevance per memory: :func:`evidence` for every
-    lexical candidate and for every dense hit (``cosines``, nearest first) whose evidence
-    reaches ``threshold`` (a dense hit below it is no candidate); without any dense hit, the
-    lexical relevance alone."""
-    if profile is None or not cosines:
-        return dict(text_relevance)
-    best = max(text_relevance.values(), default=0.0)
-    lexical_rank = {
-        key: rank
-        for rank, key in enumerate(sorted(text_relevance, key=lambda k: (-text_relevance[k], k)))
-    }
-    dense_rank = {key: rank for rank, key in enumerate(cosines)}
-    out = {
-        key: evidence(
-            profile, value, best, lexical_rank[key], cosines.get(key), dense_rank.get(key)
-        )
-        for key, value in text_relevance.items()
-    }
-    for key, cosine in cosines.items():
-        if key not in out:
-            p = evidence(profile, 0.0, best, None, cosine, dense_rank[key])
-            if p >= threshold:
-                out[key] = p
-    return out
-
-
-def scored_evidence(
-    lexical: Mapping[str, float],
-    dense: Sequence[tuple[MemoryRecord, float]],
-    hit_cosines: Mapping[str, float],
-    profile: CosineProfile | None,
-    settings: HybridSettings,
-) -> dict[str, float]:
-    """The ``score`` fusion's text relevance per candidate (see the module text): the
-    lexical relevance of the lexical candidates and the dense relevance of the usable
-    ``dense`` hits, weighed by the query's lexical strength (:func:`lexical_strength`) and
-    the dense channel's trust: its length rule (:func:`dense_trust`) and, with
-    ``dense_gate``, for a query of strong lexical evidence, whether the nearest of every
-    fetched hit (``hit_cosines``, nearest first) stands out (:func:`stands_out`; a strong
-    query takes no dense evidence from hits that do not, a weak one is judged by the
-    background rule alone). A dense hit absent from the result is no candidate."""
-    strength = lexical_strength(settings, max(lexical.values(), default=0.0))
-    trust = dense_trust({record.id: len(record.text) for record, _ in dense})
-    gate = settings.dense_gate
-    if gate is not None and strength > 0.0:  # a weak query's hits need not stand out
-        nearest = list(itertools.islice(hit_cosines.values(), GATE_DEPTH))
-        if not stands_out(nearest, gate):
-            trust *= 1.0 - strength
-    if trust <= 0.0 or not dense:
-        return dict(lexical)
-    # distrusted dense evidence is read as a plain cosine, at a stronger query's weight
-    strength = 1.0 - (1.0 - strength) * trust
-    cosines = {record.id: cosine for record, cosine in dense}
-    relevance = dense_relevance(cosines, profile, strength)
-    relative = profile is not None and profile.floor is not None
-    weight = fusion_weight(settings, strength, trust, relative=relative)
-    return score_fusion(lexical, relevance, weight)
-
-
-def lexical_strength(settings: HybridSettings, lexical_best: float | None) -> float:
-    """How strong a query's lexical evidence is, in ``[0, 1]``: 0 while its best lexical
-    relevance ``lexical_best`` stays under ``weak_lexical_below`` (the words of the question
-    match no memory well: a paraphrase, where the dense channel knows better), 1 from
-    ``strong_lexical_from`` on, linear between; 1 when the rule is off or nothing was
-    found lexically (``None``)."""
-    weak = settings.weak_lexical_below
-    if weak is None or lexical_best is None:
-        return 1.0
-    strong = settings.strong_lexical_from
-    if strong is None or strong <= weak:
-        return 0.0 if lexical_best < weak else 1.0
-    return min(1.0, max(0.0, (lexical_best - weak) / (strong - weak)))
-
-
-def fusion_weight(
-    settings: HybridSettings, strength: float = 1.0, trust: float = 1.0, *, relative: bool = False
-) -> float:
-    """``w`` of the ``score`` fusion for a query's lexical ``strength``
-    (:func:`lexical_strength`): from ``weak_lexical_weight`` (0; ``weak_lexical_weight_relative``
-    when the dense side is ``relative`` to the query's background) to the lexical share of
-    the lexical and dense weights (1), linear between; the dense part ``1 - w`` times the
-    dense channel's ``trust`` (:func:`dense_trust`)."""
-    total = settings.weight_lexical + settings.weight_dense
-    w = settings.weight_lexical / total if total > 0 else 0.5
-    if settings.weak_lexical_below is not None:
-        weak = settings.weak_lexical_weight_relative if relative else settings.weak_lexical_weight
-        w = weak + (w - weak) * strength
-    return 1.0 - (1.0 - w) * trust
-
-
-def fuse(
-    lexical: Sequence[RecallItem],
-    dense: Sequence[tuple[MemoryRecord, float]],
-    request: RecallRequest,
-    settings: HybridSettings,
-) -> list[tuple[str, float]]:
-    """``rrf`` or ``convex`` fused scores, min-max normalised, best first (ties by id);
-    ``score`` fusion runs in the pipeline, through the scorer."""
-    if settings.fusion == "convex":
-        lex = minmax({it.record.id: it.score for it in lexical})
-        den = minmax({rec.id: cos for rec, cos in dense})
-        raw = {
-            key: settings.weight_lexical * lex.get(key, 0.0)
-            + settings.weight_dense * den.get(key, 0.0)
-            for key in list(lex) + [k for k in den if k not in lex]
-        }
-    else:
-        ids, scores = rrf_fuse(
-            [
-                [it.record.id for it in lexical],
-                [rec.id for rec, _ in dense],
-                metadata_order(lexical, request),
-            ],
-            [settings.weight_lexical, settings.weight_dense, settings.weight_metadata],
-            settings.rrf_k,
-        )
-        raw = dict(zip(ids, scores, strict=True))
-    normalized = minmax(raw)
-    return sorted(normalized.items(), key=lambda kv: (-kv[1], kv[0]))
-
-
-def rescue(
-    items: list[RecallItem],
-    dense: Sequence[tuple[MemoryRecord, float]],
-    signalled: set[str],
-    max_items: int,
-    floor: float,
-) -> list[RecallItem]:
-    """Give the best dense candidate without any lexical query signal the last slot."""
-    best = next((rec.id for rec, cos in dense if rec.id not in signalled and cos >= floor), None)
-    if best is None:
-        return items
-    position = next((i for i, it in enumerate(items) if it.record.id == best), None)
-    if max_items < 2 or position is None or position < max_items:
-        return items
-    target = max_items - 1  # never displaces the top item
-    rescued = attrs.evolve(items[position], reason=f"{items[position].reason}, dense_rescue")
-    rest = items[:position] + items[position + 1 :]
-    return [*rest[:target], rescued, *rest[target:]]

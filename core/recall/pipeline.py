@@ -1,11 +1,11 @@
 """The one recall pipeline every caller runs: library, CLI, MCP server, demo and evaluators.
 
-request -> provider candidates -> lexical scorer (:mod:`.lexical`) -> [dense kNN -> fusion]
-(:mod:`.hybrid`) -> admission (:mod:`.admission`; every profile but ``reference``) -> [rerank
-under the latency gate -> dense rescue] -> max-items slice -> related-item expansion. Items
-(and the full records they hold) are built only for what admission admits; rerank reorders
-what was admitted and never admits. The prompt block and the usage row are built afterwards
-by :mod:`.service`.
+request -> provider candidates -> lexical scorer (:mod:`.lexical`) -> [dense kNN
+(:mod:`.hybrid`) -> fusion (:mod:`.fusion`)] -> admission (:mod:`.admission`; every profile
+but ``reference``) -> [rerank under the latency gate -> dense rescue (:mod:`.fusion`)] ->
+max-items slice -> related-item expansion. Items (and the full records they hold) are built
+only for what admission admits; rerank reorders what was admitted and never admits. The
+prompt block and the usage row are built afterwards by :mod:`.service`.
 
 A profile is only a configuration of this pipeline (:class:`PipelineSettings`): ``lexical`` runs
 the lexical stages alone; ``hybrid`` adds the dense stages; ``hybrid+rerank`` adds rerank.
@@ -22,23 +22,16 @@ from typing import Any
 import attrs
 
 from swarmmem.core.config import RecallConfig, RetrievalConfig
-from swarmmem.core.model.candidates import CandidateRow
 from swarmmem.core.model.formatting import to_fixed
-from swarmmem.core.model.ids import iso_to_ms
-from swarmmem.core.model.records import NO_SIGNALS, MemoryRecord, RecallItem, RecallRequest
+from swarmmem.core.model.records import RecallItem, RecallRequest
 from swarmmem.core.recall.admission import Candidate, DenseRule, QueryEvidence, Verdict, admit
+from swarmmem.core.recall.fusion import RERANK_TOP_N, fused_items, rerank, rescue, scored_fusion
 from swarmmem.core.recall.hybrid import (
-    RERANK_TOP_N,
     DenseHits,
     DenseParts,
     HybridSettings,
-    calibrated_fusion,
     dense_candidates,
-    fuse,
-    minmax,
     query_vector,
-    rescue,
-    scored_evidence,
 )
 from swarmmem.core.recall.lexical import (
     UNREADABLE_RETRIES,
@@ -48,8 +41,7 @@ from swarmmem.core.recall.lexical import (
     preselect_limit,
     slice_items,
 )
-from swarmmem.core.recall.rows import RecordLoader, derived
-from swarmmem.core.recall.scoring import LearningPolicy, Ranking, Scored, rank_rows
+from swarmmem.core.recall.scoring import LearningPolicy, Scored
 from swarmmem.ports.storage import StorageProvider
 
 #: Every recall profile. ``reference`` is the reference implementation's lexical path, kept
@@ -212,7 +204,7 @@ def _recall_once(
     cosines = {record.id: cosine for record, cosine in hits.candidates}
     verdicts: tuple[Verdict, ...] = ()
     if settings.fusion in ("score", "calibrated"):
-        fused = _scored_fusion(lexical, hits, request, settings, now, config.policy)
+        fused = scored_fusion(lexical, hits, request, settings, now, config.policy)
         shown = _shown(request, settings)
         if judge is None:
             items = _with_cosines(fused.items(shown), cosines)
@@ -223,11 +215,11 @@ def _recall_once(
             items = _with_cosines(fused.items(only=ids), cosines)
         unreadable.update(fused.unreadable)
     else:
-        items = _fused_items(regular, hits.candidates, request, settings)
+        items = fused_items(regular, hits.candidates, request, settings)
         if judge is not None:
             items, verdicts = judge.items(items + explored, judge.evidence(lexical, hits))
             explored = []
-    items, used_reranker, rerank_count, reason = _rerank(
+    items, used_reranker, rerank_count, reason = rerank(
         items, request, parts, settings, elapsed_ms=(timer() - started) * 1000.0
     )
     if settings.dense_rescue is not None and request.mode != "injection":
@@ -424,130 +416,3 @@ def _dense_hits(
 def _has_signal(item: RecallItem) -> bool:
     s = item.signals
     return s.text_overlap > 0 or s.tag_overlap > 0 or s.file_overlap > 0 or s.symbol_overlap > 0
-
-
-def _scored_fusion(
-    lexical_result: RecallResult,
-    hits: DenseHits,
-    request: RecallRequest,
-    settings: HybridSettings,
-    now: str,
-    policy: LearningPolicy,
-) -> Ranking:
-    """``score`` and ``calibrated`` fusion: lexical and dense evidence become the scorer's
-    text factor; the fused ranking (items are built for what a caller returns)."""
-    dense, hit_cosines, profile = hits.candidates, hits.cosines, hits.profile
-    text_relevance = lexical_result.text_relevance
-    lexical = {row.id: text_relevance.get(row.id, 0.0) for row in lexical_result.rows}
-    known = set(lexical)
-    records: list[MemoryRecord] = []  # the dense-only candidates
-    if settings.fusion == "calibrated":
-        combined = calibrated_fusion(lexical, hit_cosines, profile, settings.dense_evidence)
-        # a dense hit is a candidate when its calibrated evidence reaches the threshold
-        records = [
-            record for record, _ in dense if record.id in combined and record.id not in known
-        ]
-    else:
-        combined = scored_evidence(lexical, dense, hit_cosines, profile, settings)
-        if request.mode != "injection":
-            records = [
-                record for record, _ in dense if record.id not in known and record.id in combined
-            ]
-        elif (nearest := _injectable(dense, known, settings)) is not None:
-            records.append(nearest[0])
-            combined[nearest[0].id] = nearest[1]  # scored by its cosine
-    now_ms = iso_to_ms(now)
-    assert now_ms is not None
-    return rank_rows(
-        request,
-        [*lexical_result.rows, *(derived(record) for record in records)],
-        _with_records(lexical_result.load, records),
-        now_ms=now_ms,
-        policy=attrs.evolve(policy, exploration_rate=0.0),  # the lexical stage explored
-        text_relevance=combined,
-    )
-
-
-def _with_records(load: RecordLoader, records: Sequence[MemoryRecord]) -> RecordLoader:
-    """``load`` for the rows it knows, and ``records`` (at hand) for theirs."""
-    at_hand = {record.id: record for record in records}
-
-    def both(rows: Sequence[CandidateRow]) -> Mapping[str, MemoryRecord]:
-        found = dict(load([row for row in rows if row.id not in at_hand]))
-        found.update((row.id, at_hand[row.id]) for row in rows if row.id in at_hand)
-        return found
-
-    return both
-
-
-def _injectable(
-    dense: Sequence[tuple[MemoryRecord, float]],
-    lexical: set[str],
-    settings: HybridSettings,
-) -> tuple[MemoryRecord, float] | None:
-    """The one dense-only candidate an injection ranks: the nearest hit, when the words do
-    not reach it and ``injection_dense_floor`` is set (admission's
-    :class:`~swarmmem.core.recall.admission.DenseRule` decides whether it is injected)."""
-    if settings.injection_dense_floor is None or not dense:
-        return None
-    record, cosine = dense[0]
-    return None if record.id in lexical else (record, cosine)
-
-
-def _fused_items(
-    regular: list[RecallItem],
-    dense: Sequence[tuple[MemoryRecord, float]],
-    request: RecallRequest,
-    settings: HybridSettings,
-) -> list[RecallItem]:
-    """The fused ranking as items (dense-only hits get zero lexical signals)."""
-    min_score = request.min_score or 0.0
-    by_id = {it.record.id: it for it in regular}
-    dense_records = {rec.id: rec for rec, _ in dense}
-    items: list[RecallItem] = []
-    for memory_id, score in fuse(regular, dense, request, settings):
-        # Lexical items already passed min_score on their base score; min-max normalisation
-        # would push the last of them to 0, so the floor applies to dense-only hits alone,
-        # and injection (which requires a query signal) takes no dense-only hit at all.
-        if memory_id not in by_id and (score < min_score or request.mode == "injection"):
-            continue
-        prefix = "rrf_fused" if settings.fusion == "rrf" else "fused"
-        tag = f"{prefix}={to_fixed(score, 4)}"
-        base = by_id.get(memory_id)
-        if base is not None:
-            items.append(attrs.evolve(base, score=score, reason=f"{base.reason}, {tag}"))
-        else:
-            record = dense_records[memory_id]
-            items.append(RecallItem(record=record, score=score, reason=tag, signals=NO_SIGNALS))
-    return items
-
-
-def _rerank(
-    items: list[RecallItem],
-    request: RecallRequest,
-    parts: DenseParts,
-    settings: HybridSettings,
-    *,
-    elapsed_ms: float,
-) -> tuple[list[RecallItem], bool, int, str | None]:
-    """Rescore the top items; returns (items, used, how many, degradation reason)."""
-    if not settings.rerank:
-        return items, False, 0, None
-    if parts.reranker is None or not parts.reranker.available:
-        return items, False, 0, "reranker unavailable"
-    if elapsed_ms > settings.latency_budget_ms:
-        return items, False, 0, "reranking skipped by latency budget"
-    top = items[:RERANK_TOP_N]
-    try:
-        scores = [
-            float(v) for v in parts.reranker.rerank(request.query, [it.record.text for it in top])
-        ]
-    except Exception:
-        return items, False, 0, "reranker failed"
-    if settings.rerank_weight < 1.0:
-        fused_part = minmax({str(i): it.score for i, it in enumerate(top)})
-        rerank_part = minmax({str(i): v for i, v in enumerate(scores)})
-        w = settings.rerank_weight
-        scores = [w * rerank_part[str(i)] + (1.0 - w) * fused_part[str(i)] for i in range(len(top))]
-    order = sorted(range(len(top)), key=lambda i: (-scores[i], i))
-    return [top[i] for i in order] + items[RERANK_TOP_N:], True, len(top), None

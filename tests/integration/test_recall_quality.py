@@ -14,7 +14,7 @@ import pytest
 from factories import curate_fact
 
 import swarmmem
-from swarmmem.core.recall.hybrid import score_fusion
+from swarmmem.core.recall.fusion import score_fusion
 
 MINILM = {"enabled": True, "embeddings": {"enabled": True, "provider": "onnx"}}
 CONVENTIONS = [

@@ -8,13 +8,8 @@ import math
 import attrs
 import pytest
 
-from swarmmem.core.recall.hybrid import (
-    FUSION_MODEL,
-    PROFILE_DEPTH,
-    CosineProfile,
-    calibrated_fusion,
-    evidence,
-)
+from swarmmem.core.recall.fusion import calibrated_fusion
+from swarmmem.core.recall.hybrid import FUSION_MODEL, PROFILE_DEPTH, CosineProfile, evidence
 
 
 def test_profile_of_the_nearest_hits() -> None:
@@ -87,13 +82,13 @@ def test_a_weak_lexical_match_lends_the_dense_channel_the_weight() -> None:
     fusion takes ``weights.lexicalWhenWeak`` as its lexical weight; from the second on,
     strength 1 and the weights' share; linear between (``None``: one weight for every
     query)."""
-    from swarmmem.core.recall.hybrid import (
-        HybridSettings,
+    from swarmmem.core.recall.fusion import (
         dense_relevance,
         fusion_weight,
         lexical_strength,
         score_fusion,
     )
+    from swarmmem.core.recall.hybrid import HybridSettings
 
     off = HybridSettings(weight_lexical=0.85, weight_dense=0.15, weak_lexical_below=None)
     assert lexical_strength(off, 0.1) == 1.0
@@ -132,7 +127,8 @@ def test_a_weak_lexical_match_lends_the_dense_channel_the_weight() -> None:
 def test_dense_relevance_reads_a_cosine_against_the_query_background() -> None:
     """A weak query's dense relevance is where the cosine falls between the query's
     background and its nearest hit; a strong query's is the plain cosine."""
-    from swarmmem.core.recall.hybrid import CosineProfile, dense_relevance
+    from swarmmem.core.recall.fusion import dense_relevance
+    from swarmmem.core.recall.hybrid import CosineProfile
 
     cosines = [0.40, 0.30] + [0.20] * 48
     profile = CosineProfile.of(cosines)
@@ -156,12 +152,8 @@ def test_dense_trust_shrinks_the_dense_weight_over_long_texts() -> None:
     """Hits of at most ``DENSE_FREE_CHARS`` characters on average keep the dense weight;
     longer ones scale it by ``(DENSE_FREE_CHARS / mean) ** 2``, which hands the weight to
     the lexical side (``fusion_weight``)."""
-    from swarmmem.core.recall.hybrid import (
-        DENSE_FREE_CHARS,
-        HybridSettings,
-        dense_trust,
-        fusion_weight,
-    )
+    from swarmmem.core.recall.fusion import DENSE_FREE_CHARS, dense_trust, fusion_weight
+    from swarmmem.core.recall.hybrid import HybridSettings
 
     assert dense_trust({}) == 1.0
     assert dense_trust({"a": DENSE_FREE_CHARS, "b": 10}) == 1.0
@@ -176,7 +168,8 @@ def test_scored_evidence_asks_the_gate_only_of_strong_queries() -> None:
     stand out; a paraphrase keeps the hits above its background, its best at full weight."""
     from factories import make_memory
 
-    from swarmmem.core.recall.hybrid import CosineProfile, HybridSettings, scored_evidence
+    from swarmmem.core.recall.fusion import scored_evidence
+    from swarmmem.core.recall.hybrid import CosineProfile, HybridSettings
 
     records = [make_memory(f"memory {i}") for i in range(50)]
     cosines = [0.30, 0.28] + [0.25] * 48  # nothing stands out by 0.15
