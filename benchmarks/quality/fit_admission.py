@@ -1,16 +1,17 @@
-"""Fit admission's relevance models on the code-memory dev sets, leave one set out.
+"""Fit admission's relevance model on the code-memory dev sets, leave one set out.
 
-    python -m benchmarks.quality.fit_admission [--record] [--data DIR]
+    python -m benchmarks.quality.fit_admission [--record] [--data DIR] [--drop-off F]
 
 ``--record`` runs every question of every dev set (alone and among the other sets and 1,500
 facts about other code; embeddings off and on) through the prompt hook's injection request
 with admission judging every ranked candidate and admitting all of them, and keeps each
-judged candidate's evidence (:class:`swarmmem.core.recall.admission.Evidence`) with whether
+judged candidate's evidence (:class:`swarmmem.core.recall.admission.Evidence`: its features,
+its cosine and how many spreads that stands above the question's background) with whether
 it is the question's gold memory (``<cache>/admission-evidence.json``). The fit then reads
-that file: a logistic regression of "gold" on the lexical features (for stores without
-embeddings) and on all features (with them), each fold trained on two sets and scored on the
-third, then on all three for the coefficients to ship (``LEXICAL_MODEL`` and
-``HYBRID_MODEL``). Per fold it prints what the held-out set would see at a few thresholds:
+that file: a logistic regression of "gold" on the words' features of the stores without
+embeddings, each fold trained on two sets and scored on the third, then on all three for the
+coefficients to ship (``admission.MODEL``; the rows with embeddings are kept for studying
+the dense rules). Per fold it prints what the held-out set would see at a few thresholds:
 the gold questions whose gold is admitted and the unrelated questions given anything.
 """
 
