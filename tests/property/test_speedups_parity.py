@@ -22,8 +22,13 @@ from hypothesis import strategies as st
 from swarmmem._speedups import _fusion_py, _jaccard_py, _lexical_py
 
 NO_EXTENSIONS = os.environ.get("SWARMMEM_NO_EXTENSIONS") == "1"
-compiled = pytest.mark.compiled
-needs_compiled = pytest.mark.skipif(NO_EXTENSIONS, reason="SWARMMEM_NO_EXTENSIONS=1")
+
+
+def compiled(test):
+    """Mark ``test`` ``compiled`` (``--no-compiled`` deselects it) and skip it under
+    SWARMMEM_NO_EXTENSIONS=1."""
+    skip = pytest.mark.skipif(NO_EXTENSIONS, reason="SWARMMEM_NO_EXTENSIONS=1")
+    return pytest.mark.compiled(skip(test))
 
 
 def _compiled(kernel: str):
@@ -209,7 +214,6 @@ def test_score_lexical_equals_reference(kernels, query, task, task_as_query, can
 
 
 @compiled
-@needs_compiled
 @settings(deadline=None)
 @given(query=texts, task=st.none() | texts, task_as_query=st.booleans(), cands=candidates)
 @example(query="", task=None, task_as_query=False, cands=[])
@@ -276,7 +280,6 @@ def test_score_candidates_equals_score_lexical_of_the_columns(
 
 
 @compiled
-@needs_compiled
 @settings(deadline=None)
 @candidate_inputs
 def test_score_candidates_compiled_equals_twin(
@@ -375,7 +378,6 @@ def test_scored_candidates_extend_the_rows_by_the_documented_formula(
 
 
 @compiled
-@needs_compiled
 @settings(deadline=None)
 @scored_inputs
 def test_scored_candidates_compiled_equals_twin(
@@ -460,7 +462,6 @@ def test_ranked_candidates_is_the_filters_then_the_scores_then_the_rules(
 
 
 @compiled
-@needs_compiled
 @settings(deadline=None)
 @scored_inputs
 def test_ranked_candidates_compiled_equals_twin(
@@ -558,7 +559,6 @@ def test_score_candidates_refuses_bad_positions_and_rows(impl):
 
 
 @compiled
-@needs_compiled
 @settings(deadline=None)
 @given(text=texts, other=texts)
 @example(text="", other="")
@@ -584,7 +584,7 @@ def _compiled_text_twin(*examples: str):
         for text in reversed(("", *examples)):
             test = example(text=text)(test)
         test = settings(max_examples=300, deadline=None)(given(text=texts)(test))
-        return compiled(needs_compiled(test))
+        return compiled(test)
 
     return decorate
 
@@ -596,14 +596,12 @@ def test_tokenize_compiled_equals_twin(text):
 
 
 @compiled
-@needs_compiled
 def test_lexical_weights_equal():
     """Both twins export the same weights."""
     assert _compiled("lexical").WEIGHTS == _lexical_py.WEIGHTS
 
 
 @compiled
-@needs_compiled
 @settings(deadline=None)
 @given(inputs=fusion_inputs)
 @example(inputs=([], [], 60.0))
@@ -622,7 +620,6 @@ def test_rrf_fuse_compiled_equals_twin(inputs):
 
 
 @compiled
-@needs_compiled
 @settings(deadline=None)
 @given(n_rankings=st.integers(0, 4), n_weights=st.integers(0, 4), k=st.floats(max_value=1e6))
 @example(n_rankings=1, n_weights=2, k=60.0)
@@ -651,7 +648,6 @@ long_texts = st.lists(
 
 
 @compiled
-@needs_compiled
 @settings(deadline=None)
 @given(source=long_texts, others=st.lists(long_texts, max_size=4))
 @example(source="x" * 64, others=["x" * 63 + " " + "x", "a" * 70, "a" * 7 + " " * 57 + "b" * 8])
@@ -664,7 +660,6 @@ def test_jaccard_long_texts_compiled_equals_twin(source, others):
 
 
 @compiled
-@needs_compiled
 @settings(deadline=None)
 @given(source=texts, others=st.lists(texts, max_size=6))
 @example(source="", others=[])
@@ -717,7 +712,6 @@ int_fusion_inputs = (
 
 
 @compiled
-@needs_compiled
 @settings(deadline=None)
 @given(inputs=int_fusion_inputs)
 @example(inputs=([], [], 60.0, 0))
@@ -853,7 +847,6 @@ def _bm25_call(module, inputs):
 
 
 @compiled
-@needs_compiled
 @settings(deadline=None, max_examples=300)
 @given(inputs=bm25_inputs())
 def test_bm25_top_compiled_equals_twin(inputs):
@@ -880,7 +873,6 @@ def test_bm25_top_returns_the_best_first(kernels, inputs):
 
 
 @compiled
-@needs_compiled
 @settings(deadline=None)
 @given(data=st.data())
 def test_term_marks_compiled_equals_twin(data):
@@ -950,7 +942,6 @@ def test_text_relevance_is_the_text_factor_over_the_terms_held(kernels, inputs):
 
 
 @compiled
-@needs_compiled
 @settings(deadline=None, max_examples=400)
 @given(inputs=text_relevance_inputs(), width=st.sampled_from([0, 60, 70]))
 def test_text_relevance_compiled_equals_twin(inputs, width):
