@@ -65,28 +65,24 @@ cdef int _cmp_u64(const void* a, const void* b) noexcept nogil:
     return (x > y) - (x < y)
 
 
+cdef inline void* _grown(void* block, size_t size) except NULL:
+    """``block`` reallocated to ``size`` bytes; MemoryError when that fails (``block`` is
+    then still valid, for the caller to free)."""
+    cdef void* grown = realloc(block, size)
+    if grown == NULL:
+        raise MemoryError()
+    return grown
+
+
 cdef int _reserve(KeyBuf* buf, Py_ssize_t length) except -1:
     """Make room in ``buf`` for the tokens of a text of ``length`` code points."""
     cdef Py_ssize_t cap = length // 2 + 1
-    cdef void* grown
     if cap <= buf.cap:
         return 0
-    grown = realloc(buf.keys, cap * sizeof(uint64_t))
-    if grown == NULL:
-        raise MemoryError()
-    buf.keys = <uint64_t*>grown
-    grown = realloc(buf.starts, cap * sizeof(Py_ssize_t))
-    if grown == NULL:
-        raise MemoryError()
-    buf.starts = <Py_ssize_t*>grown
-    grown = realloc(buf.ends, cap * sizeof(Py_ssize_t))
-    if grown == NULL:
-        raise MemoryError()
-    buf.ends = <Py_ssize_t*>grown
-    grown = realloc(buf.chars, 2 * cap + 8)
-    if grown == NULL:
-        raise MemoryError()
-    buf.chars = <unsigned char*>grown
+    buf.keys = <uint64_t*>_grown(buf.keys, cap * sizeof(uint64_t))
+    buf.starts = <Py_ssize_t*>_grown(buf.starts, cap * sizeof(Py_ssize_t))
+    buf.ends = <Py_ssize_t*>_grown(buf.ends, cap * sizeof(Py_ssize_t))
+    buf.chars = <unsigned char*>_grown(buf.chars, 2 * cap + 8)
     buf.cap = cap
     return 0
 
@@ -243,19 +239,12 @@ cdef int _table_reset(KeyTable* table, Py_ssize_t n) except -1:
     """Empty ``table`` and make room for ``n`` keys (at most half the slots used)."""
     cdef Py_ssize_t size = 16
     cdef int bits = 4
-    cdef void* grown
     while size < 2 * n:
         size <<= 1
         bits += 1
     if size - 1 > table.mask:
-        grown = realloc(table.slots, size * sizeof(uint64_t))
-        if grown == NULL:
-            raise MemoryError()
-        table.slots = <uint64_t*>grown
-        grown = realloc(table.marks, size * sizeof(uint64_t))
-        if grown == NULL:
-            raise MemoryError()
-        table.marks = <uint64_t*>grown
+        table.slots = <uint64_t*>_grown(table.slots, size * sizeof(uint64_t))
+        table.marks = <uint64_t*>_grown(table.marks, size * sizeof(uint64_t))
     table.mask = size - 1
     table.shift = 64 - bits
     memset(table.slots, 0, size * sizeof(uint64_t))
