@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -127,6 +126,8 @@ _TRACKED: dict[tuple[str, tuple[str, ...], tuple[int, int, int]], tuple[str, ...
 def _git(top: Path, *args: str) -> str | None:
     """What ``git -C top ARGS`` prints, or ``None`` when git is missing, fails or hangs (no
     file-system monitor started, no optional lock taken)."""
+    import subprocess  # here: the prompt hook's client finds its root without git
+
     command = ["git", "-c", "core.fsmonitor=false", "-C", str(top), *args]
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
     try:

@@ -27,9 +27,8 @@ The event argument is the host's own spelling or its kebab case (``UserPromptSub
 ``user-prompt-submit``). Every host's event maps to one of the :data:`KINDS`.
 """
 
-from __future__ import annotations
-
-import hashlib
+# no ``from __future__ import annotations``: the NamedTuples below would then compile each
+# field's annotation string when the module loads, at every prompt hook's start
 import json
 import re
 from collections.abc import Mapping
@@ -394,6 +393,8 @@ def session_key(value: str | None) -> str:
         return "unknown"
     if _SESSION_ID.fullmatch(value) and value not in (".", ".."):
         return value
+    import hashlib  # here: a plain id, the usual case, needs no digest at hook start-up
+
     return "s-" + hashlib.sha256(value.encode("utf-8", "replace")).hexdigest()[:24]
 
 
