@@ -596,3 +596,28 @@ def test_late_interaction_forms_keep_what_a_store_would_give_back() -> None:
     assert maxsim(vectors[:0], vectors) == 0.0
     assert metrics(["a", "b", "c"], "b") == pytest.approx((0.5, 1 / np.log2(3)))
     assert metrics(["x"] * 10 + ["b"], "b") == (0.0, 0.0)
+
+
+def test_dense_ceiling_keeps_only_rules_that_leave_other_topics_alone() -> None:
+    """The ceiling's rule injects no other-topic question; a paraphrase whose nearest memory
+    is its own counts only when that rule fires on it."""
+    from benchmarks.quality.dense_ceiling import Nearest, ceiling
+
+    def row(name: str, label: str, gold: bool, cosine: float, lead: float) -> Nearest:
+        return Nearest(name, "alone", label, gold, cosine, lead, lead)
+
+    rows = [
+        row("rich", "paraphrase", True, 0.50, 0.30),  # stands out: reachable
+        row("rich", "paraphrase", True, 0.30, 0.05),  # as weak as the unrelated one: not
+        row("rich", "paraphrase", False, 0.60, 0.30),  # its nearest is another memory
+        row("rich", "other topic", False, 0.40, 0.10),
+        row("attrs", "paraphrase", True, 0.45, 0.25),
+        row("attrs", "other topic", False, 0.35, 0.08),
+        row("jsonschema", "paraphrase", False, 0.20, 0.00),
+    ]
+    rule, hits, per_set = ceiling(rows)
+    assert rule is not None
+    assert not any(
+        r.cosine >= rule[0] and r.lead >= rule[1] for r in rows if r.label == "other topic"
+    )
+    assert hits == per_set == {"rich": 1 / 3, "attrs": 1.0, "jsonschema": 0.0}
