@@ -26,15 +26,11 @@ from __future__ import annotations
 import argparse
 import itertools
 import statistics
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
-
-if __package__ in (None, ""):  # run as a script: make the repository root importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.quality import fetch
 from benchmarks.quality.code_memory import (
