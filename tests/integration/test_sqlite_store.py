@@ -251,6 +251,34 @@ class TestFullText:
             assert conn.execute("SELECT COUNT(*) FROM memory_items_fts").fetchone()[0] == 3
             assert fts_row(conn, records[0].id)[0] == "pytest fact 0"
 
+    def test_an_index_without_its_size_table_is_checked_too(
+        self, store: SqliteStore, db: Path
+    ) -> None:
+        """Opening counts an index's rows in its ``_docsize`` table; an index made without
+        one (``columnsize=0``) is counted itself, and a missing row is still found."""
+        records = [make_memory(f"pytest fact {i}") for i in range(3)]
+        for record in records:
+            store.upsert(record)
+        store.close()
+        with raw(db) as conn:
+            for table in ("memory_items_fts", "memory_items_fts_porter"):
+                sql = conn.execute(
+                    "SELECT sql FROM sqlite_master WHERE name = ?", (table,)
+                ).fetchone()[0]
+                conn.execute(f"DROP TABLE {table}")
+                conn.execute(sql[:-1] + ", columnsize=0)")  # the same table, no _docsize
+                conn.execute(
+                    f"INSERT INTO {table} (rowid, id, text) SELECT rowid, id, id FROM memory_items "
+                    "WHERE id != ?",
+                    (records[0].id,),
+                )
+            assert not conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE name = 'memory_items_fts_docsize'"
+            ).fetchone()
+        with SqliteStore(db), raw(db) as conn:
+            assert conn.execute("SELECT COUNT(*) FROM memory_items_fts").fetchone()[0] == 3
+            assert fts_row(conn, records[0].id)[0] == "pytest fact 0"
+
     def test_rows_written_without_our_rowids_are_realigned(
         self, store: SqliteStore, db: Path
     ) -> None:

@@ -95,6 +95,8 @@ _FTS_SELECT_SQL = (
     "MATCH ? AND id IN (SELECT value FROM json_each(?)) ORDER BY rank ASC LIMIT ?"
 )
 _FTS_TABLES = (FTS_TABLE, PORTER_FTS_TABLE)
+#: how many rows a table holds and the sum of their rowids (an index agrees with its items)
+_ROWS_SQL = "SELECT COUNT(*), TOTAL(rowid) FROM {table}"
 #: what a hit's scope filter and ordering read of its item row
 _HIT_COLUMNS = (
     "rowid",
@@ -178,7 +180,10 @@ class Fts5Index(TextIndex):
     # -- opening ---------------------------------------------------------------------------
 
     def open(self, conn: Any) -> None:
-        """Create the indexes, or rebuild them when they disagree with ``memory_items``."""
+        """Create the indexes, or rebuild them when they disagree with ``memory_items``: another
+        number of rows, or rows at other rowids (an index row of ours has its item's rowid; the
+        reference implementation writes its index rows by id, and SQLite numbers them anew).
+        Two sums, no join: every prompt hook opens the store."""
         db = self.db
         if not all(db.table_exists(conn, table) for table in _FTS_TABLES):
             with db.transaction():
@@ -186,16 +191,13 @@ class Fts5Index(TextIndex):
                 conn.execute(PORTER_FTS_TABLE_SQL)
                 self.rebuild_rows(conn)
             return
-        items = conn.execute("SELECT COUNT(*) FROM memory_items").fetchone()[0]
+        items = tuple(conn.execute(_ROWS_SQL.format(table="memory_items")).fetchone())
         for table in _FTS_TABLES:
-            indexed = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-            aligned = items
-            if items == indexed and items:
-                aligned = conn.execute(
-                    f"SELECT COUNT(*) FROM memory_items m JOIN {table} f ON f.rowid = m.rowid "
-                    "WHERE f.id = m.id"
-                ).fetchone()[0]
-            if items != indexed or aligned != items:
+            # FTS5 keeps one row per document, keyed by its rowid, in its ``_docsize`` shadow
+            # table: counted there, the texts are not read
+            sizes = f"{table}_docsize"
+            counted = sizes if db.table_exists(conn, sizes) else table
+            if tuple(conn.execute(_ROWS_SQL.format(table=counted)).fetchone()) != items:
                 self.rebuild()
                 return
 
