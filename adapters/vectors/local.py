@@ -3,11 +3,18 @@
 Search is an exact cosine scan over a contiguous float32 matrix with numpy (measured several
 times faster than a vec0 KNN query on the same data, see benchmarks/README.md); the sqlite-vec
 table is the durable copy the matrix is loaded from, reloaded when another connection writes.
+
+Every write of the table also writes a new ``vectors_version`` token beside the model version
+(``embedding_config``), so a matrix loaded in this process is reused by the next index opened
+on the same file while the token is unchanged: the prompt hook's helper opens the store afresh
+for every prompt, and would otherwise read every vector again each time.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import secrets
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -113,6 +120,33 @@ class NumpyVectorIndex:
         self._cache = None
 
 
+#: the matrices loaded in this process, by database file (device, inode): the file's
+#: ``vectors_version`` token when loaded, the ids and the matrix (the latest few files)
+_LOADED: dict[tuple[int, int], tuple[str, list[str], FloatArray]] = {}
+_LOADED_FILES = 2
+_LOADED_LOCK = threading.Lock()
+
+
+def _loaded(file: tuple[int, int] | None, token: str | None) -> tuple[list[str], FloatArray] | None:
+    if file is None or token is None:
+        return None
+    with _LOADED_LOCK:
+        entry = _LOADED.get(file)
+    return (entry[1], entry[2]) if entry is not None and entry[0] == token else None
+
+
+def _keep_loaded(
+    file: tuple[int, int] | None, token: str | None, keys: list[str], matrix: FloatArray
+) -> None:
+    if file is None or token is None:
+        return
+    with _LOADED_LOCK:
+        _LOADED.pop(file, None)
+        _LOADED[file] = (token, keys, matrix)
+        while len(_LOADED) > _LOADED_FILES:
+            del _LOADED[next(iter(_LOADED))]
+
+
 class SqliteVecIndex:
     """The ``memory_items_vec`` vec0 table (+ ``embedding_config.model_version``) of a store.
 
@@ -151,6 +185,14 @@ class SqliteVecIndex:
         except module.DatabaseError as exc:
             self._conn.close()
             raise StorageError(f"cannot create memory_items_vec: {exc}") from exc
+        try:
+            info = os.stat(path)
+            self._file: tuple[int, int] | None = (info.st_dev, info.st_ino)
+        except OSError:
+            self._file = None
+        if self._vectors_version() is None:  # written before the token: give it one
+            with contextlib.suppress(module.DatabaseError):  # a read-only file keeps none
+                self._new_vectors_version("OR IGNORE")
 
     @classmethod
     def from_config(cls, section: SqliteConfig, *, dimension: int) -> SqliteVecIndex:
@@ -181,6 +223,19 @@ class SqliteVecIndex:
         with self._lock:
             self._conn.execute(sql, (version,))
 
+    def _vectors_version(self) -> str | None:
+        row = self._conn.execute(
+            "SELECT value FROM embedding_config WHERE key = 'vectors_version'"
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def _new_vectors_version(self, on_conflict: str = "OR REPLACE") -> None:
+        self._conn.execute(
+            f"INSERT {on_conflict} INTO embedding_config (key, value) "
+            "VALUES ('vectors_version', ?)",
+            (secrets.token_hex(16),),
+        )
+
     def upsert(self, ids: Sequence[str], vectors: FloatArray) -> None:
         import numpy as np
 
@@ -197,6 +252,7 @@ class SqliteVecIndex:
                         "INSERT INTO memory_items_vec (id, embedding) VALUES (?, ?)",
                         (key, vecs[i].tobytes()),
                     )
+                self._new_vectors_version()
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
@@ -209,6 +265,7 @@ class SqliteVecIndex:
             try:
                 for key in ids:
                     self._conn.execute("DELETE FROM memory_items_vec WHERE id = ?", (key,))
+                self._new_vectors_version()
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
@@ -225,19 +282,32 @@ class SqliteVecIndex:
         cache = self._cache
         if cache is not None and cache[0] == version:
             return cache[1], cache[2]
-        rows = self._conn.execute(
-            "SELECT id, embedding FROM memory_items_vec ORDER BY id"
-        ).fetchall()
-        keys = [str(r[0]) for r in rows]
-        mat = (
-            np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32).reshape(
-                len(rows), self._dim
+        self._conn.execute("BEGIN")  # the token and the rows of one snapshot
+        try:
+            token = self._vectors_version()
+            if token is not None:  # a writer that keeps no token still changes the count
+                count = self._conn.execute("SELECT COUNT(*) FROM memory_items_vec").fetchone()
+                token = f"{token}/{count[0]}"
+            loaded = _loaded(self._file, token)
+            if loaded is None:
+                rows = self._conn.execute(
+                    "SELECT id, embedding FROM memory_items_vec ORDER BY id"
+                ).fetchall()
+        finally:
+            self._conn.execute("COMMIT")
+        if loaded is None:
+            keys = [str(r[0]) for r in rows]
+            mat = (
+                np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32).reshape(
+                    len(rows), self._dim
+                )
+                if rows
+                else np.zeros((0, self._dim), np.float32)
             )
-            if rows
-            else np.zeros((0, self._dim), np.float32)
-        )
-        self._cache = (version, keys, np.ascontiguousarray(mat))
-        return keys, self._cache[2]
+            loaded = keys, np.ascontiguousarray(mat)
+            _keep_loaded(self._file, token, *loaded)
+        self._cache = (version, *loaded)
+        return loaded
 
     def search(self, query: FloatArray, k: int) -> list[tuple[str, float]]:
         with self._lock:
