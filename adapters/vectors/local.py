@@ -16,7 +16,7 @@ import contextlib
 import os
 import secrets
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -242,35 +242,34 @@ class SqliteVecIndex:
         vecs = np.ascontiguousarray(
             np.asarray(vectors, dtype=np.float32).reshape(len(ids), self._dim)
         )
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                for i, key in enumerate(ids):
-                    # vec0 has no upsert: replace by delete + insert
-                    self._conn.execute("DELETE FROM memory_items_vec WHERE id = ?", (key,))
-                    self._conn.execute(
-                        "INSERT INTO memory_items_vec (id, embedding) VALUES (?, ?)",
-                        (key, vecs[i].tobytes()),
-                    )
-                self._new_vectors_version()
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._cache = None
+        with self._writing():
+            for i, key in enumerate(ids):
+                # vec0 has no upsert: replace by delete + insert
+                self._conn.execute("DELETE FROM memory_items_vec WHERE id = ?", (key,))
+                self._conn.execute(
+                    "INSERT INTO memory_items_vec (id, embedding) VALUES (?, ?)",
+                    (key, vecs[i].tobytes()),
+                )
 
     def delete(self, ids: Sequence[str]) -> None:
+        with self._writing():
+            for key in ids:
+                self._conn.execute("DELETE FROM memory_items_vec WHERE id = ?", (key,))
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One write transaction of the table; it renews the vectors' version."""
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
-                for key in ids:
-                    self._conn.execute("DELETE FROM memory_items_vec WHERE id = ?", (key,))
+                yield
                 self._new_vectors_version()
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
-            self._cache = None
+            finally:
+                self._cache = None
 
     def ids(self) -> list[str]:
         return sorted(str(r[0]) for r in self._conn.execute("SELECT id FROM memory_items_vec"))

@@ -239,27 +239,35 @@ class TestFullText:
         with raw(db) as conn:
             assert conn.execute("SELECT COUNT(*) FROM memory_items_fts").fetchone()[0] == 0
 
-    def test_missing_fts_rows_are_rebuilt_on_open(self, store: SqliteStore, db: Path) -> None:
-        """When FTS and memory_items counts disagree, opening rebuilds the index."""
+    @staticmethod
+    def three_facts(store: SqliteStore) -> list[Any]:
+        """Three memories written, the store closed."""
         records = [make_memory(f"pytest fact {i}") for i in range(3)]
         for record in records:
             store.upsert(record)
         store.close()
-        with raw(db) as conn:
-            conn.execute("DELETE FROM memory_items_fts WHERE id = ?", (records[0].id,))
+        return records
+
+    @staticmethod
+    def reopened_whole(db: Path, first: Any) -> None:
+        """Opening the store indexes all three again, ``first`` with its text."""
         with SqliteStore(db), raw(db) as conn:
             assert conn.execute("SELECT COUNT(*) FROM memory_items_fts").fetchone()[0] == 3
-            assert fts_row(conn, records[0].id)[0] == "pytest fact 0"
+            assert fts_row(conn, first.id)[0] == "pytest fact 0"
+
+    def test_missing_fts_rows_are_rebuilt_on_open(self, store: SqliteStore, db: Path) -> None:
+        """When FTS and memory_items counts disagree, opening rebuilds the index."""
+        records = self.three_facts(store)
+        with raw(db) as conn:
+            conn.execute("DELETE FROM memory_items_fts WHERE id = ?", (records[0].id,))
+        self.reopened_whole(db, records[0])
 
     def test_an_index_without_its_size_table_is_checked_too(
         self, store: SqliteStore, db: Path
     ) -> None:
         """Opening counts an index's rows in its ``_docsize`` table; an index made without
         one (``columnsize=0``) is counted itself, and a missing row is still found."""
-        records = [make_memory(f"pytest fact {i}") for i in range(3)]
-        for record in records:
-            store.upsert(record)
-        store.close()
+        records = self.three_facts(store)
         with raw(db) as conn:
             for table in ("memory_items_fts", "memory_items_fts_porter"):
                 sql = conn.execute(
@@ -275,9 +283,7 @@ class TestFullText:
             assert not conn.execute(
                 "SELECT 1 FROM sqlite_master WHERE name = 'memory_items_fts_docsize'"
             ).fetchone()
-        with SqliteStore(db), raw(db) as conn:
-            assert conn.execute("SELECT COUNT(*) FROM memory_items_fts").fetchone()[0] == 3
-            assert fts_row(conn, records[0].id)[0] == "pytest fact 0"
+        self.reopened_whole(db, records[0])
 
     def test_rows_written_without_our_rowids_are_realigned(
         self, store: SqliteStore, db: Path
