@@ -5,9 +5,9 @@ times faster than a vec0 KNN query on the same data, see benchmarks/README.md); 
 table is the durable copy the matrix is loaded from, reloaded when another connection writes.
 
 Every write of the table also writes a new ``vectors_version`` token beside the model version
-(``embedding_config``), so a matrix loaded in this process is reused by the next index opened
-on the same file while the token is unchanged: the prompt hook's helper opens the store afresh
-for every prompt, and would otherwise read every vector again each time.
+(``embedding_config``), so the matrix this process loaded last is reused by the next index
+opened on the same file while the token and the row count are unchanged: the prompt hook's
+helper opens the store afresh for every prompt, and would otherwise read every vector again.
 """
 
 from __future__ import annotations
@@ -120,31 +120,33 @@ class NumpyVectorIndex:
         self._cache = None
 
 
-#: the matrices loaded in this process, by database file (device, inode): the file's
-#: ``vectors_version`` token when loaded, the ids and the matrix (the latest few files)
-_LOADED: dict[tuple[int, int], tuple[str, list[str], FloatArray]] = {}
-_LOADED_FILES = 2
-_LOADED_LOCK = threading.Lock()
+class _LastLoaded:
+    """The matrix this process loaded last (shared by every index of the process), with the
+    database file it came from (device, inode) and that file's vector stamp then."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entry: tuple[tuple[int, int], str, list[str], FloatArray] | None = None
+
+    def get(
+        self, file: tuple[int, int] | None, stamp: str | None
+    ) -> tuple[list[str], FloatArray] | None:
+        """The ids and matrix loaded from ``file`` at ``stamp``, if they are the last."""
+        with self._lock:
+            entry = self._entry
+        if file is None or stamp is None or entry is None or entry[:2] != (file, stamp):
+            return None
+        return entry[2], entry[3]
+
+    def put(
+        self, file: tuple[int, int] | None, stamp: str | None, keys: list[str], matrix: FloatArray
+    ) -> None:
+        if file is not None and stamp is not None:
+            with self._lock:
+                self._entry = (file, stamp, keys, matrix)
 
 
-def _loaded(file: tuple[int, int] | None, token: str | None) -> tuple[list[str], FloatArray] | None:
-    if file is None or token is None:
-        return None
-    with _LOADED_LOCK:
-        entry = _LOADED.get(file)
-    return (entry[1], entry[2]) if entry is not None and entry[0] == token else None
-
-
-def _keep_loaded(
-    file: tuple[int, int] | None, token: str | None, keys: list[str], matrix: FloatArray
-) -> None:
-    if file is None or token is None:
-        return
-    with _LOADED_LOCK:
-        _LOADED.pop(file, None)
-        _LOADED[file] = (token, keys, matrix)
-        while len(_LOADED) > _LOADED_FILES:
-            del _LOADED[next(iter(_LOADED))]
+_LAST_LOADED = _LastLoaded()
 
 
 class SqliteVecIndex:
@@ -190,9 +192,6 @@ class SqliteVecIndex:
             self._file: tuple[int, int] | None = (info.st_dev, info.st_ino)
         except OSError:
             self._file = None
-        if self._vectors_version() is None:  # written before the token: give it one
-            with contextlib.suppress(module.DatabaseError):  # a read-only file keeps none
-                self._new_vectors_version("OR IGNORE")
 
     @classmethod
     def from_config(cls, section: SqliteConfig, *, dimension: int) -> SqliteVecIndex:
@@ -223,18 +222,16 @@ class SqliteVecIndex:
         with self._lock:
             self._conn.execute(sql, (version,))
 
-    def _vectors_version(self) -> str | None:
+    def _stamp(self) -> str | None:
+        """The table's ``vectors_version`` and row count (``None``: no write has left a
+        version yet; a writer that keeps none still changes the count)."""
         row = self._conn.execute(
             "SELECT value FROM embedding_config WHERE key = 'vectors_version'"
         ).fetchone()
-        return None if row is None else str(row[0])
-
-    def _new_vectors_version(self, on_conflict: str = "OR REPLACE") -> None:
-        self._conn.execute(
-            f"INSERT {on_conflict} INTO embedding_config (key, value) "
-            "VALUES ('vectors_version', ?)",
-            (secrets.token_hex(16),),
-        )
+        if row is None:
+            return None
+        count = self._conn.execute("SELECT COUNT(*) FROM memory_items_vec").fetchone()[0]
+        return f"{row[0]}/{count}"
 
     def upsert(self, ids: Sequence[str], vectors: FloatArray) -> None:
         import numpy as np
@@ -263,7 +260,11 @@ class SqliteVecIndex:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 yield
-                self._new_vectors_version()
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO embedding_config (key, value) "
+                    "VALUES ('vectors_version', ?)",
+                    (secrets.token_hex(16),),
+                )
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
@@ -281,13 +282,10 @@ class SqliteVecIndex:
         cache = self._cache
         if cache is not None and cache[0] == version:
             return cache[1], cache[2]
-        self._conn.execute("BEGIN")  # the token and the rows of one snapshot
+        self._conn.execute("BEGIN")  # the stamp and the rows of one snapshot
         try:
-            token = self._vectors_version()
-            if token is not None:  # a writer that keeps no token still changes the count
-                count = self._conn.execute("SELECT COUNT(*) FROM memory_items_vec").fetchone()
-                token = f"{token}/{count[0]}"
-            loaded = _loaded(self._file, token)
+            stamp = self._stamp()
+            loaded = _LAST_LOADED.get(self._file, stamp)
             if loaded is None:
                 rows = self._conn.execute(
                     "SELECT id, embedding FROM memory_items_vec ORDER BY id"
@@ -304,7 +302,7 @@ class SqliteVecIndex:
                 else np.zeros((0, self._dim), np.float32)
             )
             loaded = keys, np.ascontiguousarray(mat)
-            _keep_loaded(self._file, token, *loaded)
+            _LAST_LOADED.put(self._file, stamp, *loaded)
         self._cache = (version, *loaded)
         return loaded
 

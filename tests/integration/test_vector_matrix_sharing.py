@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from swarmmem.adapters.storage.sqlite import SqliteStore
-from swarmmem.adapters.vectors import local
 from swarmmem.adapters.vectors.local import SqliteVecIndex
 from swarmmem.core.model.errors import EmbeddingUnavailableError
 
@@ -88,14 +87,24 @@ def test_a_write_by_another_process_is_seen(db: Path) -> None:
     assert sorted(k for k, _ in index_on(db).search(unit(1), 5)) == ["a", "b"]
 
 
-def test_a_store_written_before_the_version_gets_one_and_is_shared(db: Path) -> None:
+def test_a_store_without_a_version_is_read_anew_until_its_next_write(db: Path) -> None:
+    """Vectors written before the version existed are not shared (nothing says when they
+    change); opening writes nothing, and the next write gives the file a version."""
     index = index_on(db)
     index.upsert(["a"], unit(1).reshape(1, DIM))
     index._conn.execute("DELETE FROM embedding_config WHERE key = 'vectors_version'")
-    local._LOADED.clear()
-    assert index_on(db)._vectors_version() is not None
     first = index_on(db)
-    assert index_on(db)._matrix()[1] is first._matrix()[1]
+    assert index_on(db)._matrix()[1] is not first._matrix()[1]
+    assert (
+        index._conn.execute(
+            "SELECT 1 FROM embedding_config WHERE key = 'vectors_version'"
+        ).fetchone()
+        is None
+    )
+    index.upsert(["b"], unit(0, 1).reshape(1, DIM))
+    second = index_on(db)
+    assert index_on(db)._matrix()[1] is second._matrix()[1]
+    assert [k for k, _ in second.search(unit(0, 1), 1)] == ["b"]
 
 
 def test_a_replaced_file_is_read_anew(db: Path, tmp_path: Path) -> None:
