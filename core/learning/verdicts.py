@@ -54,7 +54,8 @@ class VerdictService:
         session_ids: Sequence[str] = (),
         synthesis: Mapping[str, Any] | None = None,
     ) -> VerdictResult:
-        """:func:`~swarmmem.core.learning.rewards.apply_verdict` for this host session."""
+        """Reward what this and the known member sessions recalled (``APPROVE``, ``REJECT``
+        or ``CONCERNS``; see :func:`~swarmmem.core.learning.rewards.apply_verdict`)."""
         return apply_verdict(
             self.store,
             verdict=verdict,

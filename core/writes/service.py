@@ -381,6 +381,9 @@ class WriteService:
         event records which fields the curator rewrote. ``evidence_refs`` replace the
         proposal's refs for an ``add`` or ``update`` (checked as a proposal's are): the memory
         is fingerprinted from them and keeps them (``metadata.evidenceRefs``).
+
+        ``reviewer`` says who decided: ``"user"`` for a person (the CLI's ``curate`` and
+        ``review``, the web viewer), ``"curator_agent"`` (the default) for an agent.
         """
         check_text(proposal_id, "proposal_id")
         check_text(reason, "reason")

@@ -4,15 +4,16 @@ case of :mod:`swarmmem.core` built by the composition root (:mod:`swarmmem.boots
 from __future__ import annotations
 
 import builtins
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 import attrs
 
 from swarmmem.bootstrap import Runtime
 from swarmmem.core.config import MemoryConfig
-from swarmmem.core.learning.rewards import VerdictResult
+from swarmmem.core.learning.verdicts import VerdictService
 from swarmmem.core.maintenance import history as memory_history
 from swarmmem.core.maintenance import sessions as session_logs
 from swarmmem.core.maintenance.evidence import evidence_freshness
@@ -25,7 +26,6 @@ from swarmmem.core.model.errors import (
 )
 from swarmmem.core.model.records import (
     Anchor,
-    AppliedChange,
     MemoryProposal,
     MemoryRecord,
     MemoryScope,
@@ -41,8 +41,10 @@ from swarmmem.core.model.reports import (
     ReviewQueue,
     UndoResult,
 )
+from swarmmem.core.recall.injection import InjectionService
 from swarmmem.core.recall.session import SessionHooks
 from swarmmem.core.writes.importing import ImportResult
+from swarmmem.core.writes.service import WriteService
 from swarmmem.hooks.instructions import PROPOSE_LINE
 from swarmmem.maintenance import MaintenanceMixin
 from swarmmem.ports.evidence import EvidenceStore
@@ -54,6 +56,41 @@ __all__ = ["DISABLED_MESSAGE", "ImportResult", "Memory"]
 
 USAGE_READ = 500
 """The most recall usage rows naming a memory its history reads (the newest)."""
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@attrs.frozen
+class UseCase(Generic[P, R]):
+    """A :class:`Memory` method that is ``method`` of the runtime's ``service``: each call
+    checks that memory is enabled (else raises, or returns ``off()`` when given) and goes to
+    it unchanged; its signature and docstring are the method's."""
+
+    method: Callable[Concatenate[Any, P], R]
+    service: str
+    startup: bool = True
+    off: Callable[[], R] | None = None
+
+    @overload
+    def __get__(self, mem: None, owner: type) -> UseCase[P, R]: ...
+    @overload
+    def __get__(self, mem: Memory, owner: type) -> Callable[P, R]: ...
+    def __get__(self, mem: Memory | None, owner: type) -> UseCase[P, R] | Callable[P, R]:
+        if mem is None:
+            return self
+
+        def call(*args: P.args, **kwargs: P.kwargs) -> R:
+            if self.off is not None and not mem.enabled:
+                return self.off()
+            service = getattr(mem._ready(startup=self.startup), self.service)
+            return self.method(service, *args, **kwargs)
+
+        call.__name__ = self.method.__name__
+        call.__doc__ = self.method.__doc__
+        # what help() and inspect.signature() show: the method's signature without ``self``
+        call.__wrapped__ = functools.partial(self.method, None)  # type: ignore[attr-defined]
+        return call
 
 
 class Memory(MaintenanceMixin):
@@ -140,25 +177,7 @@ class Memory(MaintenanceMixin):
         )
         return service.run(request)
 
-    def inject(
-        self,
-        *,
-        agent_task: str | None = None,
-        user_goal: str | None = None,
-        messages: Sequence[str] = (),
-        project: str | None = None,
-        current_plan: str | None = None,
-    ) -> RecallBundle | None:
-        """The recall bundle to inject before an agent call, or ``None`` when skipped."""
-        if not self.enabled:
-            return None
-        return self._ready().injection.inject(
-            agent_task=agent_task,
-            user_goal=user_goal,
-            messages=messages,
-            project=project,
-            current_plan=current_plan,
-        )
+    inject = UseCase(InjectionService.inject, "injection", off=lambda: None)
 
     def inject_blocks(
         self,
@@ -251,35 +270,7 @@ class Memory(MaintenanceMixin):
             confidence=confidence,
         )
 
-    def curate(
-        self,
-        proposal_id: str,
-        decision: str,
-        *,
-        reason: str | None = None,
-        patch: Mapping[str, Any] | None = None,
-        text: str | None = None,
-        kind: str | None = None,
-        tags: Sequence[str] | None = None,
-        evidence_refs: Sequence[str] | None = None,
-        reviewer: str = "curator_agent",
-    ) -> AppliedChange:
-        """Apply a curator decision to a pending proposal (trusted path); ``text``, ``kind``
-        and ``tags`` rephrase an ``add`` or ``update`` (validated as durable memory), and
-        ``evidence_refs`` replace its evidence (checked as a proposal's are).
-        ``reviewer`` says who decided: ``"user"`` for a person (the CLI's ``curate`` and
-        ``review``, the web viewer), ``"curator_agent"`` (the default) for an agent."""
-        return self._ready().writes.curate(
-            proposal_id,
-            decision,
-            reason=reason,
-            patch=patch,
-            text=text,
-            kind=kind,
-            tags=tags,
-            evidence_refs=evidence_refs,
-            reviewer=reviewer,
-        )
+    curate = UseCase(WriteService.curate, "writes")
 
     def refile(self, original: MemoryProposal, rationale: str) -> MemoryProposal:
         """A pending copy of ``original`` (same operation, kind, text, tags, confidence,
@@ -535,25 +526,7 @@ class Memory(MaintenanceMixin):
         """Mark a live session (e.g. a dispatched council member) as a known verdict target."""
         self._rt.sessions.register(session_id)
 
-    def record_verdict(
-        self,
-        verdict: str,
-        *,
-        swarm_id: str,
-        task_or_phase: str,
-        round_number: int,
-        session_ids: Sequence[str] = (),
-        synthesis: Mapping[str, Any] | None = None,
-    ) -> VerdictResult:
-        """Reward what this and known member sessions recalled (APPROVE/REJECT/CONCERNS)."""
-        return self._ready(startup=False).verdicts.record(
-            verdict,
-            swarm_id=swarm_id,
-            task_or_phase=task_or_phase,
-            round_number=round_number,
-            session_ids=session_ids,
-            synthesis=synthesis,
-        )
+    record_verdict = UseCase(VerdictService.record, "verdicts", startup=False)
 
     # -------------------------------------------------------------- lifecycle
     def close(self) -> None:

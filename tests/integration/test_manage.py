@@ -8,6 +8,7 @@ on the bytes of the SQLite database (and its write-ahead log) and of the JSONL f
 from __future__ import annotations
 
 import datetime as dt
+import inspect
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -352,6 +353,31 @@ class TestForget:
                     call()
         result = cli(project, "list")
         assert result.exit_code == 1
+
+    def test_disabled_memory_decides_nothing_and_injects_nothing(self, tmp_path: Path) -> None:
+        """The facade methods that are a service's method check that memory is on at each
+        call: a decision or a verdict is refused, an injection is skipped."""
+        project = make_project(tmp_path, "shop", enabled=False)
+        with open_memory(project) as mem:
+            curate, verdict = mem.curate, mem.record_verdict  # taken, not called
+            with pytest.raises(MemoryDisabledError):
+                curate("prop_missing", "add")
+            with pytest.raises(MemoryDisabledError):
+                verdict("APPROVE", swarm_id="s", task_or_phase="t", round_number=1)
+            assert mem.inject(agent_task="deploy the shop") is None
+            assert mem.inject_blocks(agent_task="deploy the shop") == []
+
+    def test_service_methods_keep_their_signature_and_docstring(self, tmp_path: Path) -> None:
+        """``help()`` on the facade shows the service method's parameters (without ``self``)
+        and its docstring."""
+        with open_memory(make_project(tmp_path, "shop")) as mem:
+            for name in ("curate", "inject", "record_verdict"):
+                method = getattr(mem, name)
+                shown = inspect.signature(method)
+                assert "self" not in shown.parameters
+                wrapped = inspect.signature(getattr(type(mem), name).method)
+                assert list(shown.parameters) == list(wrapped.parameters)[1:]
+                assert method.__doc__ and method.__doc__ == getattr(type(mem), name).method.__doc__
 
 
 # ------------------------------------------------------------------ scope isolation
