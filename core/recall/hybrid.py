@@ -80,25 +80,21 @@ class HybridSettings:
         """The settings of the ``retrieval`` and ``recall.injection`` nodes; ``rerank``: the
         profile reranks (``hybrid+rerank``, or ``retrieval.rerank.enabled``)."""
         return cls(
-            rrf_k=retrieval.rrf_k,
-            weight_lexical=retrieval.weight_lexical,
-            weight_dense=retrieval.weight_dense,
-            weight_metadata=retrieval.weight_metadata,
-            fusion=retrieval.fusion,
-            dense_floor=retrieval.dense_floor,
-            dense_gate=retrieval.dense_gate,
-            dense_evidence=retrieval.dense_evidence,
-            weak_lexical_below=retrieval.weak_lexical_below,
-            strong_lexical_from=retrieval.strong_lexical_from,
-            weak_lexical_weight=retrieval.weak_lexical_weight,
-            weak_lexical_weight_relative=retrieval.weak_lexical_weight_relative,
+            **{name: getattr(retrieval, name) for name in RETRIEVAL_KEYS},
             injection_dense_floor=injection.dense_floor,
             injection_dense_gate=injection.dense_gate,
-            dense_rescue=retrieval.dense_rescue,
             rerank=rerank,
             rerank_weight=retrieval.rerank.weight,
-            latency_budget_ms=retrieval.latency_budget_ms,
         )
+
+
+RETRIEVAL_KEYS = tuple(
+    field.name
+    for field in attrs.fields(HybridSettings)
+    if field.name in attrs.fields_dict(RetrievalConfig) and field.name != "rerank"
+)
+"""The settings that are the ``memory.retrieval`` key of the same name (``rerank`` is its
+node: the profile decides it, and its weight is ``rerank_weight``)."""
 
 
 @attrs.frozen(kw_only=True)

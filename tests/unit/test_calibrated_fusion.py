@@ -186,3 +186,28 @@ def test_scored_evidence_asks_the_gate_only_of_strong_queries() -> None:
     assert fused[records[5].id] == 0.0
     assert fused[records[0].id] > fused[records[1].id] > fused[records[5].id]
     assert scored_evidence(weak, dense, hits, profile, HybridSettings(dense_gate=None)) == fused
+
+
+def test_hybrid_settings_take_each_retrieval_key_of_their_name() -> None:
+    """Every pipeline setting is read from the configuration: the ``memory.retrieval`` key of
+    the same name, or one of the four named in ``from_config``."""
+    from swarmmem.core.config import InjectionSettings, RetrievalConfig
+    from swarmmem.core.recall.hybrid import RETRIEVAL_KEYS, HybridSettings
+
+    retrieval = attrs.evolve(
+        RetrievalConfig(),
+        rrf_k=42,
+        fusion="rrf",
+        dense_floor=0.31,
+        weak_lexical_below=None,
+        latency_budget_ms=321,
+    )
+    injection = attrs.evolve(InjectionSettings(), dense_floor=0.44, dense_gate=0.07)
+    settings = HybridSettings.from_config(retrieval, injection, rerank=True)
+    named = {"injection_dense_floor", "injection_dense_gate", "rerank", "rerank_weight"}
+    assert {f.name for f in attrs.fields(HybridSettings)} == set(RETRIEVAL_KEYS) | named
+    for name in RETRIEVAL_KEYS:
+        assert getattr(settings, name) == getattr(retrieval, name), name
+    assert (settings.rrf_k, settings.fusion, settings.latency_budget_ms) == (42, "rrf", 321)
+    assert (settings.injection_dense_floor, settings.injection_dense_gate) == (0.44, 0.07)
+    assert settings.rerank and settings.rerank_weight == retrieval.rerank.weight
