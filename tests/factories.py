@@ -216,19 +216,18 @@ def learning_gateway(
     from swarmmem.adapters.detectors.regex_secrets import RegexSecretDetector
     from swarmmem.core.learning.outcomes import apply_outcome
     from swarmmem.core.model.scopes import MemoryContext
-    from swarmmem.core.recall.service import RecallDefaults, RecallService
+    from swarmmem.core.recall.service import RecallService
     from swarmmem.core.writes.service import WriteService
 
     context = MemoryContext(directory=".", session_id=session_id, agent_role=role, unit_id=unit_id)
     secrets = RegexSecretDetector()
-    defaults = RecallDefaults() if learning is None else RecallDefaults(learning=learning)
     recall = RecallService(
         store,
         context,
         allowed_scopes=[scope],
         clock=clock,
         redact=secrets.redact,
-        defaults=defaults,
+        learning=learning,
     )
     learn = None
     if outcomes is not None:

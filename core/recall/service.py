@@ -60,45 +60,6 @@ class EvidencePolicy:
         return kept + missing
 
 
-_RECALL = RecallConfig()
-
-
-@attrs.frozen(kw_only=True)
-class RecallDefaults:
-    """``memory.recall`` values a request falls back to (defaults: the configuration tree's)."""
-
-    max_items: int = _RECALL.default_max_items
-    token_budget: int = _RECALL.default_token_budget
-    min_score: float = _RECALL.min_score
-    min_relevance: float = _RECALL.min_relevance
-    recency_half_life_days: float = _RECALL.recency_half_life_days
-    learning: LearningPolicy = attrs.field(factory=LearningPolicy)
-    #: ``memory.recall.injection``: what a ``mode="injection"`` request falls back to
-    injection_max_items: int = _RECALL.injection.max_items
-    injection_token_budget: int = _RECALL.injection.token_budget
-    injection_min_score: float = _RECALL.injection.min_score
-    injection_min_relevance: float = _RECALL.injection.min_relevance
-    injection_requires_signal: bool = _RECALL.injection.require_query_signal
-
-    @classmethod
-    def from_config(cls, recall: RecallConfig, learning: LearningPolicy) -> RecallDefaults:
-        """The defaults of the ``recall`` node, ranking with ``learning``."""
-        injection = recall.injection
-        return cls(
-            max_items=recall.default_max_items,
-            token_budget=recall.default_token_budget,
-            min_score=recall.min_score,
-            min_relevance=recall.min_relevance,
-            recency_half_life_days=recall.recency_half_life_days,
-            learning=learning,
-            injection_max_items=injection.max_items,
-            injection_token_budget=injection.token_budget,
-            injection_min_score=injection.min_score,
-            injection_min_relevance=injection.min_relevance,
-            injection_requires_signal=injection.require_query_signal,
-        )
-
-
 def clamp_int(value: int, lo: int, hi: int, name: str) -> int:
     """``value`` clamped to ``[lo, hi]``; a non-number is a :class:`MemoryValidationError`."""
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -264,7 +225,8 @@ class RecallService:
         clock: Clock,
         redact: Callable[[str], str],
         screen: Callable[[Sequence[str]], bool] | None = None,
-        defaults: RecallDefaults | None = None,
+        config: RecallConfig | None = None,
+        learning: LearningPolicy | None = None,
         resolve_profile: ProfileResolver | None = None,
         evidence: EvidencePolicy | None = None,
     ) -> None:
@@ -274,7 +236,10 @@ class RecallService:
         self.clock = clock
         self.redact = redact
         self.screen = None if screen is None else RememberedScreen(screen)
-        self.defaults = defaults or RecallDefaults()
+        #: ``memory.recall``: what a request leaves out falls back to
+        self.config = config or RecallConfig()
+        #: ``memory.learning``: how Q values rank (a profile resolver brings its own)
+        self.learning = learning or LearningPolicy()
         self._resolve = resolve_profile
         self.evidence = evidence
         self._said_read_only = False
@@ -313,16 +278,16 @@ class RecallService:
             bad = [k for k in kinds if k not in MEMORY_KINDS]
             if bad:
                 raise unknown_kinds(bad)
-        d = self.defaults
-        injection = mode == "injection"
-        if injection:
-            max_items = d.injection_max_items if max_items is None else max_items
-            token_budget = d.injection_token_budget if token_budget is None else token_budget
-            min_score = d.injection_min_score if min_score is None else min_score
+        d = self.config
+        if mode == "injection":
+            injection = d.injection
+            max_items = injection.max_items if max_items is None else max_items
+            token_budget = injection.token_budget if token_budget is None else token_budget
+            min_score = injection.min_score if min_score is None else min_score
             if min_relevance is None:
-                min_relevance = d.injection_min_relevance
+                min_relevance = injection.min_relevance
             if require_query_signal is None:
-                require_query_signal = d.injection_requires_signal
+                require_query_signal = injection.require_query_signal
         return RecallRequest(
             query=normalized,
             task=normalize_text(task) if task else None,
@@ -331,10 +296,10 @@ class RecallService:
             scopes=tuple(authorize_scopes(scopes, self.allowed_scopes)),
             kinds=tuple(kinds) if kinds else None,
             max_items=clamp_int(
-                max_items if max_items is not None else d.max_items, 1, 20, "max_items"
+                max_items if max_items is not None else d.default_max_items, 1, 20, "max_items"
             ),
             token_budget=clamp_int(
-                token_budget if token_budget is not None else d.token_budget,
+                token_budget if token_budget is not None else d.default_token_budget,
                 100,
                 5000,
                 "token_budget",
@@ -358,7 +323,7 @@ class RecallService:
         if self._resolve is not None:
             config, parts = self._resolve(request.profile)
         else:
-            config, parts = PipelineSettings(policy=self.defaults.learning), None
+            config, parts = PipelineSettings(policy=self.learning), None
         result, _trace = run_recall(
             self.store, request, now=to_iso(self.clock.now()), config=config, parts=parts
         )

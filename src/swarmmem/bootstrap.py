@@ -50,7 +50,7 @@ from swarmmem.core.recall.embeddings import EmbeddingSync
 from swarmmem.core.recall.hybrid import DenseParts
 from swarmmem.core.recall.injection import InjectionService
 from swarmmem.core.recall.pipeline import PipelineSettings
-from swarmmem.core.recall.service import EvidencePolicy, RecallDefaults, RecallService
+from swarmmem.core.recall.service import EvidencePolicy, RecallService
 from swarmmem.core.writes.policy import CurationPolicy
 from swarmmem.core.writes.service import WriteService
 from swarmmem.grants import granted
@@ -422,7 +422,8 @@ class Runtime:
             screen=(
                 self.secrets.may_contain_secret if isinstance(self.secrets, SecretScreen) else None
             ),
-            defaults=RecallDefaults.from_config(self.settings.recall, self.settings.learning),
+            config=self.settings.recall,
+            learning=self.settings.learning,
             resolve_profile=self.resolve_profile,
             evidence=(
                 EvidencePolicy(

@@ -370,11 +370,11 @@ class DatasetRun:
         self.profiles = tuple(profiles)
         self.k = k
         self._connection = connection
-        retrieval = runtime.config["retrieval"]
-        self._dense_floor: float | None = retrieval["denseFloor"]
-        self._dense_gate: float | None = retrieval["denseGate"]
-        self._fusion: str = retrieval["fusion"]
-        self._evidence_threshold: float = retrieval["denseEvidence"]
+        retrieval = runtime.settings.retrieval
+        self._dense_floor = retrieval.dense_floor
+        self._dense_gate = retrieval.dense_gate
+        self._fusion = retrieval.fusion
+        self._evidence_threshold = retrieval.dense_evidence
         dense = any(p in DENSE_PROFILES for p in profiles)
         self.dense_unavailable: str | None = None
         if dense_parts is None and dense:

@@ -229,13 +229,11 @@ def evaluate_profiles(
     profiles: Sequence[str],
     fixtures_dir: str | os.PathLike[str] | None = None,
     providers: Sequence[str] = PROVIDERS,
-    modes: Sequence[str] = MODES,
-    embedder: Any = None,
-    reranker: Any = None,
-    clock: Clock | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
-    """Evaluate retrieval profiles with identical candidate and token caps.
+    """Evaluate retrieval profiles on the fixtures of a folder (the bundled ones by default)
+    with identical candidate and token caps: :func:`run_profiles` over every mode, with the
+    default embedder and no reranker.
 
     Non-lexical profiles need the SQLite provider (other providers report ``skipped``) and a
     working embedder (else ``degraded`` to lexical with the reason). Each non-lexical run is
@@ -244,16 +242,9 @@ def evaluate_profiles(
     check_profiles(profiles)
     directory = resolve_fixture_dir(fixtures_dir, project_root)
     fixtures = load_fixtures(directory, secrets=create("secrets", "regex"))
+    label = str(fixtures_dir) if fixtures_dir else "bundled:memory-recall"
     return run_profiles(
-        fixtures,
-        profiles=profiles,
-        providers=providers,
-        modes=modes,
-        embedder=embedder,
-        reranker=reranker,
-        clock=clock,
-        progress=progress,
-        fixture_directory=str(fixtures_dir) if fixtures_dir else "bundled:memory-recall",
+        fixtures, profiles=profiles, providers=providers, progress=progress, fixture_directory=label
     )
 
 

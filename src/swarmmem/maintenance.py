@@ -170,8 +170,8 @@ class MaintenanceMixin:
             except (OSError, ValueError):
                 migration = {"error": "migration-report.json is unreadable"}
         report: dict[str, Any] = {
-            "enabled": bool(self._rt.config["enabled"]),
-            "provider": self._rt.config["provider"],
+            "enabled": self._rt.settings.enabled,
+            "provider": self._rt.settings.provider,
             "storage_dir": str(storage),
             "sqlite_path": str(db),
             "sqlite_exists": db.exists(),
@@ -180,7 +180,7 @@ class MaintenanceMixin:
             "migration_report": str(report_path) if report_path.exists() else None,
             "migration": migration,
         }
-        if bool(self._rt.config["enabled"]) and self._rt.store_exists:
+        if self._rt.settings.enabled and self._rt.store_exists:
             report["memory_count"] = self._rt.store.count()
             report["pending_proposals"] = len(self._rt.store.list_proposals("pending"))
             report["embeddings"] = self._rt.embeddings.coverage()

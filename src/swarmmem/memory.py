@@ -7,7 +7,7 @@ import builtins
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import attrs
 
@@ -61,36 +61,23 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-@attrs.frozen
-class UseCase(Generic[P, R]):
-    """A :class:`Memory` method that is ``method`` of the runtime's ``service``: each call
-    checks that memory is enabled (else raises, or returns ``off()`` when given) and goes to
-    it unchanged; its signature and docstring are the method's."""
+def use_case(
+    method: Callable[Concatenate[Any, P], R],
+    service: str,
+    *,
+    startup: bool = True,
+    off: Callable[[], R] | None = None,
+) -> Callable[Concatenate[Memory, P], R]:
+    """A :class:`Memory` method that is ``method`` of the runtime's ``service``, signature and
+    docstring included: each call checks that memory is enabled (else raises, or returns
+    ``off()`` when given) and goes to it unchanged."""
 
-    method: Callable[Concatenate[Any, P], R]
-    service: str
-    startup: bool = True
-    off: Callable[[], R] | None = None
+    def call(mem: Memory, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        if off is not None and not mem.enabled:
+            return off()
+        return method(getattr(mem._ready(startup=startup), service), *args, **kwargs)
 
-    @overload
-    def __get__(self, mem: None, owner: type) -> UseCase[P, R]: ...
-    @overload
-    def __get__(self, mem: Memory, owner: type) -> Callable[P, R]: ...
-    def __get__(self, mem: Memory | None, owner: type) -> UseCase[P, R] | Callable[P, R]:
-        if mem is None:
-            return self
-
-        def call(*args: P.args, **kwargs: P.kwargs) -> R:
-            if self.off is not None and not mem.enabled:
-                return self.off()
-            service = getattr(mem._ready(startup=self.startup), self.service)
-            return self.method(service, *args, **kwargs)
-
-        call.__name__ = self.method.__name__
-        call.__doc__ = self.method.__doc__
-        # what help() and inspect.signature() show: the method's signature without ``self``
-        call.__wrapped__ = functools.partial(self.method, None)  # type: ignore[attr-defined]
-        return call
+    return functools.update_wrapper(call, method)
 
 
 class Memory(MaintenanceMixin):
@@ -112,7 +99,7 @@ class Memory(MaintenanceMixin):
     storage_dir = property(lambda self: self._rt.storage_dir, doc="The memory directory.")
     runtime = property(lambda self: self._rt, doc="The composition root (adapters, settings).")
 
-    enabled = property(lambda self: bool(self._rt.config["enabled"]), doc="Memory is on.")
+    enabled = property(lambda self: self._rt.settings.enabled, doc="Memory is on.")
 
     @property
     def settings(self) -> MemoryConfig:
@@ -177,7 +164,7 @@ class Memory(MaintenanceMixin):
         )
         return service.run(request)
 
-    inject = UseCase(InjectionService.inject, "injection", off=lambda: None)
+    inject = use_case(InjectionService.inject, "injection", off=lambda: None)
 
     def inject_blocks(
         self,
@@ -270,7 +257,7 @@ class Memory(MaintenanceMixin):
             confidence=confidence,
         )
 
-    curate = UseCase(WriteService.curate, "writes")
+    curate = use_case(WriteService.curate, "writes")
 
     def refile(self, original: MemoryProposal, rationale: str) -> MemoryProposal:
         """A pending copy of ``original`` (same operation, kind, text, tags, confidence,
@@ -304,7 +291,7 @@ class Memory(MaintenanceMixin):
         if not refs:
             return "none"
         rt = self._ready(startup=False)
-        if not rt.config["evidence"]["verify"]:
+        if not rt.settings.evidence.verify:
             return "unchecked"
         problems = rt.sources.check(builtins.list(refs))
         return "verified" if not problems else "; ".join(problems)
@@ -526,7 +513,7 @@ class Memory(MaintenanceMixin):
         """Mark a live session (e.g. a dispatched council member) as a known verdict target."""
         self._rt.sessions.register(session_id)
 
-    record_verdict = UseCase(VerdictService.record, "verdicts", startup=False)
+    record_verdict = use_case(VerdictService.record, "verdicts", startup=False)
 
     # -------------------------------------------------------------- lifecycle
     def close(self) -> None:

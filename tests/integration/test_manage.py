@@ -373,11 +373,13 @@ class TestForget:
         with open_memory(make_project(tmp_path, "shop")) as mem:
             for name in ("curate", "inject", "record_verdict"):
                 method = getattr(mem, name)
+                service_method = getattr(type(mem), name).__wrapped__
                 shown = inspect.signature(method)
                 assert "self" not in shown.parameters
-                wrapped = inspect.signature(getattr(type(mem), name).method)
-                assert list(shown.parameters) == list(wrapped.parameters)[1:]
-                assert method.__doc__ and method.__doc__ == getattr(type(mem), name).method.__doc__
+                assert (
+                    list(shown.parameters) == list(inspect.signature(service_method).parameters)[1:]
+                )
+                assert method.__doc__ and method.__doc__ == service_method.__doc__
 
 
 # ------------------------------------------------------------------ scope isolation

@@ -60,7 +60,6 @@ from swarmmem.core.model.errors import (
 from swarmmem.core.model.events import RewardEvent
 from swarmmem.core.model.records import MemoryRecord, MemoryScope
 from swarmmem.core.recall.scoring import LearningPolicy
-from swarmmem.core.recall.service import RecallDefaults
 from swarmmem.ports.clock import FixedClock
 from swarmmem.ports.storage import ListFilter
 
@@ -535,7 +534,6 @@ def test_exploration_is_off_by_default_so_recall_is_deterministic(
     """The default exploration rate is 0: a suppressed memory never resurfaces."""
     assert config_mod.defaults()["learning"]["explorationRate"] == 0
     assert LearningPolicy().exploration_rate == 0
-    assert RecallDefaults().learning.exploration_rate == 0
     good = make_memory("Lint the code with ruff check before pushing")
     bad = make_memory("Lint the code with flake8 before pushing", metadata={"qValue": 0.05})
     put(store, good, bad)
