@@ -313,3 +313,14 @@ def test_every_node_of_the_tree_is_named_config() -> None:
     names = sorted({node.__name__ for node in _nodes(MemoryConfig)})
     assert len(names) >= 15
     assert [name for name in names if not name.endswith("Config")] == []
+
+
+def test_a_bare_recall_request_asks_for_the_configured_defaults() -> None:
+    """The model layer cannot read the configuration tree, so :class:`RecallRequest` states
+    its item and token defaults again: they must be ``memory.recall``'s."""
+    from swarmmem.core.model.records import RecallRequest
+
+    request = RecallRequest(query="deploy", scopes=())
+    recall = MemoryConfig().recall
+    assert request.max_items == recall.default_max_items
+    assert request.token_budget == recall.default_token_budget
