@@ -44,7 +44,7 @@ class VerdictService:
             return [self._clean(item) for item in value]
         return value
 
-    def record(
+    def record_verdict(
         self,
         verdict: str,
         *,

@@ -513,7 +513,7 @@ class Memory(MaintenanceMixin):
         """Mark a live session (e.g. a dispatched council member) as a known verdict target."""
         self._rt.sessions.register(session_id)
 
-    record_verdict = use_case(VerdictService.record, "verdicts", startup=False)
+    record_verdict = use_case(VerdictService.record_verdict, "verdicts", startup=False)
 
     # -------------------------------------------------------------- lifecycle
     def close(self) -> None:
