@@ -477,6 +477,32 @@ class WriteService:
         if target is not None and target.scope.key not in {s.key for s in self.allowed_scopes}:
             raise NotFoundError("target memory was not found")
 
+    def refile(self, original: MemoryProposal, rationale: str) -> MemoryProposal:
+        """A pending copy of ``original`` (same operation, kind, text, tags, confidence,
+        evidence, target and related memories, and proposer) with ``rationale``, left for a
+        person (never decided by the curation policy); ``original`` then names the copy
+        (``metadata.undoneBy``), so its decision is not undone twice."""
+        record = original.proposed_record
+        related = original.related_memory_ids
+        copy = self.propose(
+            auto_decide=False,
+            proposed_by=original.proposed_by,
+            operation=original.operation,
+            kind=record.kind if record is not None else None,
+            text=record.text if record is not None else None,
+            rationale=rationale[:2000],
+            evidence_refs=list(original.evidence_refs),
+            target_memory_id=original.target_memory_id,
+            related_memory_ids=list(related) if related is not None else None,
+            tags=list(record.tags) if record is not None and record.tags else None,
+            confidence=record.confidence if record is not None else None,
+        )
+        current = self.store.get_proposal(original.id) or original
+        stamp = to_iso(self.clock.now())
+        undone = {**current.metadata, "undoneBy": copy.id, "undoneAt": stamp}
+        self.store.update_proposal(attrs.evolve(current, metadata=undone))
+        return copy
+
     def import_records(self, records: Iterable[Mapping[str, Any]]) -> ImportResult:
         """Trusted bulk write of reference-shaped records in one transaction (refusals listed)."""
         result, written = import_records(

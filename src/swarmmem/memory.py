@@ -9,8 +9,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-import attrs
-
 from swarmmem.bootstrap import Runtime
 from swarmmem.core.config import MemoryConfig
 from swarmmem.core.learning.verdicts import VerdictService
@@ -19,8 +17,8 @@ from swarmmem.core.maintenance import sessions as session_logs
 from swarmmem.core.maintenance.evidence import evidence_freshness
 from swarmmem.core.maintenance.management import MemoryQuery, concerns
 from swarmmem.core.maintenance.scoped import history_of
+from swarmmem.core.maintenance.undo import undo_decision
 from swarmmem.core.model.errors import (
-    ConflictError,
     MemoryDisabledError,
     NotFoundError,
 )
@@ -259,31 +257,7 @@ class Memory(MaintenanceMixin):
 
     curate = use_case(WriteService.curate, "writes")
 
-    def refile(self, original: MemoryProposal, rationale: str) -> MemoryProposal:
-        """A pending copy of ``original`` (same operation, kind, text, tags, confidence,
-        evidence, target and related memories, and proposer) with ``rationale``, left for a
-        person (never decided by the curation policy); ``original`` then names the copy
-        (``metadata.undoneBy``), so its decision is not undone twice."""
-        record = original.proposed_record
-        related = original.related_memory_ids
-        writes = self._ready().writes
-        copy = writes.propose(
-            auto_decide=False,
-            proposed_by=original.proposed_by,
-            operation=original.operation,
-            kind=record.kind if record is not None else None,
-            text=record.text if record is not None else None,
-            rationale=rationale[:2000],
-            evidence_refs=builtins.list(original.evidence_refs),
-            target_memory_id=original.target_memory_id,
-            related_memory_ids=builtins.list(related) if related is not None else None,
-            tags=builtins.list(record.tags) if record is not None and record.tags else None,
-            confidence=record.confidence if record is not None else None,
-        )
-        current = writes.store.get_proposal(original.id) or original
-        undone = {**current.metadata, "undoneBy": copy.id, "undoneAt": self._rt.now()}
-        writes.store.update_proposal(attrs.evolve(current, metadata=undone))
-        return copy
+    refile = use_case(WriteService.refile, "writes")
 
     def evidence_status(self, refs: Sequence[str]) -> str:
         """Whether evidence ``refs`` hold in the project now: ``verified`` or the problems
@@ -302,40 +276,13 @@ class Memory(MaintenanceMixin):
         for a new decision, under its first proposer. Other decisions cannot be undone this way,
         nor a decision twice (a :class:`ConflictError` says so): forgetting their result would
         not restore what they changed."""
-        prop = self._ready(startup=False).writes.store.get_proposal(proposal_id)
-        scoped = self._rt.scoped_store.get_proposal(proposal_id)
-        if prop is None or scoped is None:
-            raise NotFoundError(f"proposal {proposal_id} was not found")
-        summary = prop.metadata.get("curatorDecision")
-        action = summary.get("action") if isinstance(summary, Mapping) else None
-        if prop.status == "pending":
-            raise ConflictError(f"proposal {proposal_id} is still pending: nothing to undo")
-        refiled = prop.metadata.get("undoneBy")
-        if isinstance(refiled, str):
-            raise ConflictError(
-                f"the {action or prop.status} decision on {proposal_id} was already undone: "
-                f"the proposal was filed again as {refiled}; decide that one"
-            )
-        forgotten = None
-        if prop.status == "applied" and action == "add":
-            memory_id = summary.get("memoryId") if isinstance(summary, Mapping) else None
-            if isinstance(memory_id, str) and self.get(memory_id).active:
-                why = reason or f"undone: the add decision on {proposal_id}"
-                self.forget(memory_id, reason=why)
-                forgotten = memory_id
-        elif prop.status != "rejected":
-            raise ConflictError(
-                f"the {action or prop.status} decision on {proposal_id} cannot be undone; only "
-                "add approvals and rejections can"
-            )
-        copy = self.refile(
-            prop, f"re-filed by undo of {action or prop.status} of {prop.id}: {prop.rationale}"
-        )
-        return UndoResult(
-            proposal_id=proposal_id,
-            forgotten_memory_id=forgotten,
-            refiled_proposal_id=copy.id,
-            refiled_status=copy.status,
+        rt = self._ready(startup=False)
+        return undo_decision(
+            proposal_id,
+            reason=reason,
+            writes=rt.writes,
+            management=rt.management,
+            scoped=rt.scoped_store,
         )
 
     def record_outcome(

@@ -427,6 +427,25 @@ class TestScopeIsolation:
                 "upsert"
             ]
 
+    def test_a_decision_of_the_other_repository_cannot_be_undone(
+        self, two_repos: dict[str, Any]
+    ) -> None:
+        """Undo reads the proposal through this repository's view: another's decision is not
+        found, exactly like an unknown id, and its memory stays."""
+        a, b = two_repos["roots"]["a"], two_repos["roots"]["b"]
+        theirs = two_repos["facts"]["b"]
+        with open_memory(b) as mem:
+            (decided,) = [p for p in mem.proposals(None) if p.status == "applied"]
+        with open_memory(a) as mem:
+            pending = len(mem.store.list_proposals("pending"))
+            for proposal_id in (decided.id, "prop_0000000000000000"):
+                with pytest.raises(NotFoundError, match=f"proposal {proposal_id} was not found"):
+                    mem.undo_decision(proposal_id)
+            assert len(mem.store.list_proposals("pending")) == pending
+        with open_memory(b) as mem:
+            assert mem.get(theirs).active
+            assert "undoneBy" not in mem.proposal(decided.id).metadata
+
     def test_the_command_line_never_sees_or_touches_the_other_repository(
         self, two_repos: dict[str, Any]
     ) -> None:
