@@ -3,8 +3,8 @@ that replaced it (each with the time it held, ``valid_from`` to ``valid_to``), t
 about it with their decisions and who made them, the recalls that returned it and the
 injections that put it into an agent's prompt.
 
-Pure functions over records, proposals, usage rows and session events; the facade reads them
-(:meth:`swarmmem.memory.Memory.memory_history`).
+Pure functions over records, proposals, usage rows and session events;
+:func:`swarmmem.core.maintenance.memory_page.memory_history` reads them from the store.
 """
 
 from __future__ import annotations

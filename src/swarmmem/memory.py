@@ -12,11 +12,8 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from swarmmem.bootstrap import Runtime
 from swarmmem.core.config import MemoryConfig
 from swarmmem.core.learning.verdicts import VerdictService
-from swarmmem.core.maintenance import history as memory_history
-from swarmmem.core.maintenance import sessions as session_logs
-from swarmmem.core.maintenance.evidence import evidence_freshness
-from swarmmem.core.maintenance.management import MemoryQuery, concerns
-from swarmmem.core.maintenance.scoped import history_of
+from swarmmem.core.maintenance import memory_page
+from swarmmem.core.maintenance.management import MemoryQuery
 from swarmmem.core.maintenance.undo import undo_decision
 from swarmmem.core.model.errors import (
     MemoryDisabledError,
@@ -46,14 +43,10 @@ from swarmmem.core.writes.service import WriteService
 from swarmmem.hooks.instructions import PROPOSE_LINE
 from swarmmem.maintenance import MaintenanceMixin
 from swarmmem.ports.evidence import EvidenceStore
-from swarmmem.ports.files import RunHistory
 from swarmmem.ports.storage import StorageProvider
 from swarmmem.results import DISABLED_MESSAGE
 
 __all__ = ["DISABLED_MESSAGE", "ImportResult", "Memory"]
-
-USAGE_READ = 500
-"""The most recall usage rows naming a memory its history reads (the newest)."""
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -374,22 +367,9 @@ class Memory(MaintenanceMixin):
         it, each evidence ref of the proposals that concern it (else its source) with the
         status of the file it names, and each fingerprinted file's status."""
         rt = self._ready(startup=False)
-        record = rt.management.get(memory_id)
-        history = history_of(rt.scoped_store)
-        found = (
-            history.proposals_mentioning(record.id)
-            if history is not None
-            else rt.scoped_store.list_proposals()
-        )
-        edited = record.metadata.get("evidenceRefs")
-        refs = [ref for p in found if concerns(p, record.id) for ref in p.evidence_refs]
-        if isinstance(edited, list):  # a person gave it other refs when approving it
-            refs = [ref for ref in edited if isinstance(ref, str)]
-        if not refs and record.source.locator:
-            refs = [record.source.locator]
-        return evidence_freshness(
-            record,
-            refs,
+        return memory_page.memory_evidence(
+            memory_id,
+            management=rt.management,
             status_of=rt.evidence_status,
             files_status=rt.sources.status,
             cited_now=rt.evidence_cited,
@@ -407,43 +387,12 @@ class Memory(MaintenanceMixin):
         self, memory_id: str, *, limit: int = 50, sessions: int = 50
     ) -> MemoryHistoryReport:
         """What happened to a memory of this context (see
-        :mod:`swarmmem.core.maintenance.history`): the chain of memories it replaced and that
+        :mod:`swarmmem.core.maintenance.memory_page`): the chain of memories it replaced and that
         replaced it, the proposals about it and their decisions, the recalls that returned it
         (the newest ``limit``) and its injections in the newest ``sessions`` run logs."""
         rt = self._ready(startup=False)
-        management = rt.management
-        record = management.get(memory_id)
-        scoped = rt.scoped_store
-        store_history = history_of(scoped)
-
-        def get(other: str) -> MemoryRecord | None:
-            try:
-                return management.get(other)
-            except NotFoundError:
-                return None
-
-        if store_history is not None:  # the newest usage rows only (a popular memory)
-            proposals = store_history.proposals_mentioning(record.id)
-            usage = store_history.recall_usage_mentioning(record.id, USAGE_READ)
-        else:
-            proposals, usage = scoped.list_proposals(), scoped.list_recall_usage()
-        recalls = memory_history.recall_rows(usage, record.id)
-        runs = rt.run_log.runs()[:sessions] if isinstance(rt.run_log, RunHistory) else []
-        timelines = (
-            (run, session_logs.session_timeline(run, rt.run_log.read(run)).events) for run in runs
-        )
-        injections = memory_history.injection_rows(timelines, record.id)
-        return MemoryHistoryReport(
-            memory_id=record.id,
-            limit=limit,
-            chain=memory_history.supersede_chain(record, get, management.state_of),
-            decisions=memory_history.decision_rows(p for p in proposals if concerns(p, record.id)),
-            recall_count=len(recalls),
-            recalls_read=len(usage),
-            recalls=recalls[:limit],
-            injection_count=len(injections),
-            injections=injections[:limit],
-            sessions_read=len(runs),
+        return memory_page.memory_history(
+            memory_id, management=rt.management, run_log=rt.run_log, limit=limit, sessions=sessions
         )
 
     def review_queue(self, limit: int = 100) -> ReviewQueue:
