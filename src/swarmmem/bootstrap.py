@@ -569,6 +569,8 @@ class Runtime:
             vectors=self.write_vectors,
             evidence_status=self.evidence_status if self.settings.evidence.freshness else None,
             evidence_cited=self.evidence_cited if self.settings.evidence.freshness else None,
+            propose=lambda **args: self.writes.propose(**args),
+            scope_keys=tuple(s.key for s in self.allowed_scopes),
         )
 
     @cached_property

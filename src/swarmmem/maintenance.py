@@ -14,12 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from swarmmem.bootstrap import Runtime, migration_target, open_store, postgres_rls
 from swarmmem.core.maintenance import sessions as session_logs
-from swarmmem.core.maintenance.consolidate import consolidation_proposals
-from swarmmem.core.maintenance.evidence import verification_proposals
 from swarmmem.core.maintenance.reports import parse_limit
 from swarmmem.core.model.errors import ConfigError, NotFoundError, StorageError
 from swarmmem.core.model.reports import (
@@ -246,61 +242,13 @@ class MaintenanceMixin:
         """File ``merge`` proposals for clusters of near-duplicate memories and ``supersede``
         proposals for pairs that state different values about the same file (see
         :mod:`swarmmem.core.maintenance.consolidate`); memory itself is never changed."""
-        rt = self._ready(startup=False)
-        busy: set[str] = set()
-        for p in rt.scoped_store.list_proposals("pending"):
-            busy.update(i for i in (p.target_memory_id, *(p.related_memory_ids or ())) if i)
-        planned = consolidation_proposals(
-            rt.scoped_store,
-            scope_keys=[s.key for s in rt.allowed_scopes],
-            now=rt.now(),
-            busy=busy,
-        )
-        filed = []
-        for args in planned:
-            prop = rt.writes.propose(**args)
-            filed.append(
-                {
-                    "proposal_id": prop.id,
-                    "operation": prop.operation,
-                    "status": prop.status,
-                    "target_memory_id": prop.target_memory_id,
-                    "related_memory_ids": builtins.list(prop.related_memory_ids or ()),
-                    "rationale": prop.rationale,
-                }
-            )
-        merges = sum(1 for p in filed if p["operation"] == "merge")
-        return ConsolidationResult(
-            merge_count=merges, supersede_count=len(filed) - merges, proposals=filed
-        )
+        return self._ready(startup=False).maintenance.consolidate()
 
     def verify(self, *, propose: bool = False, limit: int | str | None = None) -> EvidenceReport:
         """The memories whose cited files changed or are gone; with ``propose``, an ``update``
         (changed) or ``delete`` (gone) proposal for each that no pending proposal targets yet
         (never a write to memory itself)."""
-        rt = self._ready(startup=False)
-        report = rt.maintenance.verify(limit)
-        filed: builtins.list[dict[str, Any]] = []
-        if propose:
-            targets = {
-                p.target_memory_id
-                for p in rt.scoped_store.list_proposals("pending")
-                if p.target_memory_id
-            }
-            records = builtins.list(rt.scoped_store.iter_all_records())
-            for args in verification_proposals(
-                records, rt.evidence_status, pending_targets=targets
-            ):
-                prop = rt.writes.propose(**args)
-                filed.append(
-                    {
-                        "proposal_id": prop.id,
-                        "operation": prop.operation,
-                        "memory_id": args["target_memory_id"],
-                        "status": prop.status,
-                    }
-                )
-        return attrs.evolve(report, proposals=filed)
+        return self._ready(startup=False).maintenance.verify(propose=propose, limit=limit)
 
     def compact(self, confirm: bool = False) -> CompactionReport:
         """Remove tombstones, superseded and expired scratch (a dry run unless ``confirm``)."""
