@@ -134,7 +134,7 @@ def with_duplicates(
 ) -> MemoryProposal:
     """``proposal`` with the active memories of ``keys`` it resembles (``metadata.similar``);
     closed at once, naming the original, when an active memory already holds exactly its
-    record (same scope, kind and text) or a pending proposal proposes it with the same
+    record (same scope, kind and text) or a pending ``add`` proposes it with the same
     evidence."""
     similar = similar_memories(store, record, scope_keys=keys, now=created_at)
     if similar_by_meaning is not None:
@@ -152,7 +152,8 @@ def with_duplicates(
             (
                 p.id
                 for p in store.list_proposals("pending")
-                if p.proposed_record is not None
+                if p.operation == "add"  # an update restating a memory does not add it
+                and p.proposed_record is not None
                 and p.proposed_record.id == record.id
                 and p.evidence_refs == proposal.evidence_refs
             ),

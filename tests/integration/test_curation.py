@@ -329,6 +329,28 @@ def test_a_decision_is_undone_once_and_the_copy_keeps_its_proposer(mem: Any) -> 
     assert mem.undo_decision(copy_id).refiled_proposal_id not in before
 
 
+def test_an_undone_approval_waits_again_beside_an_update_that_restates_it(mem: Any) -> None:
+    """A pending update that restates a memory (as ``verify --propose`` files one when its
+    evidence changed) is not a pending add of it: once an undo forgets the memory, the add
+    filed again waits for a person instead of being closed as that update's duplicate."""
+    approved = _memory_proposal(mem)
+    memory_id = mem.curate(approved.id, "add").memory_id
+    record = mem.get(memory_id)
+    update = mem.propose(
+        operation="update",
+        target_memory_id=memory_id,
+        kind=record.kind,
+        text=record.text,
+        rationale="its evidence changed",
+        evidence_refs=list(approved.evidence_refs),
+    )
+    assert update.status == "pending"
+    copy = mem.proposal(mem.undo_decision(approved.id).refiled_proposal_id)
+    assert (copy.status, copy.metadata.get("duplicateOf")) == ("pending", None)
+    again = propose_fact(mem, record.text, kind="code_pattern", evidence="retry.py")
+    assert again.metadata.get("duplicateOf") == copy.id  # a second add is the copy's duplicate
+
+
 def test_consolidate_proposes_merges_and_supersessions_and_writes_nothing(mem: Any) -> None:
     (mem.root / "lint.py").write_text("LINE = 100\n", encoding="utf-8")
     dupes = [
