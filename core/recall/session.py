@@ -22,7 +22,7 @@ import attrs
 
 from swarmmem.core.config import SessionBriefConfig
 from swarmmem.core.model.ids import bundle_id, estimate_tokens
-from swarmmem.core.model.records import MEMORY_KINDS, MemoryRecord
+from swarmmem.core.model.records import MEMORY_KINDS, MemoryRecord, RecallItem
 from swarmmem.core.recall.bm25 import query_terms
 from swarmmem.core.recall.brief import BRIEF_KINDS, brief_items
 from swarmmem.core.recall.injection import InjectionService, build_plan
@@ -95,6 +95,9 @@ class SessionHooks:
     now: Callable[[], str]
     propose_line: str = ""
     """The line that ends a brief (how to propose a memory)."""
+    evidence: Callable[[Sequence[RecallItem]], list[RecallItem]] | None = None
+    """Briefed items with the status of the files they cite, those whose files are gone left
+    out, as an injection's are (``None``: evidence checks are off)."""
 
     def session_start(self, *, session_id: str, source: str, state: State) -> HookAnswer:
         """The brief (and the reflection lessons when they fit), ending with
@@ -114,10 +117,13 @@ class SessionHooks:
         if not settings.enabled:
             return _nothing({"type": "session_brief_skipped", "reason": "disabled"})
         self.refresh_lessons()  # lessons are regenerated here, never on a prompt
-        items = brief_items(
-            self.records(BRIEF_CANDIDATES),
-            max_items=settings.max_items,
-            suppression_threshold=self.suppression_threshold,
+        items = self._checked(
+            brief_items(
+                self.records(BRIEF_CANDIDATES),
+                max_items=BRIEF_CANDIDATES,
+                suppression_threshold=self.suppression_threshold,
+            ),
+            settings.max_items,
         )
         budget = settings.token_budget
         blocks: list[str] = []
@@ -151,6 +157,19 @@ class SessionHooks:
             "tokens": tokens,
         }
         return HookAnswer(context="\n\n".join([*blocks, self.propose_line]), event=event)
+
+    def _checked(self, ranked: Sequence[RecallItem], wanted: int) -> list[RecallItem]:
+        """The first ``wanted`` of ``ranked`` whose evidence holds, each saying what its files
+        say now; only as many are checked as it takes."""
+        if self.evidence is None:
+            return list(ranked[:wanted])
+        kept: list[RecallItem] = []
+        position = 0
+        while len(kept) < wanted and position < len(ranked):
+            chunk = ranked[position : position + wanted - len(kept)]
+            position += len(chunk)
+            kept += self.evidence(chunk)
+        return kept
 
     def prompt(self, prompt: str | None, *, trivial: bool, state: State) -> HookAnswer:
         """The injection recall for the person's ``prompt`` (nothing for a ``trivial`` one),

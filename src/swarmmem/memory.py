@@ -25,6 +25,7 @@ from swarmmem.core.model.records import (
     MemoryRecord,
     MemoryScope,
     RecallBundle,
+    RecallItem,
 )
 from swarmmem.core.model.reports import (
     EmbeddingRebuild,
@@ -69,6 +70,14 @@ def use_case(
         return method(getattr(mem._ready(startup=startup), service), *args, **kwargs)
 
     return functools.update_wrapper(call, method)
+
+
+def _as_injected(rt: Runtime, items: Sequence[RecallItem]) -> list[RecallItem]:
+    """``items`` with what the files they cite say now, as an injection has them (those whose
+    files are gone left out unless ``evidence.injectMissing``); as they are when evidence
+    checks are off."""
+    policy = rt.recall.evidence
+    return list(items) if policy is None else policy.apply(items, injection=True)
 
 
 class Memory(MaintenanceMixin):
@@ -195,6 +204,7 @@ class Memory(MaintenanceMixin):
             redact=rt.secrets.redact,
             now=rt.now,
             propose_line=PROPOSE_LINE,
+            evidence=lambda items: _as_injected(rt, items),
         )
 
     def session_state(self, session_id: str) -> AbstractContextManager[dict[str, Any]]:

@@ -132,6 +132,34 @@ def test_a_session_from_a_subfolder_brief_recall_dedupe_and_run_log(tmp_path: Pa
     assert prompt not in log_text and "good name for a cat" not in log_text
 
 
+def test_the_brief_says_what_the_cited_files_say_and_leaves_out_gone_ones(tmp_path: Path) -> None:
+    """Each briefed memory says whether its evidence still matches the code, as a prompt's
+    recall does; one whose cited file is gone is left out of the brief, as out of an
+    injection (``evidence.injectMissing`` is off)."""
+    facts = {
+        "kept.py": "Configuration is loaded once by load_settings() in kept.py at start-up.",
+        "edited.py": "Request retries are capped at three attempts by edited.py's policy.",
+        "gone.py": "Feature flags are read from gone.py's FLAGS mapping on every request.",
+    }
+    root = make_project(tmp_path, memories=())
+    with swarmmem.open(root, context={"session_id": "setup", "agent_role": "coder"}) as mem:
+        ids = {
+            name: curate_fact(mem, text, kind="repo_convention", evidence=f"src/app/{name}")
+            for name, text in facts.items()
+        }
+    (root / "src" / "app" / "edited.py").write_text("RETRIES = 5\n", encoding="utf-8")
+    (root / "src" / "app" / "gone.py").unlink()
+    base = {"session_id": "s1", "cwd": str(root), "transcript_path": "", "source": "startup"}
+    start = hook("claude-code", "SessionStart", base, cwd=root)
+    assert start.returncode == 0, start.stderr
+    brief = context_of(start.stdout)
+    assert ids["kept.py"] in brief and ids["edited.py"] in brief and ids["gone.py"] not in brief
+    assert "src/app/kept.py (evidence fresh)" in brief
+    assert "src/app/edited.py (evidence changed)" in brief
+    (event,) = [e for e in run_log(root, "s1") if e["type"] == "session_brief"]
+    assert sorted(event["memoryIds"]) == sorted([ids["kept.py"], ids["edited.py"]])
+
+
 @pytest.mark.parametrize(
     ("host", "event", "empty"),
     [
