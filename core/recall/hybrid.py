@@ -88,13 +88,14 @@ class HybridSettings:
         )
 
 
+_RETRIEVAL_KEYS = attrs.fields_dict(RetrievalConfig)
 RETRIEVAL_KEYS = tuple(
     field.name
     for field in attrs.fields(HybridSettings)
-    if field.name in attrs.fields_dict(RetrievalConfig) and field.name != "rerank"
+    if field.name in _RETRIEVAL_KEYS and "node" not in _RETRIEVAL_KEYS[field.name].metadata
 )
-"""The settings that are the ``memory.retrieval`` key of the same name (``rerank`` is its
-node: the profile decides it, and its weight is ``rerank_weight``)."""
+"""The settings that are the ``memory.retrieval`` value of the same name (not a section such
+as ``rerank``: the profile decides it, and its weight is ``rerank_weight``)."""
 
 
 @attrs.frozen(kw_only=True)
